@@ -1,0 +1,1 @@
+"""Backends that execute spla's operations: ``cpu`` (NumPy/SciPy) and the CUDA ones."""

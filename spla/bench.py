@@ -1,0 +1,117 @@
+"""Timing harness and the byte/FLOP models every report uses.
+
+CPU work is timed with ``time.perf_counter``; GPU work with CUDA events
+(``cupyx.profiler.benchmark``), so asynchronous launches are measured on the
+device. Both warm up first and report the median with min/max.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per call: median, min and max over ``repeat`` timed runs."""
+
+    median: float
+    min: float
+    max: float
+    repeat: int
+
+    @property
+    def ms(self) -> float:
+        return self.median * 1e3
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _summary(samples) -> Timing:
+    samples = [float(s) for s in samples]
+    return Timing(statistics.median(samples), min(samples), max(samples), len(samples))
+
+
+def time_cpu(fn, *, repeat: int = 20, warmup: int = 2, budget_s: float = 10.0) -> Timing:
+    """Median wall time of ``fn()``; stops early (>= 3 runs) past ``budget_s``."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    start = time.perf_counter()
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+        if len(samples) >= 3 and time.perf_counter() - start > budget_s:
+            break
+    return _summary(samples)
+
+
+def time_gpu(fn, *, repeat: int = 100, warmup: int = 10) -> Timing:
+    """Median device time of ``fn()`` measured with CUDA events."""
+    from cupyx.profiler import benchmark
+
+    result = benchmark(fn, n_repeat=max(1, repeat), n_warmup=warmup)
+    return _summary(result.gpu_times[0])
+
+
+def time_on(device: str, fn, *, repeat: int, warmup: int | None = None) -> Timing:
+    if device == "gpu":
+        return time_gpu(fn, repeat=repeat, warmup=10 if warmup is None else warmup)
+    return time_cpu(fn, repeat=repeat, warmup=2 if warmup is None else warmup)
+
+
+def spmv_bytes(n_rows: int, n_cols: int, nnz: int, value_bytes: int = 4, index_bytes: int = 4, k: int = 1) -> int:
+    """Fewest bytes a CSR SpMV (k right-hand sides) must move, per DESIGN.md.
+
+    values + column indices once, indptr once, x read once, y written once.
+    """
+    return ((value_bytes + index_bytes) * nnz + index_bytes * (n_rows + 1)
+            + value_bytes * k * (n_cols + n_rows))
+
+
+def spmv_flops(nnz: int, k: int = 1) -> int:
+    return 2 * nnz * k
+
+
+def throughput(seconds: float, flops: int, nbytes: int) -> dict:
+    """GFLOP/s and effective GB/s for one timed call."""
+    if seconds <= 0:
+        return {"gflops": float("nan"), "gbps": float("nan")}
+    return {"gflops": flops / seconds / 1e9, "gbps": nbytes / seconds / 1e9}
+
+
+def relative_error(y, reference) -> float:
+    """||y - ref|| / ||ref|| in float64 on the host (0 when both are zero)."""
+    import numpy as np
+
+    y = np.asarray(y.get() if hasattr(y, "get") else y, dtype=np.float64)
+    ref = np.asarray(reference.get() if hasattr(reference, "get") else reference, dtype=np.float64)
+    if y.shape != ref.shape:
+        raise ValueError(f"result shape {y.shape} differs from reference {ref.shape}")
+    finite = np.isfinite(ref)
+    if not np.array_equal(finite, np.isfinite(y)):
+        return float("inf")
+    diff = np.linalg.norm((y - ref)[finite])
+    scale = np.linalg.norm(ref[finite])
+    if scale == 0:
+        return float(diff)
+    return float(diff / scale)
+
+
+_COPY_BANDWIDTH: dict = {}
+
+
+def copy_bandwidth_gbps(nbytes: int = 1 << 30) -> float:
+    """Measured device-to-device copy bandwidth (read + write), cached per process."""
+    if "gpu" not in _COPY_BANDWIDTH:
+        import cupy
+
+        src = cupy.random.random(nbytes // 8)
+        dst = cupy.empty_like(src)
+        t = time_gpu(lambda: dst.__setitem__(slice(None), src), repeat=20, warmup=3)
+        _COPY_BANDWIDTH["gpu"] = 2 * src.nbytes / t.median / 1e9
+        del src, dst
+    return _COPY_BANDWIDTH["gpu"]

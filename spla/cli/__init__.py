@@ -1,0 +1,48 @@
+"""The ``spla`` command line (click).
+
+Each command family lives in its own module here and registers itself on
+:data:`main`. Errors a user can cause (:class:`spla.SplaError`) print as one
+line on stderr with a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from ..errors import SplaError
+
+
+class SplaGroup(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except SplaError as exc:
+            click.echo(f"spla: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except FileNotFoundError as exc:
+            click.echo(f"spla: error: {exc.filename or exc}: no such file", err=True)
+            sys.exit(2)
+        except KeyboardInterrupt:
+            click.echo("spla: interrupted", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=SplaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="spla")
+def main():
+    """spla: sparse-first linear algebra on the GPU (CUDA) and the CPU (SciPy).
+
+    SOURCE arguments accept a Matrix Market file (.mtx, .mtx.gz), a SNAP edge
+    list (.txt), or a generator spec such as gen:weblike, gen:poisson2d:1024
+    or gen:random:100000:16 (see `spla generate --help`).
+    """
+
+
+# One module per command family; each adds its commands to `main`.
+COMMAND_MODULES = ["spmv"]
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"{__name__}.{_name}")
