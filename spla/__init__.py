@@ -3,7 +3,7 @@
 Public API (imported lazily, so ``import spla`` stays cheap and works without CuPy):
 
 - :class:`CSRMatrix`, :func:`load`, :func:`analyze`
-- :func:`spmv`, :func:`spmm`, :func:`gemm`, :func:`pagerank`
+- :func:`spmv`, :func:`spmm`, :func:`gemm`, :func:`gemv`, :func:`pagerank`
 - :mod:`spla.linalg` (cg, bicgstab, gmres, minres, block_cg, jacobi)
 - exceptions in :mod:`spla.errors`
 """
@@ -24,6 +24,7 @@ _LAZY = {
     "spmv": ("spla.matvec", "spmv"),
     "spmm": ("spla.matmat", "spmm"),
     "gemm": ("spla.dense", "gemm"),
+    "gemv": ("spla.dense", "gemv"),
     "pagerank": ("spla.graph", "pagerank"),
     "linalg": ("spla.linalg", None),
 }

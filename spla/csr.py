@@ -58,7 +58,8 @@ class CSRMatrix:
     scipy.sparse.csr_matrix, cupyx.scipy.sparse.csr_matrix
     """
 
-    __array_priority__ = 1000  # make ``x @ A`` / ``A @ x`` with NumPy defer to us
+    # NumPy operators return NotImplemented instead of treating A as an object array.
+    __array_ufunc__ = None
 
     def __init__(self, data, indices, indptr, shape, *, dtype=None, index_dtype=None, validate=True):
         xp = cuda.array_module(data, indices, indptr)

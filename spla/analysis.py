@@ -1,0 +1,234 @@
+"""``spla.analyze``: row-length statistics and load imbalance under each work mapping.
+
+Everything is computed from the row lengths (``diff(indptr)``, copied to the
+host if the matrix is on the GPU) with whole-array NumPy operations: a
+histogram of lengths (``bincount``) gives the median, Gini coefficient and top
+1% share in O(rows + longest row), so a 100M-nnz matrix takes well under a
+second.
+
+Work mappings (how a CSR SpMV kernel hands rows to hardware), with the
+figures each one gets:
+
+thread-per-row (``spmv_scalar``)
+    Lane *i* of a warp takes row ``32*w + i``; the warp finishes when its
+    longest row does, so the **work of a warp** is the longest row length among
+    its 32 rows (the last warp may have fewer rows). ``imbalance`` is the
+    largest warp's work over the mean warp's work; ``simd_efficiency`` is
+    ``nnz / (32 * sum of warp work)``: the share of lane-steps that do useful
+    multiply-adds.
+warp-per-row (``spmv_warp``)
+    Each row gets a warp, which walks it 32 entries at a time, so a row costs
+    ``ceil(len / 32)`` warp-steps (an empty row costs none). Rows are grouped
+    into thread blocks of :data:`WARPS_PER_BLOCK` consecutive rows; the
+    **work of a block** is the sum of its rows' warp-steps (what its SM has to
+    issue). ``imbalance`` is max over mean block work; ``lane_efficiency``
+    is ``nnz / (32 * total warp-steps)``, the share of lanes busy in a step.
+
+When a matrix has no work at all (every row empty) imbalance and efficiency
+are reported as 1.0: nothing is waiting on anything.
+
+Further mappings (the adaptive plan) register a function in :data:`MAPPINGS`;
+``spla.plan`` does so when it is importable.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+
+from .csr import as_csr
+
+WARP_SIZE = 32
+WARPS_PER_BLOCK = 8
+TOP_SHARE_FRACTION = 0.01
+# bincount is used while the longest row is at most this many times the row count
+HISTOGRAM_MAX_RATIO = 8
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return float(numerator / denominator) if denominator else 1.0
+
+
+def row_length_histogram(lengths: np.ndarray):
+    """Distinct row lengths (ascending) and how many rows have each."""
+    if lengths.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    longest = int(lengths.max())
+    if longest <= HISTOGRAM_MAX_RATIO * lengths.size + 1024:
+        counts = np.bincount(lengths, minlength=longest + 1)
+        values = np.flatnonzero(counts)
+        return values.astype(np.int64), counts[values].astype(np.int64)
+    values, counts = np.unique(lengths, return_counts=True)  # a few huge rows: sort instead
+    return values.astype(np.int64), counts.astype(np.int64)
+
+
+def _median(values, counts, n) -> float:
+    cumulative = np.cumsum(counts)
+    lower = values[np.searchsorted(cumulative, (n - 1) // 2, side="right")]
+    upper = values[np.searchsorted(cumulative, n // 2, side="right")]
+    return (float(lower) + float(upper)) / 2
+
+
+def _gini(values, counts, n, total) -> float:
+    """Gini of the lengths: sum_i (2i - n - 1) x_(i) / (n * sum x), x sorted ascending, i from 1.
+
+    A run of c equal values v at sorted positions a+1..a+c contributes
+    v * c * (2a + c - n), so the histogram gives the exact sum.
+    """
+    if total == 0:
+        return 0.0
+    starts = (np.cumsum(counts) - counts).astype(np.float64)
+    c = counts.astype(np.float64)
+    return float(np.sum(values.astype(np.float64) * c * (2 * starts + c - n)) / (n * float(total)))
+
+
+def _top_share(values, counts, n, total) -> float:
+    """Share of all entries held by the longest ceil(1% of rows) rows."""
+    if total == 0:
+        return 0.0
+    k = max(1, math.ceil(TOP_SHARE_FRACTION * n))
+    v, c = values[::-1], counts[::-1]
+    cumulative = np.cumsum(c)
+    whole = int(np.searchsorted(cumulative, k, side="right"))  # runs entirely inside the top k
+    taken = int(cumulative[whole - 1]) if whole else 0
+    top = float(np.sum(v[:whole].astype(np.float64) * c[:whole]))
+    if taken < k:
+        top += float(v[whole]) * (k - taken)
+    return top / float(total)
+
+
+def thread_per_row(lengths: np.ndarray, nnz: int) -> dict:
+    """Figures for one thread per row, 32 consecutive rows per warp (see module docstring)."""
+    n_warps = -(-lengths.size // WARP_SIZE)
+    padded = np.zeros(n_warps * WARP_SIZE, dtype=np.int64)
+    padded[: lengths.size] = lengths
+    warp_work = padded.reshape(n_warps, WARP_SIZE).max(axis=1) if n_warps else padded
+    total = float(warp_work.sum())
+    mean = total / n_warps if n_warps else 0.0
+    return {
+        "unit": f"warp of {WARP_SIZE} consecutive rows; work = its longest row",
+        "groups": int(n_warps),
+        "max_work": int(warp_work.max()) if n_warps else 0,
+        "mean_work": mean,
+        "imbalance": _ratio(float(warp_work.max()) if n_warps else 0.0, mean),
+        "simd_efficiency": _ratio(nnz, WARP_SIZE * total),
+    }
+
+
+def warp_per_row(lengths: np.ndarray, nnz: int) -> dict:
+    """Figures for one warp per row, WARPS_PER_BLOCK rows per block (see module docstring)."""
+    steps = -(-lengths // WARP_SIZE)
+    n_blocks = -(-lengths.size // WARPS_PER_BLOCK)
+    padded = np.zeros(n_blocks * WARPS_PER_BLOCK, dtype=np.int64)
+    padded[: lengths.size] = steps
+    block_work = padded.reshape(n_blocks, WARPS_PER_BLOCK).sum(axis=1) if n_blocks else padded
+    total = float(block_work.sum())
+    mean = total / n_blocks if n_blocks else 0.0
+    return {
+        "unit": f"block of {WARPS_PER_BLOCK} warps, one row each; work = sum of ceil(row length / {WARP_SIZE})",
+        "groups": int(n_blocks),
+        "max_work": int(block_work.max()) if n_blocks else 0,
+        "mean_work": mean,
+        "imbalance": _ratio(float(block_work.max()) if n_blocks else 0.0, mean),
+        "lane_efficiency": _ratio(nnz, WARP_SIZE * total),
+    }
+
+
+# name -> function(row_lengths, nnz, A) -> dict; spla.plan adds "adaptive"
+MAPPINGS = {
+    "thread_per_row": lambda lengths, nnz, A: thread_per_row(lengths, nnz),
+    "warp_per_row": lambda lengths, nnz, A: warp_per_row(lengths, nnz),
+}
+
+
+def _load_plan_mappings() -> None:
+    try:
+        importlib.import_module("spla.plan")
+    except ImportError:
+        pass
+
+
+def host_row_lengths(A) -> np.ndarray:
+    """Row lengths as an int64 NumPy array (only indptr crosses from the GPU)."""
+    indptr = A.indptr.get() if A.on_gpu else A.indptr
+    return np.diff(np.asarray(indptr)).astype(np.int64)
+
+
+def analyze(A) -> dict:
+    """Row-length statistics and load-imbalance figures of a sparse matrix.
+
+    Parameters
+    ----------
+    A : CSRMatrix, scipy.sparse or cupyx.scipy.sparse matrix, dense array
+
+    Returns
+    -------
+    dict
+        ``rows``, ``cols``, ``nnz``, ``density``;
+        ``row_length``: ``min``, ``mean``, ``median``, ``max``, ``std``
+        (population), ``cv`` (std / mean), ``gini``, ``top1pct_share``
+        (share of nnz in the longest ceil(1%) rows), ``empty_rows``;
+        ``values``: ``nan``, ``inf``, ``explicit_zeros``;
+        ``mappings``: one dict per work mapping (see the module docstring).
+
+    See Also
+    --------
+    scipy.sparse.csr_matrix.getnnz, numpy.diff
+    """
+    A = as_csr(A)
+    lengths = host_row_lengths(A)
+    n_rows, n_cols, nnz = A.n_rows, A.n_cols, A.nnz
+    values, counts = row_length_histogram(lengths)
+    stats = {
+        "min": int(values[0]) if n_rows else 0,
+        "mean": float(nnz / n_rows) if n_rows else 0.0,
+        "median": _median(values, counts, n_rows) if n_rows else 0.0,
+        "max": int(values[-1]) if n_rows else 0,
+        "std": float(lengths.std()) if n_rows else 0.0,
+        "empty_rows": int(counts[0]) if n_rows and values[0] == 0 else 0,
+    }
+    stats["cv"] = stats["std"] / stats["mean"] if stats["mean"] else 0.0
+    stats["gini"] = _gini(values, counts, n_rows, nnz) if n_rows else 0.0
+    stats["top1pct_share"] = _top_share(values, counts, n_rows, nnz) if n_rows else 0.0
+
+    xp = A.xp
+    data = A.data
+    value_stats = {
+        "nan": int(xp.count_nonzero(xp.isnan(data))),
+        "inf": int(xp.count_nonzero(xp.isinf(data))),
+        "explicit_zeros": int(xp.count_nonzero(data == 0)),
+    }
+    _load_plan_mappings()
+    mappings = {name: figure(lengths, nnz, A) for name, figure in MAPPINGS.items()}
+    return {
+        "rows": n_rows,
+        "cols": n_cols,
+        "nnz": nnz,
+        "density": nnz / (n_rows * n_cols) if n_rows and n_cols else 0.0,
+        "row_length": stats,
+        "values": value_stats,
+        "mappings": mappings,
+    }
+
+
+def format_analysis(result: dict) -> str:
+    """The analysis as readable text (what ``spla info`` prints)."""
+    r, s = result, result["row_length"]
+    lines = [
+        f"matrix      {r['rows']:,} x {r['cols']:,}, nnz {r['nnz']:,}, density {r['density']:.3g}",
+        f"row length  min {s['min']:,}  mean {s['mean']:.2f}  median {s['median']:g}  max {s['max']:,}  "
+        f"std {s['std']:.2f}",
+        f"spread      cv {s['cv']:.2f}  gini {s['gini']:.3f}  top 1% rows hold {100 * s['top1pct_share']:.1f}% "
+        f"of nnz  empty rows {s['empty_rows']:,}",
+    ]
+    v = r["values"]
+    if v["nan"] or v["inf"] or v["explicit_zeros"]:
+        lines.append(f"values      NaN {v['nan']:,}  Inf {v['inf']:,}  explicit zeros {v['explicit_zeros']:,}")
+    lines.append("load imbalance (max / mean work per group; 1.0 is perfect):")
+    for name, m in r["mappings"].items():
+        efficiency = ", ".join(f"{key.replace('_', ' ')} {100 * m[key]:.1f}%"
+                               for key in m if key.endswith("efficiency"))
+        lines.append(f"  {name.replace('_', '-'):<15} {m['imbalance']:9.2f}   {efficiency}   ({m['unit']})")
+    return "\n".join(lines)
