@@ -1,0 +1,228 @@
+"""Benchmark spla's GPU solvers and PageRank against their anchors, measured in the same run.
+
+1. CG, 2-D Poisson 2048^2 (4.2M unknowns, float64) to rtol 1e-8: time per
+   iteration vs (one ``auto`` SpMV + CG's vector traffic at the measured copy
+   bandwidth), and vs ``cupyx.scipy.sparse.linalg.cg`` on the same problem.
+2. CG on a web-Google-sized SPD matrix: graph Laplacian of gen:weblike
+   symmetrised, plus I; spla vs cupyx per iteration.
+3. PageRank on gen:weblike: spla GPU vs networkx.pagerank (timed once, from
+   a networkx graph: what a networkx user pays) at tol 1e-6, top-100
+   compared; per-iteration time vs one ``auto`` SpMV at tol 1e-10, where
+   there are enough iterations to measure (networkx's test is
+   ``L1 change < N * tol``, so at 1e-6 with N = 916k it stops after a few).
+
+Writes solvers.json to --out (default $OUT or ./bench-out) and prints a
+markdown table last. Run: ``PYTHONPATH=. python scripts/bench_solvers.py --out $OUT``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import spla  # noqa: E402
+from spla import bench, cuda, generators, linalg  # noqa: E402
+from spla.csr import CSRMatrix  # noqa: E402
+from spla.graph import google_matrix_parts  # noqa: E402
+
+CG_VECTOR_PASSES = 11  # p.q: 2 reads; fused step: x, r read+write, p, q read; direction: r, p read, p write
+
+
+def _sync():
+    import cupy
+
+    cupy.cuda.get_current_stream().synchronize()
+
+
+def _timed(fn):
+    _sync()
+    start = time.perf_counter()
+    out = fn()
+    _sync()
+    return out, time.perf_counter() - start
+
+
+def _counting_solve(solver, A, b, **kwargs):
+    calls = [0]
+
+    def count(_xk):
+        calls[0] += 1
+
+    (x, info), seconds = _timed(lambda: solver(A, b, callback=count, **kwargs))
+    return x, info, calls[0], seconds
+
+
+def _relative_residual(A_dev, x, b):
+    import cupy
+
+    return float(cupy.linalg.norm(b - spla.spmv(A_dev, x)) / cupy.linalg.norm(b))
+
+
+def bench_cg(name, A_host: CSRMatrix, rtol, maxiter, cupyx_maxiter, bandwidth_gbps):
+    import cupy
+    import cupyx.scipy.sparse.linalg as csla
+
+    A = A_host.to_device()
+    n = A.n_rows
+    # random b: ones is an eigenvector of a graph Laplacian (CG would stop after one step)
+    b = cupy.asarray(np.random.default_rng(0).standard_normal(n).astype(A.dtype))
+    spmv_time = bench.time_gpu(lambda: spla.spmv(A, b), repeat=50)
+    vector_seconds = CG_VECTOR_PASSES * n * A.dtype.itemsize / (bandwidth_gbps * 1e9)
+    anchor = spmv_time.median + vector_seconds
+    linalg.cg(A, b, rtol=rtol, maxiter=2)  # compile kernels, plan the SpMV
+    x, info, iterations, seconds = _counting_solve(linalg.cg, A, b, rtol=rtol, maxiter=maxiter)
+    spla_per_iteration = seconds / max(iterations, 1)
+    residual = _relative_residual(A, x, b)
+
+    dA = A.to_cupyx()
+
+    def cupyx_cg(A_, b_, **kwargs):
+        try:
+            return csla.cg(A_, b_, rtol=rtol, **kwargs)
+        except TypeError:  # CuPy releases before SciPy's rename call it tol
+            return csla.cg(A_, b_, tol=rtol, **kwargs)
+
+    cupyx_cg(dA, b, maxiter=2)
+    _, cupyx_info, cupyx_iterations, cupyx_seconds = _counting_solve(cupyx_cg, dA, b, maxiter=cupyx_maxiter)
+    cupyx_per_iteration = cupyx_seconds / max(cupyx_iterations, 1)
+    return {
+        "problem": name, "n": n, "nnz": A.nnz, "dtype": A.dtype.name, "rtol": rtol,
+        "spla_info": int(info), "spla_iterations": iterations, "spla_seconds": seconds,
+        "spla_us_per_iteration": spla_per_iteration * 1e6, "relative_residual": residual,
+        "spmv_auto_us": spmv_time.median * 1e6, "vector_passes": CG_VECTOR_PASSES,
+        "vector_us_at_copy_bandwidth": vector_seconds * 1e6, "anchor_us": anchor * 1e6,
+        "ratio_to_anchor": spla_per_iteration / anchor, "target_ratio_to_anchor": 1.3,
+        "cupyx_iterations": cupyx_iterations, "cupyx_info": int(cupyx_info),
+        "cupyx_us_per_iteration": cupyx_per_iteration * 1e6,
+        "speedup_vs_cupyx": cupyx_per_iteration / spla_per_iteration,
+    }
+
+
+def weblike_spd(W: CSRMatrix) -> CSRMatrix:
+    """Graph Laplacian of the symmetrised pattern, plus I: SPD with web-Google's row lengths (doubled)."""
+    S = W.to_scipy()
+    S = ((S + S.T) != 0).astype(np.float64)
+    S.setdiag(0)
+    S.eliminate_zeros()
+    degrees = np.asarray(S.sum(axis=1)).ravel()
+    return CSRMatrix.from_scipy((sp.diags(degrees + 1.0) - S).tocsr())
+
+
+def bench_pagerank(W: CSRMatrix, skip_networkx: bool):
+    import cupy
+
+    result = {"n": W.n_rows, "nnz": W.nnz}
+    spla.pagerank(W, device="gpu", tol=1e-6)  # compile, plan, copy
+    (ranks, info), seconds = _timed(lambda: spla.pagerank(W, device="gpu", tol=1e-6, full_output=True))
+    result.update(tol_1e6_iterations=info["iterations"], spla_gpu_seconds_end_to_end=seconds,
+                  spla_gpu_iteration_seconds=info["seconds"])
+    (cpu_ranks, cpu_info), cpu_seconds = _timed(lambda: spla.pagerank(W, device="cpu", tol=1e-6,
+                                                                      full_output=True))
+    result.update(spla_cpu_seconds_end_to_end=cpu_seconds,
+                  max_abs_diff_gpu_vs_cpu=float(np.abs(ranks - cpu_ranks).max()))
+
+    if not skip_networkx:
+        import networkx as nx
+
+        build_start = time.perf_counter()
+        G = nx.from_scipy_sparse_array(W.to_scipy(), create_using=nx.DiGraph)
+        result["networkx_graph_build_seconds"] = time.perf_counter() - build_start
+        nx_start = time.perf_counter()
+        reference = nx.pagerank(G, tol=1e-6)
+        result["networkx_seconds"] = time.perf_counter() - nx_start
+        del G
+        reference = np.array([reference[i] for i in range(W.n_rows)])
+        top_spla = np.argsort(-ranks, kind="stable")[:100]
+        top_nx = np.argsort(-reference, kind="stable")[:100]
+        result.update(
+            max_abs_diff_vs_networkx=float(np.abs(ranks - reference).max()),
+            top100_identical_order=bool(np.array_equal(top_spla, top_nx)),
+            top100_identical_set=bool(set(top_spla) == set(top_nx)),
+            speedup_vs_networkx=result["networkx_seconds"] / seconds,
+            target_speedup_vs_networkx=50)
+
+    # per iteration: a tolerance that takes tens of iterations
+    ranks_tight, tight = spla.pagerank(W, device="gpu", tol=1e-10, max_iter=500, full_output=True)
+    P, _ = google_matrix_parts(W, np.float64)
+    P_dev = P.to_device()
+    x = cupy.asarray(ranks_tight)
+    spmv_time = bench.time_gpu(lambda: spla.spmv(P_dev, x), repeat=100)
+    result.update(tol_1e10_iterations=tight["iterations"],
+                  us_per_iteration=tight["seconds_per_iteration"] * 1e6,
+                  spmv_auto_us=spmv_time.median * 1e6,
+                  iteration_over_spmv=tight["seconds_per_iteration"] / spmv_time.median,
+                  target_iteration_over_spmv=3.0)
+    return result
+
+
+def _table(results) -> str:
+    rows = ["| benchmark | spla | anchor | ratio | target |", "| --- | --- | --- | --- | --- |"]
+    for cg in results["cg"]:
+        rows.append(f"| CG {cg['problem']} ({cg['spla_iterations']} it, rel. res. {cg['relative_residual']:.1e}) "
+                    f"| {cg['spla_us_per_iteration']:.1f} us/it | SpMV {cg['spmv_auto_us']:.1f} us + vectors "
+                    f"{cg['vector_us_at_copy_bandwidth']:.1f} us = {cg['anchor_us']:.1f} us "
+                    f"| {cg['ratio_to_anchor']:.2f}x | <= 1.3x |")
+        rows.append(f"| CG {cg['problem']} vs cupyx cg | {cg['spla_us_per_iteration']:.1f} us/it "
+                    f"| cupyx {cg['cupyx_us_per_iteration']:.1f} us/it | {cg['speedup_vs_cupyx']:.2f}x faster "
+                    f"| > 1x |")
+    pr = results["pagerank"]
+    if "networkx_seconds" in pr:
+        rows.append(f"| PageRank weblike tol 1e-6 ({pr['tol_1e6_iterations']} it), end to end "
+                    f"| {pr['spla_gpu_seconds_end_to_end'] * 1e3:.1f} ms | networkx {pr['networkx_seconds']:.2f} s "
+                    f"| {pr['speedup_vs_networkx']:.0f}x faster | >= 50x |")
+        rows.append(f"| PageRank top-100 vs networkx | order {'identical' if pr['top100_identical_order'] else 'DIFFERS'}"
+                    f", max abs diff {pr['max_abs_diff_vs_networkx']:.1e} | | | identical |")
+    rows.append(f"| PageRank weblike per iteration (tol 1e-10, {pr['tol_1e10_iterations']} it) "
+                f"| {pr['us_per_iteration']:.1f} us/it | SpMV {pr['spmv_auto_us']:.1f} us "
+                f"| {pr['iteration_over_spmv']:.2f}x | <= 3x |")
+    return "\n".join(rows)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
+    parser.add_argument("--grid", type=int, default=2048, help="Poisson grid side (default 2048)")
+    parser.add_argument("--maxiter", type=int, default=20000, help="spla CG iteration cap")
+    parser.add_argument("--cupyx-maxiter", type=int, default=1000,
+                        help="cupyx CG iteration cap (per-iteration timing only; keeps the run short)")
+    parser.add_argument("--skip-networkx", action="store_true", help="Skip the (tens of seconds) networkx run")
+    args = parser.parse_args(argv)
+    cuda.require_cupy()
+    import cupy
+
+    started = time.perf_counter()
+    bandwidth = bench.copy_bandwidth_gbps()
+    results = {
+        "gpu": cuda.device_name(), "cupy": cupy.__version__, "numpy": np.__version__,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "copy_bandwidth_gbps": bandwidth, "cg": [],
+    }
+    poisson = generators.poisson2d(args.grid)
+    results["cg"].append(bench_cg(f"poisson2d {args.grid}^2", poisson, 1e-8, args.maxiter, args.cupyx_maxiter,
+                                  bandwidth))
+    del poisson
+    W = generators.weblike()
+    results["cg"].append(bench_cg("weblike Laplacian + I", weblike_spd(W), 1e-8, args.maxiter,
+                                  args.cupyx_maxiter, bandwidth))
+    results["pagerank"] = bench_pagerank(W, args.skip_networkx)
+    results["script_seconds"] = time.perf_counter() - started
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "solvers.json").write_text(json.dumps(results, indent=2))
+    print(json.dumps(results, indent=2))
+    print()
+    print(_table(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""Iterative solvers with SciPy's signatures, on the CPU (NumPy) and the GPU (CuPy).
+
+``x, info = cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None,
+callback=None)`` and likewise :func:`bicgstab`, :func:`gmres` (``restart=20``),
+:func:`minres`; :func:`block_cg` for an n x k block of right-hand sides;
+:func:`jacobi` builds a diagonal preconditioner. NumPy in -> NumPy out, CuPy
+in -> CuPy out; a :class:`spla.CSRMatrix` goes to whichever side b is on.
+
+``info``: 0 converged (``||b - A x|| <= max(rtol ||b||, atol)``), > 0 the
+iterations run without converging, < 0 breakdown: -1 (cg: ``p.Ap`` zero or
+not finite; minres: A or M not symmetric / M not positive definite), -10
+(bicgstab: ``rho`` vanished), -11 (bicgstab: ``omega`` or ``r~.v`` vanished).
+
+On the GPU, cg and bicgstab check convergence every ``check_every``
+iterations (default :data:`DEFAULT_GPU_CHECK_EVERY`), so they may run up to
+that many iterations past SciPy's stopping point; pass ``check_every=1`` to
+stop exactly where SciPy does.
+
+See Also
+--------
+scipy.sparse.linalg, cupyx.scipy.sparse.linalg
+"""
+
+from ._block import block_cg
+from ._krylov import bicgstab, cg, gmres, minres
+from ._system import DEFAULT_GPU_CHECK_EVERY, JacobiPreconditioner, aslinearoperator, jacobi, make_system
+
+__all__ = ["cg", "bicgstab", "gmres", "minres", "block_cg", "jacobi", "JacobiPreconditioner",
+           "aslinearoperator", "make_system", "DEFAULT_GPU_CHECK_EVERY"]

@@ -1,0 +1,390 @@
+"""Krylov solvers with SciPy's signatures: cg, bicgstab, gmres, minres.
+
+Each is written once; :mod:`._kernels` supplies the NumPy or CuPy vector
+steps. The return convention is SciPy's ``(x, info)``:
+
+==========  ===============================================================
+``info``    meaning
+==========  ===============================================================
+0           converged: ``||b - A x|| <= max(rtol * ||b||, atol)``
+> 0         not converged; the number of iterations run (``maxiter``)
+-1          breakdown (cg: ``p.Ap`` zero or not finite, i.e. A singular or
+            not definite along the search direction; minres: A or M not
+            symmetric, or M not positive definite)
+-10         bicgstab: ``rho = r~.r`` vanished
+-11         bicgstab: ``omega`` or ``r~.v`` vanished
+==========  ===============================================================
+
+On breakdown the last x before it is returned.
+
+GPU behaviour: with CuPy arrays every vector operation and every scalar
+stays on the device (fused kernels, see :mod:`._kernels`); the host reads
+the residual norm only every ``check_every`` iterations
+(:data:`DEFAULT_GPU_CHECK_EVERY` = 8, each check one sync of ~10-20 us), so
+up to ``check_every - 1`` more iterations than SciPy may run, and the
+returned x is the later, more accurate one. ``check_every=1`` checks every
+iteration as SciPy does. GMRES and MINRES keep their small scalar
+recurrences on the host (a Givens rotation per step); their convergence test
+needs those, so they synchronise once per (inner) iteration.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import InputError
+from ._kernels import FLAG, kernels_for
+from ._system import absolute_tolerance, default_maxiter, make_system
+
+_PARAMETERS_DOC = """
+    Parameters
+    ----------
+    A : CSRMatrix, scipy/cupyx sparse matrix, dense array or LinearOperator
+        The n x n matrix. NumPy/SciPy operands run on the CPU, CuPy/cupyx
+        ones on the GPU; a CSRMatrix goes to whichever side ``b`` is on.
+    b : 1-D numpy.ndarray or cupy.ndarray, shape (n,) or (n, 1)
+    x0 : array like b, optional
+        Starting guess (default zeros). Copied, never modified.
+    rtol, atol : float
+        Converged when ``||b - A x|| <= max(rtol * ||b||, atol)``.
+    maxiter : int, optional
+        Iteration limit (default 10 n; for gmres it counts restart cycles).
+    M : matrix, LinearOperator or :func:`jacobi` result, optional
+        Preconditioner approximating A^{-1}.
+    callback : callable, optional
+        ``callback(xk)`` after every iteration, with the current iterate.
+    check_every : int, optional
+        Iterations between convergence checks; default 1 on the CPU and
+        ``DEFAULT_GPU_CHECK_EVERY`` on the GPU (see the module notes).
+
+    Returns
+    -------
+    x : array on b's side, dtype float32 if A and b are float32 else float64
+    info : int
+        0 converged, > 0 iterations run without converging, < 0 breakdown
+        (codes in :mod:`spla.linalg`).
+"""
+
+
+def _norm(xp, v) -> float:
+    return float(xp.linalg.norm(v))
+
+
+def _initial_residual(system):
+    if system.x0_given:
+        return system.b - system.matvec(system.x)
+    return system.b.copy()
+
+
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None):
+    system = make_system(A, b, x0, M, check_every=check_every)
+    xp, x, n = system.xp, system.x, system.n
+    b_norm = _norm(xp, system.b)
+    atol = absolute_tolerance("cg", b_norm, rtol, atol)
+    maxiter = default_maxiter(maxiter, n)
+    if b_norm == 0:
+        return xp.zeros_like(system.b), 0
+    K = kernels_for(xp, n, system.dtype)
+    r = _initial_residual(system)
+    if _norm(xp, r) < atol:
+        return x, 0
+    dinv = system.inverse_diagonal
+    general_m = system.psolve is not None and dinv is None
+    # state: flag, p.Ap, then (rho, r.r) for the even and the odd iteration
+    state = K.state(6)
+    pq = state[1:2]
+    rho_and_rr = (state[2:4], state[4:6])
+    z = system.psolve(r) if system.psolve is not None else r
+    K.dot(r, z, rho_and_rr[0][:1])
+    p = z.copy()
+    if dinv is not None:
+        z = xp.empty_like(r)  # the fused step writes D^{-1} r here
+    for iteration in range(1, maxiter + 1):
+        rho, fresh = rho_and_rr[(iteration - 1) % 2], rho_and_rr[iteration % 2]
+        q = system.matvec(p)
+        K.dot(p, q, pq)
+        if dinv is not None:
+            K.cg_step(x, r, z, p, q, dinv, rho[:1], pq, state, fresh)
+        elif general_m:
+            K.cg_step(x, r, None, p, q, None, rho[:1], pq, state, fresh[1:])
+            z = system.psolve(r)
+            K.dot(r, z, fresh[:1])
+        else:
+            K.cg_step(x, r, None, p, q, None, rho[:1], pq, state, fresh[:1])
+        if callback is not None:
+            callback(x)
+        if iteration % system.check_every == 0 or iteration == maxiter:
+            host = K.fetch(state)
+            if host[FLAG]:
+                return x, -1
+            rr_index = 2 * (1 + iteration % 2) + (0 if system.psolve is None else 1)
+            if math.sqrt(max(host[rr_index], 0.0)) < atol:
+                return x, 0
+        K.cg_direction(p, z, fresh[:1], rho[:1])
+    return x, maxiter
+
+
+def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None):
+    system = make_system(A, b, x0, M, check_every=check_every)
+    xp, x, n = system.xp, system.x, system.n
+    b_norm = _norm(xp, system.b)
+    atol = absolute_tolerance("bicgstab", b_norm, rtol, atol)
+    maxiter = default_maxiter(maxiter, n)
+    if b_norm == 0:
+        return xp.zeros_like(system.b), 0
+    K = kernels_for(xp, n, system.dtype)
+    psolve = system.psolve if system.psolve is not None else (lambda v: v)
+    rhotol = float(np.finfo(system.dtype).eps) ** 2  # SciPy's (Fortran-inherited) breakdown threshold
+    r = _initial_residual(system)
+    if _norm(xp, r) < atol:
+        return x, 0
+    r_tilde = r.copy()
+    p = xp.empty_like(r)
+    v = xp.zeros_like(r)
+    # state: flag, rho (even/odd iteration), alpha, omega, r~.v, t.s, t.t, r.r
+    state = K.state(9)
+    rhos = (state[1:2], state[2:3])
+    alpha, omega, rv, ts, tt, rr = (state[i:i + 1] for i in range(3, 9))
+    for iteration in range(1, maxiter + 1):
+        rho, rho_prev = rhos[iteration % 2], rhos[(iteration - 1) % 2]
+        K.dot(r_tilde, r, rho)
+        K.bicgstab_direction(p, r, v, rho, rho_prev, alpha, omega, iteration == 1, rhotol, state)
+        p_hat = psolve(p)
+        v = system.matvec(p_hat)
+        K.dot(r_tilde, v, rv)
+        K.bicgstab_half(r, v, rho, rv, alpha, state)  # r becomes s = r - alpha v
+        s_hat = psolve(r)
+        t = system.matvec(s_hat)
+        K.dot(t, r, ts)
+        K.dot(t, t, tt)
+        K.bicgstab_finish(x, r, p_hat, s_hat, t, alpha, omega, ts, tt, state)
+        if callback is not None:
+            callback(x)
+        if iteration % system.check_every == 0 or iteration == maxiter:
+            K.dot(r, r, rr)
+            host = K.fetch(state)
+            if host[FLAG]:
+                return x, -int(host[FLAG])
+            if math.sqrt(max(host[8], 0.0)) < atol:
+                return x, 0
+    return x, maxiter
+
+
+def _lartg(f: float, g: float):
+    """A Givens rotation (c, s, r) with c f + s g = r, -s f + c g = 0."""
+    if g == 0:
+        return 1.0, 0.0, f
+    if f == 0:
+        return 0.0, math.copysign(1.0, g), abs(g)
+    r = math.copysign(math.hypot(f, g), f)
+    return f / r, g / r, r
+
+
+def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None, callback=None,
+          callback_type=None):
+    system = make_system(A, b, x0, M)
+    xp, x, n = system.xp, system.x, system.n
+    b_norm = _norm(xp, system.b)
+    atol = absolute_tolerance("gmres", b_norm, rtol, atol)
+    maxiter = default_maxiter(maxiter, n)
+    if b_norm == 0:
+        return xp.zeros_like(system.b), 0
+    if callback_type is None:
+        callback_type = "pr_norm"
+    if callback_type not in ("x", "pr_norm"):
+        raise InputError(f"callback_type must be 'x' or 'pr_norm', got {callback_type!r}")
+    restart = min(20 if restart is None else int(restart), n)
+    if restart < 1:
+        raise InputError(f"restart must be >= 1, got {restart}")
+    psolve = system.psolve if system.psolve is not None else (lambda v: v)
+    eps = float(np.finfo(system.dtype).eps)
+    # SciPy's inner tolerance control (gh-8400): the Arnoldi loop watches the
+    # preconditioned residual estimate, rescaled after each outer residual.
+    ptol_max_factor = 1.0
+    ptol = _norm(xp, psolve(system.b)) * min(ptol_max_factor, atol / b_norm)
+    V = xp.empty((restart + 1, n), dtype=system.dtype)
+    r = _initial_residual(system)
+    r_norm = _norm(xp, r)
+    if r_norm < atol:
+        return x, 0
+    for _cycle in range(maxiter):
+        V[0] = psolve(r)
+        beta = _norm(xp, V[0])
+        V[0] /= beta
+        H = np.zeros((restart + 1, restart))  # Hessenberg, on the host (small)
+        givens = np.zeros((restart, 2))
+        g = np.zeros(restart + 1)
+        g[0] = beta
+        breakdown = False
+        for col in range(restart):
+            w = psolve(system.matvec(V[col]))
+            h0 = xp.linalg.norm(w)
+            # classical Gram-Schmidt twice: two matrix-vector products instead of
+            # col dot products, as stable as SciPy's modified Gram-Schmidt
+            basis = V[:col + 1]
+            h = basis @ w
+            w -= h @ basis
+            h2 = basis @ w
+            w -= h2 @ basis
+            h1 = xp.linalg.norm(w)
+            # the one host round trip of this inner iteration: the Givens update needs the column
+            column = _to_host(xp.concatenate((h + h2, xp.stack((h1, h0)))))
+            h0 = column[-1]
+            column = column[:-1]
+            h1 = column[-1]
+            if h1 <= eps * h0:
+                column[-1] = 0.0
+                breakdown = True
+            else:
+                V[col + 1] = w / h1
+            for k in range(col):
+                c, s = givens[k]
+                column[k], column[k + 1] = c * column[k] + s * column[k + 1], -s * column[k] + c * column[k + 1]
+            c, s, mag = _lartg(column[col], column[col + 1])
+            givens[col] = c, s
+            column[col], column[col + 1] = mag, 0.0
+            H[:col + 2, col] = column
+            g[col], g[col + 1] = c * g[col], -s * g[col]
+            residual_estimate = abs(g[col + 1])
+            if callback is not None and callback_type == "pr_norm":
+                callback(residual_estimate / b_norm)
+            if residual_estimate <= ptol or breakdown:
+                break
+        y = _upper_triangular_solve(H[:col + 1, :col + 1], g[:col + 1])
+        x += xp.asarray(y.astype(system.dtype)) @ V[:col + 1]
+        r = system.b - system.matvec(x)
+        r_norm = _norm(xp, r)
+        if callback is not None and callback_type == "x":
+            callback(x)
+        if r_norm <= atol or breakdown:
+            break
+        if residual_estimate <= ptol:
+            ptol_max_factor = max(eps, 0.25 * ptol_max_factor)
+        else:
+            ptol_max_factor = min(1.0, 1.5 * ptol_max_factor)
+        ptol = residual_estimate * min(ptol_max_factor, atol / r_norm)
+    return x, (0 if r_norm <= atol else maxiter)
+
+
+def _to_host(a):
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def _upper_triangular_solve(R, g):
+    """Back substitution that skips zero pivots (a singular Hessenberg after breakdown), like SciPy."""
+    m = R.shape[0]
+    y = g.astype(np.float64).copy()
+    for k in range(m - 1, -1, -1):
+        if R[k, k] == 0:
+            y[k] = 0.0
+        else:
+            y[k] /= R[k, k]
+        y[:k] -= y[k] * R[:k, k]
+    return y
+
+
+def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, shift=0.0, maxiter=None, M=None, callback=None):
+    system = make_system(A, b, x0, M)
+    xp, x, n = system.xp, system.x, system.n
+    b_norm = _norm(xp, system.b)
+    atol = absolute_tolerance("minres", b_norm, rtol, atol)
+    maxiter = default_maxiter(maxiter, n, factor=5)
+    if b_norm == 0:
+        return xp.zeros_like(system.b), 0
+    psolve = system.psolve if system.psolve is not None else (lambda v: v)
+    matvec = system.matvec
+    eps = float(np.finfo(system.dtype).eps)
+    dtype = system.dtype.type
+
+    def true_residual_norm():
+        return _norm(xp, system.b - matvec(x))
+
+    r1 = _initial_residual(system)
+    if _norm(xp, r1) < atol:
+        return x, 0
+    y = psolve(r1)
+    beta1 = float(xp.dot(r1, y))
+    if beta1 < 0:
+        return x, -1
+    if beta1 == 0:
+        return x, 0
+    beta1 = math.sqrt(beta1)
+    # Paige & Saunders' MINRES recurrences (as in SciPy); scalars on the host
+    old_beta, beta = 0.0, beta1
+    dbar = epsln = 0.0
+    phibar = beta1
+    cs, sn = -1.0, 0.0
+    w = xp.zeros(n, dtype=system.dtype)
+    w2 = xp.zeros(n, dtype=system.dtype)
+    r2 = r1
+    for iteration in range(1, maxiter + 1):
+        v = y * dtype(1.0 / beta)
+        y = matvec(v)
+        if shift:
+            y = y - dtype(shift) * v
+        if iteration >= 2:
+            y = y - dtype(beta / old_beta) * r1
+        alfa = xp.dot(v, y)
+        y = y - (alfa / beta).astype(system.dtype) * r2
+        r1, r2 = r2, y
+        y = psolve(r2)
+        old_beta = beta
+        alfa, beta = (float(s) for s in _to_host(xp.stack([alfa, xp.dot(r2, y)])))  # one sync
+        if beta < 0:
+            return x, -1
+        beta = math.sqrt(beta)
+        old_eps = epsln
+        delta = cs * dbar + sn * alfa
+        gbar = sn * dbar - cs * alfa
+        epsln = sn * beta
+        dbar = -cs * beta
+        gamma = max(math.hypot(gbar, beta), eps)
+        cs, sn = gbar / gamma, beta / gamma
+        phi = cs * phibar
+        phibar = sn * phibar
+        w1, w2 = w2, w
+        w = (v - dtype(old_eps) * w1 - dtype(delta) * w2) * dtype(1.0 / gamma)
+        x += dtype(phi) * w
+        if callback is not None:
+            callback(x)
+        # phibar estimates ||r|| (the M^-1 norm when preconditioned): confirm with the true residual
+        if phibar < atol or beta == 0.0:
+            if true_residual_norm() < atol:
+                return x, 0
+            if beta == 0.0:  # the Krylov space is exhausted: x is as good as MINRES gets
+                return x, iteration
+    return x, maxiter
+
+
+for _solver, _summary, _see_also in (
+    (cg, "Solve ``A x = b`` by the conjugate gradient method (A symmetric positive definite).",
+     "scipy.sparse.linalg.cg, cupyx.scipy.sparse.linalg.cg"),
+    (bicgstab, "Solve ``A x = b`` by BiCGSTAB (any nonsingular A).",
+     "scipy.sparse.linalg.bicgstab"),
+    (gmres, "Solve ``A x = b`` by restarted GMRES (any nonsingular A).\n\n"
+     "    ``restart`` (default 20) is the Krylov dimension per cycle and ``maxiter``\n"
+     "    counts cycles, as in SciPy. ``callback_type='pr_norm'`` (default) calls\n"
+     "    ``callback(||r_est|| / ||b||)`` after every inner iteration, ``'x'`` calls\n"
+     "    ``callback(x)`` after every cycle. Arnoldi uses classical Gram-Schmidt\n"
+     "    with one reorthogonalisation (matrix-vector products on the GPU).",
+     "scipy.sparse.linalg.gmres, cupyx.scipy.sparse.linalg.gmres"),
+    (minres, "Solve ``A x = b`` by MINRES (A symmetric, possibly indefinite; M positive definite).\n\n"
+     "    Unlike SciPy's minres (which stops on ``||r|| <= rtol ||A|| ||x||``), spla\n"
+     "    stops on the same rule as the other solvers, confirmed with the true\n"
+     "    residual; ``shift`` solves ``(A - shift I) x = b``.",
+     "scipy.sparse.linalg.minres, cupyx.scipy.sparse.linalg.minres"),
+):
+    _doc_parameters = _PARAMETERS_DOC
+    if _solver is not cg and _solver is not bicgstab:
+        _doc_parameters = _doc_parameters.replace(
+            "    check_every : int, optional\n"
+            "        Iterations between convergence checks; default 1 on the CPU and\n"
+            "        ``DEFAULT_GPU_CHECK_EVERY`` on the GPU (see the module notes).\n", "")
+    _solver.__doc__ = f"""{_summary}
+{_doc_parameters}
+    See Also
+    --------
+    {_see_also}
+"""
