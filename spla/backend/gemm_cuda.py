@@ -1,0 +1,365 @@
+"""The CUDA dense core: GEMM kernels along the optimisation path, and GEMV.
+
+``KERNELS`` lists the GEMM kernels in path order (kernels/gemm/01_naive.cu ...
+07_tf32.cu), each with its launch configuration, ending with the ``cublas``
+anchor (``cupy.matmul``), so every step is measured against the same
+reference. ``EXTRA_KERNELS`` holds variants that are not steps of the path:
+the transposed-B pair that shows the bank-conflict effect of padding, and a
+second tensor-core warp layout.
+
+All spla kernels compute ``C = alpha * A @ B + beta * C`` on row-major
+float32 matrices of any shape; with ``beta == 0`` C is written without being
+read. The vectorised kernels (``vec4`` onwards) need K and the leading
+dimensions to be multiples of 4 and 16-byte aligned A and B; :func:`gemm`
+pads A and B with zeros (exact: the extra products are 0) when they are not.
+
+The ``auto`` policy is :data:`AUTO_FP32` for float32 (spla's fastest fp32
+kernel; never ``tf32``, which is lower precision and must be asked for) and
+``cublas`` for float64, which spla's kernels do not implement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import cuda
+from ..cuda import KernelSource, ceil_div
+from ..errors import InputError, KernelError
+
+# Launch limits CUDA imposes (compute capability 9.0).
+MAX_THREADS_PER_BLOCK = 1024
+MAX_GRID_Y = 65535
+STATIC_SHARED_LIMIT = 48 * 1024      # more needs dynamic shared memory + cudaFuncSetAttribute
+OPT_IN_SHARED_LIMIT = 227 * 1024     # per block on sm_90 after opting in
+
+NAIVE = KernelSource("gemm/01_naive.cu", ["spla_gemm_naive"])
+TILED = KernelSource("gemm/02_tiled.cu", ["spla_gemm_tiled<16>", "spla_gemm_tiled<32>"])
+PADDED = KernelSource("gemm/03_padded.cu", ["spla_gemm_padded<32>", "spla_gemm_transposed_b<32, 0>",
+                                            "spla_gemm_transposed_b<32, 1>"])
+VEC4 = KernelSource("gemm/04_vec4.cu", ["spla_gemm_vec4<64, 64, 32, 8>"])
+REGBLOCK = KernelSource("gemm/05_regblock.cu", ["spla_gemm_regblock<128, 128, 8>"])
+DBUF = KernelSource("gemm/06_dbuf.cu", ["spla_gemm_dbuf<128, 128, 16>"])
+TF32 = KernelSource("gemm/07_tf32.cu", ["spla_gemm_tf32<128, 128, 32, 64, 64, 3>",
+                                        "spla_gemm_tf32<128, 128, 32, 64, 32, 3>"])
+GEMV = KernelSource("gemm/gemv.cu", ["spla_gemm_gemv<float>", "spla_gemm_gemv<double>"])
+
+
+@dataclass(frozen=True)
+class GemmKernel:
+    """One GEMM kernel and how to launch it.
+
+    ``tile`` is the (rows, columns) of C one block computes; the grid is
+    ``(ceil(N / tile[1]), ceil(M / tile[0]))``. ``vector_loads`` kernels read
+    A and B as float4 and need the padding :func:`gemm` applies.
+    ``precision`` is ``"fp32"`` or ``"tf32"`` (inputs rounded to 10-bit
+    mantissas: relative error ~1e-3 instead of ~1e-6).
+    """
+
+    name: str
+    source: KernelSource | None
+    expression: str | None
+    block: tuple
+    tile: tuple
+    vector_loads: bool
+    dynamic_shared: int = 0
+    precision: str = "fp32"
+    description: str = ""
+
+    @property
+    def threads(self) -> int:
+        return int(np.prod(self.block))
+
+
+def _tf32_shared_bytes(bm, bn, bk, stages):
+    # STAGES x (A tile with rows padded by 4 floats + B tile with rows padded by 8), see 07_tf32.cu
+    return stages * (bm * (bk + 4) + bk * (bn + 8)) * 4
+
+
+def _checked(kernel: GemmKernel) -> GemmKernel:
+    """Refuse launch configurations CUDA cannot run, at import time."""
+    if kernel.source is None:
+        return kernel
+    if kernel.threads > MAX_THREADS_PER_BLOCK:
+        raise KernelError(f"{kernel.name}: {kernel.threads} threads per block, CUDA allows {MAX_THREADS_PER_BLOCK}")
+    if kernel.dynamic_shared > OPT_IN_SHARED_LIMIT:
+        raise KernelError(f"{kernel.name}: {kernel.dynamic_shared} bytes of shared memory per block, "
+                          f"sm_90 allows {OPT_IN_SHARED_LIMIT}")
+    if kernel.expression not in kernel.source.names:
+        raise KernelError(f"{kernel.name}: {kernel.expression} is not declared in {kernel.source.filename}")
+    return kernel
+
+
+_PATH = [
+    GemmKernel("naive", NAIVE, "spla_gemm_naive", (32, 8), (8, 32), False,
+               description="one thread per output, operands from global memory"),
+    GemmKernel("tiled16", TILED, "spla_gemm_tiled<16>", (16, 16), (16, 16), False,
+               description="16x16 shared-memory tiles, zero-filled at the edges"),
+    GemmKernel("tiled32", TILED, "spla_gemm_tiled<32>", (32, 32), (32, 32), False,
+               description="32x32 shared-memory tiles"),
+    GemmKernel("padded", PADDED, "spla_gemm_padded<32>", (32, 32), (32, 32), False,
+               description="32x32 tiles in [32][33] shared arrays"),
+    GemmKernel("vec4", VEC4, "spla_gemm_vec4<64, 64, 32, 8>", (512, 1), (64, 64), True,
+               description="float4 loads, 8 outputs per thread down a column"),
+    GemmKernel("regblock", REGBLOCK, "spla_gemm_regblock<128, 128, 8>", (256, 1), (128, 128), True,
+               description="8x8 outputs per thread, A transposed in shared memory, warp tiling"),
+    GemmKernel("dbuf", DBUF, "spla_gemm_dbuf<128, 128, 16>", (256, 1), (128, 128), True,
+               description="regblock + double-buffered cp.async tiles, one barrier per k-tile"),
+    GemmKernel("tf32", TF32, "spla_gemm_tf32<128, 128, 32, 64, 64, 3>", (128, 1), (128, 128), True,
+               dynamic_shared=_tf32_shared_bytes(128, 128, 32, 3), precision="tf32",
+               description="tensor cores (mma.sync m16n8k8 TF32), 3-stage cp.async pipeline; LOWER PRECISION"),
+    GemmKernel("cublas", None, None, (), (), False,
+               description="cuBLAS SGEMM through cupy.matmul (the anchor)"),
+]
+KERNELS: dict[str, GemmKernel] = {k.name: _checked(k) for k in _PATH}
+
+EXTRA_KERNELS: dict[str, GemmKernel] = {k.name: _checked(k) for k in [
+    GemmKernel("transposed_b", PADDED, "spla_gemm_transposed_b<32, 0>", (32, 32), (32, 32), False,
+               description="B tile stored transposed, [32][32]: 32-way bank conflicts"),
+    GemmKernel("transposed_b_padded", PADDED, "spla_gemm_transposed_b<32, 1>", (32, 32), (32, 32), False,
+               description="B tile stored transposed, [32][33]: conflict-free"),
+    GemmKernel("tf32_w64x32", TF32, "spla_gemm_tf32<128, 128, 32, 64, 32, 3>", (256, 1), (128, 128), True,
+               dynamic_shared=_tf32_shared_bytes(128, 128, 32, 3), precision="tf32",
+               description="tf32 with 8 warps of 64x32 instead of 4 of 64x64; LOWER PRECISION"),
+]}
+
+ALL_KERNELS = {**KERNELS, **EXTRA_KERNELS}
+
+AUTO_FP32 = "dbuf"
+AUTO_FP64 = "cublas"
+
+
+def resolve_kernel(kernel: str, dtype) -> GemmKernel:
+    """The registry entry ``kernel`` names for operands of ``dtype`` (``"auto"`` applies the policy)."""
+    dtype = np.dtype(dtype)
+    if kernel == "auto":
+        kernel = AUTO_FP32 if dtype == np.float32 else AUTO_FP64
+    if kernel not in ALL_KERNELS:
+        raise KernelError(f"unknown GEMM kernel {kernel!r}; choose one of {', '.join(ALL_KERNELS)} or 'auto'")
+    entry = ALL_KERNELS[kernel]
+    if entry.source is not None and dtype != np.float32:
+        raise KernelError(f"GEMM kernel {kernel!r} is float32 only; use kernel='cublas' (or 'auto') for {dtype}")
+    return entry
+
+
+def grid_for(kernel: GemmKernel, M: int, N: int) -> tuple:
+    """Blocks of the launch for an M x N output (x over columns, y over rows)."""
+    grid = (ceil_div(N, kernel.tile[1]), ceil_div(M, kernel.tile[0]))
+    if grid[1] > MAX_GRID_Y:
+        raise KernelError(f"{kernel.name}: M = {M} needs {grid[1]} row blocks, over CUDA's grid.y limit "
+                          f"{MAX_GRID_Y}; split the product")
+    return grid
+
+
+def round_up4(n: int) -> int:
+    return -(-n // 4) * 4
+
+
+def pad_for_vector_loads(A, B, xp):
+    """A and B laid out as the float4 kernels need them, and the K they see.
+
+    K is rounded up to a multiple of 4 with zero columns of A and zero rows of
+    B (the extra products are exactly 0); B's rows are padded to a multiple of
+    4 columns (those columns are loaded, never stored). Arrays that already
+    qualify are returned as they are, except that a misaligned one (a view at
+    an odd offset) is copied to a fresh, aligned allocation.
+    Works for NumPy and CuPy arrays alike.
+    """
+    M, K = A.shape
+    N = B.shape[1]
+    K4, N4 = round_up4(K), round_up4(N)
+    if K4 != K:
+        padded = xp.zeros((M, K4), dtype=A.dtype)
+        padded[:, :K] = A
+        A = padded
+    if K4 != K or N4 != N:
+        padded = xp.zeros((K4, N4), dtype=B.dtype)
+        padded[:K, :N] = B
+        B = padded
+    A = _aligned16(A, xp)
+    B = _aligned16(B, xp)
+    return A, B, K4
+
+
+def _data_pointer(a) -> int:
+    return a.data.ptr if hasattr(a.data, "ptr") else a.ctypes.data
+
+
+def _aligned16(a, xp):
+    if _data_pointer(a) % 16:
+        return xp.array(a, copy=True)
+    return a
+
+
+def check_operands(A, B, C):
+    """Shapes, dtypes and the result dtype of C = A @ B (+ C); raises InputError."""
+    for name, arr in (("A", A), ("B", B)):
+        if getattr(arr, "ndim", None) != 2:
+            raise InputError(f"{name} must be a 2-D array, got shape {getattr(arr, 'shape', None)}")
+    if A.shape[1] != B.shape[0]:
+        raise InputError(f"inner dimensions differ: A is {A.shape[0]}x{A.shape[1]}, B is {B.shape[0]}x{B.shape[1]}")
+    dtype = np.result_type(A.dtype, B.dtype)
+    if dtype not in (np.float32, np.float64):
+        raise InputError(f"GEMM takes float32 or float64 operands, got {A.dtype} and {B.dtype}")
+    shape = (A.shape[0], B.shape[1])
+    if C is not None:
+        if getattr(C, "ndim", None) != 2 or tuple(C.shape) != shape:
+            raise InputError(f"C must have shape {shape}, got {getattr(C, 'shape', None)}")
+        if C.dtype != dtype:
+            raise InputError(f"C must be {dtype} (the result type of A and B), got {C.dtype}")
+    return shape, dtype
+
+
+def gemm(A, B, C=None, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
+    """``C = alpha * A @ B + beta * C`` on the GPU with one of spla's kernels.
+
+    Parameters
+    ----------
+    A, B : cupy.ndarray, 2-D, float32 (any kernel) or float64 (``cublas``)
+        Non-contiguous inputs are copied to C-contiguous ones first.
+    C : cupy.ndarray, optional
+        Written in place and returned. Read only when ``beta != 0``, so it may
+        hold garbage (or NaN) with ``beta == 0``. A non-contiguous C is
+        computed in a contiguous buffer and copied back. Without C a new
+        array is returned and ``beta`` must be 0.
+    alpha, beta : float
+    kernel : str
+        A name from :data:`KERNELS` or :data:`EXTRA_KERNELS`, or ``"auto"``
+        (:data:`AUTO_FP32` for float32, ``"cublas"`` for float64; never
+        ``"tf32"``).
+
+    Returns
+    -------
+    C : cupy.ndarray
+
+    See Also
+    --------
+    cupy.matmul, cupyx.scipy.linalg.blas (gemm), numpy.matmul
+    """
+    cupy = cuda.require_cupy()
+    (M, N), dtype = check_operands(A, B, C)
+    entry = resolve_kernel(kernel, dtype)
+    if C is None and beta != 0:
+        raise InputError("beta != 0 needs an input C")
+    A = cupy.ascontiguousarray(A, dtype=dtype)
+    B = cupy.ascontiguousarray(B, dtype=dtype)
+    K = A.shape[1]
+
+    out = cupy.empty((M, N), dtype=dtype) if C is None else C
+    work = out if out.flags.c_contiguous else cupy.empty((M, N), dtype=dtype)
+    if work is not out and beta != 0:
+        work[...] = out
+    _bind(cupy, entry, A, B, work, alpha, beta)()
+    if work is not out:
+        out[...] = work
+    return out
+
+
+def bind(A, B, C, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
+    """A no-argument callable that runs ``C = alpha * A @ B + beta * C`` with everything prepared.
+
+    The checks, contiguous copies, zero padding and kernel lookup of
+    :func:`gemm` happen once here; each call only launches. For timing loops
+    (the benchmarks) and for callers that repeat one product. C must be a
+    C-contiguous cupy array of the result shape and dtype.
+    """
+    cupy = cuda.require_cupy()
+    (M, N), dtype = check_operands(A, B, C)
+    if C is None or not C.flags.c_contiguous:
+        raise InputError("bind() needs a C-contiguous output C")
+    entry = resolve_kernel(kernel, dtype)
+    return _bind(cupy, entry, cupy.ascontiguousarray(A, dtype=dtype), cupy.ascontiguousarray(B, dtype=dtype),
+                 C, alpha, beta)
+
+
+def _bind(cupy, entry: GemmKernel, A, B, C, alpha, beta):
+    M, K = A.shape
+    N = B.shape[1]
+    if M == 0 or N == 0:
+        return lambda: None
+    if entry.source is None:
+        return lambda: _cublas(cupy, A, B, C, alpha, beta)
+    if entry.vector_loads and K == 0:
+        # C = beta * C without reading C when beta == 0. The float4 kernels
+        # assume K > 0 (06_dbuf.cu issues its first copies unguarded); the
+        # scalar ones run the K == 0 case themselves.
+        if beta == 0:
+            return lambda: C.fill(0)
+        return lambda: cupy.multiply(C, C.dtype.type(beta), out=C)
+    if entry.vector_loads:
+        A, B, K = pad_for_vector_loads(A, B, cupy)
+    function = entry.source.function(entry.expression)
+    if entry.dynamic_shared > STATIC_SHARED_LIMIT:
+        # Opting in above 48 KB is a per-function attribute (cudaFuncSetAttribute).
+        function.max_dynamic_shared_size_bytes = entry.dynamic_shared
+    grid = grid_for(entry, M, N)
+    args = (np.int32(M), np.int32(N), np.int32(K), np.float32(alpha), A, np.int32(A.shape[1]),
+            B, np.int32(B.shape[1]), np.float32(beta), C, np.int32(C.shape[1]))
+    return lambda: function(grid, entry.block, args, shared_mem=entry.dynamic_shared)
+
+
+def _cublas(cupy, A, B, C, alpha, beta):
+    if alpha == 1 and beta == 0:
+        cupy.matmul(A, B, out=C)
+        return
+    product = cupy.matmul(A, B)
+    product *= C.dtype.type(alpha)
+    if beta != 0:
+        product += C.dtype.type(beta) * C
+    C[...] = product  # beta == 0 never reads C, so NaN in C cannot leak in
+
+
+GEMV_WARPS_PER_BLOCK = 8
+
+
+def gemv(M, x, y=None, *, alpha=1.0, beta=0.0):
+    """``y = alpha * M @ x + beta * y`` for a dense matrix on the GPU (one warp per row).
+
+    Parameters
+    ----------
+    M : cupy.ndarray, 2-D, float32 or float64
+        A non-C-contiguous M is copied to a C-contiguous one first.
+    x : cupy.ndarray, 1-D, length ``M.shape[1]``; cast to M's dtype if needed.
+    y : cupy.ndarray, 1-D, length ``M.shape[0]``, M's dtype, optional
+        Written in place and returned; read only when ``beta != 0``. Without
+        y a new array is returned and ``beta`` must be 0.
+    alpha, beta : float
+
+    Returns
+    -------
+    y : cupy.ndarray
+
+    See Also
+    --------
+    cupy.matmul, cupy.cublas.gemv, numpy.dot
+    """
+    cupy = cuda.require_cupy()
+    if getattr(M, "ndim", None) != 2:
+        raise InputError(f"M must be a 2-D array, got shape {getattr(M, 'shape', None)}")
+    if M.dtype not in (np.float32, np.float64):
+        raise InputError(f"GEMV takes float32 or float64 matrices, got {M.dtype}")
+    n_rows, n_cols = M.shape
+    if getattr(x, "ndim", None) != 1 or x.shape[0] != n_cols:
+        raise InputError(f"x must be a vector of length {n_cols}, got shape {getattr(x, 'shape', None)}")
+    if y is not None and (getattr(y, "ndim", None) != 1 or y.shape[0] != n_rows or y.dtype != M.dtype):
+        raise InputError(f"y must be a {M.dtype} vector of length {n_rows}, got "
+                         f"{getattr(y, 'dtype', None)} shape {getattr(y, 'shape', None)}")
+    if y is None and beta != 0:
+        raise InputError("beta != 0 needs an input y")
+    M = cupy.ascontiguousarray(M)
+    x = cupy.ascontiguousarray(x, dtype=M.dtype)
+    out = cupy.empty(n_rows, dtype=M.dtype) if y is None else y
+    work = out if out.flags.c_contiguous else cupy.empty(n_rows, dtype=M.dtype)
+    if work is not out and beta != 0:
+        work[...] = out
+    if n_rows:
+        scalar = M.dtype.type
+        name = "spla_gemm_gemv<float>" if M.dtype == np.float32 else "spla_gemm_gemv<double>"
+        function = GEMV.function(name)
+        blocks = cuda.grid_1d(n_rows * 32, 32 * GEMV_WARPS_PER_BLOCK)
+        function((blocks,), (32 * GEMV_WARPS_PER_BLOCK,),
+                 (np.int32(n_rows), np.int32(n_cols), scalar(alpha), M, np.int64(n_cols), x, scalar(beta), work))
+    if work is not out:
+        out[...] = work
+    return out
