@@ -18,4 +18,53 @@ __device__ __forceinline__ T warp_reduce_sum(T v) {
     return v;
 }
 
+// The same with a width known only at run time (a power of two in 1..32).
+// Every lane of the warp must call it (FULL_MASK), also lanes with no work.
+template <typename T>
+__device__ __forceinline__ T warp_reduce_sum_width(T v, int width) {
+    for (int offset = width / 2; offset > 0; offset /= 2) {
+        v += __shfl_down_sync(FULL_MASK, v, offset, width);
+    }
+    return v;
+}
+
+// Sum over a whole block of THREADS threads (a multiple of 32); thread 0 gets
+// the total. `scratch` holds THREADS / 32 values in shared memory. Starts with
+// a barrier so that scratch can be reused by consecutive calls.
+template <typename T, int THREADS>
+__device__ __forceinline__ T block_reduce_sum(T v, T* scratch) {
+    static_assert(THREADS % WARP_SIZE == 0 && THREADS <= 1024, "block must be whole warps, at most 1024 threads");
+    constexpr int WARPS = THREADS / WARP_SIZE;
+    v = warp_reduce_sum<T>(v);
+    __syncthreads();
+    if ((threadIdx.x & (WARP_SIZE - 1)) == 0) scratch[threadIdx.x / WARP_SIZE] = v;
+    __syncthreads();
+    if (threadIdx.x < WARP_SIZE) {
+        v = threadIdx.x < WARPS ? scratch[threadIdx.x] : T(0);
+        v = warp_reduce_sum<T>(v);
+    }
+    return v;
+}
+
+// y[row] = alpha * sum + beta * y[row]; with beta == 0, y is never read, so an
+// uninitialised (even NaN-filled) output is fine, as BLAS promises.
+template <typename V>
+__device__ __forceinline__ void store_row(V* y, long long row, V sum, V alpha, V beta) {
+    if (beta == V(0)) {
+        y[row] = alpha * sum;
+    } else {
+        y[row] = alpha * sum + beta * y[row];
+    }
+}
+
+// First global thread id and the grid stride, in 64 bits: n_rows * lanes can
+// pass 2^31 (16.7M rows x 32 lanes already reaches 2^29).
+__device__ __forceinline__ long long global_thread_id() {
+    return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+__device__ __forceinline__ long long grid_threads() {
+    return static_cast<long long>(gridDim.x) * blockDim.x;
+}
+
 }  // namespace spla

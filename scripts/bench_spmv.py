@@ -1,0 +1,236 @@
+#!/usr/bin/env python
+"""SpMV suite of issue 3: every spla kernel beside cuSPARSE, in one run.
+
+For each matrix (generated through spla.generators, plus real .mtx.gz files
+given with --real DIR): the adaptive plan is built once (its time reported
+apart), then every kernel is checked against the float64 CPU reference
+(SciPy) BEFORE it is timed, and timed with CUDA events. float32 runs every
+kernel; float64 runs auto beside both cuSPARSE anchors. Writes JSON (GPU,
+versions, date, copy bandwidth, every figure) to --out and prints a markdown
+table last.
+
+    PYTHONPATH=. python scripts/bench_spmv.py --out $OUT            # ~4 min on an H200
+    PYTHONPATH=. python scripts/bench_spmv.py --quick               # small set, ~30 s
+    PYTHONPATH=. python scripts/bench_spmv.py --real ./shared-matrices
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+SUITE = [
+    # (name, generator spec, what it stands for)
+    ("poisson2d-4096", "gen:poisson2d:4096", "regular short rows, 16.7M rows / 84M nnz"),
+    ("poisson3d-160", "gen:poisson3d:160", "regular 7-point rows, 4.1M rows"),
+    ("random-4M-16", "gen:random:4000000:16", "uniform random columns: x-gather bound"),
+    ("weblike", "gen:weblike", "web-Google-sized power law (916k rows), L2 resident"),
+    ("powerlaw-16M", "gen:powerlaw:16000000:8:34000", "power law, 16M rows / 128M nnz, max row 34k"),
+    ("hugerows-2M", "gen:hugerows:2000000:64:1000000", "64 rows of 0.45-1M nnz among short rows"),
+    ("banded-1M-20", "gen:banded:1000000:20", "FEM-like band, 41 nnz per row"),
+    ("blockdense-1M", "gen:blockdense:1000000:256:20000:0.8", "256 rows 80% dense over 20k columns"),
+]
+QUICK = [
+    ("poisson2d-1024", "gen:poisson2d:1024", "regular short rows"),
+    ("random-500k-16", "gen:random:500000:16", "uniform random columns"),
+    ("weblike", "gen:weblike", "web-Google-sized power law"),
+    ("powerlaw-1M", "gen:powerlaw:1000000:8:5000", "power law"),
+    ("hugerows-200k", "gen:hugerows:200000:8:200000", "a few huge rows"),
+    ("banded-200k-20", "gen:banded:200000:20", "FEM-like band"),
+]
+F32_KERNELS = ["scalar", "warp", "vector", "adaptive", "auto", "cusparse", "cusparse-cupy"]
+F64_KERNELS = ["auto", "cusparse", "cusparse-cupy"]
+# A result is checked against the float64 reference by ||y - ref|| / || |A| |x| ||: cancellation in a
+# long row makes plain relative error blow up for any summation order (a 1M-term fp32 row sum can be
+# 3e-4 off in plain relative terms and still exact to 1e-9 of |A||x|). Indexing bugs give O(1e-2..1).
+TOLERANCE = {"float32": 1e-5, "float64": 1e-13}
+TIME_BUDGET_S = 0.15  # per timed kernel: repeats are sized to fit
+
+
+def _geomean(values):
+    values = [v for v in values if v and math.isfinite(v) and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def _time(fn, bench, cupy):
+    """Median device time, repeats sized from one timed call (slow kernels get few)."""
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    fn()
+    start.record()
+    fn()
+    stop.record()
+    stop.synchronize()
+    once = cupy.cuda.get_elapsed_time(start, stop) / 1e3
+    repeat = int(min(200, max(5, TIME_BUDGET_S / max(once, 1e-6))))
+    return bench.time_gpu(fn, repeat=repeat, warmup=3)
+
+
+def _load_matrices(args):
+    from spla import generators
+
+    suite = QUICK if args.quick else SUITE
+    if args.only:
+        suite = [entry for entry in suite if entry[0] in args.only]
+    for name, spec, what in suite:
+        began = time.perf_counter()
+        A = generators.from_spec(spec, dtype=np.float64)
+        yield name, spec, what, A, time.perf_counter() - began
+    if args.real:
+        from spla import io
+
+        for path in sorted(Path(args.real).glob("*.mtx*")):
+            began = time.perf_counter()
+            A = io.load(str(path), dtype=np.float64, cache=False)  # leave the folder as it is
+            yield path.name.split(".")[0], str(path), "SuiteSparse", A, time.perf_counter() - began
+
+
+def run_matrix(name, spec, what, A64, gen_s, args, copy_gbps, log):
+    import cupy
+
+    from spla import bench, plan as planning
+    from spla.backend import spmv_cuda
+
+    rng = np.random.default_rng(12345)
+    # float32-representable x, so float32 and float64 runs share one exact input
+    x_host = rng.uniform(-1, 1, A64.n_cols).astype(np.float32).astype(np.float64)
+    scipy_matrix = A64.to_scipy()
+    reference = scipy_matrix @ x_host
+    magnitude = float(np.linalg.norm(abs(scipy_matrix) @ np.abs(x_host))) or 1.0
+    record = {"name": name, "source": spec, "what": what, "shape": list(A64.shape), "nnz": A64.nnz,
+              "load_s": gen_s, "results": []}
+    for dtype, kernels in (("float32", F32_KERNELS), ("float64", F64_KERNELS)):
+        A_host = A64.astype(dtype)
+        A = A_host.to_device()
+        x = cupy.asarray(x_host.astype(dtype))
+        out = cupy.empty(A.n_rows, dtype=dtype)
+        began = time.perf_counter()
+        plan = planning.plan_for(A)
+        plan_s = time.perf_counter() - began
+        record[f"plan_{dtype}"] = {"build_s": plan_s, **plan.summary()}
+        record[f"auto_{dtype}"] = spmv_cuda.describe_choice(A)
+        nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, A.dtype.itemsize, A.index_dtype.itemsize)
+        for kernel in kernels:
+            row = {"kernel": kernel, "dtype": dtype}
+            try:
+                out.fill(np.nan)
+                result = spmv_cuda.spmv(A, x, kernel=kernel, out=out)
+                got = cupy.asnumpy(result).astype(np.float64)
+                row["error"] = bench.relative_error(got, reference)
+                row["error_vs_abs"] = float(np.linalg.norm(got - reference)) / magnitude
+                if not row["error_vs_abs"] <= TOLERANCE[dtype]:
+                    row["status"] = "wrong"
+                    log(f"  {name} {dtype} {kernel}: WRONG, ||y - ref|| / || |A||x| || = {row['error_vs_abs']:.3g} "
+                        f"(relative error {row['error']:.3g})")
+                    record["results"].append(row)
+                    continue
+                timing = _time(lambda: spmv_cuda.spmv(A, x, kernel=kernel, out=out), bench, cupy)
+            except Exception as exc:  # one broken kernel must not sink the suite
+                row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
+                log(f"  {name} {dtype} {kernel}: FAILED {row['message']}")
+                record["results"].append(row)
+                continue
+            row.update(status="ok", ms=timing.ms, min_ms=timing.min * 1e3, repeat=timing.repeat,
+                       **bench.throughput(timing.median, bench.spmv_flops(A.nnz), nbytes))
+            row["copy_fraction"] = row["gbps"] / copy_gbps
+            record["results"].append(row)
+        anchor = {r["dtype"]: r["ms"] for r in record["results"]
+                  if r["kernel"] == "cusparse" and r.get("status") == "ok" and r["dtype"] == dtype}
+        for r in record["results"]:
+            if r["dtype"] == dtype and r.get("status") == "ok" and dtype in anchor:
+                r["speedup_vs_cusparse"] = anchor[dtype] / r["ms"]
+        A._cache.clear()  # plans, cuSPARSE descriptors, cupyx copies: free them before the next dtype
+        A_host._cache.pop("device", None)
+        del A, x, out
+        cupy.get_default_memory_pool().free_all_blocks()
+    return record
+
+
+def _cell(record, kernel, dtype="float32", field="ms"):
+    for r in record["results"]:
+        if r["kernel"] == kernel and r["dtype"] == dtype:
+            if r.get("status") != "ok":
+                return r.get("status", "?")
+            value = r.get(field)
+            return "-" if value is None else (f"{value:.3f}" if field == "ms" else f"{value:.2f}")
+    return "-"
+
+
+def markdown(report) -> str:
+    lines = [f"SpMV on {report['gpu']} ({report['date']}), CuPy {report['cupy']}, "
+             f"copy bandwidth {report['copy_gbps']:.0f} GB/s; ms per call, float32 unless noted",
+             "",
+             "| matrix | rows | nnz | " + " | ".join(F32_KERNELS) + " | auto picks | auto GB/s | auto / cuSPARSE "
+             "| f64 auto | f64 cuSPARSE | f64 speed-up |",
+             "|" + " --- |" * (len(F32_KERNELS) + 9)]
+    for rec in report["matrices"]:
+        lines.append(
+            f"| {rec['name']} | {rec['shape'][0]:,} | {rec['nnz']:,} | "
+            + " | ".join(_cell(rec, k) for k in F32_KERNELS)
+            + f" | {rec['auto_float32']['kernel']} | {_cell(rec, 'auto', field='gbps')}"
+            + f" | {_cell(rec, 'auto', field='speedup_vs_cusparse')}x"
+            + f" | {_cell(rec, 'auto', 'float64')} | {_cell(rec, 'cusparse', 'float64')}"
+            + f" | {_cell(rec, 'auto', 'float64', 'speedup_vs_cusparse')}x |")
+    g = report["geomean_speedup_vs_cusparse"]
+    lines += ["", "Geometric-mean speed-up over cuSPARSE (cached descriptors): "
+              + ", ".join(f"{k} {v:.2f}x" for k, v in g.items() if math.isfinite(v)),
+              f"Slowest auto/cuSPARSE (float32): {report['worst_auto_float32']}"]
+    plans = [f"{rec['name']} {rec['plan_float32']['build_s'] * 1e3:.0f} ms" for rec in report["matrices"]]
+    lines.append("Plan build (host, once per matrix): " + ", ".join(plans))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.environ.get("OUT", "bench-out"), help="directory for the JSON")
+    parser.add_argument("--quick", action="store_true", help="small matrices only (~30 s)")
+    parser.add_argument("--real", metavar="DIR", help="also run every *.mtx(.gz) in DIR")
+    parser.add_argument("--only", nargs="*", help="suite entries by name")
+    args = parser.parse_args(argv)
+
+    import cupy
+
+    from spla import bench, cuda
+
+    def log(message):
+        print(message, file=sys.stderr, flush=True)
+
+    copy_gbps = bench.copy_bandwidth_gbps()
+    report = {"gpu": cuda.device_name(), "cupy": cupy.__version__, "numpy": np.__version__,
+              "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+              "copy_gbps": copy_gbps, "command": " ".join(sys.argv), "matrices": []}
+    began = time.perf_counter()
+    for name, spec, what, A64, load_s in _load_matrices(args):
+        log(f"{name}: {A64.shape[0]:,} x {A64.shape[1]:,}, {A64.nnz:,} nnz (loaded in {load_s:.1f} s)")
+        report["matrices"].append(run_matrix(name, spec, what, A64, load_s, args, copy_gbps, log))
+        del A64
+    report["seconds"] = time.perf_counter() - began
+
+    def speedups(kernel, dtype):
+        return [r["speedup_vs_cusparse"] for rec in report["matrices"] for r in rec["results"]
+                if r["kernel"] == kernel and r["dtype"] == dtype and "speedup_vs_cusparse" in r]
+
+    report["geomean_speedup_vs_cusparse"] = {
+        **{f"{k} f32": _geomean(speedups(k, "float32")) for k in F32_KERNELS if k != "cusparse"},
+        **{f"{k} f64": _geomean(speedups(k, "float64")) for k in F64_KERNELS if k != "cusparse"}}
+    auto = [(r["speedup_vs_cusparse"], rec["name"]) for rec in report["matrices"] for r in rec["results"]
+            if r["kernel"] == "auto" and r["dtype"] == "float32" and "speedup_vs_cusparse" in r]
+    report["worst_auto_float32"] = (f"{min(auto)[1]} {min(auto)[0]:.2f}x" if auto else "n/a")
+
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "bench_spmv.json"
+    path.write_text(json.dumps(report, indent=1, default=float))
+    log(f"wrote {path} ({report['seconds']:.0f} s)")
+    print(markdown(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,405 @@
+"""The CUDA SpMV backend: kernel registry, launch configuration, the auto policy.
+
+``spmv(A, x, y, alpha=, beta=, kernel=)`` computes ``alpha * A @ x + beta * y``
+on the GPU with one of :data:`KERNELS`. Kernels live in ``kernels/spmv_*.cu``,
+one idea per file, in the order of the optimisation path (scalar -> warp ->
+vector -> adaptive); ``cusparse`` and ``cusparse-cupy`` are the anchors every
+benchmark measures beside them.
+
+Kernel names may carry a lane width, ``"warp:8"`` or ``"vector:16"``;
+without one the width follows the mean row length (:func:`lanes_for`).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import cuda, plan as planning
+from ..errors import InputError, KernelError
+
+KERNELS = OrderedDict([
+    ("scalar", "one thread per row (kernels/spmv_scalar.cu)"),
+    ("warp", "2-32 lanes per row, lane-strided loads, shuffle reduction (kernels/spmv_warp.cu)"),
+    ("vector", "2-32 lanes per row, 16-byte loads of values and indices (kernels/spmv_vector.cu)"),
+    ("adaptive", "nnz-balanced blocks from spla.plan: packed short rows, block per row, "
+                 "split long rows, dense panel via GEMV (kernels/spmv_adaptive.cu)"),
+    ("auto", "picks one of the above from the row statistics (see choose_kernel)"),
+    ("cusparse", "cuSPARSE SpMV, descriptors and buffer built once per matrix (kernel-level anchor)"),
+    ("cusparse-cupy", "cupyx.scipy.sparse csr_matrix @ x: cuSPARSE as a CuPy user calls it"),
+])
+SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive")
+LANE_WIDTHS = (2, 4, 8, 16, 32)
+
+VALUE_TYPES = OrderedDict([(np.dtype(np.float32), "float"), (np.dtype(np.float64), "double")])
+INDEX_TYPES = OrderedDict([(np.dtype(np.int32), "int"), (np.dtype(np.int64), "long long")])
+
+# ----------------------------------------------------------- launch config
+# Threads per block of the row kernels: whole warps (the warp/vector kernels
+# shuffle with a full mask) and 8 blocks of 256 fill an SM's 2048 threads.
+ROW_BLOCK = 256
+assert ROW_BLOCK % 32 == 0 and ROW_BLOCK <= 1024, "row kernels need whole warps, at most 1024 threads"
+# Every kernel loops grid-stride (over rows or descriptors), so the grid is
+# only capped, never required to cover the work: rows beyond
+# 65,535 x 1,024 or 2^31 x 256 are still reached.
+MAX_BLOCKS = cuda.MAX_GRID_X
+# spmv_adaptive.cu's constants, mirrored by spla.plan (the compile test checks them).
+ADAPTIVE_THREADS = planning.ADAPTIVE_THREADS
+ADAPTIVE_STAGE = planning.ADAPTIVE_STAGE
+# The vector kernel reads 16-byte packs at pack-aligned offsets of data and indices.
+VECTOR_ALIGNMENT = 16
+
+
+def _declare(filename, template, widths=None):
+    names = []
+    for v in VALUE_TYPES.values():
+        for i in INDEX_TYPES.values():
+            for w in (widths or (None,)):
+                names.append(template.format(v=v, i=i, w=w))
+    return cuda.KernelSource(filename, names)
+
+
+SOURCES = {
+    "scalar": _declare("spmv_scalar.cu", "spla_spmv_scalar<{v}, {i}>"),
+    "warp": _declare("spmv_warp.cu", "spla_spmv_warp<{v}, {i}, {w}>", LANE_WIDTHS),
+    "vector": _declare("spmv_vector.cu", "spla_spmv_vector<{v}, {i}, {w}>", LANE_WIDTHS),
+    "adaptive": _declare("spmv_adaptive.cu", "spla_spmv_adaptive<{v}, {i}>"),
+}
+
+
+def kernel_name(family: str, dtype, index_dtype, lanes: int | None = None) -> str:
+    """The NVRTC name expression of one instantiation."""
+    v, i = VALUE_TYPES[np.dtype(dtype)], INDEX_TYPES[np.dtype(index_dtype)]
+    if family in ("warp", "vector"):
+        return f"spla_spmv_{family}<{v}, {i}, {lanes}>"
+    return f"spla_spmv_{family}<{v}, {i}>"
+
+
+_FUNCTIONS: dict = {}  # (family, dtype, index dtype, lanes, device) -> RawKernel: no lookups per call
+
+
+def _function(family, dtype, index_dtype, lanes=None):
+    cupy = cuda.require_cupy()
+    key = (family, dtype, index_dtype, lanes, cupy.cuda.runtime.getDevice())
+    function = _FUNCTIONS.get(key)
+    if function is None:
+        function = _FUNCTIONS[key] = SOURCES[family].function(kernel_name(family, dtype, index_dtype, lanes))
+    return function
+
+
+def pack_entries(dtype, index_dtype) -> int:
+    """Entries per 16-byte pack in spmv_vector.cu (both packs stay <= 16 bytes)."""
+    return min(16 // np.dtype(dtype).itemsize, 16 // np.dtype(index_dtype).itemsize)
+
+
+def lanes_for(mean_row: float, entries_per_lane_step: int = 1) -> int:
+    """Lanes per row for the warp/vector kernels: about two loads per lane per
+    row, so short rows do not idle most of a warp and long rows use all 32."""
+    want = mean_row / (2 * entries_per_lane_step)
+    for width in LANE_WIDTHS:
+        if width >= want:
+            return width
+    return LANE_WIDTHS[-1]
+
+
+def parse_kernel(kernel: str):
+    """``"warp:8"`` -> ("warp", 8); ``"scalar"`` -> ("scalar", None). Unknown names raise."""
+    family, _, width = str(kernel).partition(":")
+    if family not in KERNELS:
+        raise KernelError(f"unknown SpMV kernel {kernel!r}; expected one of {', '.join(KERNELS)} "
+                          f"(warp and vector take an optional :LANES, one of {LANE_WIDTHS})")
+    if not width:
+        return family, None
+    if family not in ("warp", "vector") or not width.isdigit() or int(width) not in LANE_WIDTHS:
+        raise KernelError(f"{kernel!r}: only warp and vector take a lane width, one of {LANE_WIDTHS}")
+    return family, int(width)
+
+
+# ------------------------------------------------------------- auto policy
+# Ginkgo-style rule on row statistics (spla.plan.row_stats), in this order:
+#   1. a row longer than AUTO_LONG_ROW, or rows irregular (cv > AUTO_IRREGULAR_CV)
+#      with a longest row past AUTO_SHORT_MAX              -> "adaptive"
+#      (one long row would stall a warp or a thread; adaptive balances nnz)
+#   2. short regular rows: mean <= AUTO_SCALAR_MEAN and longest <= AUTO_SHORT_MAX
+#                                                           -> "scalar"
+#      (no reduction at all; 3.5 TB/s on the 2D Poisson matrix)
+#   3. otherwise (regular rows of medium length)            -> "vector"
+#      (lanes from the mean row length, 16-byte loads)
+# An empty matrix takes "scalar" (it only writes y).
+AUTO_LONG_ROW = 1024
+AUTO_IRREGULAR_CV = 1.0
+AUTO_SHORT_MAX = 64
+AUTO_SCALAR_MEAN = 12.0
+
+
+def choose_kernel(A) -> str:
+    """The kernel ``auto`` runs for A (a name from :data:`KERNELS`); cached on A."""
+    choice = A._cache.get("spmv-auto")
+    if choice is None:
+        choice = A._cache["spmv-auto"] = _choose(planning.row_stats(A))
+    return choice
+
+
+def _choose(s) -> str:
+    if s.nnz == 0 or s.n_rows == 0:
+        return "scalar"
+    if s.max > AUTO_LONG_ROW or (s.cv > AUTO_IRREGULAR_CV and s.max > AUTO_SHORT_MAX):
+        return "adaptive"
+    if s.mean <= AUTO_SCALAR_MEAN and s.max <= AUTO_SHORT_MAX:
+        return "scalar"
+    return "vector"
+
+
+def describe_choice(A) -> dict:
+    """What auto picks for A and why: for ``spla info`` and benchmark reports."""
+    s = planning.row_stats(A)
+    name = choose_kernel(A)
+    info = {"kernel": name, "mean_row": s.mean, "max_row": s.max, "cv": s.cv}
+    if name in ("warp", "vector"):
+        info["lanes"] = _lanes(A, name, None)
+    return info
+
+
+# ------------------------------------------------------------------ driver
+def _lanes(A, family, lanes):
+    if lanes is not None:
+        return lanes
+    step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
+    return lanes_for(planning.row_stats(A).mean, step)
+
+
+def _grid(n_items: int, per_block: int) -> int:
+    return max(1, min(cuda.ceil_div(n_items, per_block), MAX_BLOCKS))
+
+
+def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", plan=None, out=None):
+    """``alpha * A @ x + beta * y`` on the GPU with one of :data:`KERNELS`.
+
+    Parameters
+    ----------
+    A : CSRMatrix
+        Moved to the GPU if needed (the copy is cached on A).
+    x : cupy.ndarray
+        1-D, length ``A.n_cols``; cast to A's value dtype.
+    y : cupy.ndarray, optional
+        Read only when ``beta != 0`` (required then).
+    alpha, beta : float
+    kernel : str
+        A name from :data:`KERNELS`, optionally ``warp:LANES``/``vector:LANES``.
+    plan : spla.plan.Plan, optional
+        For ``adaptive``: a plan built with other thresholds
+        (default ``spla.plan.plan_for(A)``).
+    out : cupy.ndarray, optional
+        Where to write the result (may be ``y`` itself for an in-place update);
+        default a new array. With ``beta == 0`` its old contents are never read.
+
+    Returns
+    -------
+    cupy.ndarray
+        ``out``, of A's value dtype.
+
+    See Also
+    --------
+    cupyx.scipy.sparse.csr_matrix.dot, cupyx.cusparse.spmv
+    """
+    cupy = cuda.require_cupy()
+    family, lanes = parse_kernel(kernel)
+    A = A.to_device()
+    dtype = A.dtype
+    n_rows, n_cols = A.shape
+    if getattr(x, "ndim", None) != 1 or x.shape[0] != n_cols:
+        raise InputError(f"x must be a vector of length {n_cols}, got shape {getattr(x, 'shape', None)}")
+    if x.dtype != dtype or not x.flags.c_contiguous:
+        x = cupy.ascontiguousarray(x, dtype=dtype)
+    beta = dtype.type(beta)
+    alpha = dtype.type(alpha)
+    if family == "cusparse-cupy" and out is None and beta == 0 and A.nnz:
+        # exactly what a CuPy user runs: one product, no copy into a buffer
+        product = _cupyx_matrix(A) @ x
+        return product if alpha == 1 else product * alpha
+    if out is None:
+        out = cupy.empty(n_rows, dtype=dtype)
+    elif out.shape != (n_rows,) or out.dtype != dtype or not out.flags.c_contiguous:
+        raise InputError(f"out must be a contiguous {dtype} vector of length {n_rows}")
+    if beta != 0:
+        if y is None:
+            raise InputError("beta != 0 needs y")
+        if y.shape != (n_rows,):
+            raise InputError(f"y must be a vector of length {n_rows}, got shape {y.shape}")
+        if y is not out:
+            out[...] = y
+    if n_rows == 0:
+        return out
+    if family == "auto":
+        family = choose_kernel(A)
+    if family == "cusparse":
+        return _cusparse(A, x, out, alpha, beta)
+    if family == "cusparse-cupy":
+        return _cusparse_cupy(A, x, out, alpha, beta)
+    if family == "adaptive":
+        if plan is None:
+            plan = A._cache.get("spmv-default-plan")
+            if plan is None:
+                plan = A._cache["spmv-default-plan"] = planning.plan_for(A)
+        return _adaptive(A, x, out, alpha, beta, plan)
+    args = (np.int64(n_rows), A.indptr, A.indices, A.data, x, out, alpha, beta)
+    if family == "scalar":
+        _function("scalar", dtype, A.index_dtype)((_grid(n_rows, ROW_BLOCK),), (ROW_BLOCK,), args)
+        return out
+    lanes = _lanes(A, family, lanes)
+    if family == "vector":
+        for what, array in (("data", A.data), ("indices", A.indices)):
+            if array.data.ptr % VECTOR_ALIGNMENT:
+                raise KernelError(f"the vector kernel needs A.{what} on a {VECTOR_ALIGNMENT}-byte boundary "
+                                  f"(it is at {array.data.ptr:#x}); copy the matrix or use kernel='warp'")
+    rows_per_block = ROW_BLOCK // lanes
+    _function(family, dtype, A.index_dtype, lanes)((_grid(n_rows, rows_per_block),), (ROW_BLOCK,), args)
+    return out
+
+
+# ----------------------------------------------------------------- adaptive
+class _AdaptiveState:
+    """A plan's arrays on the GPU for one value dtype (uploaded once)."""
+
+    def __init__(self, cupy, plan, A, dtype):
+        self.blocks = cupy.asarray(plan.blocks)
+        self.split_offsets = cupy.asarray(plan.split_offsets)
+        n_split = plan.split_offsets.size - 1
+        self.split_partials = cupy.empty(max(1, int(plan.split_offsets[-1])), dtype=dtype)
+        # Zeroed once; the last chunk of each split row resets its counter.
+        self.split_counters = cupy.zeros(max(1, n_split), dtype=np.uint32)
+        self.chunk = np.int64(plan.thresholds.chunk)
+        self.panels = [_DevicePanel(cupy, A, panel, dtype) for panel in plan.dense_panels]
+
+
+class _DevicePanel:
+    """One dense panel: its rows gathered once into a row-major array."""
+
+    def __init__(self, cupy, A, panel, dtype):
+        import cupyx
+
+        indptr = A.indptr
+        rows = cupy.asarray(panel.rows)
+        starts = indptr[rows].astype(np.int64)
+        lengths = (indptr[rows + 1] - indptr[rows]).astype(np.int64)
+        ends = cupy.cumsum(lengths)
+        total = panel.nnz
+        entry = cupy.arange(total, dtype=np.int64)
+        local_row = cupy.searchsorted(ends, entry, side="right")
+        source = starts[local_row] + entry - (ends - lengths)[local_row]
+        width = panel.col_end - panel.col_begin
+        flat = cupy.zeros(len(panel.rows) * width, dtype=dtype)
+        target = local_row * width + (A.indices[source].astype(np.int64) - panel.col_begin)
+        cupyx.scatter_add(flat, target, A.data[source].astype(dtype))  # duplicates add, as in CSR
+        self.matrix = flat.reshape(len(panel.rows), width)
+        self.rows = rows
+        self.col_begin, self.col_end = panel.col_begin, panel.col_end
+
+
+def dense_gemv():
+    """The GEMM backend's ``gemv(M, x) -> M @ x`` if it exists, else None."""
+    try:
+        from . import gemm_cuda
+    except ImportError:
+        return None
+    return getattr(gemm_cuda, "gemv", None)
+
+
+def _adaptive(A, x, out, alpha, beta, plan):
+    cupy = cuda.require_cupy()
+    if plan.shape != tuple(A.shape) or plan.nnz != A.nnz:
+        raise KernelError(f"the plan was built for a {plan.shape} matrix with {plan.nnz} nonzeros, "
+                          f"not this {A.shape} one with {A.nnz}")
+    key = (cupy.cuda.Device().id, A.dtype.str)
+    state = plan._device.get(key)
+    if state is None:
+        state = plan._device[key] = _AdaptiveState(cupy, plan, A, A.dtype)
+    gemv = dense_gemv() if state.panels else None
+    n_blocks = plan.n_main_blocks if gemv is not None else plan.blocks.shape[0]
+    if n_blocks:
+        kernel = _function("adaptive", A.dtype, A.index_dtype)
+        kernel((min(n_blocks, MAX_BLOCKS),), (ADAPTIVE_THREADS,),
+               (state.blocks, np.int64(n_blocks), A.indptr, A.indices, A.data, x, out, alpha, beta,
+                state.chunk, state.split_offsets, state.split_partials, state.split_counters))
+    if gemv is not None:
+        for panel in state.panels:
+            product = gemv(panel.matrix, x[panel.col_begin:panel.col_end], alpha=alpha)
+            if beta == 0:
+                out[panel.rows] = product
+            else:
+                out[panel.rows] = product + beta * out[panel.rows]
+    return out
+
+
+# ------------------------------------------------------------------ anchors
+class _CusparseState:
+    """cuSPARSE's SpMV set-up for one matrix: built once, re-pointed per call."""
+
+    def __init__(self, A, x, out):
+        from cupy._core import _dtype
+        from cupy.cuda import device
+        from cupy_backends.cuda.libs import cusparse
+        from cupyx import cusparse as cxs
+
+        self.lib = cusparse
+        self.matrix = A.to_cupyx()  # keeps the arrays the descriptor points to alive
+        self.handle = device.get_cusparse_handle()
+        self.mat = cxs.SpMatDescriptor.create(self.matrix)
+        self.vec_x = cxs.DnVecDescriptor.create(x)
+        self.vec_y = cxs.DnVecDescriptor.create(out)
+        self.alpha = np.ones(1, dtype=A.dtype)
+        self.beta = np.zeros(1, dtype=A.dtype)
+        self.compute_type = _dtype.to_cuda_dtype(A.dtype)
+        self.op = cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
+        self.alg = getattr(cusparse, "CUSPARSE_SPMV_ALG_DEFAULT", None)
+        if self.alg is None:
+            self.alg = cusparse.CUSPARSE_MV_ALG_DEFAULT
+        size = cusparse.spMV_bufferSize(self.handle, self.op, self.alpha.ctypes.data, self.mat.desc,
+                                        self.vec_x.desc, self.beta.ctypes.data, self.vec_y.desc,
+                                        self.compute_type, self.alg)
+        self.buffer = cuda.require_cupy().empty(max(1, size), dtype=np.int8)
+
+    def __call__(self, x, out, alpha, beta):
+        lib = self.lib
+        lib.dnVecSetValues(self.vec_x.desc, x.data.ptr)
+        lib.dnVecSetValues(self.vec_y.desc, out.data.ptr)
+        self.alpha[0], self.beta[0] = alpha, beta
+        lib.spMV(self.handle, self.op, self.alpha.ctypes.data, self.mat.desc, self.vec_x.desc,
+                 self.beta.ctypes.data, self.vec_y.desc, self.compute_type, self.alg, self.buffer.data.ptr)
+        return out
+
+
+def _cusparse(A, x, out, alpha, beta):
+    if A.nnz == 0:  # cuSPARSE refuses empty matrices on some versions; the answer is beta * y
+        return _scale(out, beta)
+    state = A._cache.get("cusparse-spmv")
+    if state is None:
+        state = A._cache["cusparse-spmv"] = _CusparseState(A, x, out)
+    return state(x, out, alpha, beta)
+
+
+def _cupyx_matrix(A):
+    matrix = A._cache.get("cupyx")
+    if matrix is None:  # a CuPy user holds one csr_matrix; only the product is timed
+        matrix = A._cache["cupyx"] = A.to_cupyx()
+    return matrix
+
+
+def _cusparse_cupy(A, x, out, alpha, beta):
+    if A.nnz == 0:
+        return _scale(out, beta)
+    product = _cupyx_matrix(A) @ x
+    if beta == 0:
+        out[...] = alpha * product
+    else:
+        out[...] = alpha * product + beta * out
+    return out
+
+
+def _scale(out, beta):
+    if beta == 0:
+        out.fill(0)
+    else:
+        out *= beta
+    return out

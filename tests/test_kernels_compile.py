@@ -1,0 +1,93 @@
+"""CI without a GPU: every CUDA source compiles for sm_90, and every kernel the
+Python side declares (KernelSource name expressions) instantiates.
+
+Each kernels/**/*.cu is compiled as is with ``nvcc -arch=sm_90 --ptx``; then,
+for each declared KernelSource, a wrapper that includes the file and takes the
+address of every declared name expression forces those template
+instantiations, and the PTX must hold one entry per name. Skipped only when
+nvcc is missing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import spla.backend
+from spla import cuda, plan
+
+NVCC = shutil.which("nvcc")
+KERNEL_DIR = cuda.kernel_dir()
+SOURCES = sorted(KERNEL_DIR.rglob("*.cu"))
+pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+
+
+def _nvcc(source: Path, out: Path) -> subprocess.CompletedProcess:
+    command = [NVCC, "-arch=sm_90", "-std=c++17", f"-I{KERNEL_DIR}", "--ptx", "-o", str(out), str(source)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def _declared_sources():
+    """Import every spla.backend module (each declares its kernels at import)."""
+    for module in pkgutil.iter_modules(spla.backend.__path__):
+        importlib.import_module(f"spla.backend.{module.name}")
+    return list(cuda.KernelSource.declared)
+
+
+def _wrapper(source: cuda.KernelSource) -> str:
+    addresses = ",\n".join(f"        (void*)&{name}" for name in source.names)
+    return (f'#include "{source.path}"\n'
+            "void* spla_instance(int i) {\n"
+            f"    static void* const table[] = {{\n{addresses}\n    }};\n"
+            "    return table[i];\n"
+            "}\n")
+
+
+def test_there_are_kernels():
+    assert any(p.name.startswith("spmv_") for p in SOURCES), f"no spmv_*.cu under {KERNEL_DIR}"
+
+
+def test_every_source_and_declared_instantiation_compiles(tmp_path):
+    declared = _declared_sources()
+    jobs = [(path, tmp_path / f"file-{k}.ptx", None) for k, path in enumerate(SOURCES)]
+    for k, source in enumerate(declared):
+        wrapper = tmp_path / f"instances-{k}-{source.path.stem}.cu"
+        wrapper.write_text(_wrapper(source))
+        jobs.append((wrapper, tmp_path / f"instances-{k}.ptx", source))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda job: (job, _nvcc(job[0], job[1])), jobs))
+
+    failures = []
+    for (path, ptx, source), result in results:
+        what = path.name if source is None else f"instantiations of {source.filename} ({len(source.names)} names)"
+        if result.returncode != 0:
+            failures.append(f"{what}:\n{result.stderr.strip()}")
+            continue
+        if source is not None:
+            entries = len(re.findall(r"^\.(?:visible|weak) \.entry ", ptx.read_text(), flags=re.M))
+            if entries < len(source.names):
+                failures.append(f"{what}: PTX has {entries} kernel entries, expected {len(source.names)}")
+    assert not failures, "\n\n".join(failures)
+
+
+def test_adaptive_constants_match_the_plan():
+    text = (KERNEL_DIR / "spmv_adaptive.cu").read_text()
+    for name, value in (("ADAPTIVE_THREADS", plan.ADAPTIVE_THREADS), ("ADAPTIVE_STAGE", plan.ADAPTIVE_STAGE)):
+        match = re.search(rf"constexpr int {name} = (\d+);", text)
+        assert match, f"{name} not found in spmv_adaptive.cu"
+        assert int(match.group(1)) == value, f"{name}: kernel says {match.group(1)}, spla.plan says {value}"
+
+
+def test_every_declared_name_carries_the_prefix_and_its_file_exists():
+    for source in _declared_sources():
+        assert source.path.is_file(), f"{source.filename} is declared but missing"
+        for name in source.names:
+            assert name.startswith("spla_"), name

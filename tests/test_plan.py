@@ -1,0 +1,259 @@
+"""spla.plan on the CPU: bins, thresholds, dense rows, descriptors, summary, and
+the auto policy (both need only row statistics, so they run without a GPU).
+
+The descriptors are checked by executing them in NumPy exactly as
+kernels/spmv_adaptive.cu reads them: every row must be written exactly once
+and the result must match SciPy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spla import plan as planning
+from spla.backend import spmv_cuda
+from spla.csr import CSRMatrix
+from spla.errors import InputError
+
+
+def _matrix(rows, n_cols, rng):
+    """CSR from a list of (length or explicit column list) per row, random values."""
+    indptr, indices = [0], []
+    for spec in rows:
+        cols = spec if isinstance(spec, (list, np.ndarray)) else rng.choice(n_cols, size=spec, replace=False)
+        indices.extend(int(c) for c in cols)
+        indptr.append(len(indices))
+    data = rng.uniform(-1, 1, len(indices))
+    return CSRMatrix(data, np.asarray(indices, dtype=np.int64), np.asarray(indptr), (len(rows), n_cols))
+
+
+def execute(plan, A, x, *, all_blocks=True):
+    """Run the plan's descriptors the way spla_spmv_adaptive does; count writes per row."""
+    indptr, indices, data = A.indptr.astype(np.int64), A.indices, A.data
+    y = np.zeros(A.n_rows)
+    writes = np.zeros(A.n_rows, dtype=np.int64)
+    partials = {}
+    n_blocks = plan.blocks.shape[0] if all_blocks else plan.n_main_blocks
+    chunk = plan.thresholds.chunk
+    for row_begin, row_end, kind, split_id in plan.blocks[:n_blocks].tolist():
+        if kind > 0:
+            assert kind in planning.LANE_WIDTHS
+            assert indptr[row_end] - indptr[row_begin] <= planning.ADAPTIVE_STAGE
+            for r in range(row_begin, row_end):
+                s, e = indptr[r], indptr[r + 1]
+                y[r] = data[s:e] @ x[indices[s:e]]
+                writes[r] += 1
+        elif kind == 0:
+            assert row_end == row_begin + 1
+            s, e = indptr[row_begin], indptr[row_begin + 1]
+            y[row_begin] = data[s:e] @ x[indices[s:e]]
+            writes[row_begin] += 1
+        else:
+            c = -kind - 1
+            lo = indptr[row_begin] + c * chunk
+            hi = min(lo + chunk, indptr[row_begin + 1])
+            assert lo < hi, f"empty chunk {c} of row {row_begin}"
+            partials.setdefault((row_begin, split_id), {})[c] = data[lo:hi] @ x[indices[lo:hi]]
+    for (row, split_id), parts in partials.items():
+        n_chunks = plan.split_offsets[split_id + 1] - plan.split_offsets[split_id]
+        assert sorted(parts) == list(range(n_chunks)), f"row {row}: chunks {sorted(parts)} of {n_chunks}"
+        y[row] = sum(parts[c] for c in range(n_chunks))
+        writes[row] += 1
+    return y, writes
+
+
+def _mixed(rng, n_rows=3000, n_cols=200000):
+    lengths = rng.integers(0, 12, n_rows)
+    medium = n_rows // 50
+    lengths[rng.choice(n_rows, medium, replace=False)] = rng.integers(200, 3000, medium)  # stream/block edge
+    lengths[rng.choice(n_rows, n_rows // 10, replace=False)] = 0                 # empty rows
+    lengths[[5, n_rows // 2]] = [9000, 15000]                                   # split rows (sparse)
+    return _matrix(list(lengths), n_cols, rng)
+
+
+def test_bins_partition_rows_and_nnz(rng):
+    A = _mixed(rng)
+    plan = planning.plan_for(A)
+    rows = np.concatenate([b.rows for b in plan.bins])
+    assert np.array_equal(np.sort(rows), np.arange(A.n_rows)), "every row in exactly one bin"
+    assert sum(b.nnz for b in plan.bins) == A.nnz
+    lengths = np.diff(A.indptr)
+    t = plan.thresholds
+    assert [b.name for b in plan.bins] == list(planning.PATHS)
+    assert (lengths[plan.bin("stream").rows] <= t.stream_max).all()
+    blocked = lengths[plan.bin("block").rows]
+    assert ((blocked > t.stream_max) & (blocked <= t.chunk)).all()
+    assert (lengths[plan.bin("split").rows] > t.chunk).all()
+    assert plan.bin("split").rows.tolist() == [5, A.n_rows // 2]
+
+
+def test_descriptors_compute_the_product(rng):
+    A = _mixed(rng)
+    x = rng.uniform(-1, 1, A.n_cols)
+    plan = planning.plan_for(A)
+    y, writes = execute(plan, A, x)
+    assert (writes == 1).all(), f"rows written {np.unique(writes)} times"
+    np.testing.assert_allclose(y, A.to_scipy() @ x, rtol=1e-12, atol=1e-12)
+
+
+def test_threshold_boundaries(rng):
+    t = planning.Thresholds()
+    lengths = [t.stream_max, t.stream_max + 1, t.chunk, t.chunk + 1, 0, 1]
+    A = _matrix(lengths, 3 * t.chunk, rng)
+    plan = planning.plan_for(A, dense_threshold=2.0)
+    assert plan.bin("stream").rows.tolist() == [0, 4, 5]
+    assert plan.bin("block").rows.tolist() == [1, 2]
+    assert plan.bin("split").rows.tolist() == [3]
+    assert plan.split_offsets.tolist() == [0, 2]
+    y, writes = execute(plan, A, np.ones(A.n_cols))
+    assert (writes == 1).all()
+
+
+def test_dense_rows_are_detected_by_nnz_and_density(rng):
+    n_cols = 10000
+    rows = [
+        list(range(1000, 1000 + 600)),            # 600 nnz over 600 columns: dense
+        list(range(0, 1200, 2)),                  # 600 over 1199: density 0.5004 -> dense
+        list(range(0, 1206, 2)),                  # 603 over 1205: 0.5004 -> dense
+        list(range(0, 1800, 3)),                  # 600 over 1798: 0.33 -> sparse
+        list(range(5000, 5100)),                  # dense but only 100 nnz: below dense_min_nnz
+        5,
+        list(range(8000, 8600))[::-1],            # dense, columns unsorted
+    ]
+    A = _matrix(rows, n_cols, rng)
+    plan = planning.plan_for(A, dense_min_nnz=500, dense_threshold=0.5)
+    assert plan.dense_rows.tolist() == [0, 1, 2, 6]
+    for panel in plan.dense_panels:
+        assert panel.nnz >= 0.5 * panel.elements, "every panel stays threshold-dense"
+        lengths = np.diff(A.indptr)[panel.rows]
+        assert panel.nnz == lengths.sum()
+    covered = np.sort(np.concatenate([p.rows for p in plan.dense_panels]))
+    assert covered.tolist() == [0, 1, 2, 6]
+    spans = {int(r): (p.col_begin, p.col_end) for p in plan.dense_panels for r in p.rows}
+    assert spans[6][0] <= 8000 and spans[6][1] >= 8600
+    # main blocks skip dense rows; fallback blocks cover exactly them
+    y_main, writes_main = execute(plan, A, np.ones(n_cols), all_blocks=False)
+    assert writes_main[[0, 1, 2, 6]].tolist() == [0, 0, 0, 0]
+    assert writes_main[[3, 4, 5]].tolist() == [1, 1, 1]
+    y_all, writes_all = execute(plan, A, np.ones(n_cols))
+    assert (writes_all == 1).all()
+    assert planning.plan_for(A, dense_min_nnz=500, dense_threshold=0.6).dense_rows.tolist() == [0, 6]
+    assert planning.plan_for(A, dense_min_nnz=500, dense_threshold=1.5).dense_rows.size == 0
+
+
+def test_far_apart_dense_rows_get_separate_panels(rng):
+    rows = [list(range(0, 700)), list(range(50, 760)), list(range(90000, 90700)), 3]
+    A = _matrix(rows, 100000, rng)
+    plan = planning.plan_for(A, dense_min_nnz=500)
+    panels = sorted((p.col_begin, p.col_end, p.rows.tolist()) for p in plan.dense_panels)
+    assert panels == [(0, 760, [0, 1]), (90000, 90700, [2])]
+
+
+def test_summary_numbers(rng):
+    A = _mixed(rng)
+    plan = planning.plan_for(A)
+    s = plan.summary()
+    lengths = np.diff(A.indptr)
+    for b in plan.bins:
+        assert s["paths"][b.name]["rows"] == b.rows.size
+        assert s["paths"][b.name]["nnz"] == lengths[b.rows].sum()
+    # block work recomputed from the descriptors
+    work = []
+    for row_begin, row_end, kind, _ in plan.blocks[: plan.n_main_blocks].tolist():
+        whole = A.indptr[row_end] - A.indptr[row_begin]
+        if kind < 0:
+            c = -kind - 1
+            work.append(min(plan.thresholds.chunk, whole - c * plan.thresholds.chunk))
+        else:
+            work.append(whole)
+    work = np.asarray(work)
+    assert s["blocks"] == work.size
+    assert sum(work) == A.nnz - plan.bin("dense").nnz
+    assert s["block_nnz_max"] == work.max()
+    assert s["imbalance"] == pytest.approx(work.max() / work.mean())
+    assert s["thresholds"]["chunk"] == plan.thresholds.chunk
+
+
+def test_stream_blocks_fit_and_rows_stay_in_order(rng):
+    A = _matrix(list(rng.integers(0, 257, 5000)), 4000, rng)
+    plan = planning.plan_for(A)
+    stream = plan.blocks[plan.blocks[:, planning.KIND] > 0]
+    nnz = A.indptr[stream[:, 1]] - A.indptr[stream[:, 0]]
+    assert nnz.max() <= planning.ADAPTIVE_STAGE
+    assert (np.diff(plan.blocks[: plan.n_main_blocks, 0]) >= 0).all()
+    # short blocks hold many rows: far fewer blocks than rows
+    assert stream.shape[0] < A.n_rows / 4
+
+
+def test_lanes_follow_row_count_and_length():
+    lanes = planning._lanes_per_row(np.array([1, 8, 256, 1000]), np.array([200, 200, 5, 1]))
+    assert lanes[0] == 32            # one long-ish row: a full warp
+    assert lanes[2] == 1             # many 5-nnz rows: a thread each
+    assert lanes[3] == 1
+    assert 8 <= lanes[1] <= 32
+
+
+@pytest.mark.parametrize("shape,lengths", [((0, 5), []), ((4, 0), [0, 0, 0, 0]), ((1, 1), [1]),
+                                           ((3, 7), [0, 0, 0])])
+def test_degenerate_matrices(rng, shape, lengths):
+    A = _matrix(lengths, shape[1], rng) if lengths else CSRMatrix(np.zeros(0), np.zeros(0, int), [0], shape)
+    plan = planning.plan_for(A)
+    y, writes = execute(plan, A, np.ones(shape[1]))
+    assert (writes == 1).all()
+    assert plan.summary()["paths"]["stream"]["rows"] == shape[0]
+
+
+def test_plans_are_cached_per_thresholds(rng):
+    A = _mixed(rng, n_rows=200)
+    assert planning.plan_for(A) is planning.plan_for(A)
+    assert planning.plan_for(A, chunk=1024) is not planning.plan_for(A)
+    assert planning.plan_for(A, chunk=1024).thresholds.chunk == 1024
+
+
+def test_bad_thresholds_are_refused(rng):
+    A = _mixed(rng, n_rows=50)
+    with pytest.raises(InputError, match="stream_max"):
+        planning.plan_for(A, stream_max=planning.ADAPTIVE_STAGE)
+    with pytest.raises(InputError, match="chunk"):
+        planning.plan_for(A, chunk=8)
+    with pytest.raises(InputError, match="dense_threshold"):
+        planning.plan_for(A, dense_threshold=0)
+
+
+def test_row_stats(rng):
+    A = _mixed(rng, n_rows=500)
+    s = planning.row_stats(A)
+    lengths = np.diff(A.indptr)
+    assert s.max == lengths.max() and s.empty == np.count_nonzero(lengths == 0)
+    assert s.mean == pytest.approx(lengths.mean())
+    assert s.cv == pytest.approx(lengths.std() / lengths.mean())
+
+
+# ------------------------------------------------------------- auto policy
+def _csr(M):
+    return CSRMatrix.from_scipy(sp.csr_matrix(M))
+
+
+def test_auto_policy_classes(rng):
+    poisson = sp.diags([-1.0, -1.0, 4.0, -1.0, -1.0], [-30, -1, 0, 1, 30], shape=(900, 900))
+    assert spmv_cuda.choose_kernel(_csr(poisson)) == "scalar"
+    band = sp.diags([np.ones(2000, dtype=float)] * 41, list(range(-20, 21)), shape=(2000, 2000))
+    assert spmv_cuda.choose_kernel(_csr(band)) == "vector"
+    power = _matrix(list(np.minimum(rng.zipf(1.7, 3000), 2000)), 5000, rng)
+    assert spmv_cuda.choose_kernel(power) == "adaptive"
+    one_long = _matrix([3] * 100 + [5000], 6000, rng)
+    assert spmv_cuda.choose_kernel(one_long) == "adaptive"
+    empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(11, int), (10, 10))
+    assert spmv_cuda.choose_kernel(empty) == "scalar"
+
+
+def test_kernel_names_parse():
+    assert spmv_cuda.parse_kernel("warp:8") == ("warp", 8)
+    assert spmv_cuda.parse_kernel("adaptive") == ("adaptive", None)
+    for bad in ("nope", "scalar:4", "warp:3", "vector:64"):
+        with pytest.raises(InputError):
+            spmv_cuda.parse_kernel(bad)
+    assert list(spmv_cuda.KERNELS)[:4] == ["scalar", "warp", "vector", "adaptive"]
+    assert spmv_cuda.lanes_for(5) == 4 and spmv_cuda.lanes_for(1000) == 32 and spmv_cuda.lanes_for(1) == 2

@@ -1,0 +1,272 @@
+"""GPU SpMV: every kernel x float32/float64 x int32/int64 against scipy.sparse.
+
+Cases are fresh random matrices with the awkward structures each kernel must
+survive (ids read ``CASE-DTYPE-INDEX-KERNEL``, e.g. ``poisson2d-float32-int32-warp``).
+The reference is SciPy in float64 on the matrix and x rounded to the test
+dtype, so only the kernel's own rounding is measured. Outputs are NaN-poisoned
+before every call: a row a kernel forgets stays NaN, and beta == 0 must never
+read y.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spla import plan as planning
+from spla.csr import CSRMatrix
+
+pytestmark = pytest.mark.gpu
+
+cupy = pytest.importorskip("cupy")
+from spla.backend import spmv_cuda  # noqa: E402  (after the skip: needs nothing of CuPy at import)
+
+KERNELS = (["scalar", "warp", "vector", "adaptive", "auto", "cusparse", "cusparse-cupy"]
+           + [f"warp:{w}" for w in spmv_cuda.LANE_WIDTHS] + [f"vector:{w}" for w in spmv_cuda.LANE_WIDTHS])
+DTYPES = [np.float32, np.float64]
+INDEX_DTYPES = [np.int32, np.int64]
+
+
+def _random(rng, m, n, density):
+    return sp.random(m, n, density=density, format="csr", random_state=rng, data_rvs=lambda k: rng.uniform(-1, 1, k))
+
+
+def _rows(rng, lengths, n_cols):
+    """Rows of the given lengths with distinct random columns."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    indices = np.concatenate([rng.choice(n_cols, size=k, replace=False) for k in lengths] or [np.zeros(0, int)])
+    return sp.csr_matrix((rng.uniform(-1, 1, indptr[-1]), indices.astype(np.int64), indptr),
+                         shape=(len(lengths), n_cols))
+
+
+def poisson2d(rng, n=37):
+    one = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+    return (sp.kron(sp.identity(n), one) + sp.kron(one, sp.identity(n))).tocsr()
+
+
+def empty_rows(rng):
+    A = _random(rng, 700, 500, 0.03).tolil()
+    for r in rng.choice(700, 350, replace=False):
+        A.rows[r], A.data[r] = [], []
+    A[699, :] = 0  # trailing empty row
+    return A.tocsr()
+
+
+def one_heavy_row(rng):
+    lengths = rng.integers(0, 4, 3000)
+    lengths[1234] = 60000  # most of the nnz, split across chunks
+    return _rows(rng, lengths, 200000)
+
+
+def few_huge_rows(rng):
+    lengths = rng.integers(1, 6, 5000)
+    lengths[[0, 2500, 4999]] = [20000, 9000, 4097]
+    return _rows(rng, lengths, 150000)
+
+
+def all_dense(rng):
+    return sp.csr_matrix(rng.uniform(-1, 1, (70, 300)))
+
+
+def lengths_1_to_70(rng):
+    # every length around the pack and lane widths, starts at every alignment
+    return _rows(rng, np.tile(np.arange(1, 71), 6), 400)
+
+
+def unaligned_starts(rng):
+    return _rows(rng, rng.permutation(np.repeat([1, 2, 3, 5, 7, 9, 17, 33, 63, 65, 129, 300], 25)), 2000)
+
+
+def medium_rows(rng):
+    return _rows(rng, rng.integers(200, 1500, 300), 5000)  # the stream/block edge of adaptive
+
+
+CASES = {
+    "random": lambda rng: _random(rng, 1000, 800, 0.01),
+    "poisson2d": poisson2d,
+    "empty-rows": empty_rows,
+    "one-heavy-row": one_heavy_row,
+    "few-huge-rows": few_huge_rows,
+    "all-dense": all_dense,
+    "lengths-1-70": lengths_1_to_70,
+    "unaligned-starts": unaligned_starts,
+    "medium-rows": medium_rows,
+    "1x1": lambda rng: sp.csr_matrix(np.array([[rng.uniform(0.5, 2)]])),
+    "n-by-1": lambda rng: _random(rng, 1000, 1, 0.7),
+    "1-by-n": lambda rng: _random(rng, 1, 5000, 0.9),
+    "wide": lambda rng: _random(rng, 300, 2000, 0.05),
+    "tall": lambda rng: _random(rng, 2000, 300, 0.05),
+    "block-plus-one": lambda rng: _rows(rng, np.full(spmv_cuda.ROW_BLOCK + 1, 3), 50),
+    "no-nonzeros": lambda rng: sp.csr_matrix((100, 90)),
+    "no-rows": lambda rng: sp.csr_matrix((0, 10)),
+}
+
+
+def _device_matrix(A, dtype, index_dtype):
+    return CSRMatrix.from_scipy(A, dtype=dtype, index_dtype=index_dtype).to_device()
+
+
+def _reference(A_dev, x, alpha=1.0, beta=0.0, y=None):
+    """float64 product of the rounded inputs, and a per-row error scale."""
+    host = A_dev.to_host().to_scipy().astype(np.float64)
+    x64 = cupy.asnumpy(x).astype(np.float64)
+    ref = alpha * (host @ x64)
+    scale = abs(alpha) * (abs(host) @ np.abs(x64))
+    if y is not None and beta != 0:
+        y64 = cupy.asnumpy(y).astype(np.float64)
+        ref = ref + beta * y64
+        scale = scale + abs(beta) * np.abs(y64)
+    lengths = np.diff(host.indptr)
+    return ref, scale, lengths
+
+
+def _check(result, A_dev, ref, scale, lengths, what):
+    got = cupy.asnumpy(result).astype(np.float64)
+    assert got.shape == ref.shape, f"{what}: shape {got.shape}, expected {ref.shape}"
+    bad_rows = np.flatnonzero(~np.isfinite(got))
+    assert bad_rows.size == 0, f"{what}: rows {bad_rows[:10].tolist()} not finite (never written, or y read)"
+    eps = np.finfo(A_dev.dtype).eps
+    # Accumulated rounding grows like sqrt(terms) for random signs; 16 ulps of
+    # slack per sqrt(term) stays far below any indexing mistake (an O(1) error).
+    bound = 16 * eps * np.sqrt(lengths + 1.0) * scale + np.finfo(np.float64).tiny
+    err = np.abs(got - ref)
+    worst = int(np.argmax(err / bound)) if err.size else 0
+    assert (err <= bound).all(), (f"{what}: row {worst} (nnz {lengths[worst]}) got {got[worst]!r}, "
+                                  f"expected {ref[worst]!r}; {np.count_nonzero(err > bound)} rows off")
+
+
+def _ids(params):
+    return "-".join(np.dtype(p).name if isinstance(p, type) else str(p) for p in params)
+
+
+PARAMS = [(case, dtype, index_dtype, kernel) for case in CASES for dtype in DTYPES
+          for index_dtype in INDEX_DTYPES for kernel in KERNELS]
+
+
+@pytest.mark.parametrize("case,dtype,index_dtype,kernel", PARAMS, ids=[_ids(p) for p in PARAMS])
+def test_kernel_matches_scipy(rng, case, dtype, index_dtype, kernel):
+    A = _device_matrix(CASES[case](rng), dtype, index_dtype)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+    ref, scale, lengths = _reference(A, x)
+    out = cupy.full(A.n_rows, np.nan, dtype=dtype)
+    result = spmv_cuda.spmv(A, x, kernel=kernel, out=out)
+    _check(result, A, ref, scale, lengths, f"{case}/{kernel}")
+    assert result is out
+
+
+ALPHA_BETA_CASES = ["random", "one-heavy-row", "lengths-1-70", "empty-rows", "no-nonzeros"]
+AB_PARAMS = [(case, dtype, kernel) for case in ALPHA_BETA_CASES for dtype in DTYPES for kernel in KERNELS]
+
+
+@pytest.mark.parametrize("case,dtype,kernel", AB_PARAMS, ids=[_ids(p) for p in AB_PARAMS])
+def test_alpha_beta(rng, case, dtype, kernel):
+    A = _device_matrix(CASES[case](rng), dtype, np.int32)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+    y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))
+    y_before = y.copy()
+    alpha, beta = 2.5, -0.75
+    ref, scale, lengths = _reference(A, x, alpha, beta, y)
+    result = spmv_cuda.spmv(A, x, y, alpha=alpha, beta=beta, kernel=kernel)
+    _check(result, A, ref, scale, lengths, f"{case}/{kernel} alpha={alpha} beta={beta}")
+    assert cupy.array_equal(y, y_before), "y must not be modified without out=y"
+    in_place = spmv_cuda.spmv(A, x, y, alpha=alpha, beta=beta, kernel=kernel, out=y)
+    assert in_place is y
+    _check(y, A, ref, scale, lengths, f"{case}/{kernel} in place")
+    # alpha only, beta == 0 on a NaN output: y must not be read
+    ref0, scale0, _ = _reference(A, x, -3.0)
+    out = cupy.full(A.n_rows, np.nan, dtype=dtype)
+    _check(spmv_cuda.spmv(A, x, out, alpha=-3.0, beta=0.0, kernel=kernel, out=out), A, ref0, scale0, lengths,
+           f"{case}/{kernel} alpha=-3 beta=0 NaN-poisoned y")
+
+
+@pytest.mark.parametrize("kernel", ["scalar", "warp:2", "warp:32", "vector:4", "vector:32", "adaptive"])
+def test_tiny_grids_still_cover_every_row(rng, monkeypatch, kernel):
+    """All kernels loop grid-stride; cap the grid at 2 blocks to prove it."""
+    monkeypatch.setattr(spmv_cuda, "MAX_BLOCKS", 2)
+    A = _device_matrix(few_huge_rows(rng), np.float32, np.int32)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
+    ref, scale, lengths = _reference(A, x)
+    out = cupy.full(A.n_rows, np.nan, dtype=np.float32)
+    _check(spmv_cuda.spmv(A, x, kernel=kernel, out=out), A, ref, scale, lengths, f"{kernel} on a 2-block grid")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_adaptive_repeats_and_new_x(rng, dtype):
+    """Split rows reset their completion counters: call after call stays right."""
+    A = _device_matrix(one_heavy_row(rng), dtype, np.int32)
+    for call in range(4):
+        x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+        ref, scale, lengths = _reference(A, x)
+        _check(spmv_cuda.spmv(A, x, kernel="adaptive"), A, ref, scale, lengths, f"adaptive call {call}")
+
+
+def _dense_panel_matrix(rng):
+    """Short random rows plus 40 rows that fill 80% of columns 1000..1999."""
+    A = _random(rng, 3000, 5000, 0.001).tolil()
+    dense_rows = rng.choice(3000, 40, replace=False)
+    for r in dense_rows:
+        A.rows[r], A.data[r] = [], []  # nothing outside the dense span
+        cols = 1000 + np.flatnonzero(rng.random(1000) < 0.8)
+        A[r, cols] = rng.uniform(-1, 1, cols.size)
+    return A.tocsr(), np.sort(dense_rows)
+
+
+@pytest.mark.parametrize("use_gemv", [True, False], ids=["gemv", "fallback-blocks"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_dense_panel_rows(rng, monkeypatch, dtype, use_gemv):
+    host, dense_rows = _dense_panel_matrix(rng)
+    A = _device_matrix(host, dtype, np.int32)
+    plan = planning.plan_for(A, dense_min_nnz=500, dense_threshold=0.5)
+    assert plan.dense_rows.tolist() == dense_rows.tolist(), "the plan must route the 80%-dense rows to the panel"
+    assert plan.summary()["paths"]["dense"]["rows"] == 40
+    if not use_gemv:
+        monkeypatch.setattr(spmv_cuda, "dense_gemv", lambda: None)
+    elif spmv_cuda.dense_gemv() is None:
+        pytest.skip("spla.backend.gemm_cuda.gemv does not exist yet (fallback blocks are tested)")
+    for beta in (0.0, 0.5):
+        x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+        y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))
+        ref, scale, lengths = _reference(A, x, 1.5, beta, y)
+        out = cupy.full(A.n_rows, np.nan, dtype=dtype) if beta == 0 else None
+        result = spmv_cuda.spmv(A, x, y, alpha=1.5, beta=beta, kernel="adaptive", plan=plan, out=out)
+        _check(result, A, ref, scale, lengths, f"dense panel ({'gemv' if use_gemv else 'fallback'}) beta={beta}")
+
+
+def test_auto_picks_adaptive_for_the_heavy_row(rng):
+    A = _device_matrix(one_heavy_row(rng), np.float32, np.int32)
+    assert spmv_cuda.choose_kernel(A) == "adaptive"
+    assert spmv_cuda.choose_kernel(_device_matrix(poisson2d(rng), np.float32, np.int32)) == "scalar"
+
+
+def test_public_api_and_matmul(rng):
+    import spla
+
+    host = _random(rng, 500, 400, 0.02)
+    A = CSRMatrix.from_scipy(host, dtype=np.float32)
+    x = rng.uniform(-1, 1, 400).astype(np.float32)
+    got = spla.spmv(A, cupy.asarray(x))
+    assert isinstance(got, cupy.ndarray)
+    np.testing.assert_allclose(cupy.asnumpy(got), host.astype(np.float64) @ x, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(cupy.asnumpy(A @ cupy.asarray(x)), cupy.asnumpy(got), rtol=0, atol=0)
+
+
+def test_bad_arguments_fail_loudly(rng):
+    from spla.errors import InputError, KernelError
+
+    A = _device_matrix(_random(rng, 50, 40, 0.1), np.float32, np.int32)
+    x = cupy.ones(40, dtype=np.float32)
+    with pytest.raises(KernelError, match="unknown SpMV kernel"):
+        spmv_cuda.spmv(A, x, kernel="fast")
+    with pytest.raises(InputError, match="length 40"):
+        spmv_cuda.spmv(A, cupy.ones(41, dtype=np.float32))
+    with pytest.raises(InputError, match="needs y"):
+        spmv_cuda.spmv(A, x, beta=1.0)
+    other = planning.plan_for(_device_matrix(_random(rng, 60, 40, 0.1), np.float32, np.int32))
+    with pytest.raises(KernelError, match="plan was built"):
+        spmv_cuda.spmv(A, x, kernel="adaptive", plan=other)
+    # arrays that start 4 bytes into an allocation: packs would straddle 16-byte lines
+    misaligned = CSRMatrix(A.data[1:], A.indices[1:], cupy.asarray([0, A.nnz - 1]), (1, 40), validate=False)
+    with pytest.raises(KernelError, match="16-byte boundary"):
+        spmv_cuda.spmv(misaligned, x, kernel="vector")
