@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from .. import cuda
 from ..errors import SplaError
 
 
@@ -22,12 +23,25 @@ class SplaGroup(click.Group):
         except SplaError as exc:
             click.echo(f"spla: error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            # click's own usage text is three lines; keep every bad argument to one
+            command = f"spla {exc.ctx.command_path.split(' ', 1)[1]}" if exc.ctx and " " in exc.ctx.command_path \
+                else "spla"
+            click.echo(f"spla: error: {exc.format_message()} (see `{command} --help`)", err=True)
+            sys.exit(exc.exit_code)
         except FileNotFoundError as exc:
             click.echo(f"spla: error: {exc.filename or exc}: no such file", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
             click.echo("spla: interrupted", err=True)
             sys.exit(130)
+        except Exception as exc:
+            # a GPU allocation that no size check foresaw: one line with the sizes, not a CUDA traceback
+            if not cuda.is_out_of_memory(exc):
+                raise
+            error = cuda.device_memory_error(exc, "computation")
+            click.echo(f"spla: error: {error}", err=True)
+            sys.exit(error.exit_code)
 
 
 @click.group(cls=SplaGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -42,7 +56,7 @@ def main():
 
 
 # One module per command family; each adds its commands to `main`.
-COMMAND_MODULES = ["spmv"]
+COMMAND_MODULES = ["spmv", "solve", "spmm", "gemm", "matrices"]
 
 for _name in COMMAND_MODULES:
     importlib.import_module(f"{__name__}.{_name}")

@@ -1,0 +1,88 @@
+// Helpers shared by the SpMM kernels (spmm_warp.cu, spmm_regk.cu).
+//
+// X and the output are dense row-major blocks of k columns: entry (j, c) sits
+// at x[j * ldx + c]. A row of X is k contiguous values, so one nonzero of A
+// needs one short contiguous read of X, which the kernels issue as 16-byte
+// (or 8-byte) vector loads where the host has checked the alignment.
+#pragma once
+
+#include "common.cuh"
+
+namespace spla {
+namespace spmm {
+
+// N consecutive values of T as one aligned load/store (N * sizeof(T) <= 16).
+template <typename T, int N>
+struct Vec;
+template <> struct Vec<float, 1> { using type = float; };
+template <> struct Vec<float, 2> { using type = float2; };
+template <> struct Vec<float, 4> { using type = float4; };
+template <> struct Vec<double, 1> { using type = double; };
+template <> struct Vec<double, 2> { using type = double2; };
+
+// The widest load (in elements) that tiles K values exactly: 16 bytes when
+// K * sizeof(T) is a multiple of 16, else 8, else one element. The host
+// (spla/backend/spmm_cuda.py, `_regk_vector_width`) mirrors this rule to check
+// pointer and leading-dimension alignment before it enables vector access.
+template <typename T, int K>
+struct RowVector {
+    static constexpr int bytes = K * static_cast<int>(sizeof(T));
+    static constexpr int width = bytes % 16 == 0 ? 16 / static_cast<int>(sizeof(T))
+                               : bytes % 8 == 0  ? 8 / static_cast<int>(sizeof(T))
+                                                 : 1;
+};
+
+// Unpack/pack by members so the values stay in registers (no address taken).
+__device__ __forceinline__ void unpack(float v, float* out) { out[0] = v; }
+__device__ __forceinline__ void unpack(float2 v, float* out) { out[0] = v.x; out[1] = v.y; }
+__device__ __forceinline__ void unpack(float4 v, float* out) {
+    out[0] = v.x; out[1] = v.y; out[2] = v.z; out[3] = v.w;
+}
+__device__ __forceinline__ void unpack(double v, double* out) { out[0] = v; }
+__device__ __forceinline__ void unpack(double2 v, double* out) { out[0] = v.x; out[1] = v.y; }
+
+__device__ __forceinline__ float pack(const float* in, Vec<float, 1>) { return in[0]; }
+__device__ __forceinline__ float2 pack(const float* in, Vec<float, 2>) { return make_float2(in[0], in[1]); }
+__device__ __forceinline__ float4 pack(const float* in, Vec<float, 4>) {
+    return make_float4(in[0], in[1], in[2], in[3]);
+}
+__device__ __forceinline__ double pack(const double* in, Vec<double, 1>) { return in[0]; }
+__device__ __forceinline__ double2 pack(const double* in, Vec<double, 2>) { return make_double2(in[0], in[1]); }
+
+// Read-only (texture path) load of N values at p, which must be N*sizeof(T)-aligned.
+template <typename T, int N>
+__device__ __forceinline__ void load_vec(const T* __restrict__ p, T* out) {
+    using V = typename Vec<T, N>::type;
+    unpack(__ldg(reinterpret_cast<const V*>(p)), out);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void store_vec(T* p, const T* in) {
+    using V = typename Vec<T, N>::type;
+    *reinterpret_cast<V*>(p) = pack(in, Vec<T, N>{});
+}
+
+// Sum over groups of `width` consecutive lanes (power of two) with xor
+// butterflies: every lane of the group ends with the total. `mask` names the
+// lanes of the calling group only, so groups whose rows are past the end may
+// have returned already.
+template <typename T, int width>
+__device__ __forceinline__ T group_allreduce_sum(T v, unsigned mask) {
+#pragma unroll
+    for (int offset = width / 2; offset > 0; offset /= 2) {
+        v += __shfl_xor_sync(mask, v, offset, width);
+    }
+    return v;
+}
+
+template <int width>
+__device__ __forceinline__ unsigned group_mask(int lane) {
+    if constexpr (width >= WARP_SIZE) {
+        return FULL_MASK;
+    } else {
+        return ((1u << width) - 1u) << (lane & ~(width - 1));
+    }
+}
+
+}  // namespace spmm
+}  // namespace spla

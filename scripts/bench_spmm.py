@@ -1,0 +1,340 @@
+#!/usr/bin/env python
+"""SpMM benchmark of issue 4: spla's SpMM kernels beside cuSPARSE SpMM, in one run.
+
+For k = 8 and k = 32 on the SpMV suite (scripts/bench_spmv.py's matrices):
+``auto`` and each spla kernel, cuSPARSE SpMM as a CuPy user calls it
+(``cusparse-cupy``: cupyx csr_matrix @ X) and with descriptors built once
+(``cusparse``), and k times one ``auto`` SpMV (what k separate SpMVs cost).
+Then the hybrid matrix (about 1M short rows plus 2,000 rows 50% dense over
+100k columns) with the dense-row panel (cuBLAS and the GEMM core) and without
+it (``adaptive-sparse``). Every result is checked against a float64 cuSPARSE
+product of the same float32-representable inputs BEFORE it is timed; times are
+CUDA-event medians. float32 values, int32 indices, C-order X.
+
+Writes JSON (GPU, versions, date, copy bandwidth, every figure) to --out and
+prints a markdown table last.
+
+    PYTHONPATH=. python scripts/bench_spmm.py --out $OUT     # ~2-3 min on an H200
+    PYTHONPATH=. python scripts/bench_spmm.py --quick        # small set, ~30 s
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+SUITE = [
+    ("poisson2d-4096", "gen:poisson2d:4096", "regular 5-point rows, 16.7M rows / 84M nnz"),
+    ("poisson3d-160", "gen:poisson3d:160", "regular 7-point rows, 4.1M rows"),
+    ("random-4M-16", "gen:random:4000000:16", "uniform random columns: X-gather bound"),
+    ("weblike", "gen:weblike", "web-Google-sized power law (916k rows)"),
+    ("powerlaw-16M", "gen:powerlaw:16000000:8:34000", "power law, 16M rows / 128M nnz, max row 34k"),
+    ("hugerows-2M", "gen:hugerows:2000000:64:1000000", "64 rows of 0.45-1M nnz among short rows"),
+    ("banded-1M-20", "gen:banded:1000000:20", "FEM-like band, 41 nnz per row"),
+]
+HYBRID = ("blockdense-1M", "gen:blockdense:1000000:2000:100000:0.5",
+          "1M short rows + 2,000 rows 50% dense over 100k columns")
+QUICK = [
+    ("poisson2d-1024", "gen:poisson2d:1024", "regular short rows"),
+    ("random-500k-16", "gen:random:500000:16", "uniform random columns"),
+    ("weblike", "gen:weblike", "web-Google-sized power law"),
+    ("hugerows-200k", "gen:hugerows:200000:8:200000", "a few huge rows"),
+]
+QUICK_HYBRID = ("blockdense-200k", "gen:blockdense:200000:400:20000:0.5", "400 rows 50% dense over 20k columns")
+POISSON = "poisson2d-4096"
+KS = (8, 32)
+KERNELS = ["auto", "regk", "subwarp", "warp", "adaptive", "cusparse", "cusparse-cupy"]
+HYBRID_RUNS = [("hybrid (cuBLAS panel)", "adaptive", "cublas"), ("hybrid (GEMM core dbuf)", "adaptive", "dbuf"),
+               ("hybrid (GEMM core regblock)", "adaptive", "regblock"), ("no dense path", "adaptive-sparse", None)]
+TOLERANCE = 1e-4  # relative Frobenius error of float32 results vs the float64 reference
+TIME_BUDGET_S = 0.12  # per timed kernel: repeats are sized to fit
+TARGETS = {"geomean_vs_cusparse_cupy_k8": 4.0, "geomean_vs_cusparse_cupy_k32": 3.0, "poisson_k8_over_spmv": 3.0}
+
+
+def _geomean(values):
+    values = [v for v in values if v and math.isfinite(v) and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def _time(fn, bench, cupy):
+    """Median device time; repeats sized from one timed call so slow kernels get few."""
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    fn()
+    start.record()
+    fn()
+    stop.record()
+    stop.synchronize()
+    once = cupy.cuda.get_elapsed_time(start, stop) / 1e3
+    repeat = int(min(100, max(5, TIME_BUDGET_S / max(once, 1e-6))))
+    return bench.time_gpu(fn, repeat=repeat, warmup=2)
+
+
+def _relative_error(cupy, Y, reference):
+    """||Y - ref||_F / ||ref||_F on the device (no multi-GB copies to the host)."""
+    diff = float(cupy.linalg.norm((Y.astype(np.float64) - reference).ravel()))
+    scale = float(cupy.linalg.norm(reference.ravel()))
+    if not math.isfinite(diff):
+        return float("inf")
+    return diff / scale if scale else diff
+
+
+class Matrix:
+    """One matrix on the device in float32 (timed) and float64 (reference), with its X blocks."""
+
+    def __init__(self, cupy, A64, k_max, seed=12345):
+        self.A = A64.astype(np.float32).to_device()
+        self.A64 = A64.to_device()
+        # float32-representable X, so the float64 reference multiplies the very same numbers
+        self.X = {}
+        self._full = cupy.random.RandomState(seed).uniform(-1, 1, (A64.n_cols, k_max), dtype=np.float32)
+        self.cupyx64 = self.A64.to_cupyx()
+
+    def x(self, cupy, k):
+        if k not in self.X:
+            self.X[k] = cupy.ascontiguousarray(self._full[:, :k])
+        return self.X[k]
+
+    def reference(self, cupy, k):
+        return self.cupyx64 @ self.x(cupy, k).astype(np.float64)
+
+
+def measure(cupy, run, reference, bench, k, nnz, nbytes):
+    """Check ``run()`` against the reference, then time it; a row dict."""
+    try:
+        Y = run()
+        error = _relative_error(cupy, Y, reference)
+        del Y
+        if not error <= TOLERANCE:
+            return {"status": "wrong", "rel_error": error}
+        timing = _time(run, bench, cupy)
+    except Exception as exc:  # one broken kernel must not sink the suite
+        return {"status": "failed", "message": f"{type(exc).__name__}: {exc}"}
+    return {"status": "ok", "rel_error": error, "ms": timing.ms, "min_ms": timing.min * 1e3,
+            "repeat": timing.repeat, **bench.throughput(timing.median, bench.spmv_flops(nnz, k), nbytes)}
+
+
+def run_matrix(cupy, name, spec, what, A64, gen_s, log, kernels=KERNELS):
+    from spla import bench
+    from spla.backend import spmm_cuda, spmv_cuda
+
+    m = Matrix(cupy, A64, max(KS))
+    A = m.A
+    record = {"name": name, "source": spec, "what": what, "shape": list(A.shape), "nnz": A.nnz, "load_s": gen_s,
+              "results": []}
+    began = time.perf_counter()
+    schedule = spmm_cuda.schedule_for(A)
+    record["schedule_s"] = time.perf_counter() - began
+    x1 = cupy.ascontiguousarray(m.x(cupy, 1)[:, 0])
+    spmv_ref = m.cupyx64 @ x1.astype(np.float64)
+    spmv_bytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize)
+    spmv_row = measure(cupy, lambda: spmv_cuda.spmv(A, x1, kernel="auto"), spmv_ref, bench, 1,
+                       A.nnz, spmv_bytes)
+    record["spmv_auto"] = {**spmv_row, "kernel": spmv_cuda.choose_kernel(A)}
+    if spmv_row["status"] != "ok":
+        log(f"  {name} auto SpMV: {spmv_row['status'].upper()} {spmv_row.get('message', spmv_row.get('rel_error'))}")
+    for k in KS:
+        X = m.x(cupy, k)
+        reference = m.reference(cupy, k)
+        nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize, k=k)
+        record[f"auto_k{k}"] = spmm_cuda.choose_kernel(A, k)
+        record[f"schedule_k{k}"] = schedule.summary(k, A.dtype)
+        for kernel in kernels:
+            if kernel == "regk" and k > spmm_cuda.REGK_MAX_K:
+                continue
+            row = measure(cupy, lambda: spmm_cuda.spmm(A, X, kernel=kernel), reference, bench, k, A.nnz, nbytes)
+            row.update(kernel=kernel, k=k)
+            record["results"].append(row)
+            if row["status"] != "ok":
+                log(f"  {name} k={k} {kernel}: {row['status'].upper()} {row.get('message', row.get('rel_error'))}")
+        del reference
+        _speedups(record, k)
+    del m
+    cupy.get_default_memory_pool().free_all_blocks()
+    return record
+
+
+def _speedups(record, k):
+    rows = [r for r in record["results"] if r["k"] == k and r["status"] == "ok"]
+    anchors = {r["kernel"]: r["ms"] for r in rows if r["kernel"] in ("cusparse", "cusparse-cupy")}
+    spmv = record["spmv_auto"]
+    for r in rows:
+        for anchor, ms in anchors.items():
+            r[f"speedup_vs_{anchor}"] = ms / r["ms"]
+        if spmv.get("status") == "ok":
+            r["speedup_vs_k_spmvs"] = k * spmv["ms"] / r["ms"]
+            r["over_one_spmv"] = r["ms"] / spmv["ms"]
+
+
+def run_hybrid(cupy, name, spec, what, A64, gen_s, log):
+    from spla import bench
+    from spla.backend import spmm_cuda
+
+    m = Matrix(cupy, A64, max(KS))
+    A = m.A
+    began = time.perf_counter()
+    schedule = spmm_cuda.schedule_for(A)
+    sparse_schedule = spmm_cuda.schedule_for(A, dense=False)
+    record = {"name": name, "source": spec, "what": what, "shape": list(A.shape), "nnz": A.nnz, "load_s": gen_s,
+              "schedule_s": time.perf_counter() - began, "dense_rows": schedule.dense_rows,
+              "panels": [{"rows": int(p.host_rows.size), "cols": p.col_end - p.col_begin, "density": p.density}
+                         for p in schedule.panels], "results": []}
+    if not schedule.panels:
+        log(f"  {name}: the plan routed no rows to the dense panel; the hybrid comparison is void")
+    for k in KS:
+        X = m.x(cupy, k)
+        reference = m.reference(cupy, k)
+        nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize, k=k)
+        record[f"schedule_k{k}"] = schedule.summary(k, A.dtype)
+        record[f"sparse_schedule_k{k}"] = sparse_schedule.summary(k, A.dtype)
+        for label, kernel, engine in HYBRID_RUNS + [("cuSPARSE (cached)", "cusparse", None),
+                                                    ("cuSPARSE (cupyx @)", "cusparse-cupy", None)]:
+            run = (lambda: spmm_cuda.spmm(A, X, kernel=kernel, dense_gemm=engine)) if engine else \
+                (lambda: spmm_cuda.spmm(A, X, kernel=kernel))
+            row = measure(cupy, run, reference, bench, k, A.nnz, nbytes)
+            row.update(label=label, kernel=kernel, engine=engine, k=k)
+            record["results"].append(row)
+            if row["status"] != "ok":
+                log(f"  {name} k={k} {label}: {row['status'].upper()} {row.get('message', row.get('rel_error'))}")
+        del reference
+        ok = {r["label"]: r["ms"] for r in record["results"] if r["k"] == k and r["status"] == "ok"}
+        if "no dense path" in ok:
+            hybrid = [ms for label, ms in ok.items() if label.startswith("hybrid")]
+            record[f"best_hybrid_ratio_k{k}"] = ok["no dense path"] / min(hybrid) if hybrid else float("nan")
+            for r in record["results"]:
+                if r["k"] == k and r["status"] == "ok":
+                    r["speedup_vs_no_dense"] = ok["no dense path"] / r["ms"]
+    del m
+    cupy.get_default_memory_pool().free_all_blocks()
+    return record
+
+
+def summarize(records, hybrid):
+    summary = {}
+    for k in KS:
+        for anchor in ("cusparse-cupy", "cusparse"):
+            values = [r.get(f"speedup_vs_{anchor}") for rec in records for r in rec["results"]
+                      if r["k"] == k and r["kernel"] == "auto" and r["status"] == "ok"]
+            summary[f"geomean_vs_{anchor}_k{k}"] = _geomean(values)
+    poisson = [rec for rec in records if rec["name"] == POISSON]
+    if poisson:
+        auto8 = [r for r in poisson[0]["results"] if r["k"] == 8 and r["kernel"] == "auto" and r["status"] == "ok"]
+        if auto8 and "over_one_spmv" in auto8[0]:
+            summary["poisson_k8_over_spmv"] = auto8[0]["over_one_spmv"]
+    if hybrid:
+        for k in KS:
+            summary[f"hybrid_ratio_k{k}"] = hybrid.get(f"best_hybrid_ratio_k{k}")
+    met = {}
+    for key, target in TARGETS.items():
+        value = summary.get(key)
+        if value is not None and math.isfinite(value):
+            met[key] = value <= target if key == "poisson_k8_over_spmv" else value >= target
+    for k in KS:
+        ratio = summary.get(f"hybrid_ratio_k{k}")
+        if ratio is not None and math.isfinite(ratio):
+            met[f"hybrid_faster_k{k}"] = ratio > 1.0
+    summary["targets_met"] = met
+    return summary
+
+
+def markdown(records, hybrid, summary, meta):
+    def cell(r, key, fmt):
+        return format(r[key], fmt) if r and r.get(key) is not None and r.get("status") == "ok" else "-"
+
+    lines = [f"SpMM on {meta['gpu']} (CuPy {meta['cupy']}, {meta['date']}); float32, int32 indices, C-order X; "
+             f"speed-ups of `auto` over cuSPARSE SpMM in the same run", "",
+             "| matrix | k | auto picks | auto ms | vs cusparse-cupy | vs cusparse (cached) | vs k SpMVs | "
+             "x one SpMV | GB/s | regk ms | subwarp ms | warp ms | adaptive ms | cusparse ms | cusparse-cupy ms |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for rec in records:
+        for k in KS:
+            by = {r["kernel"]: r for r in rec["results"] if r["k"] == k}
+            a = by.get("auto")
+            lines.append(" | ".join([
+                f"| {rec['name']}", str(k), rec.get(f"auto_k{k}", "?"), cell(a, "ms", ".3f"),
+                cell(a, "speedup_vs_cusparse-cupy", ".2f"), cell(a, "speedup_vs_cusparse", ".2f"),
+                cell(a, "speedup_vs_k_spmvs", ".2f"), cell(a, "over_one_spmv", ".2f"), cell(a, "gbps", ".0f"),
+                cell(by.get("regk"), "ms", ".3f"), cell(by.get("subwarp"), "ms", ".3f"), cell(by.get("warp"), "ms", ".3f"),
+                cell(by.get("adaptive"), "ms", ".3f"), cell(by.get("cusparse"), "ms", ".3f"),
+                cell(by.get("cusparse-cupy"), "ms", ".3f")]) + " |")
+    lines.append("")
+    for k in KS:
+        lines.append(f"- k={k}: geomean speed-up of auto over cusparse-cupy "
+                     f"{summary.get(f'geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x, over cached cuSPARSE "
+                     f"{summary.get(f'geomean_vs_cusparse_k{k}', float('nan')):.2f}x")
+    if "poisson_k8_over_spmv" in summary:
+        lines.append(f"- {POISSON}, k=8: auto SpMM costs {summary['poisson_k8_over_spmv']:.2f}x one auto SpMV "
+                     f"(target <= 3x)")
+    if hybrid:
+        lines += ["", f"Hybrid: {hybrid['name']} ({hybrid['what']}), {hybrid['dense_rows']} rows in the dense panel",
+                  "", "| path | k | ms | vs no dense path | vs cusparse-cupy |", "| --- | --- | --- | --- | --- |"]
+        cupy_ms = {r["k"]: r["ms"] for r in hybrid["results"] if r["kernel"] == "cusparse-cupy" and r["status"] == "ok"}
+        for r in hybrid["results"]:
+            vs_cupy = f"{cupy_ms[r['k']] / r['ms']:.2f}" if r["status"] == "ok" and r["k"] in cupy_ms else "-"
+            lines.append(f"| {r['label']} | {r['k']} | {cell(r, 'ms', '.3f') if r['status'] == 'ok' else r['status']}"
+                         f" | {cell(r, 'speedup_vs_no_dense', '.2f')} | {vs_cupy} |")
+    lines += ["", f"targets met: {summary['targets_met']}"]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.environ.get("OUT", "bench-out"), help="directory for the JSON")
+    parser.add_argument("--quick", action="store_true", help="small matrices (a smoke run)")
+    parser.add_argument("--only", nargs="*", help="names of suite matrices to run (the hybrid one: 'hybrid')")
+    args = parser.parse_args(argv)
+
+    import cupy
+
+    from spla import bench, cuda, generators
+
+    def log(text):
+        print(text, file=sys.stderr, flush=True)
+
+    began = time.perf_counter()
+    meta = {"gpu": cuda.device_name(), "cupy": cupy.__version__, "numpy": np.__version__,
+            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "copy_bandwidth_gbps": bench.copy_bandwidth_gbps(), "ks": list(KS), "tolerance": TOLERANCE}
+    suite = QUICK if args.quick else SUITE
+    hybrid_entry = QUICK_HYBRID if args.quick else HYBRID
+    if args.only:
+        suite = [entry for entry in suite if entry[0] in args.only]
+    records = []
+    for name, spec, what in suite:
+        t0 = time.perf_counter()
+        A64 = generators.from_spec(spec, dtype=np.float64)
+        gen_s = time.perf_counter() - t0
+        log(f"{name}: {A64.n_rows:,} rows, {A64.nnz:,} nnz (generated in {gen_s:.1f} s)")
+        records.append(run_matrix(cupy, name, spec, what, A64, gen_s, log))
+        del A64
+    hybrid = None
+    if not args.only or "hybrid" in args.only:
+        name, spec, what = hybrid_entry
+        t0 = time.perf_counter()
+        A64 = generators.from_spec(spec, dtype=np.float64)
+        gen_s = time.perf_counter() - t0
+        log(f"{name}: {A64.n_rows:,} rows, {A64.nnz:,} nnz (generated in {gen_s:.1f} s)")
+        hybrid = run_hybrid(cupy, name, spec, what, A64, gen_s, log)
+    summary = summarize(records, hybrid)
+    meta["wall_s"] = time.perf_counter() - began
+    result = {"meta": meta, "summary": summary, "matrices": records, "hybrid": hybrid}
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "bench_spmm.json"
+    from spla.report import to_json
+
+    path.write_text(to_json(result))
+    log(f"wrote {path} ({meta['wall_s']:.0f} s)")
+    print(markdown(records, hybrid, summary, meta))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

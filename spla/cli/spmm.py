@@ -1,0 +1,243 @@
+"""``spla spmm``: throughput of Y = A @ X for a dense block X of k columns.
+
+The report mirrors ``spla spmv`` (spla/report.py): each kernel runs on the same
+random X (fixed seed, values in [-1, 1)), is checked against a float64 SciPy
+product and timed (median of repeats); rows give ms, GFLOP/s (2*nnz*k/t),
+effective GB/s (A once, X and Y once: ``spla.bench.spmv_bytes(..., k=k)``),
+the speed-up over the anchor measured in the same run (SciPy on the CPU,
+cuSPARSE SpMM on the GPU) and over k separate SpMVs (k times one ``auto``
+SpMV on one column of X, timed in the same run).
+"""
+
+from __future__ import annotations
+
+import click
+import numpy as np
+
+from . import main
+from .. import bench, cuda, io, report
+from ..errors import InputError, KernelError, SplaError
+from .spmv import SOURCE_HELP, _describe_load, _json_load_info
+
+CPU_KERNEL = "scipy"
+GPU_ANCHOR = "cusparse"
+X_SEED = 12345
+MAX_K = 256
+
+
+def gpu_kernels() -> list:
+    from ..backend import spmm_cuda
+
+    return list(spmm_cuda.KERNELS)
+
+
+def kernel_names(device: str, kernel: str) -> list:
+    """The kernels a report runs for ``--kernel``, anchor first."""
+    if device == "cpu":
+        if kernel not in ("auto", "all", CPU_KERNEL):
+            raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU the kernel is "
+                              f"{CPU_KERNEL!r} (or auto/all)")
+        return [CPU_KERNEL]
+    known = gpu_kernels()
+    if kernel == "all":
+        chosen = known
+    elif kernel in known:
+        chosen = [kernel]
+    else:
+        raise KernelError(f"unknown SpMM kernel {kernel!r}; choose one of {', '.join(known)} or all")
+    return [GPU_ANCHOR] + [name for name in chosen if name != GPU_ANCHOR]
+
+
+def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dtype="float32",
+                order: str = "C", repeat: int | None = None, seed: int = X_SEED, source: str | None = None) -> dict:
+    """Measure Y = A @ X for each kernel; return the report as a dict.
+
+    Parameters
+    ----------
+    A : CSRMatrix or anything :func:`spla.as_csr` accepts
+    k : int
+        Columns of X (1..256).
+    device, kernel, dtype, repeat, seed, source
+        As :func:`spla.report.spmv_report`.
+    order : 'C' | 'F'
+        Memory order of X.
+
+    Returns
+    -------
+    dict
+        The keys of ``spmv_report`` plus ``k``, ``order``, ``spmv_ms`` (one
+        ``auto`` SpMV) and per row ``speedup_vs_spmvs`` (k * spmv_ms / ms).
+
+    See Also
+    --------
+    scipy.sparse.csr_matrix.dot, cupyx.scipy.sparse.csr_matrix.dot
+    """
+    from ..csr import as_csr
+    from ..matmat import spmm
+    from ..matvec import spmv
+
+    device = report.resolve_device(device)
+    dtype = np.dtype(dtype)
+    if dtype.name not in report.TOLERANCE:
+        raise InputError(f"dtype must be float32 or float64, got {dtype}")
+    if not 1 <= int(k) <= MAX_K:
+        raise InputError(f"k must be in 1..{MAX_K}, got {k}")
+    if order not in ("C", "F"):
+        raise InputError(f"order must be C or F, got {order!r}")
+    k = int(k)
+    names = kernel_names(device, kernel)
+    repeat = report.DEFAULT_REPEAT[device] if repeat is None else int(repeat)
+    if repeat < 1:
+        raise InputError(f"repeat must be at least 1, got {repeat}")
+
+    A = as_csr(A).to_host()
+    A_run = A.astype(dtype)
+    X = np.random.default_rng(seed).uniform(-1.0, 1.0, (A.n_cols, k)).astype(dtype)
+    X = np.asfortranarray(X) if order == "F" else np.ascontiguousarray(X)
+    reference = A.astype(np.float64).to_scipy() @ X.astype(np.float64)
+    nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, value_bytes=dtype.itemsize,
+                              index_bytes=A_run.index_dtype.itemsize, k=k)
+    flops = bench.spmv_flops(A.nnz, k)
+    out = {
+        "device": device, "device_name": report.device_name(device), "dtype": dtype.name,
+        "index_dtype": A_run.index_dtype.name, "k": k, "order": order, "repeat": repeat, "anchor": names[0],
+        "matrix": {"source": source, "rows": A.n_rows, "cols": A.n_cols, "nnz": A.nnz},
+        "bytes": nbytes, "flops": flops, "x_seed": seed, "tolerance": report.TOLERANCE[dtype.name],
+    }
+    if device == "gpu":
+        cupy = cuda.require_cupy()
+        A_side, X_side = A_run.to_device(), cupy.asarray(X, order=order)
+        out["copy_bandwidth_gbps"] = bench.copy_bandwidth_gbps()
+        column = cupy.ascontiguousarray(X_side[:, 0])
+    else:
+        A_side, X_side = A_run, X
+        column = np.ascontiguousarray(X[:, 0])
+    out["spmv_ms"] = bench.time_on(device, lambda: spmv(A_side, column, kernel="auto"), repeat=repeat).ms
+
+    rows = []
+    for name in names:
+        run_name = "auto" if device == "cpu" else name
+        try:
+            Y = spmm(A_side, X_side, kernel=run_name)
+            error = bench.relative_error(Y, reference)
+            timing = bench.time_on(device, lambda: spmm(A_side, X_side, kernel=run_name), repeat=repeat)
+        except SplaError as exc:
+            if name == names[0] or len(names) == 1:
+                raise
+            rows.append({"kernel": name, "error": str(exc)})
+            continue
+        rate = bench.throughput(timing.median, flops, nbytes)
+        rows.append({
+            "kernel": name, "ms": timing.ms, "min_ms": timing.min * 1e3, "max_ms": timing.max * 1e3,
+            "gflops": rate["gflops"], "gbps": rate["gbps"], "rel_error": error,
+            "ok": bool(error <= report.TOLERANCE[dtype.name]),
+        })
+    anchor_ms = rows[0]["ms"]
+    for row in rows:
+        if "ms" in row:
+            row["speedup_vs_anchor"] = anchor_ms / row["ms"] if row["ms"] else float("nan")
+            row["speedup_vs_spmvs"] = k * out["spmv_ms"] / row["ms"] if row["ms"] else float("nan")
+            if device == "gpu":
+                row["fraction_of_copy"] = row["gbps"] / out["copy_bandwidth_gbps"]
+    out["rows"] = rows
+    if device == "gpu":
+        out["plan"] = adaptive_summary(A_side, k)
+    return out
+
+
+def adaptive_summary(A_dev, k: int) -> list:
+    """What ``adaptive`` does with this matrix at this k (one line per launch group)."""
+    from ..backend import spmm_cuda
+
+    return spmm_cuda.schedule_for(A_dev).summary(k, A_dev.dtype)
+
+
+def format_spmm_report(r: dict) -> str:
+    """The report as an aligned text table (the layout of ``spla spmv``'s, plus "vs k SpMVs")."""
+    gpu = r["device"] == "gpu"
+    head = ["kernel", "ms", "GFLOP/s", "GB/s", f"vs {r['anchor']}", f"vs {r['k']} SpMVs"] \
+        + (["% copy BW"] if gpu else []) + ["rel. error", "check"]
+    table = [head]
+    for row in r["rows"]:
+        if "error" in row:
+            table.append([row["kernel"], "failed: " + row["error"]])
+            continue
+        cells = [row["kernel"], f"{row['ms']:.4f}", f"{row['gflops']:.2f}", f"{row['gbps']:.1f}",
+                 f"{row['speedup_vs_anchor']:.2f}x", f"{row['speedup_vs_spmvs']:.2f}x"]
+        if gpu:
+            cells.append(f"{100 * row['fraction_of_copy']:.1f}%")
+        cells += [f"{row['rel_error']:.2e}", "ok" if row["ok"] else "WRONG"]
+        table.append(cells)
+    full = [t for t in table if len(t) == len(head)]
+    widths = [max(len(t[i]) for t in full) for i in range(len(head))]
+    lines = []
+    for t in table:
+        if len(t) != len(head):
+            lines.append(f"{t[0]:<{widths[0]}}  {t[1]}")
+            continue
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))))
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    m = r["matrix"]
+    title = (f"SpMM Y = A @ X (k={r['k']}, {r['order']}-order X) on {r['device_name']}, {r['dtype']} values / "
+             f"{r['index_dtype']} indices, median of {r['repeat']} runs; bytes model {r['bytes'] / 1e6:.1f} MB, "
+             f"{m['nnz']:,} nnz; one auto SpMV {r['spmv_ms']:.4f} ms; error vs SciPy float64 "
+             f"(tolerance {r['tolerance']:g})")
+    text = title + "\n" + "\n".join(lines)
+    if r.get("plan"):
+        text += "\nadaptive schedule:\n" + "\n".join("  " + line for line in r["plan"])
+    return text
+
+
+@main.command("spmm", epilog=SOURCE_HELP)
+@click.argument("source")
+@click.option("--k", "k", type=click.IntRange(1, MAX_K), default=8, show_default=True,
+              help="Columns of the dense block X.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True,
+              help="Where to run: auto uses the GPU when CuPy sees one, else the CPU (and says which).")
+@click.option("--kernel", default="auto", show_default=True,
+              help="GPU: regk, warp, subwarp, adaptive, adaptive-sparse, spmv-loop, cusparse, cusparse-cupy, "
+                   "auto or all (cuSPARSE SpMM is always measured as the anchor). CPU: scipy (auto and all mean "
+                   "scipy).")
+@click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32", show_default=True,
+              help="Value type of A and X; the reference is float64 SciPy either way.")
+@click.option("--order", type=click.Choice(["C", "F"]), default="C", show_default=True,
+              help="Memory order of X (F: column-major, as Fortran/cuSPARSE's default).")
+@click.option("--repeat", type=click.IntRange(min=1), default=None,
+              help="Timed runs per kernel, after warm-up; the median is reported.  [default: 20 CPU, 100 GPU]")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the binary load cache.")
+def spmm_command(source, k, device, kernel, dtype, order, repeat, as_json, no_cache):
+    """Measure sparse matrix times dense block Y = A @ X (k columns) on SOURCE.
+
+    Runs each kernel on a random X (fixed seed), checks Y against SciPy in
+    float64 and prints median time, GFLOP/s, effective GB/s, the speed-up
+    over the anchor (cuSPARSE SpMM on the GPU, SciPy on the CPU) and over k
+    separate SpMVs, and on the GPU the adaptive schedule (row groups, long-row
+    segments, dense panels).
+
+    \b
+    Examples:
+      spla spmm gen:poisson2d:1024 --k 8
+      spla spmm gen:blockdense:200000:200:20000:0.5 --k 32 --device gpu --kernel all
+      spla spmm matrices/web-Google.mtx.gz --k 16 --order F --json
+    """
+    chosen = report.resolve_device(device)
+    names = kernel_names(chosen, kernel)  # reject a bad --kernel before the (slow) load
+    A = io.load(source, cache=not no_cache)
+    if not as_json:
+        why = " (auto: no GPU visible)" if device == "auto" and chosen == "cpu" else \
+            (" (auto: GPU found)" if device == "auto" else "")
+        click.echo(f"device      {chosen}{why}: {report.device_name(chosen)}")
+        click.echo(_describe_load(A))
+        click.echo()
+    measured = spmm_report(A, k=k, device=chosen, kernel=kernel, dtype=dtype, order=order, repeat=repeat,
+                           source=source)
+    measured["kernels_requested"] = names
+    if as_json:
+        click.echo(report.to_json({"source": source, "device_requested": device, "load": _json_load_info(A),
+                                   "spmm": measured}))
+    else:
+        click.echo(format_spmm_report(measured))
+    wrong = [row["kernel"] for row in measured["rows"] if row.get("ok") is False]
+    if wrong:
+        raise SplaError(f"results differ from SciPy beyond {measured['tolerance']:g}: {', '.join(wrong)}")

@@ -1,0 +1,294 @@
+"""SpMM on the GPU: every kernel against float64 SciPy on fresh random inputs
+and structured cases, both X orders, both value and index types, alpha/beta
+with NaN-poisoned outputs, long-row segments and the hybrid dense panel."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+
+import spla
+from spla import generators, plan as planner
+from spla.cli import main
+from spla.errors import InputError, KernelError
+
+pytestmark = pytest.mark.gpu
+cupy = pytest.importorskip("cupy")
+
+from spla.backend import spmm_cuda  # noqa: E402  (after the CuPy check)
+
+KS = (1, 2, 3, 4, 7, 8, 16, 33, 128)
+DTYPES = (np.float32, np.float64)
+# |Y - ref| <= TOL * (|alpha| |A| @ |X| + |beta| |Y0|), elementwise: float32 sums of
+# thousands of terms drift by ~sqrt(n) * 6e-8 of the absolute sum, float64 by 1e-16.
+TOL = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-11}
+SPLA_KERNELS = ("regk", "warp", "subwarp", "adaptive", "adaptive-sparse", "auto")
+ALL_KERNELS = SPLA_KERNELS + ("spmv-loop", "cusparse", "cusparse-cupy")
+
+
+def fits(kernel, k):
+    return kernel != "regk" or k <= spmm_cuda.REGK_MAX_K
+
+
+def check(Y, A, X, alpha=1.0, beta=0.0, Y0=None):
+    """Y (device) against SciPy float64, with a bound that scales with each entry's magnitude."""
+    assert isinstance(Y, cupy.ndarray) and Y.flags.c_contiguous
+    Yh = cupy.asnumpy(Y).astype(np.float64)
+    A64 = A.astype(np.float64)
+    X64 = np.asarray(cupy.asnumpy(X) if isinstance(X, cupy.ndarray) else X, dtype=np.float64)
+    ref = alpha * (A64 @ X64)
+    bound = abs(alpha) * (abs(A64) @ abs(X64))
+    if Y0 is not None and beta != 0:
+        Y0h = np.asarray(cupy.asnumpy(Y0) if isinstance(Y0, cupy.ndarray) else Y0, dtype=np.float64)
+        ref = ref + beta * Y0h
+        bound = bound + abs(beta) * abs(Y0h)
+    assert Yh.shape == ref.shape
+    assert np.isfinite(Yh).all(), "non-finite output (a NaN-poisoned Y was read, or an unwritten row)"
+    err = np.abs(Yh - ref)
+    limit = TOL[np.dtype(Y.dtype)] * bound + 1e-30
+    bad = np.argwhere(err > limit)
+    assert bad.size == 0, f"{len(bad)} wrong entries, first at {bad[:5].tolist()}: " \
+                          f"got {Yh[tuple(bad[0])]}, expected {ref[tuple(bad[0])]}"
+
+
+def mixed_matrix(rng, n_rows=1000, n_cols=3000, dtype=np.float64):
+    """Every length class at once: empty rows, 1..8, up to 64, up to 1024, and rows past 1024."""
+    lengths = rng.integers(0, 9, n_rows)
+    lengths[rng.choice(n_rows, 100, replace=False)] = 0
+    lengths[rng.choice(n_rows, 60, replace=False)] = rng.integers(9, 65, 60)
+    lengths[rng.choice(n_rows, 15, replace=False)] = rng.integers(65, 1025, 15)
+    lengths[rng.choice(n_rows, 3, replace=False)] = rng.integers(1100, 2900, 3)
+    return rows_of_lengths(rng, np.minimum(lengths, n_cols), n_cols, dtype)
+
+
+def rows_of_lengths(rng, lengths, n_cols, dtype=np.float64):
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    cols = np.concatenate([np.sort(rng.choice(n_cols, n, replace=False)) for n in lengths] or [[]])
+    data = rng.uniform(-1, 1, indptr[-1])
+    return sp.csr_matrix((data.astype(dtype), cols.astype(np.int64), indptr), shape=(len(lengths), n_cols))
+
+
+def run(A, X, *args, kernel, index_dtype=None, **kw):
+    M = spla.CSRMatrix.from_scipy(A, index_dtype=index_dtype)
+    return spla.spmm(M, X, *args, kernel=kernel, **kw)
+
+
+# -------------------------------------------------------------- random inputs
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("k", KS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
+def test_mixed_matrix_matches_scipy(rng, kernel, k, order, dtype):
+    if not fits(kernel, k):
+        pytest.skip("regk holds at most 16 columns")
+    if kernel == "spmv-loop" and k > 16:
+        pytest.skip("k separate SpMVs: covered up to 16")
+    A = mixed_matrix(rng, dtype=dtype)
+    X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(dtype), order=order)
+    check(run(A, X, kernel=kernel), A, X)
+
+
+@pytest.mark.parametrize("k", (1, 4, 8, 33))
+@pytest.mark.parametrize("kernel", SPLA_KERNELS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+def test_int64_indices(rng, kernel, k, dtype):
+    if not fits(kernel, k):
+        pytest.skip("regk holds at most 16 columns")
+    A = mixed_matrix(rng, 600, 2000, dtype=dtype)
+    X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(dtype))
+    M = spla.CSRMatrix.from_scipy(A, index_dtype=np.int64)
+    assert M.index_dtype == np.int64
+    check(spla.spmm(M, X, kernel=kernel), A, X)
+
+
+# ----------------------------------------------------------- structured cases
+def structured(name, rng):
+    if name == "all-empty":
+        return sp.csr_matrix((300, 200))
+    if name == "empty-rows":
+        A = sp.random(500, 400, density=0.02, format="csr", random_state=rng)
+        A[::3] = 0
+        A.eliminate_zeros()
+        return A
+    if name == "one-huge-row":
+        lengths = rng.integers(1, 5, 2000)
+        lengths[777] = 40_000
+        return rows_of_lengths(rng, lengths, 60_000)
+    if name == "all-dense":
+        return sp.csr_matrix(rng.uniform(-1, 1, (150, 130)))
+    if name == "1x1":
+        return sp.csr_matrix(np.array([[2.5]]))
+    if name == "wide":
+        return sp.random(50, 5000, density=0.05, format="csr", random_state=rng)
+    if name == "tall":
+        return sp.random(5000, 50, density=0.1, format="csr", random_state=rng)
+    if name in ("n257", "n1025"):
+        n = int(name[1:])
+        return sp.random(n, n, density=0.01, format="csr", random_state=rng)
+    if name == "n-by-1":
+        return sp.random(700, 1, density=0.5, format="csr", random_state=rng)
+    if name == "1-by-n":
+        return sp.random(1, 700, density=0.5, format="csr", random_state=rng)
+    if name == "duplicates":  # unsorted columns with repeats, which CSR allows and SciPy sums
+        indptr = np.arange(0, 30 * 101, 30)
+        return sp.csr_matrix((rng.uniform(-1, 1, 3000), rng.integers(0, 80, 3000), indptr), shape=(100, 80))
+    raise ValueError(name)
+
+
+STRUCTURED = ("all-empty", "empty-rows", "one-huge-row", "all-dense", "1x1", "wide", "tall", "n257", "n1025",
+              "n-by-1", "1-by-n", "duplicates")
+
+
+@pytest.mark.parametrize("k", (3, 8, 33))
+@pytest.mark.parametrize("kernel", SPLA_KERNELS + ("cusparse",))
+@pytest.mark.parametrize("case", STRUCTURED)
+def test_structured(rng, case, kernel, k):
+    if not fits(kernel, k):
+        pytest.skip("regk holds at most 16 columns")
+    if kernel == "cusparse" and case == "duplicates":
+        pytest.skip("cuSPARSE assumes canonical CSR")
+    A = structured(case, rng).astype(np.float32)
+    X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(np.float32))
+    check(run(A, X, kernel=kernel), A, X)
+
+
+# ------------------------------------------------------------------ alpha/beta
+@pytest.mark.parametrize("k", (1, 4, 8, 33))
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
+def test_beta_zero_never_reads_y(rng, kernel, k):
+    if not fits(kernel, k):
+        pytest.skip("regk holds at most 16 columns")
+    A = mixed_matrix(rng, 400, 1500, dtype=np.float32)
+    X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(np.float32))
+    poisoned = cupy.full((A.shape[0], k), np.nan, dtype=np.float32)
+    check(run(A, X, poisoned, alpha=-1.5, beta=0.0, kernel=kernel), A, X, alpha=-1.5)
+
+
+@pytest.mark.parametrize("y_layout", ["C", "F", "strided"])
+@pytest.mark.parametrize("k", (2, 8, 33))
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
+def test_alpha_beta(rng, kernel, k, y_layout):
+    if not fits(kernel, k):
+        pytest.skip("regk holds at most 16 columns")
+    A = mixed_matrix(rng, 400, 1500)
+    X = cupy.asarray(rng.standard_normal((A.shape[1], k)))
+    Y0 = cupy.asarray(rng.standard_normal((A.shape[0], 2 * k)))
+    Y0 = {"C": cupy.ascontiguousarray(Y0[:, :k]), "F": cupy.asfortranarray(Y0[:, :k]), "strided": Y0[:, ::2]}[y_layout]
+    check(run(A, X, Y0, alpha=0.5, beta=-2.0, kernel=kernel), A, X, 0.5, -2.0, Y0)
+
+
+# --------------------------------------------------------------------- layouts
+@pytest.mark.parametrize("layout", ["column-slice", "misaligned", "reversed", "every-other-column", "F-slice"])
+@pytest.mark.parametrize("k", (4, 8, 16, 32))
+@pytest.mark.parametrize("kernel", SPLA_KERNELS)
+def test_x_layouts(rng, kernel, k, layout):
+    """Views whose leading dimension or base address rule out vector loads must still be right."""
+    if not fits(kernel, k):
+        pytest.skip("regk holds at most 16 columns")
+    A = mixed_matrix(rng, 500, 1200, dtype=np.float32)
+    n = A.shape[1]
+    wide = cupy.asarray(rng.standard_normal((n, 2 * k + 3)).astype(np.float32))
+    if layout == "column-slice":
+        X = wide[:, 1:k + 1]                      # ld = 2k+3, base 4 bytes off
+    elif layout == "misaligned":
+        flat = cupy.asarray(rng.standard_normal(n * k + 1).astype(np.float32))
+        X = flat[1:].reshape(n, k)                # contiguous but not 16-byte aligned
+    elif layout == "reversed":
+        X = wide[::-1, :k]
+    elif layout == "every-other-column":
+        X = wide[:, :2 * k:2]
+    else:
+        X = cupy.asfortranarray(wide)[:, 1:k + 1]  # column-major with column stride n
+    check(run(A, X, kernel=kernel), A, X)
+
+
+def test_f_order_regk_reads_columns_directly(rng):
+    A = mixed_matrix(rng, 300, 900, dtype=np.float32)
+    X = cupy.asfortranarray(cupy.asarray(rng.standard_normal((900, 8)).astype(np.float32)))
+    operand = spmm_cuda.as_operand(X, allow_colmajor=True)
+    assert operand.colmajor and operand.ld == 900 and operand.array is X
+    check(run(A, X, kernel="regk"), A, X)
+
+
+# ------------------------------------------------------- adaptive: long rows, dense
+def test_long_rows_are_segmented(rng):
+    lengths = rng.integers(0, 6, 3000)
+    lengths[[5, 1234, 2999]] = [5000, 20_000, 1025]
+    A = rows_of_lengths(rng, lengths, 200_000, np.float32)  # 2.5-10% dense: not for the dense panel
+    M = spla.CSRMatrix.from_scipy(A).to_device()
+    schedule = spmm_cuda.schedule_for(M)
+    assert set(schedule.long_rows.tolist()) == {5, 1234, 2999}
+    assert schedule.n_segments == 5 + 20 + 2 and not schedule.panels
+    X = cupy.asarray(rng.standard_normal((A.shape[1], 8)).astype(np.float32))
+    Y0 = cupy.asarray(rng.standard_normal((A.shape[0], 8)).astype(np.float32))
+    check(spla.spmm(M, X, kernel="adaptive"), A, X)
+    check(spla.spmm(M, X, Y0, alpha=2.0, beta=3.0, kernel="adaptive"), A, X, 2.0, 3.0, Y0)
+
+
+def _gemm_engines(dtype):
+    engines = ["cublas"]
+    try:
+        from spla.backend import gemm_cuda  # noqa: F401
+    except ImportError:
+        return engines
+    return engines + (["regblock", "dbuf"] if np.dtype(dtype) == np.float32 else [])
+
+
+@pytest.mark.parametrize("k", (8, 33, 128))
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+def test_hybrid_dense_panel(rng, dtype, k):
+    A = generators.from_spec("gen:blockdense:20000:30:8192:0.6", dtype=dtype)
+    M = A.to_device()
+    plan = planner.plan_for(M)
+    schedule = spmm_cuda.schedule_for(M)
+    assert plan.dense_rows.size == 30, "the plan should route the 30 dense rows to the dense path"
+    assert schedule.dense_rows == 30 and schedule.panels
+    panel = schedule.panels[0]
+    assert panel.density >= plan.thresholds.dense_threshold
+    dense_set = set(plan.dense_rows.tolist())
+    assert not any(dense_set & set(g.host_rows.tolist()) for g in schedule.groups), "dense rows run twice"
+    S = A.to_scipy()
+    X = cupy.asarray(rng.standard_normal((A.n_cols, k)).astype(dtype))
+    Y0 = cupy.asarray(rng.standard_normal((A.n_rows, k)).astype(dtype))
+    for engine in _gemm_engines(dtype):
+        check(spmm_cuda.spmm(M, X, kernel="adaptive", dense_gemm=engine), S, X)
+        check(spmm_cuda.spmm(M, X, Y0, alpha=-1.0, beta=0.5, kernel="adaptive", dense_gemm=engine),
+              S, X, -1.0, 0.5, Y0)
+    assert not spmm_cuda.schedule_for(M, dense=False).panels
+    check(spla.spmm(M, X, kernel="adaptive-sparse"), S, X)
+    check(spla.spmm(M, X, kernel="auto"), S, X)
+
+
+# ---------------------------------------------------------------------- errors
+def test_errors(rng):
+    A = spla.CSRMatrix.from_scipy(sp.random(40, 30, density=0.2, format="csr", random_state=rng))
+    X = cupy.ones((30, 17))
+    with pytest.raises(KernelError, match="at most 16"):
+        spla.spmm(A, X, kernel="regk")
+    with pytest.raises(KernelError, match="unknown SpMM kernel"):
+        spla.spmm(A, X, kernel="nope")
+    with pytest.raises(InputError, match="split"):
+        spla.spmm(A, X, np.ones((40, 17)), beta=1.0)
+    with pytest.raises(InputError, match="rows"):
+        spla.spmm(A, cupy.ones((31, 2)))
+
+
+def test_matmul_operator_on_gpu(rng):
+    A = sp.random(64, 48, density=0.1, format="csr", random_state=rng)
+    X = cupy.asarray(rng.standard_normal((48, 5)))
+    Y = spla.CSRMatrix.from_scipy(A) @ X
+    check(Y, A, X)
+
+
+def test_cli_spmm_all_kernels_on_gpu():
+    result = CliRunner().invoke(main, ["spmm", "gen:hugerows:20000:3:5000", "--k", "8", "--device", "gpu",
+                                                "--kernel", "all", "--repeat", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)["spmm"]
+    assert {row["kernel"] for row in report["rows"]} >= set(spmm_cuda.KERNELS) - {"auto"}
+    assert all(row.get("ok") for row in report["rows"]), [r for r in report["rows"] if not r.get("ok")]
+    assert report["plan"]
