@@ -34,9 +34,16 @@ from spla.cli import gemm as gemm_cli  # noqa: E402
 
 SIZES = [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192), (16384, 64, 4096)]
 # The bank-conflict pair only needs one size to make its point.
-EXTRA_AT = {"transposed_b": {(1024, 1024, 1024), (4096, 4096, 4096)},
-            "transposed_b_padded": {(1024, 1024, 1024), (4096, 4096, 4096)},
-            "tf32_w64x32": set(SIZES)}
+COMPARE_SIZES = {(1024, 1024, 1024), (4096, 4096, 4096)}
+EXTRA_AT = {"transposed_b": COMPARE_SIZES,
+            "transposed_b_padded": COMPARE_SIZES,
+            "tf32_w64x32": set(SIZES),
+            # round-2 candidates: the padded pair only where the path is compared
+            "padded_v2": COMPARE_SIZES,
+            "padded_v2_nopad": {(4096, 4096, 4096)},
+            "dbuf_v2_64": {(1024, 1024, 1024), (4096, 4096, 4096), (16384, 64, 4096)}}
+# "auto" is timed too (the row says which kernel the rule picked).
+AUTO_ROW = "auto"
 
 TF32_CHILD = r"""
 import json, sys
@@ -81,7 +88,7 @@ def run_gpu(args):
 
     from spla.backend import gemm_cuda
 
-    names = list(gemm_cuda.KERNELS) + list(gemm_cuda.EXTRA_KERNELS)
+    names = list(gemm_cuda.KERNELS) + list(gemm_cuda.EXTRA_KERNELS) + [AUTO_ROW]
     results = {"gpu": cuda.device_name(), "cupy": cupy.__version__, "python": platform.python_version(),
                "date": datetime.datetime.now().isoformat(timespec="seconds"), "sizes": {}, "skipped": []}
     rate = {}  # TFLOP/s at the previous size: the estimate for the next one
@@ -138,6 +145,9 @@ def markdown(results) -> str:
             else:
                 frac = row.get("fraction_of_cublas")
                 cells.append(f"{row['tflops']:.2f}" + ("" if frac is None else f" ({100 * frac:.0f}%)"))
+        if name == AUTO_ROW:
+            picked = [results["sizes"][key]["rows"].get(name, {}).get("runs", "-") for key in keys]
+            cells = [f"{cell} [{pick}]" for cell, pick in zip(cells, picked)]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     tf32 = results.get("cublas_tf32")
     if tf32 and "error" not in tf32:
@@ -148,9 +158,10 @@ def markdown(results) -> str:
                          + ("" if row["tf32_in_effect"] else " (TF32 NOT in effect)"))
         lines.append("| cuBLAS TF32 (CUPY_TF32=1) | " + " | ".join(cells) + " |")
         for key in keys:
-            spla_tf32 = results["sizes"][key]["rows"].get("tf32", {}).get("tflops")
-            if spla_tf32 and tf32.get(key):
-                lines.append(f"- {key}: spla tf32 = {100 * spla_tf32 / tf32[key]['tflops']:.0f}% of cuBLAS TF32")
+            for name, row in results["sizes"][key]["rows"].items():
+                if row.get("precision") == "tf32" and row.get("tflops") and tf32.get(key):
+                    lines.append(f"- {key}: spla {name} = {100 * row['tflops'] / tf32[key]['tflops']:.0f}% "
+                                 "of cuBLAS TF32")
     elif tf32:
         lines.append(f"- cuBLAS TF32: {tf32['error']}")
     for note in results.get("skipped", []):

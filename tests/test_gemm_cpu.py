@@ -110,6 +110,31 @@ def test_auto_policy_never_picks_tf32():
         gemm_cuda.resolve_kernel("regblock", np.float64)
 
 
+def test_auto_rule_picks_small_tiles_for_small_grids():
+    # 132 SMs (H200): 128 x 128 tiles need >= 264 blocks, else the small-tile kernel.
+    small, large = gemm_cuda.AUTO_FP32_SMALL, gemm_cuda.AUTO_FP32
+    assert gemm_cuda.auto_kernel(np.float32, (1024, 1024, 1024), 132) == small     # 64 blocks
+    assert gemm_cuda.auto_kernel(np.float32, (16384, 64, 4096), 132) == small      # 128 blocks
+    assert gemm_cuda.auto_kernel(np.float32, (4096, 4096, 4096), 132) == large     # 1024 blocks
+    assert gemm_cuda.auto_kernel(np.float32, (2048, 2112, 64), 132) == large       # 16 x 17 = 272 blocks
+    assert gemm_cuda.auto_kernel(np.float32, (2048, 2048, 64), 132) == small       # 256 blocks
+    assert gemm_cuda.auto_kernel(np.float64, (4096, 4096, 4096), 132) == "cublas"
+    for name in (small, large):
+        assert gemm_cuda.KERNELS[name].precision == "fp32"
+    assert gemm_cuda.resolve_kernel("auto", np.float32, (8, 8, 8)).precision == "fp32"
+
+
+def test_dynamic_shared_sizes_match_the_kernel_layouts():
+    # The host's byte counts must equal what the kernels index (see the headers).
+    entries = gemm_cuda.ALL_KERNELS
+    assert entries["dbuf_v2"].dynamic_shared == 3 * (128 * 20 + 16 * 128) * 4
+    assert entries["dbuf_v2_64"].dynamic_shared == 3 * (64 * 20 + 16 * 64) * 4
+    assert entries["tf32_v2_256x128"].dynamic_shared == 3 * (256 * 36 + 32 * 136) * 4
+    assert entries["tf32_v2_bk16s4"].dynamic_shared == 4 * (128 * 20 + 16 * 136) * 4
+    for entry in entries.values():
+        assert entry.dynamic_shared <= gemm_cuda.OPT_IN_SHARED_LIMIT, entry.name
+
+
 def test_impossible_configurations_fail_loudly():
     big = gemm_cuda.GemmKernel("too_big", gemm_cuda.TILED, "spla_gemm_tiled<32>", (64, 32), (64, 32), False)
     with pytest.raises(spla.KernelError, match="threads"):

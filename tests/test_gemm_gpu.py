@@ -158,11 +158,28 @@ def test_spla_kernels_refuse_float64():
         spla.gemm(A, A, kernel="dbuf")
 
 
-def test_public_gemm_runs_on_the_gpu(rng):
-    A, B = random(rng, (50, 60)), random(rng, (60, 70))
+@pytest.mark.parametrize("shape", [(50, 70, 60), (4096, 44, 100), (2048, 2304, 40)], ids=shape_id)
+def test_public_gemm_runs_on_the_gpu(shape, rng):
+    # Small and large grids (288 blocks of 128 x 128 for the last): auto
+    # picks AUTO_FP32_SMALL or AUTO_FP32.
+    M, N, K = shape
+    A, B = random(rng, (M, K)), random(rng, (K, N))
     C = spla.gemm(cupy.asarray(A), cupy.asarray(B), kernel="auto")
     assert isinstance(C, cupy.ndarray)
-    check_product(gemm_cuda.AUTO_FP32, C, A, B)
+    check_product(gemm_cuda.auto_kernel(np.float32, (M, N, K)), C, A, B)
+
+
+@pytest.mark.parametrize("name", SPLA_NAMES)
+def test_every_tile_of_a_tall_grid_is_written(name, rng):
+    # 1157 rows: 10 block-rows of 128 (5 of 256), so the tf32_v2 L2-grouped
+    # block order (groups of 8 block-rows) has a full group and a partial one;
+    # 3 block-columns with a ragged last one. NaN-poisoned C catches any tile
+    # the block order skips or visits twice with the wrong offsets.
+    M, N, K = 1157, 300, 40
+    A, B = random(rng, (M, K)), random(rng, (K, N))
+    C = cupy.full((M, N), cupy.nan, dtype=cupy.float32)
+    gemm_cuda.gemm(cupy.asarray(A), cupy.asarray(B), C, kernel=name)
+    check_product(name, C, A, B)
 
 
 def test_bind_repeats_the_same_product(rng):

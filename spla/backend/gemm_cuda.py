@@ -13,13 +13,16 @@ read. The vectorised kernels (``vec4`` onwards) need K and the leading
 dimensions to be multiples of 4 and 16-byte aligned A and B; :func:`gemm`
 pads A and B with zeros (exact: the extra products are 0) when they are not.
 
-The ``auto`` policy is :data:`AUTO_FP32` for float32 (spla's fastest fp32
-kernel; never ``tf32``, which is lower precision and must be asked for) and
-``cublas`` for float64, which spla's kernels do not implement.
+The ``auto`` policy (:func:`auto_kernel`) picks spla's fastest fp32 kernel
+for the shape: :data:`AUTO_FP32` when its 128 x 128 tiles give every SM at
+least two blocks, else :data:`AUTO_FP32_SMALL`; never a tf32 kernel (lower
+precision must be asked for); ``cublas`` for float64, which spla's kernels
+do not implement.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +46,15 @@ REGBLOCK = KernelSource("gemm/05_regblock.cu", ["spla_gemm_regblock<128, 128, 8>
 DBUF = KernelSource("gemm/06_dbuf.cu", ["spla_gemm_dbuf<128, 128, 16>"])
 TF32 = KernelSource("gemm/07_tf32.cu", ["spla_gemm_tf32<128, 128, 32, 64, 64, 3>",
                                         "spla_gemm_tf32<128, 128, 32, 64, 32, 3>"])
+# Round-2 candidates, registered next to the kernels they may replace so one
+# GPU run measures both (see the headers of the *_v2.cu files).
+PADDED_V2 = KernelSource("gemm/03_padded_v2.cu", ["spla_gemm_padded_v2<1>", "spla_gemm_padded_v2<0>"])
+DBUF_V2 = KernelSource("gemm/06_dbuf_v2.cu", ["spla_gemm_dbuf_v2<128, 128, 16, 3, 2>",
+                                              "spla_gemm_dbuf_v2<128, 128, 16, 4, 2>",
+                                              "spla_gemm_dbuf_v2<64, 64, 16, 3, 4>"])
+TF32_V2 = KernelSource("gemm/07_tf32_v2.cu", ["spla_gemm_tf32_v2<128, 128, 32, 64, 3>",
+                                              "spla_gemm_tf32_v2<256, 128, 32, 64, 3>",
+                                              "spla_gemm_tf32_v2<128, 128, 16, 64, 4>"])
 GEMV = KernelSource("gemm/gemv.cu", ["spla_gemm_gemv<float>", "spla_gemm_gemv<double>"])
 
 
@@ -75,6 +87,11 @@ class GemmKernel:
 def _tf32_shared_bytes(bm, bn, bk, stages):
     # STAGES x (A tile with rows padded by 4 floats + B tile with rows padded by 8), see 07_tf32.cu
     return stages * (bm * (bk + 4) + bk * (bn + 8)) * 4
+
+
+def _dbuf_v2_shared_bytes(bm, bn, bk, stages):
+    # STAGES x (A tile, rows padded by 4 floats + B tile, unpadded), see 06_dbuf_v2.cu
+    return stages * (bm * (bk + 4) + bk * bn) * 4
 
 
 def _checked(kernel: GemmKernel) -> GemmKernel:
@@ -122,19 +139,80 @@ EXTRA_KERNELS: dict[str, GemmKernel] = {k.name: _checked(k) for k in [
     GemmKernel("tf32_w64x32", TF32, "spla_gemm_tf32<128, 128, 32, 64, 32, 3>", (256, 1), (128, 128), True,
                dynamic_shared=_tf32_shared_bytes(128, 128, 32, 3), precision="tf32",
                description="tf32 with 8 warps of 64x32 instead of 4 of 64x64; LOWER PRECISION"),
+    # Round-2 candidates (kernels/gemm/*_v2.cu).
+    GemmKernel("padded_v2", PADDED_V2, "spla_gemm_padded_v2<1>", (32, 8), (32, 32), False,
+               description="lanes along M, 4 outputs per thread, A read down a column of [32][33]"),
+    GemmKernel("padded_v2_nopad", PADDED_V2, "spla_gemm_padded_v2<0>", (32, 8), (32, 32), False,
+               description="padded_v2 with [32][32]: 32-way bank conflicts on the A reads"),
+    GemmKernel("dbuf_v2", DBUF_V2, "spla_gemm_dbuf_v2<128, 128, 16, 3, 2>", (256, 1), (128, 128), True,
+               dynamic_shared=_dbuf_v2_shared_bytes(128, 128, 16, 3),
+               description="3-stage cp.async pipeline, A untransposed (no staging tile), 8x8 per thread"),
+    GemmKernel("dbuf_v2_s4", DBUF_V2, "spla_gemm_dbuf_v2<128, 128, 16, 4, 2>", (256, 1), (128, 128), True,
+               dynamic_shared=_dbuf_v2_shared_bytes(128, 128, 16, 4),
+               description="dbuf_v2 with a 4-stage pipeline"),
+    GemmKernel("dbuf_v2_64", DBUF_V2, "spla_gemm_dbuf_v2<64, 64, 16, 3, 4>", (64, 1), (64, 64), True,
+               dynamic_shared=_dbuf_v2_shared_bytes(64, 64, 16, 3),
+               description="dbuf_v2 with 64x64 tiles (2 warps) for small grids and skinny N"),
+    GemmKernel("tf32_v2", TF32_V2, "spla_gemm_tf32_v2<128, 128, 32, 64, 3>", (128, 1), (128, 128), True,
+               dynamic_shared=_tf32_shared_bytes(128, 128, 32, 3), precision="tf32",
+               description="tf32 tiling with ldmatrix A, float4 B fragments, L2-grouped block order; LOWER PRECISION"),
+    GemmKernel("tf32_v2_256x128", TF32_V2, "spla_gemm_tf32_v2<256, 128, 32, 64, 3>", (256, 1), (256, 128), True,
+               dynamic_shared=_tf32_shared_bytes(256, 128, 32, 3), precision="tf32",
+               description="tf32_v2 with a 256x128 block tile, 8 warps of 64x64; LOWER PRECISION"),
+    GemmKernel("tf32_v2_bk16s4", TF32_V2, "spla_gemm_tf32_v2<128, 128, 16, 64, 4>", (128, 1), (128, 128), True,
+               dynamic_shared=_tf32_shared_bytes(128, 128, 16, 4), precision="tf32",
+               description="tf32_v2 with BK = 16 and a 4-stage pipeline; LOWER PRECISION"),
 ]}
 
 ALL_KERNELS = {**KERNELS, **EXTRA_KERNELS}
 
+# The ``auto`` rule for float32 (never tf32, which is lower precision and
+# must be asked for): AUTO_FP32's 128 x 128 tiles when they give every SM at
+# least AUTO_MIN_BLOCKS_PER_SM blocks; otherwise (1024^3: 64 blocks on 132
+# SMs; M = 16384, N = 64: 128 blocks, half of each tile padding) the
+# small-tile kernel AUTO_FP32_SMALL. Measured on the H200 (round 1): vec4
+# (64 x 64 tiles) beat dbuf at 1024^3 (19.4 vs 18.6 TFLOP/s) and at
+# 16384 x 64 x 4096 (19.6 vs 19.2); dbuf won from 4096^3 up.
 AUTO_FP32 = "dbuf"
+AUTO_FP32_SMALL = "vec4"
+AUTO_MIN_BLOCKS_PER_SM = 2
 AUTO_FP64 = "cublas"
+DEFAULT_MULTIPROCESSORS = 132  # H200; used when the device cannot be asked
 
 
-def resolve_kernel(kernel: str, dtype) -> GemmKernel:
-    """The registry entry ``kernel`` names for operands of ``dtype`` (``"auto"`` applies the policy)."""
+@functools.lru_cache(maxsize=None)
+def multiprocessor_count() -> int:
+    """SMs of the current CUDA device (DEFAULT_MULTIPROCESSORS without one)."""
+    try:
+        import cupy
+
+        return int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+    except Exception:  # no CuPy or no device: the rule still needs a number
+        return DEFAULT_MULTIPROCESSORS
+
+
+def auto_kernel(dtype, shape=None, multiprocessors=None) -> str:
+    """The kernel ``"auto"`` means for ``dtype`` and an (M, N, K) product (see AUTO_FP32)."""
+    if np.dtype(dtype) != np.float32:
+        return AUTO_FP64
+    if shape is None:
+        return AUTO_FP32
+    M, N, _ = shape
+    tile = KERNELS[AUTO_FP32].tile
+    blocks = ceil_div(M, tile[0]) * ceil_div(N, tile[1])
+    sms = multiprocessors or multiprocessor_count()
+    return AUTO_FP32 if blocks >= AUTO_MIN_BLOCKS_PER_SM * sms else AUTO_FP32_SMALL
+
+
+def resolve_kernel(kernel: str, dtype, shape=None) -> GemmKernel:
+    """The registry entry ``kernel`` names for operands of ``dtype``.
+
+    ``"auto"`` applies :func:`auto_kernel` to ``shape`` = (M, N, K) (without
+    a shape: AUTO_FP32 for float32).
+    """
     dtype = np.dtype(dtype)
     if kernel == "auto":
-        kernel = AUTO_FP32 if dtype == np.float32 else AUTO_FP64
+        kernel = auto_kernel(dtype, shape)
     if kernel not in ALL_KERNELS:
         raise KernelError(f"unknown GEMM kernel {kernel!r}; choose one of {', '.join(ALL_KERNELS)} or 'auto'")
     entry = ALL_KERNELS[kernel]
@@ -226,8 +304,9 @@ def gemm(A, B, C=None, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
     alpha, beta : float
     kernel : str
         A name from :data:`KERNELS` or :data:`EXTRA_KERNELS`, or ``"auto"``
-        (:data:`AUTO_FP32` for float32, ``"cublas"`` for float64; never
-        ``"tf32"``).
+        (:func:`auto_kernel`: by grid size, :data:`AUTO_FP32` or
+        :data:`AUTO_FP32_SMALL` for float32, ``"cublas"`` for float64;
+        never a tf32 kernel).
 
     Returns
     -------
@@ -239,7 +318,7 @@ def gemm(A, B, C=None, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
     """
     cupy = cuda.require_cupy()
     (M, N), dtype = check_operands(A, B, C)
-    entry = resolve_kernel(kernel, dtype)
+    entry = resolve_kernel(kernel, dtype, (M, N, A.shape[1]))
     if C is None and beta != 0:
         raise InputError("beta != 0 needs an input C")
     A = cupy.ascontiguousarray(A, dtype=dtype)
@@ -268,7 +347,7 @@ def bind(A, B, C, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
     (M, N), dtype = check_operands(A, B, C)
     if C is None or not C.flags.c_contiguous:
         raise InputError("bind() needs a C-contiguous output C")
-    entry = resolve_kernel(kernel, dtype)
+    entry = resolve_kernel(kernel, dtype, (M, N, A.shape[1]))
     return _bind(cupy, entry, cupy.ascontiguousarray(A, dtype=dtype), cupy.ascontiguousarray(B, dtype=dtype),
                  C, alpha, beta)
 

@@ -64,9 +64,9 @@ def measure_gpu(name: str, A, B, reference, *, repeat: int, budget_s: float = 2.
 
     from ..backend import gemm_cuda
 
-    entry = gemm_cuda.resolve_kernel(name, np.float32)
     m, k = A.shape
     n = B.shape[1]
+    entry = gemm_cuda.resolve_kernel(name, np.float32, (m, n, k))
     C = cupy.full((m, n), cupy.nan, dtype=cupy.float32)  # poisoned: beta = 0 must overwrite it
     launch = gemm_cuda.bind(A, B, C, kernel=name)  # checks and padding once, outside the timing
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
@@ -76,7 +76,7 @@ def measure_gpu(name: str, A, B, reference, *, repeat: int, budget_s: float = 2.
     stop.synchronize()
     first_call_s = cupy.cuda.get_elapsed_time(start, stop) / 1e3
     errors = errors_against(C, reference)
-    row = {"kernel": name, "precision": entry.precision, **errors,
+    row = {"kernel": name, "runs": entry.name, "precision": entry.precision, **errors,
            "tolerance": tolerance(entry.precision, k)}
     row["correct"] = bool(errors["rel_fro_err"] <= row["tolerance"])
     if not row["correct"]:
@@ -187,9 +187,10 @@ def roofline_plot(report: dict, path: str, bandwidth_gbps: float | None) -> None
 
 
 @main.command("gemm")
-@click.option("--m", "m", type=int, default=1024, show_default=True, help="rows of A and C")
-@click.option("--n", "n", type=int, default=1024, show_default=True, help="columns of B and C")
-@click.option("--k", "k", type=int, default=1024, show_default=True, help="columns of A, rows of B")
+@click.option("--m", "m", type=click.IntRange(min=1), default=1024, show_default=True, help="rows of A and C")
+@click.option("--n", "n", type=click.IntRange(min=1), default=1024, show_default=True, help="columns of B and C")
+@click.option("--k", "k", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="columns of A, rows of B")
 @click.option("--kernel", default="all", show_default=True,
               help="a GEMM kernel name (see spla.backend.gemm_cuda.KERNELS) or 'all'")
 @click.option("--repeat", type=click.IntRange(1), default=10, show_default=True, help="timed runs per kernel")
