@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: GPU tests, then the benchmarks, results to $OUT.
+#
+#   scripts/gpu_check.sh [tests] [spmv] [gemm] [spmm] [solvers] [load] [quick]   (default: all)
+#
+# Run through the device tool from the checkout root, carrying the real matrices:
+#   run(command="bash scripts/gpu_check.sh", carry=["shared-matrices"])
+# where shared-matrices/ is a copy of ../shared/matrices (ignored by git).
+# The device tool brings back at most 8 files, so everything is written under
+# one folder and packed into $OUT/results.tgz, plus the summary log.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+OUT=${OUT:-$PWD/gpu-out}
+RES=$(mktemp -d)/results
+mkdir -p "$OUT" "$RES"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(tests spmv gemm spmm solvers)
+quick=""
+for s in "${steps[@]}"; do [ "$s" = quick ] && quick="--quick"; done
+real=""
+[ -d shared-matrices ] && real="--real shared-matrices"
+
+log() { echo "== $(date +%H:%M:%S) $*" | tee -a "$RES/summary.log"; }
+run_step() {  # name, timeout seconds, command...
+  local name=$1 limit=$2; shift 2
+  log "$name: $*"
+  timeout "$limit" "$@" >"$RES/$name.log" 2>&1
+  local rc=$?
+  tail -n 40 "$RES/$name.log"
+  log "$name: exit $rc"
+}
+
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv
+  python3 -c 'import cupy, numpy, scipy; print("cupy", cupy.__version__, "numpy", numpy.__version__, "scipy", scipy.__version__)'
+  git log -1 --format='commit %H %s' 2>/dev/null; } >"$RES/env.txt" 2>&1
+cat "$RES/env.txt"
+
+for s in "${steps[@]}"; do
+  case $s in
+    tests)   run_step tests 240 python3 -m pytest -m gpu -q -rfE -p no:cacheprovider tests ;;
+    spmv)    run_step bench_spmv 200 python3 scripts/bench_spmv.py --out "$RES" $real $quick ;;
+    gemm)    run_step bench_gemm 150 python3 scripts/bench_gemm.py --out "$RES" $quick ;;
+    spmm)    run_step bench_spmm 180 python3 scripts/bench_spmm.py --out "$RES" $quick ;;
+    solvers) run_step bench_solvers 150 python3 scripts/bench_solvers.py --out "$RES" $quick ;;
+    load)    run_step bench_load 200 python3 scripts/bench_load.py --out "$RES" ;;
+    quick)   ;;
+    *) log "unknown step $s" ;;
+  esac
+done
+tar -C "$(dirname "$RES")" -czf "$OUT/results.tgz" results
+cp "$RES/summary.log" "$OUT/summary.log"
