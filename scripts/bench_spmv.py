@@ -46,8 +46,9 @@ QUICK = [
     ("hugerows-200k", "gen:hugerows:200000:8:200000", "a few huge rows"),
     ("banded-200k-20", "gen:banded:200000:20", "FEM-like band"),
 ]
-F32_KERNELS = ["scalar", "warp", "vector", "adaptive", "auto", "cusparse", "cusparse-cupy"]
-F64_KERNELS = ["auto", "cusparse", "cusparse-cupy"]
+F32_KERNELS = ["scalar", "warp", "vector", "adaptive", "adaptive2", "auto", "cusparse", "cusparse-cupy"]
+# float64: auto, both adaptive generations (auto runs one of them on irregular matrices), the anchor
+F64_KERNELS = ["auto", "adaptive", "adaptive2", "cusparse"]
 # A result is checked against the float64 reference by ||y - ref|| / || |A| |x| ||: cancellation in a
 # long row makes plain relative error blow up for any summation order (a 1M-term fp32 row sum can be
 # 3e-4 off in plain relative terms and still exact to 1e-9 of |A||x|). Indexing bugs give O(1e-2..1).
@@ -115,6 +116,9 @@ def run_matrix(name, spec, what, A64, gen_s, args, copy_gbps, log):
         plan = planning.plan_for(A)
         plan_s = time.perf_counter() - began
         record[f"plan_{dtype}"] = {"build_s": plan_s, **plan.summary()}
+        began = time.perf_counter()
+        plan2 = planning.plan2_for(A)
+        record[f"plan2_{dtype}"] = {"build_s": time.perf_counter() - began, **plan2.summary()}
         record[f"auto_{dtype}"] = spmv_cuda.describe_choice(A)
         nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, A.dtype.itemsize, A.index_dtype.itemsize)
         for kernel in kernels:
@@ -148,6 +152,7 @@ def run_matrix(name, spec, what, A64, gen_s, args, copy_gbps, log):
                 r["speedup_vs_cusparse"] = anchor[dtype] / r["ms"]
         A._cache.clear()  # plans, cuSPARSE descriptors, cupyx copies: free them before the next dtype
         A_host._cache.pop("device", None)
+        A_host._cache.pop(spmv_cuda.BOUND_KEY, None)  # launchers hold the device arrays too
         del A, x, out
         cupy.get_default_memory_pool().free_all_blocks()
     return record
@@ -168,23 +173,47 @@ def markdown(report) -> str:
              f"copy bandwidth {report['copy_gbps']:.0f} GB/s; ms per call, float32 unless noted",
              "",
              "| matrix | rows | nnz | " + " | ".join(F32_KERNELS) + " | auto picks | auto GB/s | auto / cuSPARSE "
-             "| f64 auto | f64 cuSPARSE | f64 speed-up |",
-             "|" + " --- |" * (len(F32_KERNELS) + 9)]
+             "| f64 auto | f64 adaptive | f64 adaptive2 | f64 cuSPARSE | f64 speed-up |",
+             "|" + " --- |" * (len(F32_KERNELS) + 11)]
     for rec in report["matrices"]:
         lines.append(
             f"| {rec['name']} | {rec['shape'][0]:,} | {rec['nnz']:,} | "
             + " | ".join(_cell(rec, k) for k in F32_KERNELS)
-            + f" | {rec['auto_float32']['kernel']} | {_cell(rec, 'auto', field='gbps')}"
+            + f" | {rec['auto_float32']['kernel']} ({rec['auto_float32'].get('class', '?')})"
+            + f" | {_cell(rec, 'auto', field='gbps')}"
             + f" | {_cell(rec, 'auto', field='speedup_vs_cusparse')}x"
-            + f" | {_cell(rec, 'auto', 'float64')} | {_cell(rec, 'cusparse', 'float64')}"
+            + f" | {_cell(rec, 'auto', 'float64')} | {_cell(rec, 'adaptive', 'float64')}"
+            + f" | {_cell(rec, 'adaptive2', 'float64')} | {_cell(rec, 'cusparse', 'float64')}"
             + f" | {_cell(rec, 'auto', 'float64', 'speedup_vs_cusparse')}x |")
     g = report["geomean_speedup_vs_cusparse"]
     lines += ["", "Geometric-mean speed-up over cuSPARSE (cached descriptors): "
               + ", ".join(f"{k} {v:.2f}x" for k, v in g.items() if math.isfinite(v)),
               f"Slowest auto/cuSPARSE (float32): {report['worst_auto_float32']}"]
-    plans = [f"{rec['name']} {rec['plan_float32']['build_s'] * 1e3:.0f} ms" for rec in report["matrices"]]
-    lines.append("Plan build (host, once per matrix): " + ", ".join(plans))
+    plans = [f"{rec['name']} {rec['plan_float32']['build_s'] * 1e3:.0f}/{rec['plan2_float32']['build_s'] * 1e3:.0f} ms"
+             for rec in report["matrices"]]
+    lines.append("Plan build (host, once per matrix, adaptive/adaptive2): " + ", ".join(plans))
+    lines += _class_table(report)
     return "\n".join(lines)
+
+
+def _class_table(report) -> list:
+    """Geomean speed-up over cuSPARSE of each kernel per auto class: what
+    spla.backend.spmv_cuda.AUTO_RULE should name for each class."""
+    from spla.backend import spmv_cuda
+
+    lines = ["", "Per auto class, float32 geomean speed-up over cuSPARSE (set AUTO_RULE to the best):"]
+    for klass in spmv_cuda.AUTO_RULE:
+        recs = [rec for rec in report["matrices"] if rec["auto_float32"].get("class") == klass]
+        if not recs:
+            continue
+        cells = []
+        for kernel in F32_KERNELS:
+            values = [r["speedup_vs_cusparse"] for rec in recs for r in rec["results"]
+                      if r["kernel"] == kernel and r["dtype"] == "float32" and "speedup_vs_cusparse" in r]
+            if values and kernel not in ("cusparse", "auto"):
+                cells.append(f"{kernel} {_geomean(values):.2f}x")
+        lines.append(f"- {klass} ({len(recs)} matrices, rule: {spmv_cuda.AUTO_RULE[klass]}): " + ", ".join(cells))
+    return lines
 
 
 def main(argv=None):

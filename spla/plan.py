@@ -13,8 +13,12 @@ The paths (``Plan.bins``, in this order), for ``kernels/spmv_adaptive.cu``:
     ``ADAPTIVE_STAGE - stream_max``, so each block's nnz fits the kernel's
     shared-memory stage. Each block gets the lanes-per-row width (1..32) that
     minimises its estimated time, from its row count and longest row.
+``rows`` (only when ``warp_max > 0``: the layout of ``kernels/spmv_adaptive2.cu``)
+    rows with ``stream_max < nnz <= warp_max``, listed in ``Plan.row_list``
+    sorted by length (longest first); a block takes ``256 / width`` of them,
+    ``width`` lanes per row, so the rows of one block are about equally long.
 ``block``
-    rows with ``stream_max < nnz <= chunk``: one thread block per row.
+    rows with ``max(stream_max, warp_max) < nnz <= chunk``: one thread block per row.
 ``split``
     rows longer than ``chunk``: cut into ``chunk``-sized slices, one block
     each, whose partial sums the last block to finish adds up.
@@ -40,12 +44,14 @@ from .errors import InputError, KernelError
 ADAPTIVE_THREADS = 256
 ADAPTIVE_STAGE = 2048
 LANE_WIDTHS = (1, 2, 4, 8, 16, 32)
+# kernels/spmv_adaptive2.cu's "rows" descriptor kind (stream kinds are 1..32).
+KIND_ROWS = 64
 
 # Descriptor layout, one int64 row per thread block: see spmv_adaptive.cu.
 ROW_BEGIN, ROW_END, KIND, SPLIT_ID = range(4)
 KIND_BLOCK = 0  # > 0: stream block with that many lanes per row; < 0: -(chunk index + 1)
 
-PATHS = ("stream", "block", "split", "dense")
+PATHS = ("stream", "rows", "block", "split", "dense")
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,10 @@ class Thresholds:
     dense_threshold : fraction of a row's column span that must be nonzero for the dense path
         (> 1 switches the dense path off).
     dense_min_nnz : rows shorter than this never take the dense path.
+    warp_max : rows with ``stream_max < nnz <= warp_max`` take the ``rows`` path
+        (sub-warps over length-sorted rows; only spmv_adaptive2 runs it); 0 = no rows path.
+        With it, descriptors are ordered heaviest kind first (split, block, rows, stream)
+        so the longest blocks start first and the grid's tail is short ones.
     """
 
     stream_max: int = 256
@@ -66,6 +76,7 @@ class Thresholds:
     row_cost: int = 1
     dense_threshold: float = 0.5
     dense_min_nnz: int = 4096
+    warp_max: int = 0
 
     def check(self) -> None:
         if not 1 <= self.stream_max <= ADAPTIVE_STAGE // 2:
@@ -80,6 +91,9 @@ class Thresholds:
             raise InputError(f"dense_threshold must be > 0, got {self.dense_threshold}")
         if self.dense_min_nnz < 1:
             raise InputError(f"dense_min_nnz must be >= 1, got {self.dense_min_nnz}")
+        if self.warp_max and not self.stream_max < self.warp_max <= self.chunk:
+            raise InputError(f"warp_max must be 0 or in stream_max+1..chunk ({self.stream_max + 1}..{self.chunk}), "
+                             f"got {self.warp_max}")
 
     @property
     def tile_cost(self) -> int:
@@ -143,6 +157,7 @@ class Plan:
     split_offsets: np.ndarray  # chunk slots per split row (main then fallback), prefix sums
     descriptor_nnz: np.ndarray  # nonzeros each descriptor's block reads
     build_seconds: float
+    row_list: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))  # rows path, by length
     _device: dict = field(default_factory=dict, repr=False)  # per-dtype GPU copies (spmv_cuda)
 
     @property
@@ -211,7 +226,7 @@ def _stats_from_lengths(lengths, nnz) -> RowStats:
 
 def plan_for(A, *, stream_max: int = Thresholds.stream_max, chunk: int = Thresholds.chunk,
              row_cost: int = Thresholds.row_cost, dense_threshold: float = Thresholds.dense_threshold,
-             dense_min_nnz: int = Thresholds.dense_min_nnz) -> Plan:
+             dense_min_nnz: int = Thresholds.dense_min_nnz, warp_max: int = Thresholds.warp_max) -> Plan:
     """The adaptive SpMV plan of A, built once and cached on A per thresholds.
 
     Parameters
@@ -219,7 +234,7 @@ def plan_for(A, *, stream_max: int = Thresholds.stream_max, chunk: int = Thresho
     A : CSRMatrix
         On the host or the GPU (only ``indptr`` and, for dense candidates,
         ``indices`` are read; both are copied to the host for that).
-    stream_max, chunk, row_cost, dense_threshold, dense_min_nnz
+    stream_max, chunk, row_cost, dense_threshold, dense_min_nnz, warp_max
         See :class:`Thresholds`.
 
     Returns
@@ -231,12 +246,23 @@ def plan_for(A, *, stream_max: int = Thresholds.stream_max, chunk: int = Thresho
     spla.backend.spmv_cuda.spmv : runs a plan (``kernel="adaptive"``).
     cupyx.scipy.sparse.csr_matrix.dot : cuSPARSE, which plans internally.
     """
-    thresholds = Thresholds(stream_max, chunk, row_cost, float(dense_threshold), dense_min_nnz)
+    thresholds = Thresholds(stream_max, chunk, row_cost, float(dense_threshold), dense_min_nnz, warp_max)
     thresholds.check()
     key = ("spmv-plan", thresholds)
     if key not in A._cache:
         A._cache[key] = build_plan(A, thresholds)
     return A._cache[key]
+
+
+# The plan spmv_adaptive2 runs by default: rows path on, dense path off
+# (round 1: the dense panel + warp-per-row GEMV was 4x slower than cuSPARSE
+# on a 2-row panel and 1.8x on a 256-row one; split chunks are parallel).
+ADAPTIVE2_THRESHOLDS = {"warp_max": 1024, "dense_threshold": 2.0}
+
+
+def plan2_for(A) -> Plan:
+    """The default plan of ``kernel="adaptive2"`` (:data:`ADAPTIVE2_THRESHOLDS`), cached on A."""
+    return plan_for(A, **ADAPTIVE2_THRESHOLDS)
 
 
 def _column_spans(A, rows: np.ndarray, indptr: np.ndarray):
@@ -341,6 +367,30 @@ def _row_blocks(rows, lengths, t: Thresholds, first_split_id: int):
     return whole_desc.reshape(-1, 4), split_desc.reshape(-1, 4), n_chunks
 
 
+def rows_width(length: np.ndarray) -> np.ndarray:
+    """Lanes per row on the rows path: about 8+ nonzeros per lane, at least 8 lanes."""
+    return np.where(length > 128, 32, np.where(length > 64, 16, 8)).astype(np.int64)
+
+
+def _rows_blocks(rows, lengths):
+    """Descriptors for the rows path: rows sorted by length (longest first), cut
+    into blocks of ADAPTIVE_THREADS / width rows where width follows the
+    block's longest row. Returns (descriptors, row_list)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.size == 0:
+        return np.empty((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = rows[np.argsort(-lengths[rows], kind="stable")]
+    width = rows_width(lengths[order])
+    desc = []
+    for w in np.unique(width)[::-1].tolist():  # widths fall as lengths fall: one run per width
+        where = np.flatnonzero(width == w)
+        per_block = ADAPTIVE_THREADS // w
+        begins = np.arange(where[0], where[-1] + 1, per_block)
+        ends = np.minimum(begins + per_block, where[-1] + 1)
+        desc.append(np.stack([begins, ends, np.full(begins.size, KIND_ROWS), np.full(begins.size, w)], axis=1))
+    return np.concatenate(desc).astype(np.int64), order
+
+
 def build_plan(A, thresholds: Thresholds | None = None) -> Plan:
     """Build a plan without the cache (``plan_for`` is the cached entry point)."""
     t = thresholds or Thresholds()
@@ -355,52 +405,70 @@ def build_plan(A, thresholds: Thresholds | None = None) -> Plan:
     is_dense = np.zeros(lengths.size, dtype=bool)
     is_dense[dense] = True
     is_stream = (lengths <= t.stream_max) & ~is_dense
-    big_rows = np.flatnonzero((lengths > t.stream_max) & ~is_dense)
+    is_rows = (lengths > t.stream_max) & (lengths <= t.warp_max) & ~is_dense
+    big_rows = np.flatnonzero((lengths > max(t.stream_max, t.warp_max)) & ~is_dense)
 
     starts, ends, lanes = _stream_blocks(lengths, is_stream, t)
     stream_desc = np.stack([starts, ends, lanes, np.full(starts.size, -1)], axis=1).reshape(-1, 4)
     whole_desc, split_desc, main_chunks = _row_blocks(big_rows, lengths, t, 0)
+    rows_desc, row_list = _rows_blocks(np.flatnonzero(is_rows), lengths)
     n_main_split = main_chunks.size
-    main = np.concatenate([stream_desc, whole_desc, split_desc]).astype(np.int64)
-    # Row order, chunks of one row kept in chunk order: neighbouring blocks
-    # then read neighbouring parts of the matrix and of x.
-    main = main[np.argsort(main[:, ROW_BEGIN], kind="stable")]
+    if t.warp_max:
+        # Heaviest kind first (longest-processing-time order): the grid's tail is
+        # then made of short stream blocks, not of a late 4096-nnz chunk.
+        main = np.concatenate([split_desc, whole_desc, rows_desc, stream_desc]).astype(np.int64)
+    else:
+        main = np.concatenate([stream_desc, whole_desc, split_desc]).astype(np.int64)
+        # Row order, chunks of one row kept in chunk order: neighbouring blocks
+        # then read neighbouring parts of the matrix and of x.
+        main = main[np.argsort(main[:, ROW_BEGIN], kind="stable")]
     fb_whole, fb_split, fallback_chunks = _row_blocks(np.sort(dense), lengths, t, n_main_split)
     fallback = np.concatenate([fb_whole, fb_split]).astype(np.int64)
     blocks = np.ascontiguousarray(np.concatenate([main, fallback]).astype(np.int64))
     all_chunks = np.concatenate([main_chunks, fallback_chunks])
     split_offsets = np.concatenate(([0], np.cumsum(all_chunks))).astype(np.int64)
 
-    block_nnz = _descriptor_nnz(blocks, indptr, t.chunk)
-    stream_nnz = block_nnz[: main.shape[0]][main[:, KIND] > 0]
+    block_nnz = _descriptor_nnz(blocks, indptr, t.chunk, row_list, lengths)
+    is_stream_desc = (main[:, KIND] > 0) & (main[:, KIND] != KIND_ROWS)
+    stream_nnz = block_nnz[: main.shape[0]][is_stream_desc]
     if stream_nnz.size and int(stream_nnz.max()) > ADAPTIVE_STAGE:
         raise KernelError(f"plan bug: a stream block holds {int(stream_nnz.max())} nonzeros, "
                           f"more than the kernel's stage of {ADAPTIVE_STAGE}")
+    stream_rows = (main[:, ROW_END] - main[:, ROW_BEGIN])[is_stream_desc]
+    if stream_rows.size and int(stream_rows.max()) >= ADAPTIVE_STAGE:  # spmv_adaptive2 stages their offsets
+        raise KernelError(f"plan bug: a stream block holds {int(stream_rows.max())} rows, "
+                          f"the kernel stages at most {ADAPTIVE_STAGE - 1}")
 
     def make_bin(name, mask):
         rows = np.flatnonzero(mask)
         return Bin(name, rows, int(lengths[rows].sum()))
 
     bins = [make_bin("stream", is_stream),
-            make_bin("block", (lengths > t.stream_max) & (lengths <= t.chunk) & ~is_dense),
+            make_bin("rows", is_rows),
+            make_bin("block", (lengths > t.stream_max) & (lengths <= t.chunk) & ~is_dense & ~is_rows),
             make_bin("split", (lengths > t.chunk) & ~is_dense),
             make_bin("dense", is_dense)]
     plan = Plan(shape=tuple(A.shape), nnz=int(A.nnz), thresholds=t, stats=stats, bins=bins,
                 dense_panels=panels, blocks=blocks, n_main_blocks=int(main.shape[0]),
-                split_offsets=split_offsets, descriptor_nnz=block_nnz, build_seconds=0.0)
+                split_offsets=split_offsets, descriptor_nnz=block_nnz, build_seconds=0.0,
+                row_list=row_list if row_list.size else np.zeros(1, dtype=np.int64))
     plan.build_seconds = time.perf_counter() - began
     return plan
 
 
-def _descriptor_nnz(blocks, indptr, chunk) -> np.ndarray:
+def _descriptor_nnz(blocks, indptr, chunk, row_list, lengths) -> np.ndarray:
     """Nonzeros each descriptor's block reads."""
     if blocks.shape[0] == 0:
         return np.empty(0, dtype=np.int64)
     kind = blocks[:, KIND]
-    whole = indptr[blocks[:, ROW_END]] - indptr[blocks[:, ROW_BEGIN]]
+    is_rows = kind == KIND_ROWS
+    row_index = np.where(is_rows, 0, blocks[:, [ROW_BEGIN, ROW_END]].T)
+    whole = indptr[row_index[1]] - indptr[row_index[0]]
     chunk_index = np.where(kind < 0, -kind - 1, 0)
     in_chunk = np.minimum(whole - chunk_index * chunk, chunk)
-    return np.where(kind < 0, in_chunk, whole)
+    listed = np.concatenate(([0], np.cumsum(lengths[row_list]))) if row_list.size else np.zeros(1, np.int64)
+    in_rows = listed[np.where(is_rows, blocks[:, ROW_END], 0)] - listed[np.where(is_rows, blocks[:, ROW_BEGIN], 0)]
+    return np.where(is_rows, in_rows, np.where(kind < 0, in_chunk, whole))
 
 
 # ----------------------------------------------------- spla.analysis hook

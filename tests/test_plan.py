@@ -38,9 +38,17 @@ def execute(plan, A, x, *, all_blocks=True):
     n_blocks = plan.blocks.shape[0] if all_blocks else plan.n_main_blocks
     chunk = plan.thresholds.chunk
     for row_begin, row_end, kind, split_id in plan.blocks[:n_blocks].tolist():
-        if kind > 0:
+        if kind == planning.KIND_ROWS:  # spmv_adaptive2: rows listed by length, width lanes each
+            width = split_id
+            assert width in planning.LANE_WIDTHS and row_end - row_begin <= planning.ADAPTIVE_THREADS // width
+            for r in plan.row_list[row_begin:row_end].tolist():
+                s, e = indptr[r], indptr[r + 1]
+                y[r] = data[s:e] @ x[indices[s:e]]
+                writes[r] += 1
+        elif kind > 0:
             assert kind in planning.LANE_WIDTHS
             assert indptr[row_end] - indptr[row_begin] <= planning.ADAPTIVE_STAGE
+            assert row_end - row_begin < planning.ADAPTIVE_STAGE  # adaptive2 stages the row offsets
             for r in range(row_begin, row_end):
                 s, e = indptr[r], indptr[r + 1]
                 y[r] = data[s:e] @ x[indices[s:e]]
@@ -238,13 +246,15 @@ def _csr(M):
 
 def test_auto_policy_classes(rng):
     poisson = sp.diags([-1.0, -1.0, 4.0, -1.0, -1.0], [-30, -1, 0, 1, 30], shape=(900, 900))
-    assert spmv_cuda.choose_kernel(_csr(poisson)) == "scalar"
+    assert spmv_cuda.choose_kernel(_csr(poisson)) == spmv_cuda.AUTO_RULE["short"]
     band = sp.diags([np.ones(2000, dtype=float)] * 41, list(range(-20, 21)), shape=(2000, 2000))
-    assert spmv_cuda.choose_kernel(_csr(band)) == "vector"
+    assert spmv_cuda.choose_kernel(_csr(band)) == spmv_cuda.AUTO_RULE["medium"]
     power = _matrix(list(np.minimum(rng.zipf(1.7, 3000), 2000)), 5000, rng)
-    assert spmv_cuda.choose_kernel(power) == "adaptive"
+    irregular = spmv_cuda.AUTO_RULE["irregular"]
+    assert spmv_cuda.choose_kernel(power) == irregular
     one_long = _matrix([3] * 100 + [5000], 6000, rng)
-    assert spmv_cuda.choose_kernel(one_long) == "adaptive"
+    assert spmv_cuda.choose_kernel(one_long) == irregular
+    assert spmv_cuda.describe_choice(one_long)["class"] == "irregular"
     empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(11, int), (10, 10))
     assert spmv_cuda.choose_kernel(empty) == "scalar"
 
@@ -257,3 +267,71 @@ def test_kernel_names_parse():
             spmv_cuda.parse_kernel(bad)
     assert list(spmv_cuda.KERNELS)[:4] == ["scalar", "warp", "vector", "adaptive"]
     assert spmv_cuda.lanes_for(5) == 4 and spmv_cuda.lanes_for(1000) == 32 and spmv_cuda.lanes_for(1) == 2
+
+
+# ------------------------------------------------------- adaptive2 layout
+def test_adaptive2_plan_paths_order_and_product(rng):
+    A = _mixed(rng)
+    lengths = np.diff(A.indptr)
+    plan = planning.plan2_for(A)
+    t = plan.thresholds
+    assert t.warp_max == planning.ADAPTIVE2_THRESHOLDS["warp_max"] and plan.dense_rows.size == 0
+    rows = plan.bin("rows").rows
+    assert ((lengths[rows] > t.stream_max) & (lengths[rows] <= t.warp_max)).all()
+    assert (lengths[plan.bin("block").rows] > t.warp_max).all()
+    listed = plan.row_list[: rows.size]
+    assert sorted(listed.tolist()) == rows.tolist(), "the row list holds exactly the rows path"
+    assert (np.diff(lengths[listed]) <= 0).all(), "row list sorted longest first"
+    # heaviest kind first: split, block, rows, stream
+    kinds = plan.blocks[: plan.n_main_blocks, planning.KIND]
+    rank = np.select([kinds < 0, kinds == 0, kinds == planning.KIND_ROWS], [0, 1, 2], 3)
+    assert (np.diff(rank) >= 0).all()
+    x = rng.uniform(-1, 1, A.n_cols)
+    y, writes = execute(plan, A, x)
+    assert (writes == 1).all()
+    np.testing.assert_allclose(y, A.to_scipy() @ x, rtol=1e-12, atol=1e-12)
+    s = plan.summary()
+    assert s["paths"]["rows"]["rows"] == rows.size and sum(p["nnz"] for p in s["paths"].values()) == A.nnz
+    assert s["blocks"] == plan.n_main_blocks and s["block_nnz_max"] <= t.chunk * 8
+
+
+def test_adaptive2_rows_widths_and_block_sizes(rng):
+    lengths = list(rng.integers(0, 17, 300)) + list(range(17, 300)) + [3000]
+    A = _matrix(lengths, 4000, rng)
+    plan = planning.plan_for(A, stream_max=16, warp_max=2048, dense_threshold=2.0)
+    desc = plan.blocks[plan.blocks[:, planning.KIND] == planning.KIND_ROWS]
+    lens = np.diff(A.indptr)
+    for begin, end, _, width in desc.tolist():
+        block_rows = plan.row_list[begin:end]
+        assert width == planning.rows_width(lens[block_rows].max())
+        assert end - begin <= planning.ADAPTIVE_THREADS // width
+    assert set(desc[:, 3].tolist()) == {8, 16, 32}
+    y, writes = execute(plan, A, np.ones(A.n_cols))
+    assert (writes == 1).all()
+
+
+def test_adaptive2_routes_dense_rows_as_sparse_and_splits_them(rng):
+    """Round 1's pathology: 2 dense rows of 17k nnz went to a 2-warp GEMV. adaptive2's plan splits them."""
+    rows = [list(range(1000, 18000)), list(range(1200, 18100))] + [4] * 3000
+    A = _matrix(rows, 20000, rng)
+    assert planning.plan_for(A).dense_rows.tolist() == [0, 1]  # the measured adaptive plan: dense panel
+    plan = planning.plan2_for(A)
+    assert plan.dense_rows.size == 0 and plan.bin("split").rows.tolist() == [0, 1]
+    split = plan.blocks[plan.blocks[:, planning.KIND] < 0]
+    assert split.shape[0] == 2 * -(-17000 // plan.thresholds.chunk)
+    y, writes = execute(plan, A, np.ones(A.n_cols))
+    assert (writes == 1).all()
+    np.testing.assert_allclose(y, A.to_scipy() @ np.ones(A.n_cols))
+
+
+def test_warp_max_is_checked(rng):
+    A = _mixed(rng, n_rows=50)
+    with pytest.raises(InputError, match="warp_max"):
+        planning.plan_for(A, warp_max=100)  # not above stream_max
+    with pytest.raises(InputError, match="warp_max"):
+        planning.plan_for(A, warp_max=10**6)  # above chunk
+
+
+def test_auto_rule_is_one_table():
+    assert set(spmv_cuda.AUTO_RULE) == {"irregular", "short", "medium"}
+    assert all(k in spmv_cuda.KERNELS for k in spmv_cuda.AUTO_RULE.values())

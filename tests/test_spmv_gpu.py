@@ -22,7 +22,8 @@ pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
 from spla.backend import spmv_cuda  # noqa: E402  (after the skip: needs nothing of CuPy at import)
 
-KERNELS = (["scalar", "warp", "vector", "adaptive", "auto", "cusparse", "cusparse-cupy"]
+# every registry entry (a new kernel is covered by being registered) plus every lane width
+KERNELS = (list(spmv_cuda.KERNELS)
            + [f"warp:{w}" for w in spmv_cuda.LANE_WIDTHS] + [f"vector:{w}" for w in spmv_cuda.LANE_WIDTHS])
 DTYPES = [np.float32, np.float64]
 INDEX_DTYPES = [np.int32, np.int64]
@@ -83,6 +84,13 @@ def medium_rows(rng):
     return _rows(rng, rng.integers(200, 1500, 300), 5000)  # the stream/block edge of adaptive
 
 
+def power_law(rng):
+    # every path of adaptive2 at once: stream, rows (257..1024), block, split
+    lengths = np.minimum(rng.zipf(1.6, 4000), 12000)
+    lengths[[10, 2000, 3000]] = [1024, 1025, 4097]  # the rows/block and block/split edges
+    return _rows(rng, lengths, 20000)
+
+
 CASES = {
     "random": lambda rng: _random(rng, 1000, 800, 0.01),
     "poisson2d": poisson2d,
@@ -93,6 +101,7 @@ CASES = {
     "lengths-1-70": lengths_1_to_70,
     "unaligned-starts": unaligned_starts,
     "medium-rows": medium_rows,
+    "power-law": power_law,
     "1x1": lambda rng: sp.csr_matrix(np.array([[rng.uniform(0.5, 2)]])),
     "n-by-1": lambda rng: _random(rng, 1000, 1, 0.7),
     "1-by-n": lambda rng: _random(rng, 1, 5000, 0.9),
@@ -156,7 +165,7 @@ def test_kernel_matches_scipy(rng, case, dtype, index_dtype, kernel):
     assert result is out
 
 
-ALPHA_BETA_CASES = ["random", "one-heavy-row", "lengths-1-70", "empty-rows", "no-nonzeros"]
+ALPHA_BETA_CASES = ["random", "one-heavy-row", "lengths-1-70", "empty-rows", "no-nonzeros", "power-law"]
 AB_PARAMS = [(case, dtype, kernel) for case in ALPHA_BETA_CASES for dtype in DTYPES for kernel in KERNELS]
 
 
@@ -181,7 +190,7 @@ def test_alpha_beta(rng, case, dtype, kernel):
            f"{case}/{kernel} alpha=-3 beta=0 NaN-poisoned y")
 
 
-@pytest.mark.parametrize("kernel", ["scalar", "warp:2", "warp:32", "vector:4", "vector:32", "adaptive"])
+@pytest.mark.parametrize("kernel", ["scalar", "warp:2", "warp:32", "vector:4", "vector:32", "adaptive", "adaptive2"])
 def test_tiny_grids_still_cover_every_row(rng, monkeypatch, kernel):
     """All kernels loop grid-stride; cap the grid at 2 blocks to prove it."""
     monkeypatch.setattr(spmv_cuda, "MAX_BLOCKS", 2)
@@ -192,14 +201,87 @@ def test_tiny_grids_still_cover_every_row(rng, monkeypatch, kernel):
     _check(spmv_cuda.spmv(A, x, kernel=kernel, out=out), A, ref, scale, lengths, f"{kernel} on a 2-block grid")
 
 
+@pytest.mark.parametrize("kernel", ["adaptive", "adaptive2"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_adaptive_repeats_and_new_x(rng, dtype):
-    """Split rows reset their completion counters: call after call stays right."""
+def test_adaptive_repeats_and_new_x(rng, dtype, kernel):
+    """Split rows reset their completion counters: call after call stays right
+    (the later calls go through the cached launcher)."""
     A = _device_matrix(one_heavy_row(rng), dtype, np.int32)
     for call in range(4):
         x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
         ref, scale, lengths = _reference(A, x)
-        _check(spmv_cuda.spmv(A, x, kernel="adaptive"), A, ref, scale, lengths, f"adaptive call {call}")
+        _check(spmv_cuda.spmv(A, x, kernel=kernel), A, ref, scale, lengths, f"{kernel} call {call}")
+    assert spmv_cuda.bound_launcher(A, kernel) is not None
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_adaptive2_rows_path_every_width(rng, dtype, index_dtype):
+    """stream_max=16 sends rows of 17..2048 nnz to the rows path: widths 8, 16 and 32 all run."""
+    lengths = np.concatenate([rng.integers(0, 17, 500), np.arange(17, 300), rng.integers(300, 2049, 40),
+                              [5000, 0, 1]])
+    A = _device_matrix(_rows(rng, rng.permutation(lengths), 6000), dtype, index_dtype)
+    plan = planning.plan_for(A, stream_max=16, warp_max=2048, dense_threshold=2.0)
+    widths = set(plan.blocks[plan.blocks[:, planning.KIND] == planning.KIND_ROWS, 3].tolist())
+    assert widths == {8, 16, 32}
+    for beta in (0.0, -0.5):
+        x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+        y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))
+        ref, scale, lens = _reference(A, x, 0.5, beta, y)
+        out = cupy.full(A.n_rows, np.nan, dtype=dtype) if beta == 0 else None
+        result = spmv_cuda.spmv(A, x, y, alpha=0.5, beta=beta, kernel="adaptive2", plan=plan, out=out)
+        _check(result, A, ref, scale, lens, f"adaptive2 rows path beta={beta}")
+
+
+def test_adaptive_refuses_a_rows_plan(rng):
+    from spla.errors import KernelError
+
+    A = _device_matrix(power_law(rng), np.float32, np.int32)
+    x = cupy.ones(A.n_cols, dtype=np.float32)
+    with pytest.raises(KernelError, match="adaptive2"):
+        spmv_cuda.spmv(A, x, kernel="adaptive", plan=planning.plan2_for(A))
+
+
+@pytest.mark.parametrize("kernel", ["scalar", "vector", "adaptive2", "auto", "cusparse"])
+def test_cached_launcher_falls_back_for_unusual_calls(rng, kernel):
+    """After the first call binds a launcher, calls it does not take (strided or
+    float64 x, beta != 0, a wrong-sized x or out) still get checked and right."""
+    from spla.errors import InputError
+
+    A = _device_matrix(power_law(rng), np.float32, np.int32)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
+    ref, scale, lengths = _reference(A, x)
+    _check(spmv_cuda.spmv(A, x, kernel=kernel), A, ref, scale, lengths, f"{kernel} first call")
+    assert spmv_cuda.bound_launcher(A, kernel) is not None
+    _check(spmv_cuda.spmv(A, x, kernel=kernel), A, ref, scale, lengths, f"{kernel} cached call")
+    wide = cupy.zeros(2 * A.n_cols, dtype=np.float32)
+    wide[::2] = x
+    _check(spmv_cuda.spmv(A, wide[::2], kernel=kernel), A, ref, scale, lengths, f"{kernel} strided x")
+    _check(spmv_cuda.spmv(A, x.astype(np.float64), kernel=kernel), A, ref, scale, lengths, f"{kernel} f64 x")
+    y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(np.float32))
+    ref_ab, scale_ab, _ = _reference(A, x, 2.0, 0.25, y)
+    _check(spmv_cuda.spmv(A, x, y, alpha=2.0, beta=0.25, kernel=kernel), A, ref_ab, scale_ab, lengths,
+           f"{kernel} cached, beta != 0")
+    ref_a, scale_a, _ = _reference(A, x, -2.0)
+    _check(spmv_cuda.spmv(A, x, alpha=-2.0, kernel=kernel), A, ref_a, scale_a, lengths, f"{kernel} alpha")
+    with pytest.raises(InputError, match="length"):
+        spmv_cuda.spmv(A, cupy.ones(A.n_cols + 1, dtype=np.float32), kernel=kernel)
+    with pytest.raises(InputError, match="out must be"):
+        spmv_cuda.spmv(A, x, kernel=kernel, out=cupy.empty(A.n_rows + 1, dtype=np.float32))
+
+
+def test_spla_spmv_on_a_host_matrix_uses_the_cached_launcher(rng):
+    import spla
+
+    host = power_law(rng)
+    A = CSRMatrix.from_scipy(host, dtype=np.float32)
+    x = rng.uniform(-1, 1, A.n_cols).astype(np.float32)
+    first = spla.spmv(A, cupy.asarray(x))
+    assert spmv_cuda.bound_launcher(A, "auto") is not None, "the host matrix keeps the launcher"
+    second = spla.spmv(A, cupy.asarray(x))
+    np.testing.assert_array_equal(cupy.asnumpy(first), cupy.asnumpy(second))
+    np.testing.assert_allclose(cupy.asnumpy(second), host.astype(np.float64) @ x, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(spla.spmv(A, x), host.astype(np.float64) @ x, rtol=1e-4, atol=1e-4)  # CPU still
 
 
 def _dense_panel_matrix(rng):
@@ -213,7 +295,7 @@ def _dense_panel_matrix(rng):
     return A.tocsr(), np.sort(dense_rows)
 
 
-@pytest.mark.parametrize("use_gemv", [True, False], ids=["gemv", "fallback-blocks"])
+@pytest.mark.parametrize("use_gemv", [True, False, "adaptive2"], ids=["gemv", "fallback-blocks", "adaptive2"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_dense_panel_rows(rng, monkeypatch, dtype, use_gemv):
     host, dense_rows = _dense_panel_matrix(rng)
@@ -221,23 +303,25 @@ def test_dense_panel_rows(rng, monkeypatch, dtype, use_gemv):
     plan = planning.plan_for(A, dense_min_nnz=500, dense_threshold=0.5)
     assert plan.dense_rows.tolist() == dense_rows.tolist(), "the plan must route the 80%-dense rows to the panel"
     assert plan.summary()["paths"]["dense"]["rows"] == 40
+    kernel = "adaptive2" if use_gemv == "adaptive2" else "adaptive"  # adaptive2 runs dense rows as blocks
     if not use_gemv:
         monkeypatch.setattr(spmv_cuda, "dense_gemv", lambda: None)
-    elif spmv_cuda.dense_gemv() is None:
+    elif use_gemv is True and spmv_cuda.dense_gemv() is None:
         pytest.skip("spla.backend.gemm_cuda.gemv does not exist yet (fallback blocks are tested)")
     for beta in (0.0, 0.5):
         x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
         y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))
         ref, scale, lengths = _reference(A, x, 1.5, beta, y)
         out = cupy.full(A.n_rows, np.nan, dtype=dtype) if beta == 0 else None
-        result = spmv_cuda.spmv(A, x, y, alpha=1.5, beta=beta, kernel="adaptive", plan=plan, out=out)
-        _check(result, A, ref, scale, lengths, f"dense panel ({'gemv' if use_gemv else 'fallback'}) beta={beta}")
+        result = spmv_cuda.spmv(A, x, y, alpha=1.5, beta=beta, kernel=kernel, plan=plan, out=out)
+        _check(result, A, ref, scale, lengths, f"dense panel ({use_gemv}, {kernel}) beta={beta}")
 
 
 def test_auto_picks_adaptive_for_the_heavy_row(rng):
     A = _device_matrix(one_heavy_row(rng), np.float32, np.int32)
-    assert spmv_cuda.choose_kernel(A) == "adaptive"
-    assert spmv_cuda.choose_kernel(_device_matrix(poisson2d(rng), np.float32, np.int32)) == "scalar"
+    assert spmv_cuda.choose_kernel(A) == spmv_cuda.AUTO_RULE["irregular"]
+    poisson = _device_matrix(poisson2d(rng), np.float32, np.int32)
+    assert spmv_cuda.choose_kernel(poisson) == spmv_cuda.AUTO_RULE["short"]
 
 
 def test_public_api_and_matmul(rng):

@@ -25,11 +25,13 @@ KERNELS = OrderedDict([
     ("vector", "2-32 lanes per row, 16-byte loads of values and indices (kernels/spmv_vector.cu)"),
     ("adaptive", "nnz-balanced blocks from spla.plan: packed short rows, block per row, "
                  "split long rows, dense panel via GEMV (kernels/spmv_adaptive.cu)"),
+    ("adaptive2", "adaptive with length-sorted sub-warp rows for medium rows, staged row offsets, "
+                  "4-deep load pipelining, no dense path (kernels/spmv_adaptive2.cu)"),
     ("auto", "picks one of the above from the row statistics (see choose_kernel)"),
     ("cusparse", "cuSPARSE SpMV, descriptors and buffer built once per matrix (kernel-level anchor)"),
     ("cusparse-cupy", "cupyx.scipy.sparse csr_matrix @ x: cuSPARSE as a CuPy user calls it"),
 ])
-SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive")
+SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2")
 LANE_WIDTHS = (2, 4, 8, 16, 32)
 
 VALUE_TYPES = OrderedDict([(np.dtype(np.float32), "float"), (np.dtype(np.float64), "double")])
@@ -65,6 +67,7 @@ SOURCES = {
     "warp": _declare("spmv_warp.cu", "spla_spmv_warp<{v}, {i}, {w}>", LANE_WIDTHS),
     "vector": _declare("spmv_vector.cu", "spla_spmv_vector<{v}, {i}, {w}>", LANE_WIDTHS),
     "adaptive": _declare("spmv_adaptive.cu", "spla_spmv_adaptive<{v}, {i}>"),
+    "adaptive2": _declare("spmv_adaptive2.cu", "spla_spmv_adaptive2<{v}, {i}>"),
 }
 
 
@@ -117,16 +120,19 @@ def parse_kernel(kernel: str):
 
 
 # ------------------------------------------------------------- auto policy
-# Ginkgo-style rule on row statistics (spla.plan.row_stats), in this order:
-#   1. a row longer than AUTO_LONG_ROW, or rows irregular (cv > AUTO_IRREGULAR_CV)
-#      with a longest row past AUTO_SHORT_MAX              -> "adaptive"
-#      (one long row would stall a warp or a thread; adaptive balances nnz)
-#   2. short regular rows: mean <= AUTO_SCALAR_MEAN and longest <= AUTO_SHORT_MAX
-#                                                           -> "scalar"
-#      (no reduction at all; 3.5 TB/s on the 2D Poisson matrix)
-#   3. otherwise (regular rows of medium length)            -> "vector"
-#      (lanes from the mean row length, 16-byte loads)
+# Ginkgo-style rule on row statistics (spla.plan.row_stats): a matrix falls in
+# one class, in this order, and AUTO_RULE names the kernel of each class:
+#   "irregular": a row longer than AUTO_LONG_ROW, or rows irregular
+#       (cv > AUTO_IRREGULAR_CV) with a longest row past AUTO_SHORT_MAX
+#       (one long row would stall a warp or a thread; adaptive balances nnz)
+#   "short":  mean <= AUTO_SCALAR_MEAN and longest <= AUTO_SHORT_MAX
+#       (no reduction at all; 3.4 TB/s on the 2D Poisson matrix in round 1)
+#   "medium": the rest, regular rows of medium length (round 1: vector within
+#       2-5% of cuSPARSE on random-4M-16 and banded-1M-20, adaptive 1% ahead
+#       of vector on random-4M-16)
 # An empty matrix takes "scalar" (it only writes y).
+# After a benchmark run, change AUTO_RULE (one place) to the fastest measured kernel per class.
+AUTO_RULE = {"irregular": "adaptive2", "short": "scalar", "medium": "vector"}
 AUTO_LONG_ROW = 1024
 AUTO_IRREGULAR_CV = 1.0
 AUTO_SHORT_MAX = 64
@@ -141,21 +147,27 @@ def choose_kernel(A) -> str:
     return choice
 
 
-def _choose(s) -> str:
+def matrix_class(s) -> str:
+    """The auto policy's class of a matrix ("empty", "irregular", "short", "medium")."""
     if s.nnz == 0 or s.n_rows == 0:
-        return "scalar"
+        return "empty"
     if s.max > AUTO_LONG_ROW or (s.cv > AUTO_IRREGULAR_CV and s.max > AUTO_SHORT_MAX):
-        return "adaptive"
+        return "irregular"
     if s.mean <= AUTO_SCALAR_MEAN and s.max <= AUTO_SHORT_MAX:
-        return "scalar"
-    return "vector"
+        return "short"
+    return "medium"
+
+
+def _choose(s) -> str:
+    klass = matrix_class(s)
+    return "scalar" if klass == "empty" else AUTO_RULE[klass]
 
 
 def describe_choice(A) -> dict:
     """What auto picks for A and why: for ``spla info`` and benchmark reports."""
     s = planning.row_stats(A)
     name = choose_kernel(A)
-    info = {"kernel": name, "mean_row": s.mean, "max_row": s.max, "cv": s.cv}
+    info = {"kernel": name, "class": matrix_class(s), "mean_row": s.mean, "max_row": s.max, "cv": s.cv}
     if name in ("warp", "vector"):
         info["lanes"] = _lanes(A, name, None)
     return info
@@ -173,6 +185,9 @@ def _grid(n_items: int, per_block: int) -> int:
     return max(1, min(cuda.ceil_div(n_items, per_block), MAX_BLOCKS))
 
 
+BOUND_KEY = "spmv-bound"  # A._cache[BOUND_KEY][kernel name] -> _Bound launcher
+
+
 def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", plan=None, out=None):
     """``alpha * A @ x + beta * y`` on the GPU with one of :data:`KERNELS`.
 
@@ -188,8 +203,8 @@ def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", plan=None, 
     kernel : str
         A name from :data:`KERNELS`, optionally ``warp:LANES``/``vector:LANES``.
     plan : spla.plan.Plan, optional
-        For ``adaptive``: a plan built with other thresholds
-        (default ``spla.plan.plan_for(A)``).
+        For ``adaptive``/``adaptive2``: a plan built with other thresholds
+        (default ``spla.plan.plan_for(A)`` / ``spla.plan.plan2_for(A)``).
     out : cupy.ndarray, optional
         Where to write the result (may be ``y`` itself for an in-place update);
         default a new array. With ``beta == 0`` its old contents are never read.
@@ -199,12 +214,40 @@ def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", plan=None, 
     cupy.ndarray
         ``out``, of A's value dtype.
 
+    Notes
+    -----
+    The first call per (matrix, kernel) resolves the kernel, plan and launch
+    configuration and caches a bound launcher in ``A._cache``; later calls with
+    a contiguous x of A's dtype and ``beta == 0`` only check x's and out's shape
+    and launch (a few microseconds of host time). The launcher holds A's
+    arrays: replacing ``A.data`` (rather than writing into it) needs
+    ``A._cache.clear()``.
+
     See Also
     --------
     cupyx.scipy.sparse.csr_matrix.dot, cupyx.cusparse.spmv
     """
+    if plan is None:
+        bound = A._cache.get(BOUND_KEY)
+        if bound is not None:
+            bound = bound.get(kernel)
+            if bound is not None:
+                result = bound.fast(x, y, alpha, beta, out)
+                if result is not None:
+                    return result
+    return _spmv_checked(A, x, y, alpha, beta, kernel, plan, out)
+
+
+def bound_launcher(A, kernel: str = "auto"):
+    """The cached launcher ``spmv`` uses for (A, kernel), or None before the first call."""
+    return A._cache.get(BOUND_KEY, {}).get(kernel)
+
+
+def _spmv_checked(A, x, y, alpha, beta, kernel, plan, out):
+    """Every check, every conversion; binds a launcher for the fast path."""
     cupy = cuda.require_cupy()
     family, lanes = parse_kernel(kernel)
+    caller = A
     A = A.to_device()
     dtype = A.dtype
     n_rows, n_cols = A.shape
@@ -233,29 +276,137 @@ def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", plan=None, 
         return out
     if family == "auto":
         family = choose_kernel(A)
-    if family == "cusparse":
-        return _cusparse(A, x, out, alpha, beta)
     if family == "cusparse-cupy":
         return _cusparse_cupy(A, x, out, alpha, beta)
-    if family == "adaptive":
-        if plan is None:
-            plan = A._cache.get("spmv-default-plan")
-            if plan is None:
-                plan = A._cache["spmv-default-plan"] = planning.plan_for(A)
-        return _adaptive(A, x, out, alpha, beta, plan)
-    args = (np.int64(n_rows), A.indptr, A.indices, A.data, x, out, alpha, beta)
-    if family == "scalar":
-        _function("scalar", dtype, A.index_dtype)((_grid(n_rows, ROW_BLOCK),), (ROW_BLOCK,), args)
+    if family == "cusparse" and A.nnz == 0:  # cuSPARSE refuses empty matrices on some versions
+        return _scale(out, beta)
+    launcher = _bind(cupy, A, family, lanes, plan, x, out)
+    if plan is None:  # launchers for explicit plans are not cached: the plan is the caller's
+        # on the matrix the caller holds, its device copy, and the host matrix of that
+        # copy (spla.spmv and A @ x pass the device copy of a host matrix)
+        holders = {id(m): m for m in (caller, A, A._cache.get("host")) if m is not None}
+        for holder in holders.values():
+            holder._cache.setdefault(BOUND_KEY, {})[kernel] = launcher
+    return launcher.launch(x, out, alpha, beta)
+
+
+class _Bound:
+    """One (matrix, kernel) resolved: ``launch(x, out, alpha, beta)`` runs it.
+
+    ``fast`` is the hot path of :func:`spmv`: it takes the common call (x
+    contiguous of A's dtype, beta == 0, out absent or a matching vector) and
+    returns None for anything else, which then goes through every check.
+    """
+
+    def __init__(self, cupy, A):
+        self.ndarray = cupy.ndarray
+        self.empty = cupy.empty
+        self.get_device = cupy.cuda.runtime.getDevice
+        self.device = self.get_device()
+        self.dtype = A.dtype
+        self.scalar = A.dtype.type
+        self.one, self.zero = self.scalar(1), self.scalar(0)
+        self.n_rows, self.n_cols = A.shape
+        self.x_shape, self.y_shape = (A.shape[1],), (A.shape[0],)
+
+    def fast(self, x, y, alpha, beta, out):
+        if (beta != 0 or type(x) is not self.ndarray or x.shape != self.x_shape or x.dtype != self.dtype
+                or not x.flags.c_contiguous or self.get_device() != self.device):
+            return None
+        if out is None:
+            out = self.empty(self.n_rows, self.dtype)
+        elif (type(out) is not self.ndarray or out.shape != self.y_shape or out.dtype != self.dtype
+              or not out.flags.c_contiguous):
+            return None
+        return self.launch(x, out, self.one if alpha == 1 else self.scalar(alpha), self.zero)
+
+    def launch(self, x, out, alpha, beta):
+        raise NotImplementedError
+
+
+class _RowLauncher(_Bound):
+    """scalar / warp / vector: one launch, arguments prebuilt except x, y, alpha, beta."""
+
+    def __init__(self, cupy, A, function, grid, block):
+        super().__init__(cupy, A)
+        self.function, self.grid, self.block = function, (grid,), (block,)
+        self.head = (np.int64(A.n_rows), A.indptr, A.indices, A.data)
+
+    def launch(self, x, out, alpha, beta):
+        self.function(self.grid, self.block, self.head + (x, out, alpha, beta))
         return out
+
+
+class _AdaptiveLauncher(_Bound):
+    """adaptive / adaptive2: the plan's arrays on the GPU, one launch (+ dense panels for adaptive)."""
+
+    def __init__(self, cupy, A, family, plan):
+        super().__init__(cupy, A)
+        if plan.shape != tuple(A.shape) or plan.nnz != A.nnz:
+            raise KernelError(f"the plan was built for a {plan.shape} matrix with {plan.nnz} nonzeros, "
+                              f"not this {A.shape} one with {A.nnz}")
+        if family == "adaptive" and plan.thresholds.warp_max:
+            raise KernelError("this plan has a rows path (warp_max > 0): run it with kernel='adaptive2'")
+        key = (cupy.cuda.Device().id, A.dtype.str)
+        state = plan._device.get(key)
+        if state is None:
+            state = plan._device[key] = _AdaptiveState(cupy, plan, A, A.dtype)
+        self.state = state
+        self.gemv = dense_gemv() if (family == "adaptive" and state.panels) else None
+        n_blocks = plan.n_main_blocks if self.gemv is not None else plan.blocks.shape[0]
+        self.function = _function(family, A.dtype, A.index_dtype) if n_blocks else None
+        self.grid, self.block = (min(n_blocks, MAX_BLOCKS),), (ADAPTIVE_THREADS,)
+        matrix = (A.indptr, A.indices, A.data)
+        if family == "adaptive2":
+            self.head = (state.blocks, np.int64(n_blocks), state.row_list) + matrix
+        else:
+            self.head = (state.blocks, np.int64(n_blocks)) + matrix
+        self.tail = (state.chunk, state.split_offsets, state.split_partials, state.split_counters)
+
+    def launch(self, x, out, alpha, beta):
+        if self.function is not None:
+            self.function(self.grid, self.block, self.head + (x, out, alpha, beta) + self.tail)
+        if self.gemv is not None:
+            for panel in self.state.panels:
+                product = self.gemv(panel.matrix, x[panel.col_begin:panel.col_end], alpha=alpha)
+                if beta == 0:
+                    out[panel.rows] = product
+                else:
+                    out[panel.rows] = product + beta * out[panel.rows]
+        return out
+
+
+class _CusparseLauncher(_Bound):
+    """cuSPARSE with its descriptors built once (the anchor gets the same fast path as spla's kernels)."""
+
+    def __init__(self, cupy, A, x, out):
+        super().__init__(cupy, A)
+        state = A._cache.get("cusparse-spmv")
+        if state is None:
+            state = A._cache["cusparse-spmv"] = _CusparseState(A, x, out)
+        self.launch = state
+
+
+def _bind(cupy, A, family, lanes, plan, x, out):
+    """Resolve kernel, plan and launch configuration once."""
+    n_rows = A.n_rows
+    if family == "cusparse":
+        return _CusparseLauncher(cupy, A, x, out)
+    if family in ("adaptive", "adaptive2"):
+        if plan is None:
+            plan = planning.plan_for(A) if family == "adaptive" else planning.plan2_for(A)
+        return _AdaptiveLauncher(cupy, A, family, plan)
+    if family == "scalar":
+        return _RowLauncher(cupy, A, _function("scalar", A.dtype, A.index_dtype), _grid(n_rows, ROW_BLOCK),
+                            ROW_BLOCK)
     lanes = _lanes(A, family, lanes)
     if family == "vector":
         for what, array in (("data", A.data), ("indices", A.indices)):
             if array.data.ptr % VECTOR_ALIGNMENT:
                 raise KernelError(f"the vector kernel needs A.{what} on a {VECTOR_ALIGNMENT}-byte boundary "
                                   f"(it is at {array.data.ptr:#x}); copy the matrix or use kernel='warp'")
-    rows_per_block = ROW_BLOCK // lanes
-    _function(family, dtype, A.index_dtype, lanes)((_grid(n_rows, rows_per_block),), (ROW_BLOCK,), args)
-    return out
+    return _RowLauncher(cupy, A, _function(family, A.dtype, A.index_dtype, lanes),
+                        _grid(n_rows, ROW_BLOCK // lanes), ROW_BLOCK)
 
 
 # ----------------------------------------------------------------- adaptive
@@ -264,6 +415,7 @@ class _AdaptiveState:
 
     def __init__(self, cupy, plan, A, dtype):
         self.blocks = cupy.asarray(plan.blocks)
+        self.row_list = cupy.asarray(plan.row_list)
         self.split_offsets = cupy.asarray(plan.split_offsets)
         n_split = plan.split_offsets.size - 1
         self.split_partials = cupy.empty(max(1, int(plan.split_offsets[-1])), dtype=dtype)
@@ -306,32 +458,6 @@ def dense_gemv():
     return getattr(gemm_cuda, "gemv", None)
 
 
-def _adaptive(A, x, out, alpha, beta, plan):
-    cupy = cuda.require_cupy()
-    if plan.shape != tuple(A.shape) or plan.nnz != A.nnz:
-        raise KernelError(f"the plan was built for a {plan.shape} matrix with {plan.nnz} nonzeros, "
-                          f"not this {A.shape} one with {A.nnz}")
-    key = (cupy.cuda.Device().id, A.dtype.str)
-    state = plan._device.get(key)
-    if state is None:
-        state = plan._device[key] = _AdaptiveState(cupy, plan, A, A.dtype)
-    gemv = dense_gemv() if state.panels else None
-    n_blocks = plan.n_main_blocks if gemv is not None else plan.blocks.shape[0]
-    if n_blocks:
-        kernel = _function("adaptive", A.dtype, A.index_dtype)
-        kernel((min(n_blocks, MAX_BLOCKS),), (ADAPTIVE_THREADS,),
-               (state.blocks, np.int64(n_blocks), A.indptr, A.indices, A.data, x, out, alpha, beta,
-                state.chunk, state.split_offsets, state.split_partials, state.split_counters))
-    if gemv is not None:
-        for panel in state.panels:
-            product = gemv(panel.matrix, x[panel.col_begin:panel.col_end], alpha=alpha)
-            if beta == 0:
-                out[panel.rows] = product
-            else:
-                out[panel.rows] = product + beta * out[panel.rows]
-    return out
-
-
 # ------------------------------------------------------------------ anchors
 class _CusparseState:
     """cuSPARSE's SpMV set-up for one matrix: built once, re-pointed per call."""
@@ -368,15 +494,6 @@ class _CusparseState:
         lib.spMV(self.handle, self.op, self.alpha.ctypes.data, self.mat.desc, self.vec_x.desc,
                  self.beta.ctypes.data, self.vec_y.desc, self.compute_type, self.alg, self.buffer.data.ptr)
         return out
-
-
-def _cusparse(A, x, out, alpha, beta):
-    if A.nnz == 0:  # cuSPARSE refuses empty matrices on some versions; the answer is beta * y
-        return _scale(out, beta)
-    state = A._cache.get("cusparse-spmv")
-    if state is None:
-        state = A._cache["cusparse-spmv"] = _CusparseState(A, x, out)
-    return state(x, out, alpha, beta)
 
 
 def _cupyx_matrix(A):

@@ -1,0 +1,172 @@
+// spmv_adaptive2: spmv_adaptive.cu with the round-1 H200 lessons (step 5).
+//
+// What changed from spmv_adaptive.cu (kept as it was, so both are measured):
+//  * "rows" blocks (kind == ADAPTIVE2_KIND_ROWS): medium rows (too long to
+//    stage, far too short to fill a 256-thread block: 257..1024 nnz by
+//    default) no longer get a whole block each. The plan lists them sorted
+//    by length in `row_list`, and one block takes THREADS / width of them,
+//    `width` lanes per row (descriptor slot 3), so the rows of a block are
+//    about equally long and no warp waits for another. Round 1: 44k
+//    block-per-row rows on powerlaw-16M, where each 256-thread block read a
+//    few hundred nonzeros and spent most of its time in two barriers.
+//  * stream blocks also stage their rows' offsets (indptr - base) in shared
+//    memory, so the summing rounds read only shared memory; in spmv_adaptive
+//    every round re-read indptr from global memory, one dependent latency
+//    per round.
+//  * loads in the rows/block/split paths are issued four at a time into
+//    independent accumulators (memory-level parallelism for x gathers).
+//  * no dense path: the plan that goes with this kernel routes dense rows
+//    like any other row (split into chunks). Round 1's dense panel + GEMV
+//    (one warp per panel row) ran 2 warps over 35k columns on
+//    vsp_model1_crew1_cr42_south31 (0.13 ms vs cuSPARSE 0.034 ms) and 256
+//    warps over 20k columns on blockdense-1M; dense storage saves at most
+//    half the panel's bytes, split chunks run fully parallel.
+// The descriptor layout is spmv_adaptive.cu's plus the rows kind:
+//   {row_begin, row_end, kind, split_id}          kind in 1..32: stream, lanes per row
+//   {row, row + 1, 0, -1}                          block per row
+//   {row, row + 1, -(chunk + 1), split_id}         chunk of a split row
+//   {list_begin, list_end, KIND_ROWS, width}       rows row_list[list_begin:list_end]
+//
+// Constraints (checked by spla/plan.py when it builds the plan):
+//   blockDim.x == ADAPTIVE2_THREADS; a stream block holds <= ADAPTIVE2_STAGE
+//   nonzeros and < ADAPTIVE2_STAGE rows; a rows block holds at most
+//   THREADS / width rows, width in {1, 2, 4, 8, 16, 32}; split counters start
+//   at zero and are reset by the last chunk (one stream at a time per plan).
+//   Shared memory: 2048 values + 2049 ints (16 KiB float, 24 KiB double).
+//   The grid loops over descriptors, so any grid size covers any plan.
+#include "common.cuh"
+
+constexpr int ADAPTIVE2_THREADS = 256;
+constexpr int ADAPTIVE2_STAGE = 2048;
+constexpr long long ADAPTIVE2_KIND_ROWS = 64;
+
+namespace {
+
+// sum of data[k] * x[indices[k]] for k = lane, lane + step, ... < length,
+// four loads in flight per thread. Offsets are relative to the row (or
+// chunk) start, so k stays far from INT_MAX even near the end of a big matrix.
+template <typename V, typename I>
+__device__ __forceinline__ V strided_dot(const I* __restrict__ indices, const V* __restrict__ data,
+                                         const V* __restrict__ x, I length, int lane, int step) {
+    V s0 = V(0), s1 = V(0), s2 = V(0), s3 = V(0);
+    I k = lane;
+    for (; k + 3 * step < length; k += 4 * step) {
+        const I c0 = indices[k], c1 = indices[k + step], c2 = indices[k + 2 * step], c3 = indices[k + 3 * step];
+        const V v0 = data[k], v1 = data[k + step], v2 = data[k + 2 * step], v3 = data[k + 3 * step];
+        s0 += v0 * __ldg(x + c0);
+        s1 += v1 * __ldg(x + c1);
+        s2 += v2 * __ldg(x + c2);
+        s3 += v3 * __ldg(x + c3);
+    }
+    for (; k < length; k += step) s0 += data[k] * __ldg(x + indices[k]);
+    return (s0 + s1) + (s2 + s3);
+}
+
+}  // namespace
+
+template <typename V, typename I>
+__global__ void __launch_bounds__(ADAPTIVE2_THREADS)
+spla_spmv_adaptive2(const long long* __restrict__ blocks, long long n_blocks, const long long* __restrict__ row_list,
+                    const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
+                    const V* __restrict__ x, V* __restrict__ y, V alpha, V beta, long long chunk,
+                    const long long* __restrict__ split_offsets, V* split_partials,
+                    unsigned int* split_counters) {
+    __shared__ V staged[ADAPTIVE2_STAGE];
+    __shared__ int offsets[ADAPTIVE2_STAGE + 1];
+    __shared__ V scratch[ADAPTIVE2_THREADS / spla::WARP_SIZE];
+    __shared__ bool last_chunk;
+    const int tid = threadIdx.x;
+
+    for (long long b = blockIdx.x; b < n_blocks; b += gridDim.x) {
+        const long long first = blocks[4 * b];
+        const long long last = blocks[4 * b + 1];
+        const long long kind = blocks[4 * b + 2];
+
+        if (kind == ADAPTIVE2_KIND_ROWS) {
+            const int width = static_cast<int>(blocks[4 * b + 3]);
+            const int lane = tid & (width - 1);
+            const int group = tid / width;
+            const int n_groups = ADAPTIVE2_THREADS / width;
+            // same trip count in every thread: the shuffles need whole warps
+            for (long long at = first; at < last; at += n_groups) {
+                const long long slot = at + group;
+                V sum = V(0);
+                long long row = -1;
+                if (slot < last) {
+                    row = row_list[slot];
+                    const I start = indptr[row];
+                    sum = strided_dot(indices + start, data + start, x, indptr[row + 1] - start, lane, width);
+                }
+                sum = spla::warp_reduce_sum_width(sum, width);
+                if (lane == 0 && row >= 0) spla::store_row(y, row, sum, alpha, beta);
+            }
+        } else if (kind > 0) {
+            const long long row_begin = first;
+            const int n_rows = static_cast<int>(last - first);
+            const I base = indptr[row_begin];
+            for (int r = tid; r <= n_rows; r += ADAPTIVE2_THREADS) {
+                offsets[r] = static_cast<int>(indptr[row_begin + r] - base);
+            }
+            const int n = static_cast<int>(indptr[row_begin + n_rows] - base);
+#pragma unroll 4
+            for (int k = tid; k < n; k += ADAPTIVE2_THREADS) {
+                staged[k] = data[base + k] * __ldg(x + indices[base + k]);
+            }
+            __syncthreads();
+            const int width = static_cast<int>(kind);
+            const int lane = tid & (width - 1);
+            const int group = tid / width;
+            const int n_groups = ADAPTIVE2_THREADS / width;
+            for (int at = 0; at < n_rows; at += n_groups) {
+                const int r = at + group;
+                V sum = V(0);
+                if (r < n_rows) {
+                    const int hi = offsets[r + 1];
+                    for (int k = offsets[r] + lane; k < hi; k += width) sum += staged[k];
+                }
+                sum = spla::warp_reduce_sum_width(sum, width);
+                if (lane == 0 && r < n_rows) spla::store_row(y, row_begin + r, sum, alpha, beta);
+            }
+        } else {
+            const long long row = first;
+            const I row_start = indptr[row];
+            const I row_stop = indptr[row + 1];
+            const long long chunk_index = kind < 0 ? -kind - 1 : 0;
+            I lo = row_start;
+            I hi = row_stop;
+            if (kind < 0) {
+                lo = row_start + static_cast<I>(chunk_index * chunk);
+                hi = (row_stop - lo > chunk) ? lo + static_cast<I>(chunk) : row_stop;
+            }
+            V sum = strided_dot(indices + lo, data + lo, x, hi - lo, tid, ADAPTIVE2_THREADS);
+            sum = spla::block_reduce_sum<V, ADAPTIVE2_THREADS>(sum, scratch);
+            if (kind == 0) {
+                if (tid == 0) spla::store_row(y, row, sum, alpha, beta);
+            } else {
+                const long long split_id = blocks[4 * b + 3];
+                const long long offset = split_offsets[split_id];
+                const unsigned n_chunks = static_cast<unsigned>(split_offsets[split_id + 1] - offset);
+                if (tid == 0) {
+                    split_partials[offset + chunk_index] = sum;
+                    __threadfence();  // the partial is visible before the counter says so
+                    const unsigned done = atomicAdd(split_counters + split_id, 1u);
+                    last_chunk = (done == n_chunks - 1);
+                }
+                __syncthreads();
+                if (last_chunk) {
+                    __threadfence();
+                    // fixed order, so the result does not depend on which chunk finished last
+                    V total = V(0);
+                    const volatile V* partials = split_partials + offset;
+                    for (unsigned c = tid; c < n_chunks; c += ADAPTIVE2_THREADS) total += partials[c];
+                    total = spla::block_reduce_sum<V, ADAPTIVE2_THREADS>(total, scratch);
+                    if (tid == 0) {
+                        spla::store_row(y, row, total, alpha, beta);
+                        split_counters[split_id] = 0u;  // ready for the next launch
+                    }
+                }
+            }
+        }
+        __syncthreads();  // staged/offsets/scratch/last_chunk are reused by the next descriptor
+    }
+}
