@@ -1,6 +1,9 @@
 """Benchmark every GEMM kernel of the path against cuBLAS (fp32 and TF32) on the GPU.
 
-Sizes: 1024^3, 4096^3, 8192^3 and a skinny M=16384, N=64, K=4096. Inputs are
+Sizes: 1024^3, 4096^3, 8192^3 and a skinny M=16384, N=64, K=4096, plus the
+SpMM dense-panel shapes 2000 x 8 x 100000 and 2000 x 32 x 100000 (few output
+tiles, long K: the split-K kernels; only the kernels that matter there run at
+those sizes). Inputs are
 random normal float32 (never zeros); every kernel is checked against a
 float64 reference before it is timed, and a wrong result is reported, not
 timed. Kernels whose estimated time per call (from their rate at the
@@ -32,16 +35,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from spla import cuda  # noqa: E402
 from spla.cli import gemm as gemm_cli  # noqa: E402
 
-SIZES = [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192), (16384, 64, 4096)]
-# The bank-conflict pair only needs one size to make its point.
+MAIN_SIZES = [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192), (16384, 64, 4096)]
+PANEL_SIZES = [(2000, 8, 100_000), (2000, 32, 100_000)]
+SIZES = MAIN_SIZES + PANEL_SIZES
+SKINNY = {(16384, 64, 4096)}
+# The bank-conflict demonstration only needs the sizes where the path is compared.
 COMPARE_SIZES = {(1024, 1024, 1024), (4096, 4096, 4096)}
-EXTRA_AT = {"transposed_b": COMPARE_SIZES,
+EXTRA_AT = {"padded_nopad": {(4096, 4096, 4096)},
+            "transposed_b_nopad": COMPARE_SIZES,
             "transposed_b_padded": COMPARE_SIZES,
-            "tf32_w64x32": set(SIZES),
-            # round-2 candidates: the padded pair only where the path is compared
-            "padded_v2": COMPARE_SIZES,
-            "padded_v2_nopad": {(4096, 4096, 4096)},
-            "dbuf_v2_64": {(1024, 1024, 1024), (4096, 4096, 4096), (16384, 64, 4096)}}
+            "dbuf64": {(1024, 1024, 1024), (4096, 4096, 4096), *SKINNY, *PANEL_SIZES},
+            "splitk": {*SKINNY, *PANEL_SIZES},
+            "splitk_n8": set(PANEL_SIZES),
+            # round-3 tensor-core candidates
+            "tf32_trunc": set(MAIN_SIZES),
+            "tf32_v2": set(MAIN_SIZES),
+            "tf32_v2_trunc": set(MAIN_SIZES)}
+# At the panel sizes only the kernels that could serve that shape run (A is
+# 800 MB: the scalar steps would take seconds and say nothing new).
+ONLY_AT = {size: {"vec4", "regblock", "dbuf", "dbuf64", "splitk", "splitk_n8", "tf32", "cublas", "auto"}
+           for size in PANEL_SIZES}
 # "auto" is timed too (the row says which kernel the rule picked).
 AUTO_ROW = "auto"
 
@@ -102,6 +115,8 @@ def run_gpu(args):
         for name in names:
             if name in EXTRA_AT and size not in EXTRA_AT[name]:
                 continue
+            if size in ONLY_AT and name not in ONLY_AT[size]:
+                continue
             if name == "cublas":
                 row = dict(anchor)
             else:
@@ -122,7 +137,7 @@ def run_gpu(args):
                                             "rows": rows, "seconds": time.perf_counter() - started}
         del A, B, reference
         cupy.get_default_memory_pool().free_all_blocks()
-    results["cublas_tf32"] = cublas_tf32([list(s) for s in SIZES])
+    results["cublas_tf32"] = cublas_tf32([list(s) for s in MAIN_SIZES])
     return results
 
 

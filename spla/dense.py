@@ -53,9 +53,10 @@ def gemm(A, B, C=None, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
     kernel : str
         On the GPU, a name from ``spla.backend.gemm_cuda.KERNELS`` (naive,
         tiled16, tiled32, padded, vec4, regblock, dbuf, tf32, cublas) or
-        ``"auto"`` (spla's fastest fp32 kernel for float32, cuBLAS for
-        float64; never the lower-precision ``tf32``). On the CPU ``"auto"``
-        or ``"numpy"``.
+        ``EXTRA_KERNELS`` (dbuf64, splitk, splitk_n8, ...), or ``"auto"``
+        (spla's fastest fp32 kernel for the shape, split-K for few output
+        tiles and a long K; cuBLAS for float64; never the lower-precision
+        tf32 kernels). On the CPU ``"auto"`` or ``"numpy"``.
 
     Returns
     -------

@@ -113,26 +113,71 @@ def test_auto_policy_never_picks_tf32():
 def test_auto_rule_picks_small_tiles_for_small_grids():
     # 132 SMs (H200): 128 x 128 tiles need >= 264 blocks, else the small-tile kernel.
     small, large = gemm_cuda.AUTO_FP32_SMALL, gemm_cuda.AUTO_FP32
-    assert gemm_cuda.auto_kernel(np.float32, (1024, 1024, 1024), 132) == small     # 64 blocks
-    assert gemm_cuda.auto_kernel(np.float32, (16384, 64, 4096), 132) == small      # 128 blocks
+    assert small == "dbuf64"
+    assert gemm_cuda.auto_kernel(np.float32, (1024, 1024, 1024), 132) == small     # 64 blocks (256 of 64 x 64)
+    assert gemm_cuda.auto_kernel(np.float32, (16384, 64, 4096), 132) == small      # 128 blocks (256 of 64 x 64)
     assert gemm_cuda.auto_kernel(np.float32, (4096, 4096, 4096), 132) == large     # 1024 blocks
     assert gemm_cuda.auto_kernel(np.float32, (2048, 2112, 64), 132) == large       # 16 x 17 = 272 blocks
     assert gemm_cuda.auto_kernel(np.float32, (2048, 2048, 64), 132) == small       # 256 blocks
     assert gemm_cuda.auto_kernel(np.float64, (4096, 4096, 4096), 132) == "cublas"
     for name in (small, large):
-        assert gemm_cuda.KERNELS[name].precision == "fp32"
+        assert gemm_cuda.ALL_KERNELS[name].precision == "fp32"
     assert gemm_cuda.resolve_kernel("auto", np.float32, (8, 8, 8)).precision == "fp32"
+
+
+def test_auto_rule_splits_k_for_few_tiles_and_long_k():
+    # The SpMM dense panel: 2,000 rows x 100,000 columns times X with 8 or 32 columns.
+    assert gemm_cuda.auto_kernel(np.float32, (2000, 8, 100_000), 132) == "splitk_n8"
+    assert gemm_cuda.auto_kernel(np.float32, (2000, 32, 100_000), 132) == "splitk"   # 32 blocks of 64 x 64
+    assert gemm_cuda.auto_kernel(np.float32, (2000, 64, 100_000), 132) == "splitk"
+    assert gemm_cuda.auto_kernel(np.float32, (100_000, 4, 4096), 132) == "splitk_n8"  # N <= 8: narrow tile
+    assert gemm_cuda.auto_kernel(np.float32, (4096, 44, 100), 132) == "dbuf64"       # short K: no split
+    assert gemm_cuda.auto_kernel(np.float32, (2000, 8, 1000), 132) == "dbuf64"
+    assert gemm_cuda.auto_kernel(np.float32, (16384, 64, 100_000), 132) == "dbuf64"  # 256 blocks of 64 x 64
+    for name in ("splitk", "splitk_n8"):
+        entry = gemm_cuda.ALL_KERNELS[name]
+        assert entry.precision == "fp32" and entry.split_k_tile and entry.vector_loads
+
+
+@pytest.mark.parametrize("shape", [(2000, 8, 100_000), (2000, 32, 100_000), (300, 8, 20_003), (5, 5, 4),
+                                   (1, 1, 1_000_000), (4096, 4096, 4096)])
+@pytest.mark.parametrize("name", ["splitk", "splitk_n8"])
+def test_split_k_slices_cover_k_once(name, shape):
+    entry = gemm_cuda.ALL_KERNELS[name]
+    M, N, K = shape
+    slices, per_slice = gemm_cuda.split_k_slices(entry, M, N, K, multiprocessors=132)
+    k_tiles = -(-K // entry.split_k_tile)
+    assert 1 <= slices <= 65535
+    assert (slices - 1) * per_slice < k_tiles <= slices * per_slice   # every slice non-empty, K covered
+    assert slices == 1 or per_slice >= gemm_cuda.SPLITK_MIN_TILES_PER_SLICE
+    tiles = -(-M // entry.tile[0]) * -(-N // entry.tile[1])
+    assert slices * tiles <= 2 * 132 * entry.resident_blocks or slices == 1   # about one wave
 
 
 def test_dynamic_shared_sizes_match_the_kernel_layouts():
     # The host's byte counts must equal what the kernels index (see the headers).
     entries = gemm_cuda.ALL_KERNELS
-    assert entries["dbuf_v2"].dynamic_shared == 3 * (128 * 20 + 16 * 128) * 4
-    assert entries["dbuf_v2_64"].dynamic_shared == 3 * (64 * 20 + 16 * 64) * 4
-    assert entries["tf32_v2_256x128"].dynamic_shared == 3 * (256 * 36 + 32 * 136) * 4
-    assert entries["tf32_v2_bk16s4"].dynamic_shared == 4 * (128 * 20 + 16 * 136) * 4
+    assert entries["dbuf64"].dynamic_shared == 3 * (64 * 20 + 16 * 64) * 4
+    assert entries["splitk"].dynamic_shared == 3 * (128 * 36 + 32 * 32) * 4
+    assert entries["splitk_n8"].dynamic_shared == 3 * (256 * 36 + 32 * 8) * 4
+    for name in ("tf32", "tf32_trunc", "tf32_v2", "tf32_v2_trunc"):
+        assert entries[name].dynamic_shared == 3 * (128 * 36 + 32 * 136) * 4, name
+    # resident_blocks (sizes the split-K grid) must fit the SM's 228 KB, 1 KB reserved per block.
+    for name in ("splitk", "splitk_n8"):
+        entry = entries[name]
+        assert entry.resident_blocks * (entry.dynamic_shared + 1024) <= 228 * 1024, name
+        assert (entry.resident_blocks + 1) * (entry.dynamic_shared + 1024) > 228 * 1024, name
     for entry in entries.values():
         assert entry.dynamic_shared <= gemm_cuda.OPT_IN_SHARED_LIMIT, entry.name
+
+
+def test_registry_has_no_dropped_candidates():
+    dropped = {"dbuf_v2", "dbuf_v2_s4", "dbuf_v2_64", "padded_v2", "padded_v2_nopad", "tf32_w64x32",
+               "tf32_v2_256x128", "tf32_v2_bk16s4", "transposed_b"}
+    assert not dropped & set(gemm_cuda.ALL_KERNELS)
+    truncating = {name for name, e in gemm_cuda.ALL_KERNELS.items() if e.tf32_rounding == "truncate"}
+    assert truncating == {"tf32_trunc", "tf32_v2_trunc"}
+    assert all(gemm_cuda.ALL_KERNELS[name].precision == "tf32" for name in truncating)
 
 
 def test_impossible_configurations_fail_loudly():

@@ -21,6 +21,11 @@
 // A and B; the host pads otherwise) and K > 0: the first tile's copies are
 // issued unconditionally (a guard there costs registers and spills), so the
 // host handles K == 0 (C = beta * C) itself.
+// Measured (H200, 2026-12-02, TFLOP/s): 45.4 at 4096^3 (cuBLAS 49.0, 93%),
+// 45.9 at 8192^3 (90%); regblock 38.4.
+//
+// The same idea for small grids: spla_gemm_dbuf64 (registry "dbuf64", the
+// "auto" choice when 128 x 128 tiles leave SMs idle), at the end of this file.
 #include "gemm/gemm_common.cuh"
 
 namespace {
@@ -181,4 +186,152 @@ __global__ void __launch_bounds__(DB_THREADS, 2)
                                           beta, c_vec_ok);
             }
         }
+}
+
+
+// ---------------------------------------------------------------------------
+// dbuf64: the double-buffered idea with a 64 x 64 block tile, for grids of
+// 128 x 128 tiles too small to fill the GPU (1024^3: 64 blocks on 132 SMs;
+// N = 64: half of every 128-wide tile would be padding).
+//
+// Changed from spla_gemm_dbuf above:
+//  * 64 x 64 block tile, 2 warps of 32 x 64, 8 x 8 outputs per thread, so a
+//    1024^3 product has 256 blocks instead of 64.
+//  * A stays in its natural layout As[m][k] (no staging tile, no transpose):
+//    each thread reads its 8 rows two k at a time as float2s. Its rows are 4
+//    apart (lane / 8 + 4 i): the rows a warp reads at once are consecutive,
+//    their 20-word stride (BK + 4) puts them on distinct banks, and the 8
+//    lanes sharing a row read one address (a broadcast).
+//  * With nothing to transpose the pipeline is STAGES deep (STAGES - 1
+//    k-tiles in flight, as in 07_tf32.cu), still one __syncthreads per k-tile.
+// A 128 x 128 version of this kernel was slower than spla_gemm_dbuf (36.3
+// TFLOP/s with 3 stages, 39.1 with 4, at 4096^3) and was dropped; the 64 x 64
+// one won where grids are small. Measured (H200, 2026-12-02, TFLOP/s):
+// 25.3 at 1024^3 (vec4 19.4, dbuf 18.1), 28.4 at 16384 x 64 x 4096 (vec4
+// 20.1, dbuf 20.0), 38.6 at 4096^3.
+// Tile: 64 threads; dynamic shared memory STAGES * (64 * (BK + 4) + BK * 64)
+// * 4 bytes; __launch_bounds__(64, 4) so it may take ~170 registers without
+// spilling. The k loop is unrolled by 2 (not fully): a full unroll lets the
+// scheduler hoist fragment loads until it spills.
+// Constraints: as spla_gemm_dbuf (K % 4, lda % 4, ldb % 4 == 0; 16-byte
+// aligned A and B; the host pads otherwise; K == 0 handled by the host).
+
+namespace {
+
+constexpr int DB64_TILE = 64;
+constexpr int DB64_WARP_M = 32;
+constexpr int DB64_THREADS = (DB64_TILE / DB64_WARP_M) * 32;  // 2 warps, each 32 x 64
+constexpr int DB64_LANES_N = 8;
+constexpr int DB64_TM = 8;
+constexpr int DB64_TN = 8;
+
+}  // namespace
+
+template <int BK, int STAGES>
+__global__ void __launch_bounds__(DB64_THREADS, 4)
+    spla_gemm_dbuf64(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
+                     const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
+    constexpr int BM = DB64_TILE;
+    constexpr int BN = DB64_TILE;
+    constexpr int THREADS = DB64_THREADS;
+    constexpr int A_STRIDE = BK + 4;
+    constexpr int STAGE_FLOATS = BM * A_STRIDE + BK * BN;
+    constexpr int A_CHUNKS = BM * BK / 4;
+    constexpr int B_CHUNKS = BK * BN / 4;
+    static_assert(BK % 4 == 0, "tiles are copied in 16-byte chunks");
+    static_assert(A_CHUNKS % THREADS == 0 && B_CHUNKS % THREADS == 0, "every thread issues the same copies");
+    static_assert(STAGES >= 2, "a pipeline needs at least two stages");
+    static_assert(A_STRIDE % 8 == 4, "the bank-group analysis above (odd multiple of 4 words)");
+
+    extern __shared__ __align__(16) float smem[];
+
+    const int tid = threadIdx.x;
+    const int lane = tid % 32;
+    const int warp = tid / 32;
+    const int m0 = blockIdx.y * BM;
+    const int n0 = blockIdx.x * BN;
+    const int warp_m = warp * DB64_WARP_M;
+    const int lane_row = lane / DB64_LANES_N;          // rows lane_row + 4 i, i < 8
+    const int lane_n = (lane % DB64_LANES_N) * 4;      // columns lane_n + 32 j + 0..3, j < 2
+    const int n_tiles = (K + BK - 1) / BK;
+
+    auto load_stage = [&](int stage, int tile) {
+        float* as = smem + stage * STAGE_FLOATS;
+        float* bs = as + BM * A_STRIDE;
+        const int k0 = tile * BK;
+#pragma unroll
+        for (int i = 0; i < A_CHUNKS / THREADS; ++i) {
+            const int chunk = tid + i * THREADS;
+            const int r = chunk / (BK / 4);
+            const int c = (chunk % (BK / 4)) * 4;
+            const bool valid = m0 + r < M && k0 + c < K;
+            const float* src = valid ? A + static_cast<long long>(m0 + r) * lda + k0 + c : A;
+            spla::gemm::cp_async16(as + r * A_STRIDE + c, src, valid);
+        }
+#pragma unroll
+        for (int i = 0; i < B_CHUNKS / THREADS; ++i) {
+            const int chunk = tid + i * THREADS;
+            const int r = chunk / (BN / 4);
+            const int c = (chunk % (BN / 4)) * 4;
+            const bool valid = k0 + r < K && n0 + c < N;
+            const float* src = valid ? B + static_cast<long long>(k0 + r) * ldb + n0 + c : B;
+            spla::gemm::cp_async16(bs + r * BN + c, src, valid);
+        }
+    };
+
+    float acc[DB64_TM][DB64_TN];
+#pragma unroll
+    for (int i = 0; i < DB64_TM; ++i)
+#pragma unroll
+        for (int j = 0; j < DB64_TN; ++j) acc[i][j] = 0.0f;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < n_tiles) load_stage(s, s);
+        spla::gemm::cp_async_commit();
+    }
+
+    for (int tile = 0; tile < n_tiles; ++tile) {
+        spla::gemm::cp_async_wait<STAGES - 2>();
+        __syncthreads();
+
+        const int next = tile + STAGES - 1;
+        if (next < n_tiles) load_stage(next % STAGES, next);
+        spla::gemm::cp_async_commit();
+
+        const float* as = smem + (tile % STAGES) * STAGE_FLOATS + (warp_m + lane_row) * A_STRIDE;
+        const float* bs = smem + (tile % STAGES) * STAGE_FLOATS + BM * A_STRIDE + lane_n;
+#pragma unroll 2
+        for (int k2 = 0; k2 < BK; k2 += 2) {
+            float2 a[DB64_TM];
+#pragma unroll
+            for (int i = 0; i < DB64_TM; ++i) a[i] = *reinterpret_cast<const float2*>(as + 4 * i * A_STRIDE + k2);
+#pragma unroll
+            for (int kk = 0; kk < 2; ++kk) {
+                const float4 b_lo = *reinterpret_cast<const float4*>(bs + (k2 + kk) * BN);
+                const float4 b_hi = *reinterpret_cast<const float4*>(bs + (k2 + kk) * BN + 32);
+                const float b[DB64_TN] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
+#pragma unroll
+                for (int i = 0; i < DB64_TM; ++i) {
+                    const float a_ik = kk == 0 ? a[i].x : a[i].y;
+#pragma unroll
+                    for (int j = 0; j < DB64_TN; ++j) acc[i][j] = fmaf(a_ik, b[j], acc[i][j]);
+                }
+            }
+        }
+    }
+
+    const bool c_vec_ok = spla::gemm::rows_aligned16(C, ldc);
+#pragma unroll
+    for (int i = 0; i < DB64_TM; ++i) {
+        const int row = m0 + warp_m + lane_row + 4 * i;
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const int col = n0 + lane_n + 32 * j;
+            spla::gemm::store_output4(C, ldc, M, N, row, col,
+                                      make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2],
+                                                  acc[i][4 * j + 3]),
+                                      alpha, beta, c_vec_ok);
+        }
+    }
 }

@@ -25,9 +25,18 @@
 // the kernel's limit with cudaFuncSetAttribute before launching).
 // Constraints: as steps 4-6 (K % 4, lda % 4, ldb % 4 == 0; 16-byte aligned A,
 // B; the host pads otherwise). sm_80 or newer.
+// ROUND = false ("tf32_trunc"): the fragments are the raw fp32 bits, which
+// the tensor core truncates to TF32 (see tf32_operand in gemm_common.cuh):
+// no cvt instruction per fragment element (32 per 32 mma per warp), a
+// truncation bias of ~1e-3 relative in C. Round-3 candidate.
+// Measured (H200, 2026-12-02, TFLOP/s; cuBLAS TF32 369 at 4096^3): 143 at
+// 4096^3 (39%), 130 at 8192^3, 44 at 1024^3. Tried and dropped: 8 warps of
+// 64 x 32 (130), and in 07_tf32_v2.cu a 256 x 128 tile (126) and BK = 16
+// with 4 stages (131). 3 blocks per SM (<= 168 registers, BK = 16) spills
+// 30-120 bytes with 64 x 64 warp tiles, so it was not registered.
 #include "gemm/gemm_common.cuh"
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool ROUND = true>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     spla_gemm_tf32(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
                    const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
@@ -117,16 +126,16 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi) {
                 const float* p = as + (warp_m + mi * 16 + g) * A_STRIDE + kk + t4;
-                a[mi][0] = spla::gemm::to_tf32(p[0]);
-                a[mi][1] = spla::gemm::to_tf32(p[8 * A_STRIDE]);
-                a[mi][2] = spla::gemm::to_tf32(p[4]);
-                a[mi][3] = spla::gemm::to_tf32(p[8 * A_STRIDE + 4]);
+                a[mi][0] = spla::gemm::tf32_operand<ROUND>(p[0]);
+                a[mi][1] = spla::gemm::tf32_operand<ROUND>(p[8 * A_STRIDE]);
+                a[mi][2] = spla::gemm::tf32_operand<ROUND>(p[4]);
+                a[mi][3] = spla::gemm::tf32_operand<ROUND>(p[8 * A_STRIDE + 4]);
             }
 #pragma unroll
             for (int ni = 0; ni < NI; ++ni) {
                 const float* p = bs + (kk + t4) * B_STRIDE + warp_n + ni * 8 + g;
-                b[ni][0] = spla::gemm::to_tf32(p[0]);
-                b[ni][1] = spla::gemm::to_tf32(p[4 * B_STRIDE]);
+                b[ni][0] = spla::gemm::tf32_operand<ROUND>(p[0]);
+                b[ni][1] = spla::gemm::tf32_operand<ROUND>(p[4 * B_STRIDE]);
             }
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi)

@@ -1,9 +1,15 @@
 // GEMM step 7, second version: tensor cores with fewer instructions per mma.
-// (Candidate to replace 07_tf32.cu; both are registered so one GPU run
-// measures them side by side: "tf32" vs "tf32_v2*".)
+// (Candidate to replace 07_tf32.cu; registered next to it so one GPU run
+// measures them side by side: "tf32", "tf32_trunc" vs "tf32_v2", "tf32_v2_trunc".)
+// Measured (H200, 2026-12-02, TFLOP/s): 137 at 4096^3 (07_tf32.cu: 143),
+// 133 at 8192^3 (130): ldmatrix and the block swizzle did not pay by
+// themselves. Round 3 adds ROUND = false (raw fp32 bits, truncated by the
+// tensor core, as in 07_tf32.cu): with it this kernel issues 8 loads and no
+// cvt per 32 mma per warp, 07_tf32.cu 32 loads.
 //
-// LOWER PRECISION, exactly as 07_tf32.cu: A and B are rounded to TF32
-// (cvt.rna) before each mma.m16n8k8, sums are fp32; relative error ~3e-4.
+// LOWER PRECISION, as 07_tf32.cu: A and B are rounded to TF32 (cvt.rna, or
+// truncated with ROUND = false) before each mma.m16n8k8, sums are fp32;
+// relative error ~3e-4 (~1e-3 truncated).
 //
 // Changed from 07_tf32.cu (same pipeline, same shared layout for A):
 //  * A fragments come from ldmatrix.x4: one instruction gives a lane all four
@@ -49,13 +55,10 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const float* smem_
                  : "r"(address));
 }
 
-__device__ __forceinline__ unsigned tf32_bits(unsigned fp32_bits) {
-    return spla::gemm::to_tf32(__uint_as_float(fp32_bits));
-}
 
 }  // namespace
 
-template <int BM, int BN, int BK, int WM, int STAGES>
+template <int BM, int BN, int BK, int WM, int STAGES, bool ROUND = true>
 __global__ void __launch_bounds__((BM / WM) * (BN / TF2_WN) * 32, 256 / ((BM / WM) * (BN / TF2_WN) * 32))
     spla_gemm_tf32_v2(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
                       const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
@@ -176,21 +179,21 @@ __global__ void __launch_bounds__((BM / WM) * (BN / TF2_WN) * 32, 256 / ((BM / W
             for (int mi = 0; mi < MI; ++mi) {
                 ldmatrix_x4(a[mi], as + (a_row + mi * 16) * A_STRIDE + kk + a_col);
 #pragma unroll
-                for (int q = 0; q < 4; ++q) a[mi][q] = tf32_bits(a[mi][q]);
+                for (int q = 0; q < 4; ++q) a[mi][q] = spla::gemm::tf32_operand<ROUND>(__uint_as_float(a[mi][q]));
             }
 #pragma unroll
             for (int half = 0; half < 2; ++half) {  // b0 from row kk + t, b1 from row kk + t + 4
                 const float* row = bs + (kk + t4 + 4 * half) * B_STRIDE + b_col;
                 const float4 lo = *reinterpret_cast<const float4*>(row);
                 const float4 hi = *reinterpret_cast<const float4*>(row + 32);
-                b[0][half] = spla::gemm::to_tf32(lo.x);
-                b[1][half] = spla::gemm::to_tf32(lo.y);
-                b[2][half] = spla::gemm::to_tf32(lo.z);
-                b[3][half] = spla::gemm::to_tf32(lo.w);
-                b[4][half] = spla::gemm::to_tf32(hi.x);
-                b[5][half] = spla::gemm::to_tf32(hi.y);
-                b[6][half] = spla::gemm::to_tf32(hi.z);
-                b[7][half] = spla::gemm::to_tf32(hi.w);
+                b[0][half] = spla::gemm::tf32_operand<ROUND>(lo.x);
+                b[1][half] = spla::gemm::tf32_operand<ROUND>(lo.y);
+                b[2][half] = spla::gemm::tf32_operand<ROUND>(lo.z);
+                b[3][half] = spla::gemm::tf32_operand<ROUND>(lo.w);
+                b[4][half] = spla::gemm::tf32_operand<ROUND>(hi.x);
+                b[5][half] = spla::gemm::tf32_operand<ROUND>(hi.y);
+                b[6][half] = spla::gemm::tf32_operand<ROUND>(hi.z);
+                b[7][half] = spla::gemm::tf32_operand<ROUND>(hi.w);
             }
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi)

@@ -86,6 +86,21 @@ __device__ __forceinline__ unsigned to_tf32(float x) {
     return r;
 }
 
+// The 32-bit register an mma .tf32 operand is read from. ROUND: cvt.rna (one
+// ALU instruction per fragment element). !ROUND: the raw fp32 bits; the
+// tensor core reads only the sign, exponent and top 10 mantissa bits, i.e.
+// it truncates toward zero. That shrinks every operand by ~2^-11 on average
+// (a bias, not noise: C comes out ~1e-3 smaller in relative terms instead of
+// ~3e-4 noise), in exchange for no conversion instructions in the k loop.
+template <bool ROUND>
+__device__ __forceinline__ unsigned tf32_operand(float x) {
+    if constexpr (ROUND) {
+        return to_tf32(x);
+    } else {
+        return __float_as_uint(x);
+    }
+}
+
 // D = A(16x8, row) * B(8x8, col) + D on the tensor cores, tf32 in, fp32 accumulate.
 // Fragment ownership (PTX ISA, mma.m16n8k8 .tf32), with g = lane / 4, t = lane % 4:
 //   a0 (g, t)  a1 (g+8, t)  a2 (g, t+4)  a3 (g+8, t+4)

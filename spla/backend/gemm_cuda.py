@@ -4,8 +4,11 @@
 07_tf32.cu), each with its launch configuration, ending with the ``cublas``
 anchor (``cupy.matmul``), so every step is measured against the same
 reference. ``EXTRA_KERNELS`` holds variants that are not steps of the path:
-the transposed-B pair that shows the bank-conflict effect of padding, and a
-second tensor-core warp layout.
+the bank-conflict demonstration (step 3 without its pad, and step 2 with a
+transposed B tile, unpadded and padded), ``dbuf64`` (step 6 with 64 x 64
+tiles, for small grids), the split-K kernels for small grids with a long K
+(kernels/gemm/08_splitk.cu), and tensor-core candidates (truncating tf32,
+the ldmatrix version).
 
 All spla kernels compute ``C = alpha * A @ B + beta * C`` on row-major
 float32 matrices of any shape; with ``beta == 0`` C is written without being
@@ -15,9 +18,10 @@ pads A and B with zeros (exact: the extra products are 0) when they are not.
 
 The ``auto`` policy (:func:`auto_kernel`) picks spla's fastest fp32 kernel
 for the shape: :data:`AUTO_FP32` when its 128 x 128 tiles give every SM at
-least two blocks, else :data:`AUTO_FP32_SMALL`; never a tf32 kernel (lower
-precision must be asked for); ``cublas`` for float64, which spla's kernels
-do not implement.
+least two blocks, split-K (:data:`AUTO_SPLITK`, :data:`AUTO_SPLITK_NARROW`)
+when K is long and even 64 x 64 tiles leave SMs idle (or N <= 8), else
+:data:`AUTO_FP32_SMALL`; never a tf32 kernel (lower precision must be asked
+for); ``cublas`` for float64, which spla's kernels do not implement.
 """
 
 from __future__ import annotations
@@ -39,22 +43,18 @@ OPT_IN_SHARED_LIMIT = 227 * 1024     # per block on sm_90 after opting in
 
 NAIVE = KernelSource("gemm/01_naive.cu", ["spla_gemm_naive"])
 TILED = KernelSource("gemm/02_tiled.cu", ["spla_gemm_tiled<16>", "spla_gemm_tiled<32>"])
-PADDED = KernelSource("gemm/03_padded.cu", ["spla_gemm_padded<32>", "spla_gemm_transposed_b<32, 0>",
-                                            "spla_gemm_transposed_b<32, 1>"])
+PADDED = KernelSource("gemm/03_padded.cu", ["spla_gemm_padded<1>", "spla_gemm_padded<0>",
+                                            "spla_gemm_transposed_b<32, 0>", "spla_gemm_transposed_b<32, 1>"])
 VEC4 = KernelSource("gemm/04_vec4.cu", ["spla_gemm_vec4<64, 64, 32, 8>"])
 REGBLOCK = KernelSource("gemm/05_regblock.cu", ["spla_gemm_regblock<128, 128, 8>"])
-DBUF = KernelSource("gemm/06_dbuf.cu", ["spla_gemm_dbuf<128, 128, 16>"])
+DBUF = KernelSource("gemm/06_dbuf.cu", ["spla_gemm_dbuf<128, 128, 16>", "spla_gemm_dbuf64<16, 3>"])
 TF32 = KernelSource("gemm/07_tf32.cu", ["spla_gemm_tf32<128, 128, 32, 64, 64, 3>",
-                                        "spla_gemm_tf32<128, 128, 32, 64, 32, 3>"])
-# Round-2 candidates, registered next to the kernels they may replace so one
-# GPU run measures both (see the headers of the *_v2.cu files).
-PADDED_V2 = KernelSource("gemm/03_padded_v2.cu", ["spla_gemm_padded_v2<1>", "spla_gemm_padded_v2<0>"])
-DBUF_V2 = KernelSource("gemm/06_dbuf_v2.cu", ["spla_gemm_dbuf_v2<128, 128, 16, 3, 2>",
-                                              "spla_gemm_dbuf_v2<128, 128, 16, 4, 2>",
-                                              "spla_gemm_dbuf_v2<64, 64, 16, 3, 4>"])
+                                        "spla_gemm_tf32<128, 128, 32, 64, 64, 3, false>"])
+# Round-3 candidate next to 07_tf32.cu, so one GPU run measures both (see its header).
 TF32_V2 = KernelSource("gemm/07_tf32_v2.cu", ["spla_gemm_tf32_v2<128, 128, 32, 64, 3>",
-                                              "spla_gemm_tf32_v2<256, 128, 32, 64, 3>",
-                                              "spla_gemm_tf32_v2<128, 128, 16, 64, 4>"])
+                                              "spla_gemm_tf32_v2<128, 128, 32, 64, 3, false>"])
+SPLITK = KernelSource("gemm/08_splitk.cu", ["spla_gemm_splitk<128, 32, 32, 8, 4, 3>",
+                                            "spla_gemm_splitk<256, 8, 32, 4, 4, 3>"])
 GEMV = KernelSource("gemm/gemv.cu", ["spla_gemm_gemv<float>", "spla_gemm_gemv<double>"])
 
 
@@ -65,8 +65,14 @@ class GemmKernel:
     ``tile`` is the (rows, columns) of C one block computes; the grid is
     ``(ceil(N / tile[1]), ceil(M / tile[0]))``. ``vector_loads`` kernels read
     A and B as float4 and need the padding :func:`gemm` applies.
-    ``precision`` is ``"fp32"`` or ``"tf32"`` (inputs rounded to 10-bit
-    mantissas: relative error ~1e-3 instead of ~1e-6).
+    ``precision`` is ``"fp32"`` or ``"tf32"`` (inputs reduced to 10-bit
+    mantissas: relative error ~1e-3 instead of ~1e-6); ``tf32_rounding`` says
+    how: ``"nearest"`` (cvt.rna) or ``"truncate"`` (raw fp32 bits, which the
+    tensor cores truncate). ``split_k_tile`` is the k-tile (BK) of a split-K
+    kernel (0 for the others): its grid has a third dimension of K slices
+    (:func:`split_k_slices`), it takes ``tiles_per_slice`` instead of beta
+    and adds into C, which the host prepares; ``resident_blocks`` is how many
+    of its blocks fit on one SM (shared memory bound), to size that grid.
     """
 
     name: str
@@ -78,6 +84,9 @@ class GemmKernel:
     dynamic_shared: int = 0
     precision: str = "fp32"
     description: str = ""
+    tf32_rounding: str = "nearest"
+    split_k_tile: int = 0
+    resident_blocks: int = 1
 
     @property
     def threads(self) -> int:
@@ -89,8 +98,9 @@ def _tf32_shared_bytes(bm, bn, bk, stages):
     return stages * (bm * (bk + 4) + bk * (bn + 8)) * 4
 
 
-def _dbuf_v2_shared_bytes(bm, bn, bk, stages):
-    # STAGES x (A tile, rows padded by 4 floats + B tile, unpadded), see 06_dbuf_v2.cu
+def _pipelined_shared_bytes(bm, bn, bk, stages):
+    # STAGES x (A tile, rows padded by 4 floats + B tile, unpadded): dbuf64
+    # (06_dbuf.cu) and the split-K kernels (08_splitk.cu)
     return stages * (bm * (bk + 4) + bk * bn) * 4
 
 
@@ -115,8 +125,8 @@ _PATH = [
                description="16x16 shared-memory tiles, zero-filled at the edges"),
     GemmKernel("tiled32", TILED, "spla_gemm_tiled<32>", (32, 32), (32, 32), False,
                description="32x32 shared-memory tiles"),
-    GemmKernel("padded", PADDED, "spla_gemm_padded<32>", (32, 32), (32, 32), False,
-               description="32x32 tiles in [32][33] shared arrays"),
+    GemmKernel("padded", PADDED, "spla_gemm_padded<1>", (32, 8), (32, 32), False,
+               description="lanes along M, 4 outputs per thread, A read down a column of [32][33]"),
     GemmKernel("vec4", VEC4, "spla_gemm_vec4<64, 64, 32, 8>", (512, 1), (64, 64), True,
                description="float4 loads, 8 outputs per thread down a column"),
     GemmKernel("regblock", REGBLOCK, "spla_gemm_regblock<128, 128, 8>", (256, 1), (128, 128), True,
@@ -132,50 +142,56 @@ _PATH = [
 KERNELS: dict[str, GemmKernel] = {k.name: _checked(k) for k in _PATH}
 
 EXTRA_KERNELS: dict[str, GemmKernel] = {k.name: _checked(k) for k in [
-    GemmKernel("transposed_b", PADDED, "spla_gemm_transposed_b<32, 0>", (32, 32), (32, 32), False,
-               description="B tile stored transposed, [32][32]: 32-way bank conflicts"),
+    # The bank-conflict demonstration (03_padded.cu).
+    GemmKernel("padded_nopad", PADDED, "spla_gemm_padded<0>", (32, 8), (32, 32), False,
+               description="the padded step with [32][32]: 32-way bank conflicts on the A reads"),
+    GemmKernel("transposed_b_nopad", PADDED, "spla_gemm_transposed_b<32, 0>", (32, 32), (32, 32), False,
+               description="tiled32 with the B tile stored transposed, [32][32]: 32-way bank conflicts"),
     GemmKernel("transposed_b_padded", PADDED, "spla_gemm_transposed_b<32, 1>", (32, 32), (32, 32), False,
-               description="B tile stored transposed, [32][33]: conflict-free"),
-    GemmKernel("tf32_w64x32", TF32, "spla_gemm_tf32<128, 128, 32, 64, 32, 3>", (256, 1), (128, 128), True,
-               dynamic_shared=_tf32_shared_bytes(128, 128, 32, 3), precision="tf32",
-               description="tf32 with 8 warps of 64x32 instead of 4 of 64x64; LOWER PRECISION"),
-    # Round-2 candidates (kernels/gemm/*_v2.cu).
-    GemmKernel("padded_v2", PADDED_V2, "spla_gemm_padded_v2<1>", (32, 8), (32, 32), False,
-               description="lanes along M, 4 outputs per thread, A read down a column of [32][33]"),
-    GemmKernel("padded_v2_nopad", PADDED_V2, "spla_gemm_padded_v2<0>", (32, 8), (32, 32), False,
-               description="padded_v2 with [32][32]: 32-way bank conflicts on the A reads"),
-    GemmKernel("dbuf_v2", DBUF_V2, "spla_gemm_dbuf_v2<128, 128, 16, 3, 2>", (256, 1), (128, 128), True,
-               dynamic_shared=_dbuf_v2_shared_bytes(128, 128, 16, 3),
-               description="3-stage cp.async pipeline, A untransposed (no staging tile), 8x8 per thread"),
-    GemmKernel("dbuf_v2_s4", DBUF_V2, "spla_gemm_dbuf_v2<128, 128, 16, 4, 2>", (256, 1), (128, 128), True,
-               dynamic_shared=_dbuf_v2_shared_bytes(128, 128, 16, 4),
-               description="dbuf_v2 with a 4-stage pipeline"),
-    GemmKernel("dbuf_v2_64", DBUF_V2, "spla_gemm_dbuf_v2<64, 64, 16, 3, 4>", (64, 1), (64, 64), True,
-               dynamic_shared=_dbuf_v2_shared_bytes(64, 64, 16, 3),
-               description="dbuf_v2 with 64x64 tiles (2 warps) for small grids and skinny N"),
+               description="tiled32 with the B tile stored transposed, [32][33]: conflict-free"),
+    # Small grids (06_dbuf.cu, 08_splitk.cu); "auto" picks these by shape.
+    GemmKernel("dbuf64", DBUF, "spla_gemm_dbuf64<16, 3>", (64, 1), (64, 64), True,
+               dynamic_shared=_pipelined_shared_bytes(64, 64, 16, 3),
+               description="double-buffered 64x64 tiles, 3-stage cp.async, A untransposed (small grids)"),
+    GemmKernel("splitk", SPLITK, "spla_gemm_splitk<128, 32, 32, 8, 4, 3>", (128, 1), (128, 32), True,
+               dynamic_shared=_pipelined_shared_bytes(128, 32, 32, 3), split_k_tile=32, resident_blocks=3,
+               description="128x32 tiles over K slices, fp32 atomic adds into C (few tiles, long K)"),
+    GemmKernel("splitk_n8", SPLITK, "spla_gemm_splitk<256, 8, 32, 4, 4, 3>", (128, 1), (256, 8), True,
+               dynamic_shared=_pipelined_shared_bytes(256, 8, 32, 3), split_k_tile=32, resident_blocks=2,
+               description="split-K with 256x8 tiles for N <= 8"),
+    # Tensor-core candidates (07_tf32.cu, 07_tf32_v2.cu).
+    GemmKernel("tf32_trunc", TF32, "spla_gemm_tf32<128, 128, 32, 64, 64, 3, false>", (128, 1), (128, 128), True,
+               dynamic_shared=_tf32_shared_bytes(128, 128, 32, 3), precision="tf32", tf32_rounding="truncate",
+               description="tf32 fed raw fp32 bits (truncated by the tensor cores, no cvt); LOWER PRECISION"),
     GemmKernel("tf32_v2", TF32_V2, "spla_gemm_tf32_v2<128, 128, 32, 64, 3>", (128, 1), (128, 128), True,
                dynamic_shared=_tf32_shared_bytes(128, 128, 32, 3), precision="tf32",
                description="tf32 tiling with ldmatrix A, float4 B fragments, L2-grouped block order; LOWER PRECISION"),
-    GemmKernel("tf32_v2_256x128", TF32_V2, "spla_gemm_tf32_v2<256, 128, 32, 64, 3>", (256, 1), (256, 128), True,
-               dynamic_shared=_tf32_shared_bytes(256, 128, 32, 3), precision="tf32",
-               description="tf32_v2 with a 256x128 block tile, 8 warps of 64x64; LOWER PRECISION"),
-    GemmKernel("tf32_v2_bk16s4", TF32_V2, "spla_gemm_tf32_v2<128, 128, 16, 64, 4>", (128, 1), (128, 128), True,
-               dynamic_shared=_tf32_shared_bytes(128, 128, 16, 4), precision="tf32",
-               description="tf32_v2 with BK = 16 and a 4-stage pipeline; LOWER PRECISION"),
+    GemmKernel("tf32_v2_trunc", TF32_V2, "spla_gemm_tf32_v2<128, 128, 32, 64, 3, false>", (128, 1), (128, 128),
+               True, dynamic_shared=_tf32_shared_bytes(128, 128, 32, 3), precision="tf32",
+               tf32_rounding="truncate",
+               description="tf32_v2 fed raw fp32 bits: 8 loads and no cvt per 32 mma; LOWER PRECISION"),
 ]}
 
 ALL_KERNELS = {**KERNELS, **EXTRA_KERNELS}
 
 # The ``auto`` rule for float32 (never tf32, which is lower precision and
 # must be asked for): AUTO_FP32's 128 x 128 tiles when they give every SM at
-# least AUTO_MIN_BLOCKS_PER_SM blocks; otherwise (1024^3: 64 blocks on 132
-# SMs; M = 16384, N = 64: 128 blocks, half of each tile padding) the
-# small-tile kernel AUTO_FP32_SMALL. Measured on the H200 (round 1): vec4
-# (64 x 64 tiles) beat dbuf at 1024^3 (19.4 vs 18.6 TFLOP/s) and at
-# 16384 x 64 x 4096 (19.6 vs 19.2); dbuf won from 4096^3 up.
+# least AUTO_MIN_BLOCKS_PER_SM blocks. Below that the 64 x 64 AUTO_FP32_SMALL
+# (measured on the H200, 2026-12-02: dbuf64 25.3 TFLOP/s at 1024^3 against
+# vec4 19.4 and dbuf 18.1; 28.4 at 16384 x 64 x 4096 against 20.1 and 20.0),
+# unless K >= SPLITK_MIN_K and either N <= 8 or the 64 x 64 grid has fewer
+# blocks than SMs: then split-K (the SpMM dense panel, 2,000 x 100,000 times
+# 100,000 x 8 or 32, took dbuf 10.6 ms in 16 blocks). N <= 8 goes to the
+# 8-wide split-K tile even on large grids: a 64-wide tile would spend 7/8 of
+# its FMAs on zero padding.
 AUTO_FP32 = "dbuf"
-AUTO_FP32_SMALL = "vec4"
+AUTO_FP32_SMALL = "dbuf64"
+AUTO_SPLITK = "splitk"
+AUTO_SPLITK_NARROW = "splitk_n8"
 AUTO_MIN_BLOCKS_PER_SM = 2
+SPLITK_MIN_K = 1024
+SPLITK_NARROW_N = 8
+SPLITK_MIN_TILES_PER_SLICE = 4   # keeps each slice's cp.async pipeline busy past its fill
 AUTO_FP64 = "cublas"
 DEFAULT_MULTIPROCESSORS = 132  # H200; used when the device cannot be asked
 
@@ -197,11 +213,34 @@ def auto_kernel(dtype, shape=None, multiprocessors=None) -> str:
         return AUTO_FP64
     if shape is None:
         return AUTO_FP32
-    M, N, _ = shape
-    tile = KERNELS[AUTO_FP32].tile
-    blocks = ceil_div(M, tile[0]) * ceil_div(N, tile[1])
+    M, N, K = shape
     sms = multiprocessors or multiprocessor_count()
-    return AUTO_FP32 if blocks >= AUTO_MIN_BLOCKS_PER_SM * sms else AUTO_FP32_SMALL
+    if K >= SPLITK_MIN_K and N <= SPLITK_NARROW_N:
+        return AUTO_SPLITK_NARROW
+    tile = KERNELS[AUTO_FP32].tile
+    if ceil_div(M, tile[0]) * ceil_div(N, tile[1]) >= AUTO_MIN_BLOCKS_PER_SM * sms:
+        return AUTO_FP32
+    small = EXTRA_KERNELS[AUTO_FP32_SMALL].tile
+    if K >= SPLITK_MIN_K and ceil_div(M, small[0]) * ceil_div(N, small[1]) < sms:
+        return AUTO_SPLITK
+    return AUTO_FP32_SMALL
+
+
+def split_k_slices(kernel: GemmKernel, M: int, N: int, K: int, multiprocessors=None) -> tuple:
+    """(slices, k-tiles per slice) for a split-K launch of an M x N x K product.
+
+    Enough slices that the grid fills every SM about once (``resident_blocks``
+    per SM, so all blocks run in one wave and finish together), but at least
+    SPLITK_MIN_TILES_PER_SLICE k-tiles per slice; then the k-tiles are dealt
+    out evenly, so no slice is empty (the last may be shorter).
+    """
+    k_tiles = max(1, ceil_div(K, kernel.split_k_tile))
+    tiles = ceil_div(M, kernel.tile[0]) * ceil_div(N, kernel.tile[1])
+    sms = multiprocessors or multiprocessor_count()
+    wanted = ceil_div(sms * kernel.resident_blocks, tiles)
+    slices = max(1, min(wanted, k_tiles // SPLITK_MIN_TILES_PER_SLICE))
+    per_slice = ceil_div(k_tiles, slices)
+    return ceil_div(k_tiles, per_slice), per_slice
 
 
 def resolve_kernel(kernel: str, dtype, shape=None) -> GemmKernel:
@@ -304,9 +343,10 @@ def gemm(A, B, C=None, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
     alpha, beta : float
     kernel : str
         A name from :data:`KERNELS` or :data:`EXTRA_KERNELS`, or ``"auto"``
-        (:func:`auto_kernel`: by grid size, :data:`AUTO_FP32` or
-        :data:`AUTO_FP32_SMALL` for float32, ``"cublas"`` for float64;
-        never a tf32 kernel).
+        (:func:`auto_kernel`: by shape, :data:`AUTO_FP32`,
+        :data:`AUTO_FP32_SMALL` or a split-K kernel for float32, ``"cublas"``
+        for float64; never a tf32 kernel). Split-K kernels add their K
+        slices into C with atomics: the last bits can differ between runs.
 
     Returns
     -------
@@ -373,9 +413,31 @@ def _bind(cupy, entry: GemmKernel, A, B, C, alpha, beta):
         # Opting in above 48 KB is a per-function attribute (cudaFuncSetAttribute).
         function.max_dynamic_shared_size_bytes = entry.dynamic_shared
     grid = grid_for(entry, M, N)
+    if entry.split_k_tile:
+        return _bind_split_k(cupy, entry, function, grid, A, B, C, K, alpha, beta)
     args = (np.int32(M), np.int32(N), np.int32(K), np.float32(alpha), A, np.int32(A.shape[1]),
             B, np.int32(B.shape[1]), np.float32(beta), C, np.int32(C.shape[1]))
     return lambda: function(grid, entry.block, args, shared_mem=entry.dynamic_shared)
+
+
+def _bind_split_k(cupy, entry: GemmKernel, function, grid, A, B, C, K, alpha, beta):
+    # The slices add alpha * (their part of A @ B) into C with atomics, so C
+    # holds beta * C first: zeros for beta == 0 (a memset: C is never read),
+    # untouched for beta == 1.
+    M, N = C.shape
+    slices, per_slice = split_k_slices(entry, M, N, K)
+    args = (np.int32(M), np.int32(N), np.int32(K), np.float32(alpha), A, np.int32(A.shape[1]),
+            B, np.int32(B.shape[1]), C, np.int32(C.shape[1]), np.int32(per_slice))
+    scale = C.dtype.type(beta)
+
+    def launch():
+        if beta == 0:
+            C.fill(0)
+        elif beta != 1:
+            cupy.multiply(C, scale, out=C)
+        function((grid[0], grid[1], slices), entry.block, args, shared_mem=entry.dynamic_shared)
+
+    return launch
 
 
 def _cublas(cupy, A, B, C, alpha, beta):
