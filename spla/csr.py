@@ -193,8 +193,13 @@ class CSRMatrix:
         if "device" not in self._cache:
             cupy = cuda.require_cupy()
             cuda.check_fits(self.nbytes)
-            dev = CSRMatrix(cupy.asarray(self.data), cupy.asarray(self.indices), cupy.asarray(self.indptr),
-                            self.shape, index_dtype=self.index_dtype, validate=False)
+            try:
+                dev = CSRMatrix(cupy.asarray(self.data), cupy.asarray(self.indices), cupy.asarray(self.indptr),
+                                self.shape, index_dtype=self.index_dtype, validate=False)
+            except Exception as exc:  # free memory can shrink between the check and the copy
+                if cuda.is_out_of_memory(exc):
+                    raise cuda.device_memory_error(exc, "matrix") from None
+                raise
             dev._cache["host"] = self
             self._cache["device"] = dev
         return self._cache["device"]

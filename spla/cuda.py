@@ -86,6 +86,23 @@ def free_device_memory() -> int:
     return int(free + pool.free_bytes())
 
 
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is CuPy's out-of-memory error (False without CuPy)."""
+    cupy = _import_cupy()
+    error = getattr(getattr(getattr(cupy, "cuda", None), "memory", None), "OutOfMemoryError", None)
+    return error is not None and isinstance(exc, error)
+
+
+def device_memory_error(exc: BaseException, what: str = "data") -> DeviceMemoryError:
+    """CuPy's out-of-memory error as a one-line :class:`DeviceMemoryError` with the sizes."""
+    needed = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+    try:
+        free = free_device_memory()
+    except Exception:  # the device may be in no state to answer
+        free = 0
+    return DeviceMemoryError(needed, free, what)
+
+
 def check_fits(nbytes: int, what: str = "matrix") -> None:
     """Raise :class:`DeviceMemoryError` before copying if nbytes will not fit."""
     free = free_device_memory()
@@ -147,10 +164,15 @@ def ceil_div(a: int, b: int) -> int:
 
 
 MAX_GRID_X = 2**31 - 1
+MAX_BLOCK_THREADS = 1024
 
 
 def grid_1d(n_threads: int, block: int) -> int:
     """Blocks for a 1-D launch, refusing grids CUDA cannot launch."""
+    if not 1 <= block <= MAX_BLOCK_THREADS:
+        raise KernelError(f"a block of {block} threads cannot launch (1..{MAX_BLOCK_THREADS})")
+    if n_threads < 0:
+        raise KernelError(f"cannot launch a negative number of threads ({n_threads})")
     blocks = max(1, ceil_div(n_threads, block))
     if blocks > MAX_GRID_X:
         raise KernelError(f"{n_threads} threads need {blocks} blocks, over CUDA's grid limit {MAX_GRID_X}")

@@ -5,12 +5,17 @@ Reading is two-tier, so that it is fast on good files and precise on bad ones:
 1. spla parses the header itself and checks the declared sizes against the
    bytes the file can hold *before* anything is allocated (a 10-line file that
    declares 10**12 entries is an error, not a 16 TB allocation).
-2. One cheap pass over the body counts whitespace-separated tokens and the
-   characters used; then SciPy's multi-threaded C++ reader
-   (``scipy.io.mmread``, fast_matrix_market, SciPy >= 1.12) parses it. On a
-   5M-entry file the pass costs about a third of the parse.
+2. One pass over the body checks what SciPy's multi-threaded C++ reader
+   (``scipy.io.mmread``, fast_matrix_market, SciPy >= 1.12) gets wrong
+   silently or dies on: the token count, the characters used, every line's
+   width, integer indices and the syntax of every number (that reader takes
+   ``1..2`` as 1 and the entry ``1 2.7 13`` as (1, 2, 0.7); it segfaults on
+   a file ending in a space without a newline and divides by zero on an
+   array file with no rows). Only then does it parse. The check costs about
+   as much as the parse again (whole-array NumPy work on the positions of
+   signs, dots and exponents).
 3. Whenever the fast reader fails or the pass looks wrong (wrong token count,
-   stray characters, values in a pattern file, a non-zero skew diagonal...),
+   stray characters such as NaN/Inf, values in a pattern file, a non-zero skew diagonal...),
    a line-by-line scanner re-reads the file and raises
    :class:`spla.MatrixFormatError` naming the file and the offending line. If
    the scanner finds nothing wrong (for example comment lines between
@@ -29,6 +34,7 @@ import gzip
 import io
 import mmap
 import os
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +42,7 @@ import numpy as np
 
 from .errors import MatrixFormatError
 
+INT64_MAX = 2**63 - 1
 FORMATS = ("coordinate", "array")
 FIELDS = ("real", "double", "integer", "pattern")
 SYMMETRIES = ("general", "symmetric", "skew-symmetric")
@@ -49,7 +56,6 @@ CHUNK_BYTES = 1 << 24
 _WHITESPACE = b" \t\r\n\v\f"
 _DIGITS = b"0123456789"
 _NUMBER_CHARS = _WHITESPACE + _DIGITS + b"+-.eE"
-_NONFINITE_LETTERS = set(b"nNaAiIfFtTyY")  # nan, inf, infinity in any case
 
 
 @dataclass
@@ -147,6 +153,9 @@ def read_header(stream, path) -> MtxHeader:
                                 path=path, line=line_no) from None
     if min(sizes) < 0:
         raise MatrixFormatError(f"negative size in the size line {text!r}", path=path, line=line_no)
+    if max(sizes) > INT64_MAX:
+        raise MatrixFormatError(f"a size in the size line {text!r} exceeds 2**63 - 1 (no index type holds it)",
+                                path=path, line=line_no)
     if sym != "general" and sizes[0] != sizes[1]:
         raise MatrixFormatError(f"a {sym} matrix must be square, the size line says {sizes[0]}x{sizes[1]}",
                                 path=path, line=line_no)
@@ -198,32 +207,151 @@ def _physical_memory() -> int | None:
 
 # ------------------------------------------------------------------ fast path
 class _BodyCheck:
-    """Token count and character classes of the body, accumulated chunk by chunk."""
+    """Whether SciPy's C++ reader will read the body right, checked chunk by chunk.
 
-    def __init__(self, field_name: str):
+    SciPy's reader is lenient: it reads ``1..2`` as 1, ``1e+`` as 1, ``nana``
+    as NaN, ``infinit`` as Inf and the entry ``1 2.7 13`` as (1, 2, 0.7),
+    without a word. So before the body goes to it, every line must hold 0 or
+    ``width`` tokens, indices must be unsigned integers and every value must
+    match ``[+-]? (D+ .? D* | . D+) ([eE] [+-]? D+)?`` (``[+-]? D+`` in integer
+    files), checked by whole-array operations on the positions of the few
+    non-digit characters (:func:`_body_well_formed`). A body with any other
+    character (NaN, Inf, junk) or any doubt goes to the line scanner, which
+    parses each token with Python's ``int``/``float``. Once one chunk fails,
+    the rest is not looked at.
+    """
+
+    def __init__(self, header: MtxHeader):
+        self.width = header.fields_per_entry
+        # leading fields that are indices
+        self.index_fields = 0 if header.format == "array" else 2
+        self.real = header.field == "real"
+        self.allowed = _NUMBER_CHARS if self.real else _WHITESPACE + _DIGITS + b"+-"
         self.tokens = 0
-        self.previous_was_space = True
-        self.stray = set()
-        self.allowed = _NUMBER_CHARS if field_name == "real" else _WHITESPACE + _DIGITS + b"+-"
+        self.failed = False
+        self.last_byte = None
+        self.carry = b""  # the unfinished last line of the previous chunk
 
     def feed(self, chunk) -> None:
-        if not len(chunk):
+        if self.failed or not len(chunk):
             return
-        is_space = np.frombuffer(chunk, np.uint8) <= 32
-        starts = np.count_nonzero(is_space[:-1] & ~is_space[1:])
-        starts += int(self.previous_was_space and not is_space[0])
-        self.tokens += int(starts)
-        self.previous_was_space = bool(is_space[-1])
-        rest = bytes(chunk).translate(None, self.allowed)
-        if rest:
-            self.stray.update(rest)
+        data = bytes(chunk)  # plain files' chunks are bytes already (no copy)
+        self.last_byte = data[-1]
+        if data.translate(None, self.allowed):
+            self.failed = True
+            return
+        first = 0
+        if self.carry:  # finish the line the previous chunk cut
+            end = data.find(b"\n")
+            if end < 0:
+                self.carry += data
+                return
+            self._check(self.carry + data[:end + 1])
+            first = end + 1
+        cut = data.rfind(b"\n") + 1
+        if cut > first:
+            self._check(memoryview(data)[first:cut])
+        self.carry = data[max(cut, first):]
+
+    def _check(self, lines) -> None:
+        if self.failed:
+            return
+        tokens = _body_well_formed(lines, self.width, self.index_fields, self.real)
+        if tokens < 0:
+            self.failed = True
+        else:
+            self.tokens += tokens
 
     def clean(self, header: MtxHeader, field_name: str) -> bool:
-        if self.tokens != header.stored_entries * header.fields_per_entry:
+        if self.last_byte is not None and self.last_byte <= 32 and self.last_byte != ord("\n"):
+            # SciPy 1.17's reader segfaults on a file that ends in a space, tab or
+            # CR after its last value with no newline (the process dies)
             return False
-        if field_name == "real":
-            return self.stray <= _NONFINITE_LETTERS
-        return not self.stray
+        self._check(self.carry.rstrip() + b"\n" if self.carry.strip() else b"")
+        return not self.failed and self.tokens == header.stored_entries * header.fields_per_entry
+
+
+_CLASS_SPACE, _CLASS_DIGIT, _CLASS_SIGN, _CLASS_DOT, _CLASS_EXP, _CLASS_OTHER = range(6)
+_CHAR_CLASS = np.full(256, _CLASS_OTHER, dtype=np.uint8)
+_CHAR_CLASS[:33] = _CLASS_SPACE
+_CHAR_CLASS[list(b"0123456789")] = _CLASS_DIGIT
+_CHAR_CLASS[list(b"+-")] = _CLASS_SIGN
+_CHAR_CLASS[ord(".")] = _CLASS_DOT
+_CHAR_CLASS[list(b"eE")] = _CLASS_EXP
+
+
+def _body_well_formed(text, width: int, index_fields: int, real: bool) -> int:
+    """Tokens in ``text`` (whole lines of digits, whitespace and ``+-.eE``) if SciPy reads them right, else -1.
+
+    Every line holds 0 or ``width`` tokens (blank lines only at the end; one
+    inside goes to the scanner); the first ``index_fields`` tokens of an
+    entry are unsigned integers; every other token is a number. Only the
+    positions of signs, dots and exponent letters are visited (a few per
+    number), each with its neighbours.
+    """
+    raw = np.frombuffer(text, np.uint8)
+    n = raw.size
+    while n and raw[n - 1] <= 32:  # trailing blank lines (only ever a few bytes here)
+        n -= 1
+    if not n:
+        return 0
+    raw = raw[:n]
+    is_space = raw <= 32
+    starts = np.flatnonzero(is_space[:-1] > is_space[1:]) + 1  # a space, then a token
+    if not is_space[0]:
+        starts = np.concatenate(([0], starts))
+    newlines = np.flatnonzero(raw == ord("\n"))
+    # exactly `width` tokens on every line: line k's tokens are starts[k*width : (k+1)*width]
+    if starts.size != width * (newlines.size + 1):
+        return -1
+    if newlines.size and not (bool(np.all(starts[width - 1:-1:width] < newlines))
+                              and bool(np.all(newlines < starts[width::width]))):
+        return -1
+    special = np.flatnonzero(~is_space & ((raw < ord("0")) | (raw > ord("9"))))  # signs, dots, exponents
+    if not special.size:
+        return int(starts.size)
+    if index_fields:
+        # a sign, dot or exponent before the line's first value token sits in an index
+        entry = np.searchsorted(starts[::width], special, side="right") - 1
+        limit = starts[index_fields::width] if index_fields < width else np.append(starts[width::width], n)
+        if bool(np.any(special < limit[entry])):
+            return -1
+    kind = _CHAR_CLASS[raw[special]]
+    before = _CHAR_CLASS[raw[np.maximum(special - 1, 0)]]
+    before[special == 0] = _CLASS_SPACE
+    before2 = _CHAR_CLASS[raw[np.maximum(special - 2, 0)]]
+    before2[special < 2] = _CLASS_SPACE
+    after = _CHAR_CLASS[raw[np.minimum(special + 1, n - 1)]]
+    after[special == n - 1] = _CLASS_SPACE
+    sign, dot, exp = kind == _CLASS_SIGN, kind == _CLASS_DOT, kind == _CLASS_EXP
+    if not real and (dot.any() or exp.any()):
+        return -1
+    # a sign opens the token or follows the exponent letter, and a digit (or a
+    # mantissa's dot) follows it
+    sign_ok = ((before == _CLASS_SPACE) & ((after == _CLASS_DIGIT) | (after == _CLASS_DOT))) | \
+              ((before == _CLASS_EXP) & (after == _CLASS_DIGIT))
+    if not bool(np.all(sign_ok[sign])):
+        return -1
+    if not real:
+        return int(starts.size)
+    # a dot has a digit on at least one side (a mantissa needs one) and nothing but digits, whitespace or
+    # an exponent after it; an exponent letter follows a digit (or "D.") and precedes a digit or a sign
+    dot_ok = ((before == _CLASS_DIGIT) | (after == _CLASS_DIGIT)) & \
+             ((after == _CLASS_DIGIT) | (after == _CLASS_SPACE) | ((after == _CLASS_EXP) & (before == _CLASS_DIGIT)))
+    exp_ok = ((before == _CLASS_DIGIT) | ((before == _CLASS_DOT) & (before2 == _CLASS_DIGIT))) & \
+             ((after == _CLASS_DIGIT) | (after == _CLASS_SIGN))
+    if not (bool(np.all(dot_ok[dot])) and bool(np.all(exp_ok[exp]))):
+        return -1
+    # within one token: at most one dot, at most one exponent, the dot before the exponent
+    marks = special[~sign]
+    if marks.size >= 2:
+        token = np.searchsorted(starts, marks, side="right")
+        same_token = token[1:] == token[:-1]
+        is_dot = raw[marks] == ord(".")
+        ordered = is_dot[:-1] & ~is_dot[1:]  # a dot, then an exponent
+        if not bool(np.all(ordered[same_token])):
+            return -1
+    return int(starts.size)
 
 
 def _body_chunks_plain(path: Path, offset: int, progress):
@@ -239,13 +367,17 @@ def _body_chunks_plain(path: Path, offset: int, progress):
 
 def _read_fast(path: Path, header: MtxHeader, progress):
     """Parse with SciPy's C++ reader; None when the file needs the line scanner."""
+    if header.stored_entries == 0:
+        # nothing to parse, and SciPy 1.17's reader dies of SIGFPE (a division by
+        # zero, killing the process) on an array file with zero rows
+        return None
     try:
         from scipy.io import _fast_matrix_market  # noqa: F401  (SciPy >= 1.12)
     except ImportError:
         return None
     import scipy.io
 
-    check = _BodyCheck(header.field)
+    check = _BodyCheck(header)
     if path.name.endswith(".gz"):
         # decompress once: the same bytes feed the check and the parser
         parts = []
@@ -260,7 +392,10 @@ def _read_fast(path: Path, header: MtxHeader, progress):
                     progress("decompressing", min(1.0, raw.tell() / compressed_size))
         text = b"".join(parts)
         del parts
-        check.feed(memoryview(text)[header.body_offset:])
+        body = memoryview(text)[header.body_offset:]
+        for start in range(0, len(body), CHUNK_BYTES):
+            check.feed(body[start:start + CHUNK_BYTES])
+        del body
         source = io.BytesIO(text)
     else:
         for chunk in _body_chunks_plain(path, header.body_offset, progress):
@@ -298,10 +433,12 @@ def _scan(path: Path, header: MtxHeader, progress):
     width = header.fields_per_entry
     is_array = header.format == "array"
     is_int = header.field in ("integer", "pattern")
-    values = np.empty(entries, dtype=np.float64)
-    if not is_array:
-        rows = np.empty(entries, dtype=np.int64)
-        cols = np.empty(entries, dtype=np.int64)
+    # Grown as entries arrive rather than sized from the size line: a small .gz
+    # may declare far more entries than it holds (deflate's ratio only bounds it).
+    capacity = min(entries, SCAN_ANYWAY_ENTRIES)
+    values = np.empty(capacity, dtype=np.float64)
+    rows = np.empty(0 if is_array else capacity, dtype=np.int64)
+    cols = np.empty(0 if is_array else capacity, dtype=np.int64)
     names = ("value",) if is_array else ("row", "column", "value")[:width]
     count = 0
     line_no = header.size_line
@@ -320,6 +457,11 @@ def _scan(path: Path, header: MtxHeader, progress):
             if count == entries:
                 raise MatrixFormatError(f"more entries than the {entries} declared on line {header.size_line}",
                                         path=path, line=line_no)
+            if count == capacity:
+                capacity = min(entries, 2 * capacity)
+                values = np.resize(values, capacity)
+                if not is_array:
+                    rows, cols = np.resize(rows, capacity), np.resize(cols, capacity)
             if not is_array:
                 for k, bound in ((0, header.n_rows), (1, header.n_cols)):
                     index = _parse_int(words[k], names[k] + " index", path, line_no)
@@ -330,7 +472,11 @@ def _scan(path: Path, header: MtxHeader, progress):
             if header.field != "pattern":
                 word = words[-1]
                 if is_int:
-                    values[count] = _parse_int(word, "integer value", path, line_no)
+                    integer = _parse_int(word, "integer value", path, line_no)
+                    if abs(integer) > _FLOAT64_MAX_INT:
+                        raise MatrixFormatError(f"integer value {word[:40]!r} is beyond float64's range",
+                                                path=path, line=line_no)
+                    values[count] = integer
                 else:
                     values[count] = _parse_float(word, path, line_no)
             if header.symmetry == "skew-symmetric" and not is_array and rows[count] == cols[count] \
@@ -346,6 +492,9 @@ def _scan(path: Path, header: MtxHeader, progress):
     if is_array:
         return _array_body_to_coo(values, header)
     return _expand_symmetry(rows, cols, values, header.symmetry)
+
+
+_FLOAT64_MAX_INT = int(np.finfo(np.float64).max)
 
 
 def _parse_int(word: str, what: str, path, line_no: int) -> int:
@@ -373,7 +522,7 @@ def _array_body_to_coo(values: np.ndarray, header: MtxHeader):
         return _array_to_coo(dense)
     # the lower triangle, column by column (strictly lower for skew-symmetric)
     offset = 0 if header.symmetry == "symmetric" else 1
-    cols, rows = np.tril_indices(n_rows, -offset)
+    rows, cols = np.tril_indices(n_rows, -offset)
     order = np.lexsort((rows, cols))
     rows, cols = rows[order], cols[order]
     dense = np.zeros((n_rows, n_cols))
@@ -429,7 +578,7 @@ def read_mtx(path, *, progress=None):
     try:
         with _open_binary(path) as stream:
             header = read_header(stream, path)
-    except (EOFError, gzip.BadGzipFile, OSError) as exc:
+    except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
         if isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
             raise
         raise MatrixFormatError(f"cannot read the file: {exc}", path=path) from None
@@ -440,14 +589,21 @@ def read_mtx(path, *, progress=None):
         if triplets is None:
             triplets = _scan(path, header, progress)
             parser = "spla line scanner"
-    except (EOFError, gzip.BadGzipFile) as exc:
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise MatrixFormatError(f"corrupt .gz file: {exc}", path=path) from None
     rows, cols, values = triplets
     if progress:
         progress("building CSR", None)
-    coo = sp.coo_matrix((np.asarray(values, dtype=np.float64), (rows, cols)),
-                        shape=(header.n_rows, header.n_cols))
-    csr = coo.tocsr()  # sums duplicates, keeps explicit zeros
+    try:
+        coo = sp.coo_matrix((np.asarray(values, dtype=np.float64), (rows, cols)),
+                            shape=(header.n_rows, header.n_cols))
+        csr = coo.tocsr()  # sums duplicates, keeps explicit zeros
+        A = CSRMatrix.from_scipy(csr)
+    except MemoryError:
+        raise MatrixFormatError(
+            f"not enough memory for the {header.n_rows} x {header.n_cols} matrix the size line declares "
+            f"(its row pointer alone needs {8 * (header.n_rows + 1) / 2**30:.1f} GiB)",
+            path=path, line=header.size_line) from None
     info = {
         "format": f"matrix market {header.format}",
         "field": header.field,
@@ -457,7 +613,7 @@ def read_mtx(path, *, progress=None):
         "parser": parser,
         "comments": header.comments[:20],
     }
-    return CSRMatrix.from_scipy(csr), info
+    return A, info
 
 
 def write_mtx(path, A, *, comment: str | None = None) -> Path:

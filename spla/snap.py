@@ -20,7 +20,9 @@ names the offending line.
 from __future__ import annotations
 
 import gzip
+import os
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +38,17 @@ def _read_text(path: Path) -> bytes:
     try:
         with opener(path, "rb") as stream:
             return stream.read()
-    except (EOFError, gzip.BadGzipFile) as exc:
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise MatrixFormatError(f"corrupt .gz file: {exc}", path=path) from None
+
+
+def max_node_id() -> int:
+    """The largest id whose matrix's row pointer (8 bytes a row) fits in this machine's memory."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return MAX_NODE_ID
+    return min(MAX_NODE_ID, memory // 8 - 2)
 
 
 def _split_header(text: bytes):
@@ -68,13 +79,31 @@ def _fast_edges(body: bytes):
     stripped = body.rstrip()
     lines = stripped.count(b"\n") + 1 if stripped else 0
     # two ids per line on every line; blank lines or other widths go to the scanner
-    if ids.size != 2 * lines or (ids.size and int(ids.max()) > MAX_NODE_ID):
+    if ids.size != 2 * lines or (ids.size and int(ids.max()) > max_node_id()):
+        return None
+    if not _two_per_line(stripped):  # "1 2 3\n4" holds four ids on two lines too
         return None
     return ids.reshape(-1, 2)
 
 
+def _two_per_line(text: bytes) -> bool:
+    """Whether each line of ``text`` (no trailing whitespace) holds exactly two tokens."""
+    if not text:
+        return True
+    raw = np.frombuffer(text, np.uint8)
+    is_space = raw <= 32
+    starts = np.flatnonzero(~is_space[1:] & is_space[:-1]) + 1
+    if not is_space[0]:
+        starts = np.concatenate(([0], starts))
+    newlines = np.flatnonzero(raw == ord("\n"))
+    if starts.size != 2 * (newlines.size + 1):
+        return False
+    return not newlines.size or (bool(np.all(starts[1:-1:2] < newlines)) and bool(np.all(newlines < starts[2::2])))
+
+
 def _scan_edges(body: bytes, first_line: int, path: Path):
     """Line-by-line parse naming the first bad line."""
+    limit = max_node_id()
     pairs = []
     for line_no, raw in enumerate(body.split(b"\n"), start=first_line):
         line = raw.strip()
@@ -91,11 +120,23 @@ def _scan_edges(body: bytes, first_line: int, path: Path):
                 what = "negative" if text.startswith("-") and text[1:].isdigit() else "not a non-negative integer"
                 raise MatrixFormatError(f"{name} node id {text!r} is {what}", path=path, line=line_no)
             value = int(text)
-            if value > MAX_NODE_ID:
-                raise MatrixFormatError(f"{name} node id {value} is too large", path=path, line=line_no)
+            if value > limit:
+                raise MatrixFormatError(f"{name} node id {value} is too large: ids are row numbers, and a "
+                                        f"{value + 1}-row matrix's row pointer alone would need "
+                                        f"{8 * (value + 2) / 2**30:.3g} GiB, more than this machine has",
+                                        path=path, line=line_no)
             pair.append(value)
         pairs.append(pair)
     return np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+
+
+def _first_line_with(path: Path, node: int) -> int | None:
+    """The number of the first edge line naming ``node`` (read again: only for an error message)."""
+    _, body, first_line = _split_header(_read_text(path))
+    for line_no, raw in enumerate(body.split(b"\n"), start=first_line):
+        if not raw.strip().startswith(b"#") and any(w.isdigit() and int(w) == node for w in raw.split()):
+            return line_no
+    return None
 
 
 def read_snap(path, *, progress=None):
@@ -140,8 +181,14 @@ def read_snap(path, *, progress=None):
     if progress:
         progress("building CSR", None)
     ones = np.ones(edges.shape[0], dtype=np.float64)
-    csr = sp.coo_matrix((ones, (edges[:, 0], edges[:, 1])), shape=(n, n)).tocsr()
-    csr.data[:] = 1.0  # a repeated edge is one edge
+    try:
+        csr = sp.coo_matrix((ones, (edges[:, 0], edges[:, 1])), shape=(n, n)).tocsr()
+        csr.data[:] = 1.0  # a repeated edge is one edge
+        A = CSRMatrix.from_scipy(csr)
+    except MemoryError:
+        line = _first_line_with(path, n - 1)
+        raise MatrixFormatError(f"node id {n - 1} makes a {n} x {n} matrix, and there is not enough memory "
+                                f"for its row pointer ({8 * (n + 1) / 2**30:.3g} GiB)", path=path, line=line) from None
     info = {
         "format": "snap edge list",
         "edges_in_file": int(edges.shape[0]),
@@ -149,4 +196,4 @@ def read_snap(path, *, progress=None):
         "parser": parser,
         "comments": comments[:20],
     }
-    return CSRMatrix.from_scipy(csr), info
+    return A, info
