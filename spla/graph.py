@@ -14,31 +14,50 @@ empty ones. (SuiteSparse's SNAP/web-Google has 916,428 rows while SNAP's edge
 list names 875,713 nodes; the 40,715 empty rows are dangling nodes that take
 part in the teleport term, so ranks differ from a run on the edge list alone.
 spla, like networkx, ranks the nodes present in what it is given.)
+
+On the GPU the iteration matrix is built on the device from A's device copy:
+P x = A^T (D^-1 x), so it needs only A's transpose (cuSPARSE csr2csc) and a
+vector of out-degree scales, and the scaling rides along in the update
+kernel. An iteration is one SpMV into a preallocated vector plus one fused
+launch (teleport, dangling term, L1 change, next dangling sum, next scaled
+input); the host reads the L1 changes every ``check_every`` iterations. The
+build is cached on the matrix, so repeated calls on one CSRMatrix pay only
+the iterations.
 """
 
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 
 from . import cuda
 from .csr import CSRMatrix, as_csr
 from .errors import InputError, SplaError
+from .linalg._kernels import SOLVER_BLOCK
 
 try:
     from networkx import PowerIterationFailedConvergence as _NxConvergenceError
 except ImportError:  # networkx is a dependency, but keep the module importable without it
     _NxConvergenceError = RuntimeError
 
+_VALUE_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+_INDEX_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 PAGERANK_SOURCE = cuda.KernelSource("solver_pagerank.cu", [
-    f"spla_pagerank_step<{t}, {up}, {ud}>" for t in ("float", "double")
-    for up in ("false", "true") for ud in ("false", "true")])
+    f"spla_pagerank_step<{t}, {up}, {ud}, {scaled}>" for t in _VALUE_TYPES.values()
+    for up in ("false", "true") for ud in ("false", "true") for scaled in ("false", "true")] + [
+    f"spla_pagerank_out_weight<{t}, {i}>" for t in _VALUE_TYPES.values() for i in _INDEX_TYPES.values()])
 
 #: On the GPU the L1 change is read back every this many iterations (one host
 #: sync each); the iterates in between are kept, so the answer is the same
 #: iterate networkx returns.
 DEFAULT_GPU_CHECK_EVERY = 8
+
+#: Where the GPU path builds its iteration matrix: "device" (A^T and the
+#: out-degree scales built on the GPU from A's device copy, cached there) or
+#: "host" (P = (D^-1 A)^T built with SciPy, then uploaded; the first version).
+GPU_BUILDS = ("device", "host")
 
 
 class PowerIterationFailedConvergence(SplaError, _NxConvergenceError):
@@ -71,19 +90,85 @@ def _vector_from(values, nodelist, n, name, dtype):
 
 
 def google_matrix_parts(A: CSRMatrix, dtype):
-    """(P, dangling mask) on the host: P = (D^-1 A)^T column-stochastic, mask of rows with zero out-weight."""
+    """(P, dangling mask) on the host: P = (D^-1 A)^T column-stochastic, mask of rows with zero out-weight.
+
+    Cached on A's host copy per dtype (``A._cache``), so PageRank runs after
+    the first on one matrix skip the build; like every CSRMatrix cache it
+    assumes A is not modified in place afterwards.
+    """
     import scipy.sparse as sp
 
-    S = A.to_host().to_scipy().astype(np.float64)
-    out_weight = np.asarray(S.sum(axis=1)).ravel()
-    dangling = out_weight == 0
-    scale = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=~dangling)
-    P = (sp.diags(scale) @ S).T.tocsr()
-    return CSRMatrix.from_scipy(P, dtype=dtype), dangling
+    host = A.to_host()
+    key = ("pagerank-host-parts", np.dtype(dtype).str)
+    if key not in host._cache:
+        S = host.to_scipy().astype(np.float64)
+        out_weight = np.asarray(S.sum(axis=1)).ravel()
+        dangling = out_weight == 0
+        scale = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=~dangling)
+        P = (sp.diags(scale) @ S).T.tocsr()
+        host._cache[key] = (CSRMatrix.from_scipy(P, dtype=dtype), dangling)
+    return host._cache[key]
+
+
+class DeviceGoogleParts(NamedTuple):
+    """What the GPU iteration needs, built on the GPU: ``P x = matrix @ (scale * x)``."""
+
+    matrix: CSRMatrix  # A^T on the GPU, A's weights in the iteration dtype (not rescaled)
+    scale: object  # cupy float64 vector: 1 / weighted out-degree, 0 on dangling rows
+    is_dangling: object  # cupy uint8 vector: 1 where the out-degree is 0
+
+
+def device_google_parts(A: CSRMatrix, dtype) -> DeviceGoogleParts:
+    """A^T, the out-degree scales and the dangling mask, built on the GPU from A's device copy.
+
+    Instead of the column-stochastic P = (D^-1 A)^T, which needs every value
+    rewritten, the iteration multiplies by the plain transpose of A and folds
+    D^-1 into the vector it feeds the SpMV (written by the update kernel in
+    the same pass). A^T comes from cuSPARSE's csr2csc
+    (:meth:`CSRMatrix.transpose`), the scales from one row-sum kernel that
+    adds in SciPy's order. Cached on A's device copy per dtype.
+    """
+    cupy = cuda.require_cupy()
+    dtype = np.dtype(dtype)
+    A_dev = A.to_device()
+    key = ("pagerank-device-parts", dtype.str)
+    parts = A_dev._cache.get(key)
+    if parts is None:
+        n = A_dev.n_rows
+        scale = cupy.empty(n, dtype=cupy.float64)
+        is_dangling = cupy.empty(n, dtype=cupy.uint8)
+        kernel = PAGERANK_SOURCE.function(
+            f"spla_pagerank_out_weight<{_VALUE_TYPES[A_dev.dtype]}, {_INDEX_TYPES[A_dev.index_dtype]}>")
+        kernel((_grid(n),), (SOLVER_BLOCK,), (A_dev.indptr, A_dev.data, np.int64(n), scale, is_dangling))
+        if A_dev.nnz == 0:  # nothing to transpose (and cuSPARSE may refuse an empty matrix)
+            AT = CSRMatrix(cupy.empty(0, dtype=dtype), cupy.empty(0, dtype=A_dev.index_dtype),
+                           cupy.zeros(n + 1, dtype=A_dev.index_dtype), A_dev.shape, validate=False)
+        else:
+            AT = A_dev.astype(dtype).transpose()
+        parts = A_dev._cache[key] = DeviceGoogleParts(AT, scale, is_dangling)
+    return parts
+
+
+def _grid(n: int) -> int:
+    """Blocks for the grid-stride solver kernels: up to 8 of SOLVER_BLOCK threads per SM (a full SM)."""
+    cupy = cuda.require_cupy()
+    sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    return max(1, min(cuda.ceil_div(max(n, 1), SOLVER_BLOCK), 8 * sm_count))
+
+
+def _warm_spmv(M: CSRMatrix) -> None:
+    """Run M's SpMV once so its auto choice and plan are built during setup, not in the timed loop."""
+    if not M._cache.get("pagerank-warm"):
+        from .backend import spmv_cuda
+
+        cupy = cuda.require_cupy()
+        spmv_cuda.spmv(M, cupy.zeros(M.n_cols, dtype=M.dtype))
+        M._cache["pagerank-warm"] = True
 
 
 def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart=None, weight="weight",
-             dangling=None, *, device="auto", dtype=np.float64, check_every=None, full_output=False):
+             dangling=None, *, device="auto", dtype=np.float64, check_every=None, gpu_build="device",
+             full_output=False):
     """PageRank of a graph by power iteration, with networkx's conventions.
 
     Parameters
@@ -112,9 +197,20 @@ def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart
     check_every : int, optional
         GPU only: iterations between reads of the convergence error
         (default ``DEFAULT_GPU_CHECK_EVERY``). The result does not depend on it.
+    gpu_build : {"device", "host"}
+        GPU only: build the iteration matrix on the GPU from A's device copy
+        (A^T plus out-degree scales; default) or with SciPy on the host
+        (P = (D^-1 A)^T, uploaded). Matrices with int64 indices always use
+        "host". Either way the result is cached on the matrix (``A._cache``),
+        so later calls on the same CSRMatrix skip upload and build.
     full_output : bool
-        Also return a dict with ``iterations``, ``error`` (the last L1 change),
-        ``seconds`` and ``seconds_per_iteration`` (setup excluded) and ``device``.
+        Also return a dict with ``iterations``, ``error`` (the last L1
+        change), ``device``, ``gpu_build`` (the build used; None on the CPU),
+        and times in seconds: ``seconds`` and
+        ``seconds_per_iteration`` (the iteration loop only), ``convert_seconds``
+        (networkx graph to matrix), ``upload_seconds``, ``build_seconds``
+        (P or A^T and the scales, the SpMV's set-up), ``download_seconds``
+        and ``total_seconds`` (the whole call).
 
     Returns
     -------
@@ -126,6 +222,7 @@ def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart
     --------
     networkx.pagerank, networkx.algorithms.link_analysis.pagerank_alg.pagerank_scipy
     """
+    call_start = time.perf_counter()
     dtype = np.dtype(dtype)
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise InputError(f"dtype must be float32 or float64, got {dtype}")
@@ -133,6 +230,8 @@ def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart
         raise InputError(f"alpha must be in [0, 1], got {alpha}")
     if device not in ("auto", "cpu", "gpu"):
         raise InputError(f"device must be auto, cpu or gpu, got {device!r}")
+    if gpu_build not in GPU_BUILDS:
+        raise InputError(f"gpu_build must be one of {', '.join(GPU_BUILDS)}, got {gpu_build!r}")
     nodelist = None
     input_on_gpu = False
     if _is_networkx_graph(G):
@@ -153,23 +252,66 @@ def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart
         device = "gpu" if input_on_gpu or (cuda.gpu_available() and A.nnz >= 100_000) else "cpu"
     if n == 0:
         raise InputError("the graph has no nodes")
+    times = {"convert_seconds": time.perf_counter() - call_start}
 
-    P, is_dangling = google_matrix_parts(A, dtype)
     p = None if personalization is None else _vector_from(personalization, nodelist, n, "personalization", dtype)
     d = p if dangling is None else _vector_from(dangling, nodelist, n, "dangling", dtype)
     x0 = None if nstart is None else _vector_from(nstart, nodelist, n, "nstart", dtype)
 
     if device == "gpu":
-        x, info = _power_iteration_gpu(P, is_dangling, p, d, x0, alpha, tol, max_iter, dtype, check_every)
+        M, scale, is_dangling, setup = _gpu_setup(A, dtype, gpu_build)
+        x, info = _power_iteration_gpu(M, scale, is_dangling, p, d, x0, alpha, tol, max_iter, dtype, check_every)
+        download_start = time.perf_counter()
         if not input_on_gpu:
             x = x.get()
+        times["download_seconds"] = time.perf_counter() - download_start
+        times.update(setup)
     else:
+        build_start = time.perf_counter()
+        P, is_dangling = google_matrix_parts(A, dtype)
+        times.update(upload_seconds=0.0, build_seconds=time.perf_counter() - build_start, download_seconds=0.0)
         x, info = _power_iteration_cpu(P, is_dangling, p, d, x0, alpha, tol, max_iter, dtype)
     info["device"] = device
+    info.setdefault("gpu_build", None)
     if nodelist is not None:
         host = x.get() if cuda.is_cupy_array(x) else x
         x = dict(zip(nodelist, map(float, host)))
+    info.update(times, total_seconds=time.perf_counter() - call_start)
     return (x, info) if full_output else x
+
+
+def _gpu_setup(A: CSRMatrix, dtype, gpu_build):
+    """(M, scale or None, dangling mask on the GPU, {gpu_build, upload_seconds, build_seconds}) for the GPU.
+
+    M is A^T with scales (device build) or the prescaled P (host build, and
+    always for int64 indices, which cuSPARSE's transpose does not take).
+    """
+    cupy = cuda.require_cupy()
+    stream = cupy.cuda.get_current_stream()
+    start = time.perf_counter()
+    if gpu_build == "device" and A.index_dtype == np.dtype(np.int32):
+        A_dev = A.to_device()
+        stream.synchronize()
+        uploaded = time.perf_counter()
+        M, scale, is_dangling = device_google_parts(A_dev, dtype)
+        _warm_spmv(M)
+        stream.synchronize()
+        built = time.perf_counter()
+        return M, scale, is_dangling, {"gpu_build": "device", "upload_seconds": uploaded - start,
+                                       "build_seconds": built - uploaded}
+    P, dangling_host = google_matrix_parts(A, dtype)
+    built = time.perf_counter()
+    M = P.to_device()
+    key = "pagerank-dangling-mask"
+    if key not in M._cache:
+        M._cache[key] = cupy.asarray(dangling_host.astype(np.uint8))
+    is_dangling = M._cache[key]
+    stream.synchronize()
+    uploaded = time.perf_counter()
+    _warm_spmv(M)
+    stream.synchronize()
+    return M, None, is_dangling, {"gpu_build": "host", "upload_seconds": uploaded - built,
+                                  "build_seconds": built - start + time.perf_counter() - uploaded}
 
 
 def _power_iteration_cpu(P, is_dangling, p, d, x0, alpha, tol, max_iter, dtype):
@@ -192,60 +334,74 @@ def _power_iteration_cpu(P, is_dangling, p, d, x0, alpha, tol, max_iter, dtype):
     raise PowerIterationFailedConvergence(max_iter)
 
 
-def _power_iteration_gpu(P, is_dangling, p, d, x0, alpha, tol, max_iter, dtype, check_every):
+def _power_iteration_gpu(M, scale, is_dangling, p, d, x0, alpha, tol, max_iter, dtype, check_every):
     """One SpMV and one fused update launch per iteration; the host looks every check_every iterations.
 
-    The iterates go round a ring of check_every + 1 buffers and every
-    iteration's (L1 change, next dangling sum) pair is kept in a small device
-    table, so a check finds the first converged iterate of its window and
-    returns exactly that one.
+    With ``scale`` (device build) M is A^T and the SpMV reads z = scale * x,
+    which the update kernel writes for the next iteration; without it M is
+    the prescaled P and the SpMV reads x. The SpMV writes into one
+    preallocated y, so an iteration allocates nothing.
+
+    The iterates go round a ring of check_every + 1 buffers (x0 in the last
+    one) and every iteration's (L1 change, dangling sum of its iterate) pair
+    goes into the same slot of a small device table, so a check finds the
+    first converged iterate of its window and returns exactly that one. An
+    iteration never writes the slot it reads (with check_every = 1 too), so
+    the update kernel's x_old and x_new never alias.
     """
     cupy = cuda.require_cupy()
-    from .matvec import spmv
+    from .backend import spmv_cuda
 
-    n = P.n_rows
+    n = M.n_rows
     check_every = DEFAULT_GPU_CHECK_EVERY if check_every is None else int(check_every)
     if check_every < 1:
         raise InputError(f"check_every must be >= 1, got {check_every}")
     check_every = max(1, min(check_every, max_iter))
-    P_dev = P.to_device()
-    ctype = "float" if dtype == np.float32 else "double"
+    scaled = scale is not None
     kernel = PAGERANK_SOURCE.function(
-        f"spla_pagerank_step<{ctype}, {'true' if p is None else 'false'}, {'true' if d is None else 'false'}>")
-    mask = cupy.asarray(is_dangling.astype(np.uint8))
-    p_dev = cupy.asarray(p) if p is not None else mask  # any valid pointer when uniform
-    d_dev = cupy.asarray(d) if d is not None else mask
-    ring = cupy.empty((check_every + 1, n), dtype=dtype)
-    ring[check_every] = 1.0 / n if x0 is None else cupy.asarray(x0)
-    # table[k % check_every] = (L1 change of iteration k, dangling sum of its iterate)
-    table = cupy.zeros((check_every + 1, 2), dtype=cupy.float64)
-    table[check_every, 1] = float(cupy.sum(ring[check_every][mask.astype(bool)]))
-    sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    grid = (max(1, min(cuda.ceil_div(n, 256), 8 * sm_count)),)
+        f"spla_pagerank_step<{_VALUE_TYPES[dtype]}, {'true' if p is None else 'false'}, "
+        f"{'true' if d is None else 'false'}, {'true' if scaled else 'false'}>")
+    p_dev = cupy.asarray(p) if p is not None else is_dangling  # any valid pointer when uniform
+    d_dev = cupy.asarray(d) if d is not None else is_dangling
+    slots = check_every + 1
+    ring = cupy.empty((slots, n), dtype=dtype)
+    ring[slots - 1] = 1.0 / n if x0 is None else cupy.asarray(x0)
+    start_vector = ring[slots - 1]
+    y = cupy.empty(n, dtype=dtype)  # the SpMV's output, reused every iteration
+    grid = (_grid(n),)
     partials = cupy.empty(2 * grid[0], dtype=cupy.float64)
     counter = cupy.zeros(1, dtype=cupy.uint32)
+    if scaled:
+        z = (start_vector.astype(cupy.float64) * scale).astype(dtype)  # as the kernel computes it
+        z_arg, scale_arg = z, scale
+    else:
+        z_arg, scale_arg = y, partials  # never touched without SCALED; any valid pointers
+    # table[slot] = (L1 change of the iteration that wrote ring[slot], dangling sum of ring[slot])
+    table = cupy.zeros((slots, 2), dtype=cupy.float64)
+    table[slots - 1, 1] = cupy.where(is_dangling != 0, start_vector.astype(cupy.float64), 0.0).sum()
     n64, uniform, alpha64 = np.int64(n), np.float64(1.0 / n), np.float64(alpha)
     # views made once: slicing inside the loop would cost host time every iteration
-    iterates = [ring[i] for i in range(check_every + 1)]
-    dangling_sums = [table[i, 1:] for i in range(check_every + 1)]
-    outputs = [table[i] for i in range(check_every + 1)]
+    iterates = [ring[i] for i in range(slots)]
+    dangling_sums = [table[i, 1:] for i in range(slots)]
+    outputs = [table[i] for i in range(slots)]
     cupy.cuda.get_current_stream().synchronize()
     start = time.perf_counter()
-    previous = check_every  # the slot holding x0
+    previous = slots - 1  # the slot holding x0
     for iteration in range(1, max_iter + 1):
-        slot = (iteration - 1) % check_every
-        y = spmv(P_dev, iterates[previous])
-        kernel(grid, (256,), (y, iterates[previous], iterates[slot], mask, p_dev, d_dev, n64, uniform, alpha64,
-                              dangling_sums[previous], partials, counter, outputs[slot]))
+        slot = (iteration - 1) % slots
+        spmv_cuda.spmv(M, z if scaled else iterates[previous], out=y)
+        kernel(grid, (SOLVER_BLOCK,), (y, iterates[previous], iterates[slot], z_arg, scale_arg, is_dangling,
+                                       p_dev, d_dev, n64, uniform, alpha64, dangling_sums[previous], partials,
+                                       counter, outputs[slot]))
         previous = slot
         if iteration % check_every == 0 or iteration == max_iter:
-            errors = table[:check_every, 0].get()  # the one host sync of this window
+            errors = table[:, 0].get()  # the one host sync of this window
             first = (iteration - 1) // check_every * check_every + 1
             for done in range(first, iteration + 1):
-                err = errors[(done - 1) % check_every]
+                err = errors[(done - 1) % slots]
                 if err < n * tol:
                     seconds = time.perf_counter() - start
-                    x = ring[(done - 1) % check_every].copy()
+                    x = ring[(done - 1) % slots].copy()
                     return x, {"iterations": done, "error": float(err), "seconds": seconds,
                                "seconds_per_iteration": seconds / iteration}
     raise PowerIterationFailedConvergence(max_iter)

@@ -172,13 +172,28 @@ def test_cg_breakdown_on_singular_direction():
     assert reference != 0  # SciPy does not converge either (it reports maxiter with NaNs)
 
 
-def test_bicgstab_rho_breakdown():
-    A = sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]]))
-    b = np.array([1.0, 0.0])  # v = A p is orthogonal to r~: r~.v = 0
+# BiCGSTAB breakdowns in exact (dyadic) arithmetic, so every machine and summation order agrees:
+# with b = e1, r~ = r0 = e1, v = A e1 is A's first column.
+BICGSTAB_BREAKDOWNS = {
+    # v = (0, 1) is orthogonal to r~: r~.v = 0 in the first step -> -11, as SciPy
+    "rv": (np.array([[0.0, 1.0], [1.0, 0.0]]), -11),
+    # alpha = 1/2, s = (0, 0, -1/2), t = A s = (-1, -1, 0), t.s = 0 so omega = 0 and r1 = s,
+    # then rho = r~.r1 = 0: SciPy tests rho before omega -> -10
+    "rho": (np.array([[2.0, 1.0, 2.0], [0.0, 1.0, 2.0], [1.0, 1.0, 0.0]]), -10),
+}
+
+
+@pytest.mark.parametrize("case", list(BICGSTAB_BREAKDOWNS))
+def test_bicgstab_breakdown_codes(case):
+    dense, expected = BICGSTAB_BREAKDOWNS[case]
+    A = sp.csr_matrix(dense)
+    b = np.zeros(A.shape[0])
+    b[0] = 1.0
     x, info = linalg.bicgstab(A, b)
-    _, reference = sla.bicgstab(A, b)
-    assert info < 0 and info == reference
+    reference_x, reference = sla.bicgstab(A, b)
+    assert info == reference == expected
     assert np.all(np.isfinite(x))
+    np.testing.assert_array_equal(x, reference_x)  # the last x before the breakdown, as SciPy returns
 
 
 def test_minres_indefinite_preconditioner_is_breakdown():

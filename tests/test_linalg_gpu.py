@@ -54,6 +54,14 @@ def test_gpu_solver_matches_cpu(name, method, dname, check_every):
     assert residual <= rtol * (1.01 if dname == "float64" else 10)
     extra = 0 if check_every == 1 or method not in ("cg", "bicgstab") else linalg.DEFAULT_GPU_CHECK_EVERY - 1
     slack = 2 if dname == "float64" else max(3, len(calls_cpu) // 10)
+    if method == "bicgstab":
+        # BiCGSTAB's residual is not monotone, so where it first crosses rtol moves with the
+        # summation order of its dot products: on poisson2d here, 20 random orders of NumPy's sums
+        # give 107-117 iterations (NumPy's own order 116, an emulation of the GPU's grid
+        # reduction 110, which is what the H200 gave). SciPy's own tests never pin bicgstab
+        # iteration counts (only info == 0 and the residual), and skip one bicgstab case for
+        # "numerical noise on some architectures" (scipy gh-15533). So: within 10%.
+        slack = max(slack, -(-len(calls_cpu) // 10))
     assert -slack <= len(calls_gpu) - len(calls_cpu) <= slack + extra, (len(calls_gpu), len(calls_cpu))
 
 
@@ -106,6 +114,28 @@ def test_gpu_jacobi_fused_and_general_preconditioner():
         np.testing.assert_allclose(x.get(), ref, rtol=1e-6, atol=1e-9)
 
 
+# Exact (dyadic) breakdowns, the same as tests/test_linalg.py::BICGSTAB_BREAKDOWNS: b = e1.
+BICGSTAB_BREAKDOWNS = {
+    "rv": (np.array([[0.0, 1.0], [1.0, 0.0]]), -11),  # r~.v = 0 in the first step
+    "rho": (np.array([[2.0, 1.0, 2.0], [0.0, 1.0, 2.0], [1.0, 1.0, 0.0]]), -10),  # omega = 0, then rho = 0
+}
+
+
+@pytest.mark.parametrize("check_every", [1, None], ids=["check1", "checkdefault"])
+@pytest.mark.parametrize("case", list(BICGSTAB_BREAKDOWNS))
+def test_gpu_bicgstab_breakdown_codes_match_scipy(case, check_every):
+    import cupy
+
+    dense, expected = BICGSTAB_BREAKDOWNS[case]
+    A = sp.csr_matrix(dense)
+    b = np.zeros(A.shape[0])
+    b[0] = 1.0
+    reference_x, reference = sla.bicgstab(A, b)
+    x, info = linalg.bicgstab(CSRMatrix.from_scipy(A), cupy.asarray(b), check_every=check_every)
+    assert info == reference == expected
+    np.testing.assert_array_equal(x.get(), reference_x)  # x frozen at the breakdown, as SciPy returns it
+
+
 def test_gpu_breakdown_codes_and_x0():
     import cupy
 
@@ -113,8 +143,6 @@ def test_gpu_breakdown_codes_and_x0():
     b = cupy.asarray([1.0, 0.0])
     x, info = linalg.cg(CSRMatrix.from_scipy(A), b)
     assert info == -1 and bool(cupy.isfinite(x).all())
-    x, info = linalg.bicgstab(CSRMatrix.from_scipy(A), b)
-    assert info == -10 and bool(cupy.isfinite(x).all())
     P = SYSTEMS["poisson2d"]()
     b = cupy.asarray(np.ones(P.shape[0]))
     x0 = cupy.full(P.shape[0], 0.5)
@@ -145,9 +173,10 @@ def _digraph(seed, n=3000):
     return G
 
 
+@pytest.mark.parametrize("gpu_build", ["device", "host"])
 @pytest.mark.parametrize("check_every", [1, 3, 8])
 @pytest.mark.parametrize("case", ["plain", "personalized", "dangling"])
-def test_gpu_pagerank_matches_networkx(case, check_every):
+def test_gpu_pagerank_matches_networkx(case, check_every, gpu_build):
     G = _digraph(7)
     rng = np.random.default_rng(1)
     kwargs = {}
@@ -157,10 +186,105 @@ def test_gpu_pagerank_matches_networkx(case, check_every):
         kwargs["dangling"] = {int(k): float(rng.uniform()) for k in rng.choice(len(G), 50, replace=False)}
     for tol in (1e-6, 1e-10):
         reference = nx.pagerank(G, tol=tol, **kwargs)
-        ranks, info = spla.pagerank(G, tol=tol, device="gpu", check_every=check_every, full_output=True, **kwargs)
+        ranks, info = spla.pagerank(G, tol=tol, device="gpu", check_every=check_every, gpu_build=gpu_build,
+                                    full_output=True, **kwargs)
         _, cpu_info = spla.pagerank(G, tol=tol, device="cpu", full_output=True, **kwargs)
-        assert info["device"] == "gpu" and info["iterations"] == cpu_info["iterations"]
+        assert info["device"] == "gpu" and info["gpu_build"] == gpu_build
+        assert info["iterations"] == cpu_info["iterations"]
         assert max(abs(ranks[k] - reference[k]) for k in G) < 1e-6 * (1e-3 if tol < 1e-8 else 1)
+
+
+def _hub_adjacency(n=6000, seed=11):
+    """Random weighted digraph plus a hub that n / 2 nodes link to: A^T has a row of over 1024
+    entries, so the SpMV the iteration runs is not the short-row kernel."""
+    rng = np.random.default_rng(seed)
+    G = _digraph(seed, n)
+    for u in rng.choice(n, n // 2, replace=False):
+        if u != 0:
+            G.add_edge(int(u), 0, weight=float(rng.uniform(0.1, 5)))
+    return G, CSRMatrix.from_scipy(nx.to_scipy_sparse_array(G, nodelist=list(G)))
+
+
+@pytest.mark.parametrize("gpu_build", ["device", "host"])
+def test_gpu_pagerank_hub_graph(gpu_build):
+    from spla.backend import spmv_cuda
+    from spla.graph import device_google_parts
+
+    G, A = _hub_adjacency()
+    reference = nx.pagerank(G, tol=1e-10)
+    ranks, info = spla.pagerank(A, tol=1e-10, device="gpu", gpu_build=gpu_build, full_output=True)
+    assert isinstance(ranks, np.ndarray) and info["gpu_build"] == gpu_build
+    assert float(np.abs(ranks - np.array([reference[k] for k in G])).max()) < 1e-9
+    if gpu_build == "device":
+        # the long row sends auto past the short-row kernel (to a load-balanced one)
+        assert spmv_cuda.choose_kernel(device_google_parts(A, np.float64).matrix) != "scalar"
+
+
+def test_gpu_pagerank_device_parts_match_host_build():
+    import cupy
+
+    from spla.graph import device_google_parts, google_matrix_parts
+
+    _, A = _hub_adjacency(3000, seed=5)
+    S = A.to_scipy()
+    parts = device_google_parts(A, np.float64)
+    out_weight = np.asarray(S.sum(axis=1)).ravel()
+    dangling = out_weight == 0
+    assert dangling.any()
+    np.testing.assert_array_equal(parts.is_dangling.get(), dangling.astype(np.uint8))
+    expected_scale = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=~dangling)
+    np.testing.assert_array_equal(parts.scale.get(), expected_scale)  # same order of additions: exact
+    AT = parts.matrix.to_scipy()
+    assert AT.shape == S.shape and abs(AT - S.T).max() == 0 and AT.nnz == S.nnz
+    # A^T diag(scale) is exactly the P the host build makes (one rounding each way)
+    P, host_dangling = google_matrix_parts(A, np.float64)
+    np.testing.assert_array_equal(host_dangling, dangling)
+    assert abs(AT @ sp.diags(expected_scale) - P.to_scipy()).max() <= 1e-17
+    assert device_google_parts(A, np.float64) is parts  # cached on A's device copy
+    float32_parts = device_google_parts(A, np.float32)
+    assert float32_parts.matrix.dtype == np.float32 and float32_parts is not parts
+    assert isinstance(parts.scale, cupy.ndarray)
+
+
+def test_gpu_pagerank_repeat_calls_reuse_the_build(monkeypatch):
+    from spla import graph
+
+    builds = []
+    real_parts = graph.DeviceGoogleParts
+    monkeypatch.setattr(graph, "DeviceGoogleParts", lambda *args: builds.append(1) or real_parts(*args))
+    _, A = _hub_adjacency(3000, seed=6)
+    first, info1 = spla.pagerank(A, tol=1e-10, device="gpu", full_output=True)
+    second, info2 = spla.pagerank(A, tol=1e-10, device="gpu", full_output=True)
+    np.testing.assert_array_equal(first, second)
+    assert info1["iterations"] == info2["iterations"]
+    for key in ("upload_seconds", "build_seconds", "seconds", "download_seconds", "total_seconds"):
+        assert info2[key] >= 0
+    assert info2["total_seconds"] >= info2["seconds"]
+    assert len(builds) == 1  # the second call found A^T and the scales cached on the matrix
+
+
+def test_gpu_pagerank_edge_cases():
+    import cupy
+
+    # no edges: every node dangling, ranks = the teleport distribution
+    n = 257
+    empty = CSRMatrix.from_scipy(sp.csr_matrix((n, n)))
+    ranks, info = spla.pagerank(empty, device="gpu", full_output=True)
+    np.testing.assert_allclose(ranks, np.full(n, 1.0 / n), rtol=1e-14)
+    p = np.random.default_rng(0).uniform(size=n)
+    np.testing.assert_allclose(spla.pagerank(empty, personalization=p, device="gpu"), p / p.sum(), rtol=1e-12)
+    # int64 indices: cuSPARSE's transpose takes int32 only, so the host build is used
+    G = _digraph(4, 1500)
+    A64 = CSRMatrix.from_scipy(nx.to_scipy_sparse_array(G, nodelist=list(G)), index_dtype=np.int64)
+    ranks, info = spla.pagerank(A64, tol=1e-10, device="gpu", full_output=True)
+    reference = nx.pagerank(G, tol=1e-10)
+    assert info["gpu_build"] == "host"
+    assert float(np.abs(ranks - np.array([reference[k] for k in G])).max()) < 1e-9
+    # a matrix already on the GPU: CuPy out, built there
+    dev = CSRMatrix.from_scipy(nx.to_scipy_sparse_array(G, nodelist=list(G))).to_device()
+    ranks_dev, info = spla.pagerank(dev, tol=1e-10, full_output=True)
+    assert isinstance(ranks_dev, cupy.ndarray) and info["gpu_build"] == "device"
+    assert float(np.abs(ranks_dev.get() - ranks).max()) < 1e-15
 
 
 def test_gpu_pagerank_cupy_in_cupy_out_and_float32():

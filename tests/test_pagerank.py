@@ -99,6 +99,25 @@ def test_bad_arguments():
     assert spla.pagerank(nx.DiGraph()) == {}
 
 
+def test_full_output_times_and_cached_build(rng):
+    from spla.graph import google_matrix_parts
+
+    G = _random_digraph(rng)
+    A = CSRMatrix.from_scipy(nx.to_scipy_sparse_array(G, nodelist=list(G)))
+    ranks, info = spla.pagerank(A, device="cpu", full_output=True)
+    for key in ("seconds", "seconds_per_iteration", "convert_seconds", "upload_seconds", "build_seconds",
+                "download_seconds", "total_seconds"):
+        assert info[key] >= 0, key
+    assert info["total_seconds"] >= info["seconds"] + info["build_seconds"]
+    assert info["gpu_build"] is None and info["upload_seconds"] == 0
+    P, dangling = google_matrix_parts(A, np.float64)
+    assert google_matrix_parts(A, np.float64)[0] is P  # built once per matrix and dtype
+    assert google_matrix_parts(A, np.float32)[0].dtype == np.float32
+    np.testing.assert_array_equal(spla.pagerank(A, device="cpu"), ranks)  # the cached build, same answer
+    with pytest.raises(InputError):
+        spla.pagerank(A, device="cpu", gpu_build="cloud")
+
+
 # ---------------------------------------------------------------- CLI
 def test_cli_solve_json():
     result = CliRunner().invoke(main, ["solve", "gen:poisson2d:32", "--method", "cg", "--rtol", "1e-8",

@@ -145,16 +145,17 @@ def _plot(history, path, title):
 @main.command("pagerank", epilog=SOURCE_HELP)
 @click.argument("source")
 @click.option("--alpha", type=float, default=0.85, show_default=True)
-@click.option("--tol", type=float, default=1e-6, show_default=True)
-@click.option("--max-iter", type=int, default=100, show_default=True)
+@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=1e-6, show_default=True)
+@click.option("--max-iter", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--top", type=int, default=10, show_default=True, help="How many top-ranked nodes to print.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def pagerank_command(source, alpha, tol, max_iter, top, device, as_json):
     """PageRank of the graph SOURCE (entry (i, j) = edge i -> j), networkx's conventions.
 
-    Node ids are row indices (0-based). Prints the top nodes, the iterations
-    and the time (per iteration, setup excluded).
+    Node ids are row indices (0-based). Prints the top nodes, the iterations,
+    the iteration time (per iteration, setup excluded) and the setup (upload
+    and build of the iteration matrix) and total times.
     """
     from ..graph import pagerank
 
@@ -175,6 +176,8 @@ def pagerank_command(source, alpha, tol, max_iter, top, device, as_json):
     click.echo(f"iterations    {info['iterations']} (L1 change {info['error']:.3e})")
     click.echo(f"time          {info['seconds'] * 1e3:.2f} ms, {info['seconds_per_iteration'] * 1e6:.1f} us "
                f"per iteration")
+    click.echo(f"setup         upload {info['upload_seconds'] * 1e3:.2f} ms, build {info['build_seconds'] * 1e3:.2f} ms"
+               f", total {info['total_seconds'] * 1e3:.2f} ms")
     click.echo(f"{'rank':>4}  {'node':>10}  score")
     for position, node in enumerate(order, 1):
         click.echo(f"{position:>4}  {int(node):>10}  {ranks[node]:.6e}")

@@ -64,7 +64,8 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     X : array on B's side, shape (n, k)
     info : numpy.ndarray of int, shape (k,)
         Per column: 0 converged, > 0 iterations run without converging
-        (``maxiter``), -1 breakdown (``p.Ap`` zero: A not positive definite).
+        (``maxiter``), -1 breakdown (``p.Ap`` zero: A not positive definite; or NaN/Inf
+        in B_j or met on the way).
 
     See Also
     --------
@@ -83,8 +84,11 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     zero_rhs = b_norms == 0
     X[:, xp.asarray(zero_rhs)] = 0
     R = system.b - spmm(X) if system.x0_given else system.b.copy()
-    active = (_host(xp.linalg.norm(R, axis=0)) >= tolerances) & ~zero_rhs
+    start_residuals = _host(xp.linalg.norm(R, axis=0))
+    nonfinite = ~np.isfinite(start_residuals)  # NaN/Inf in B (or in A X0): never "converged"
+    active = (start_residuals >= tolerances) & ~zero_rhs & ~nonfinite
     info[~active] = 0
+    info[nonfinite] = -1
     Z = system.psolve(R) if system.psolve is not None else R
     rho = (R * Z).sum(axis=0)
     P = Z.copy()
@@ -108,7 +112,7 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
             callback(X)
         if iteration % system.check_every == 0 or iteration == maxiter:
             residuals = _host(xp.linalg.norm(R, axis=0))
-            broken = active & (_host(pq) == 0)
+            broken = active & ((_host(pq) == 0) | ~np.isfinite(residuals))
             converged = active & ~broken & (residuals < tolerances)
             info[converged] = 0
             info[broken] = -1

@@ -15,6 +15,10 @@ steps. The return convention is SciPy's ``(x, info)``:
 -11         bicgstab: ``omega`` or ``r~.v`` vanished
 ==========  ===============================================================
 
+-1 is also what every solver returns when NaN or Inf appears (in b, or in a
+residual or recurrence scalar because A or M holds them), at once rather
+than after ``maxiter`` useless iterations; it is never reported as converged.
+
 On breakdown the last x before it is returned.
 
 GPU behaviour: with CuPy arrays every vector operation and every scalar
@@ -68,6 +72,9 @@ _PARAMETERS_DOC = """
 """
 
 
+NONFINITE = -1  # info for NaN/Inf met in b, A or M
+
+
 def _norm(xp, v) -> float:
     return float(xp.linalg.norm(v))
 
@@ -83,6 +90,8 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     xp, x, n = system.xp, system.x, system.n
     b_norm = _norm(xp, system.b)
     atol = absolute_tolerance("cg", b_norm, rtol, atol)
+    if not math.isfinite(b_norm):
+        return x, NONFINITE  # NaN/Inf in b: no iteration can converge
     maxiter = default_maxiter(maxiter, n)
     if b_norm == 0:
         return xp.zeros_like(system.b), 0
@@ -131,6 +140,8 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     xp, x, n = system.xp, system.x, system.n
     b_norm = _norm(xp, system.b)
     atol = absolute_tolerance("bicgstab", b_norm, rtol, atol)
+    if not math.isfinite(b_norm):
+        return x, NONFINITE  # NaN/Inf in b: no iteration can converge
     maxiter = default_maxiter(maxiter, n)
     if b_norm == 0:
         return xp.zeros_like(system.b), 0
@@ -167,6 +178,8 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
             host = K.fetch(state)
             if host[FLAG]:
                 return x, -int(host[FLAG])
+            if not math.isfinite(host[8]):
+                return x, NONFINITE
             if math.sqrt(max(host[8], 0.0)) < atol:
                 return x, 0
     return x, maxiter
@@ -188,6 +201,8 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     xp, x, n = system.xp, system.x, system.n
     b_norm = _norm(xp, system.b)
     atol = absolute_tolerance("gmres", b_norm, rtol, atol)
+    if not math.isfinite(b_norm):
+        return x, NONFINITE  # NaN/Inf in b: no iteration can converge
     maxiter = default_maxiter(maxiter, n)
     if b_norm == 0:
         return xp.zeros_like(system.b), 0
@@ -256,6 +271,8 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
         x += xp.asarray(y.astype(system.dtype)) @ V[:col + 1]
         r = system.b - system.matvec(x)
         r_norm = _norm(xp, r)
+        if not math.isfinite(r_norm):
+            return x, NONFINITE
         if callback is not None and callback_type == "x":
             callback(x)
         if r_norm <= atol or breakdown:
@@ -290,6 +307,8 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, shift=0.0, maxiter=None, M=Non
     xp, x, n = system.xp, system.x, system.n
     b_norm = _norm(xp, system.b)
     atol = absolute_tolerance("minres", b_norm, rtol, atol)
+    if not math.isfinite(b_norm):
+        return x, NONFINITE  # NaN/Inf in b: no iteration can converge
     maxiter = default_maxiter(maxiter, n, factor=5)
     if b_norm == 0:
         return xp.zeros_like(system.b), 0
@@ -306,6 +325,8 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, shift=0.0, maxiter=None, M=Non
         return x, 0
     y = psolve(r1)
     beta1 = float(xp.dot(r1, y))
+    if not math.isfinite(beta1):
+        return x, NONFINITE
     if beta1 < 0:
         return x, -1
     if beta1 == 0:
@@ -332,6 +353,8 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, shift=0.0, maxiter=None, M=Non
         y = psolve(r2)
         old_beta = beta
         alfa, beta = (float(s) for s in _to_host(xp.stack([alfa, xp.dot(r2, y)])))  # one sync
+        if not (math.isfinite(alfa) and math.isfinite(beta)):
+            return x, NONFINITE
         if beta < 0:
             return x, -1
         beta = math.sqrt(beta)
