@@ -50,9 +50,19 @@ QUICK = [
 QUICK_HYBRID = ("blockdense-200k", "gen:blockdense:200000:400:20000:0.5", "400 rows 50% dense over 20k columns")
 POISSON = "poisson2d-4096"
 KS = (8, 32)
-KERNELS = ["auto", "regk", "subwarp", "warp", "adaptive", "cusparse", "cusparse-cupy"]
-HYBRID_RUNS = [("hybrid (cuBLAS panel)", "adaptive", "cublas"), ("hybrid (GEMM core dbuf)", "adaptive", "dbuf"),
-               ("hybrid (GEMM core regblock)", "adaptive", "regblock"), ("no dense path", "adaptive-sparse", None)]
+KERNELS = ["auto", "regk", "subwarp", "warp", "adaptive", "fused", "fused16", "cusparse", "cusparse-cupy"]
+SMALL_K_ONLY = {"regk", "fused", "fused16"}  # past k = 16 fused runs the adaptive schedule: not re-measured
+# (label, kernel, panel engine, family): "vs no dense path" compares within a family
+# (the same sparse schedule with and without the panel). Split-K GEMM-core
+# kernels, when spla.backend.gemm_cuda has them, get rows of their own (_split_k_engines).
+HYBRID_RUNS = [("hybrid (cuBLAS panel)", "adaptive", "cublas", "adaptive"),
+               ("hybrid (GEMM core dbuf)", "adaptive", "dbuf", "adaptive"),
+               ("hybrid (GEMM core regblock)", "adaptive", "regblock", "adaptive"),
+               ("hybrid (GEMM core auto)", "adaptive", "auto", "adaptive"),
+               ("no dense path", "adaptive-sparse", None, "adaptive")]
+FUSED_HYBRID_RUNS = [("fused hybrid (cuBLAS panel)", "fused", "cublas", "fused"),
+                     ("fused hybrid (GEMM core auto)", "fused", "auto", "fused"),
+                     ("fused, no dense path", "fused-sparse", None, "fused")]
 TOLERANCE = 1e-4  # relative Frobenius error of float32 results vs the float64 reference
 TIME_BUDGET_S = 0.12  # per timed kernel: repeats are sized to fit
 TARGETS = {"geomean_vs_cusparse_cupy_k8": 4.0, "geomean_vs_cusparse_cupy_k32": 3.0, "poisson_k8_over_spmv": 3.0}
@@ -145,8 +155,10 @@ def run_matrix(cupy, name, spec, what, A64, gen_s, log, kernels=KERNELS):
         nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize, k=k)
         record[f"auto_k{k}"] = spmm_cuda.choose_kernel(A, k)
         record[f"schedule_k{k}"] = schedule.summary(k, A.dtype)
+        if k <= spmm_cuda.REGK_MAX_K:
+            record[f"fused_schedule_k{k}"] = spmm_cuda.fused_for(A).summary(k, A.dtype)
         for kernel in kernels:
-            if kernel == "regk" and k > spmm_cuda.REGK_MAX_K:
+            if kernel in SMALL_K_ONLY and k > spmm_cuda.REGK_MAX_K:
                 continue
             row = measure(cupy, lambda: spmm_cuda.spmm(A, X, kernel=kernel), reference, bench, k, A.nnz, nbytes)
             row.update(kernel=kernel, k=k)
@@ -193,26 +205,47 @@ def run_hybrid(cupy, name, spec, what, A64, gen_s, log):
         nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize, k=k)
         record[f"schedule_k{k}"] = schedule.summary(k, A.dtype)
         record[f"sparse_schedule_k{k}"] = sparse_schedule.summary(k, A.dtype)
-        for label, kernel, engine in HYBRID_RUNS + [("cuSPARSE (cached)", "cusparse", None),
-                                                    ("cuSPARSE (cupyx @)", "cusparse-cupy", None)]:
+        runs = HYBRID_RUNS + [(f"hybrid (GEMM core {e})", "adaptive", e, "adaptive") for e in _split_k_engines()]
+        if k <= spmm_cuda.REGK_MAX_K:
+            runs += FUSED_HYBRID_RUNS + [(f"fused hybrid (GEMM core {e})", "fused", e, "fused")
+                                         for e in _split_k_engines()]
+        runs += [("cuSPARSE (cached)", "cusparse", None, None), ("cuSPARSE (cupyx @)", "cusparse-cupy", None, None)]
+        for label, kernel, engine, family in runs:
             run = (lambda: spmm_cuda.spmm(A, X, kernel=kernel, dense_gemm=engine)) if engine else \
                 (lambda: spmm_cuda.spmm(A, X, kernel=kernel))
             row = measure(cupy, run, reference, bench, k, A.nnz, nbytes)
-            row.update(label=label, kernel=kernel, engine=engine, k=k)
+            row.update(label=label, kernel=kernel, engine=engine, family=family, k=k)
+            if engine:
+                cols = schedule.panels[0].col_end - schedule.panels[0].col_begin if schedule.panels else 0
+                row["engine_runs"] = (spmm_cuda.gemm_core_auto_choice(schedule.dense_rows, k, cols, A.dtype)
+                                      if engine == "auto" else engine)
             record["results"].append(row)
             if row["status"] != "ok":
                 log(f"  {name} k={k} {label}: {row['status'].upper()} {row.get('message', row.get('rel_error'))}")
         del reference
-        ok = {r["label"]: r["ms"] for r in record["results"] if r["k"] == k and r["status"] == "ok"}
-        if "no dense path" in ok:
-            hybrid = [ms for label, ms in ok.items() if label.startswith("hybrid")]
-            record[f"best_hybrid_ratio_k{k}"] = ok["no dense path"] / min(hybrid) if hybrid else float("nan")
+        for family, baseline in (("adaptive", "no dense path"), ("fused", "fused, no dense path")):
+            ok = {r["label"]: r["ms"] for r in record["results"]
+                  if r["k"] == k and r["status"] == "ok" and r["family"] == family}
+            if baseline not in ok:
+                continue
+            hybrid = [ms for label, ms in ok.items() if label != baseline]
+            suffix = "" if family == "adaptive" else "_fused"
+            record[f"best_hybrid_ratio{suffix}_k{k}"] = ok[baseline] / min(hybrid) if hybrid else float("nan")
             for r in record["results"]:
-                if r["k"] == k and r["status"] == "ok":
-                    r["speedup_vs_no_dense"] = ok["no dense path"] / r["ms"]
+                if r["k"] == k and r["status"] == "ok" and r["family"] == family:
+                    r["speedup_vs_no_dense"] = ok[baseline] / r["ms"]
     del m
     cupy.get_default_memory_pool().free_all_blocks()
     return record
+
+
+def _split_k_engines():
+    """GEMM-core kernels built for skinny, long-K products (a name with "split"), if the GEMM issue has them."""
+    try:
+        from spla.backend import gemm_cuda
+    except ImportError:
+        return []
+    return [name for name in getattr(gemm_cuda, "ALL_KERNELS", {}) if "split" in name]
 
 
 def summarize(records, hybrid):
@@ -222,6 +255,24 @@ def summarize(records, hybrid):
             values = [r.get(f"speedup_vs_{anchor}") for rec in records for r in rec["results"]
                       if r["k"] == k and r["kernel"] == "auto" and r["status"] == "ok"]
             summary[f"geomean_vs_{anchor}_k{k}"] = _geomean(values)
+        # What-ifs for the policy decision, from the same rows: the best spla kernel per
+        # matrix (an oracle), and auto with each skewed-row choice swapped for the other.
+        spla_kernels = [kn for kn in KERNELS if kn not in ("auto", "cusparse", "cusparse-cupy")]
+        for label, pick in (("oracle", None), ("skewed_adaptive", "adaptive"), ("skewed_fused", "fused"),
+                            ("skewed_fused16", "fused16")):
+            values = []
+            for rec in records:
+                by = {r["kernel"]: r for r in rec["results"] if r["k"] == k and r["status"] == "ok"}
+                if pick is None:
+                    best = [r for kn, r in by.items() if kn in spla_kernels]
+                    row = min(best, key=lambda r: r["ms"]) if best else None
+                elif rec.get(f"auto_k{k}") in ("adaptive", "fused", "fused16") and pick in by:
+                    row = by[pick]
+                else:
+                    row = by.get("auto")
+                if row is not None:
+                    values.append(row.get("speedup_vs_cusparse-cupy"))
+            summary[f"whatif_{label}_geomean_vs_cusparse-cupy_k{k}"] = _geomean(values)
     poisson = [rec for rec in records if rec["name"] == POISSON]
     if poisson:
         auto8 = [r for r in poisson[0]["results"] if r["k"] == 8 and r["kernel"] == "auto" and r["status"] == "ok"]
@@ -230,15 +281,18 @@ def summarize(records, hybrid):
     if hybrid:
         for k in KS:
             summary[f"hybrid_ratio_k{k}"] = hybrid.get(f"best_hybrid_ratio_k{k}")
+            if f"best_hybrid_ratio_fused_k{k}" in hybrid:
+                summary[f"hybrid_ratio_fused_k{k}"] = hybrid[f"best_hybrid_ratio_fused_k{k}"]
     met = {}
     for key, target in TARGETS.items():
         value = summary.get(key)
         if value is not None and math.isfinite(value):
             met[key] = value <= target if key == "poisson_k8_over_spmv" else value >= target
     for k in KS:
-        ratio = summary.get(f"hybrid_ratio_k{k}")
-        if ratio is not None and math.isfinite(ratio):
-            met[f"hybrid_faster_k{k}"] = ratio > 1.0
+        for suffix in ("", "_fused"):
+            ratio = summary.get(f"hybrid_ratio{suffix}_k{k}")
+            if ratio is not None and math.isfinite(ratio):
+                met[f"hybrid_faster{suffix}_k{k}"] = ratio > 1.0
     summary["targets_met"] = met
     return summary
 
@@ -250,8 +304,9 @@ def markdown(records, hybrid, summary, meta):
     lines = [f"SpMM on {meta['gpu']} (CuPy {meta['cupy']}, {meta['date']}); float32, int32 indices, C-order X; "
              f"speed-ups of `auto` over cuSPARSE SpMM in the same run", "",
              "| matrix | k | auto picks | auto ms | vs cusparse-cupy | vs cusparse (cached) | vs k SpMVs | "
-             "x one SpMV | GB/s | regk ms | subwarp ms | warp ms | adaptive ms | cusparse ms | cusparse-cupy ms |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "x one SpMV | GB/s | regk ms | subwarp ms | warp ms | adaptive ms | fused ms | fused16 ms | cusparse ms | "
+             "cusparse-cupy ms |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for rec in records:
         for k in KS:
             by = {r["kernel"]: r for r in rec["results"] if r["k"] == k}
@@ -261,23 +316,32 @@ def markdown(records, hybrid, summary, meta):
                 cell(a, "speedup_vs_cusparse-cupy", ".2f"), cell(a, "speedup_vs_cusparse", ".2f"),
                 cell(a, "speedup_vs_k_spmvs", ".2f"), cell(a, "over_one_spmv", ".2f"), cell(a, "gbps", ".0f"),
                 cell(by.get("regk"), "ms", ".3f"), cell(by.get("subwarp"), "ms", ".3f"), cell(by.get("warp"), "ms", ".3f"),
-                cell(by.get("adaptive"), "ms", ".3f"), cell(by.get("cusparse"), "ms", ".3f"),
+                cell(by.get("adaptive"), "ms", ".3f"), cell(by.get("fused"), "ms", ".3f"),
+                cell(by.get("fused16"), "ms", ".3f"), cell(by.get("cusparse"), "ms", ".3f"),
                 cell(by.get("cusparse-cupy"), "ms", ".3f")]) + " |")
     lines.append("")
     for k in KS:
         lines.append(f"- k={k}: geomean speed-up of auto over cusparse-cupy "
                      f"{summary.get(f'geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x, over cached cuSPARSE "
                      f"{summary.get(f'geomean_vs_cusparse_k{k}', float('nan')):.2f}x")
+        lines.append(f"  what-if (same rows): best spla kernel per matrix "
+                     f"{summary.get(f'whatif_oracle_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x; skewed "
+                     f"matrices on adaptive {summary.get(f'whatif_skewed_adaptive_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
+                     + (f", on fused {summary.get(f'whatif_skewed_fused_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
+                        f", on fused16 {summary.get(f'whatif_skewed_fused16_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
+                        if k <= 16 else ""))
     if "poisson_k8_over_spmv" in summary:
         lines.append(f"- {POISSON}, k=8: auto SpMM costs {summary['poisson_k8_over_spmv']:.2f}x one auto SpMV "
                      f"(target <= 3x)")
     if hybrid:
         lines += ["", f"Hybrid: {hybrid['name']} ({hybrid['what']}), {hybrid['dense_rows']} rows in the dense panel",
-                  "", "| path | k | ms | vs no dense path | vs cusparse-cupy |", "| --- | --- | --- | --- | --- |"]
+                  "", "| path | k | GEMM runs | ms | vs no dense path (same family) | vs cusparse-cupy |",
+                  "| --- | --- | --- | --- | --- | --- |"]
         cupy_ms = {r["k"]: r["ms"] for r in hybrid["results"] if r["kernel"] == "cusparse-cupy" and r["status"] == "ok"}
         for r in hybrid["results"]:
             vs_cupy = f"{cupy_ms[r['k']] / r['ms']:.2f}" if r["status"] == "ok" and r["k"] in cupy_ms else "-"
-            lines.append(f"| {r['label']} | {r['k']} | {cell(r, 'ms', '.3f') if r['status'] == 'ok' else r['status']}"
+            lines.append(f"| {r['label']} | {r['k']} | {r.get('engine_runs') or '-'} | "
+                         f"{cell(r, 'ms', '.3f') if r['status'] == 'ok' else r['status']}"
                          f" | {cell(r, 'speedup_vs_no_dense', '.2f')} | {vs_cupy} |")
     lines += ["", f"targets met: {summary['targets_met']}"]
     return "\n".join(lines)

@@ -47,7 +47,7 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
     X : 2-D numpy.ndarray or cupy.ndarray, shape (n_cols, k)
         Its module decides where the product runs; A is moved there (the copy
         is cached on A). C order, F order and strided views are all accepted:
-        on the GPU, ``regk`` reads either order directly and the other kernels
+        on the GPU, ``regk`` and ``fused`` read either order directly and the other kernels
         take a C-contiguous copy of an X that is not row-major.
     Y : 2-D array of shape (n_rows, k), optional
         Read only when ``beta != 0`` (so a NaN-filled Y with ``beta=0`` is
@@ -55,8 +55,9 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
     alpha, beta : float
     kernel : str
         GPU kernel from ``spla.backend.spmm_cuda.KERNELS`` (``auto``, ``regk``,
-        ``warp``, ``subwarp``, ``adaptive``, ``adaptive-sparse``, ``spmv-loop``,
-        ``cusparse``, ``cusparse-cupy``); on the CPU only ``auto``/``scipy``.
+        ``warp``, ``subwarp``, ``adaptive``, ``adaptive-sparse``, ``fused``,
+        ``fused16``, ``fused-sparse``, ``spmv-loop``, ``cusparse``,
+        ``cusparse-cupy``); on the CPU only ``auto``/``scipy``.
 
     Returns
     -------

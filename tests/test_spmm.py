@@ -210,7 +210,73 @@ def test_auto_policy():
     banded = generators.from_spec("gen:banded:3000:40")  # 81 nnz per row: a warp per row
     assert spmm_cuda.choose_kernel(banded, 8) == "warp"
     huge = generators.from_spec("gen:hugerows:20000:3:5000")
-    assert spmm_cuda.choose_kernel(huge, 8) == "adaptive"
+    assert spmm_cuda.choose_kernel(huge, 8) == spmm_cuda.AUTO_SKEWED_SMALL_K
+    assert spmm_cuda.choose_kernel(huge, 16) == spmm_cuda.AUTO_SKEWED_SMALL_K
+    assert spmm_cuda.choose_kernel(huge, 17) == "adaptive"
+    assert spmm_cuda.AUTO_SKEWED_SMALL_K in spmm_cuda.KERNELS
+
+
+# ------------------------------------------------------- fused schedule (host side)
+@pytest.mark.parametrize("nnz_per_lane", [8, 16])
+def test_fused_partition_places_every_row_once(rng, nnz_per_lane):
+    lengths = np.concatenate([rng.integers(0, 40, 3000), rng.integers(40, 3000, 200), [0, 0, 5000, 1024, 1025]])
+    rng.shuffle(lengths)
+    excluded = rng.choice(lengths.size, 17, replace=False)
+    classes, long_rows = spmm_cuda.fused_partition(lengths, excluded, nnz_per_lane=nnz_per_lane)
+    placed = np.concatenate([rows for _, rows in classes] + [long_rows, excluded])
+    assert np.array_equal(np.sort(placed), np.arange(lengths.size)), "every row exactly once"
+    assert np.all(lengths[long_rows] > spmm_cuda.SEGMENT_NNZ)
+    kinds = [kind for kind, _ in classes]
+    assert kinds == [k for k in spmm_cuda.FUSED_LAUNCH_ORDER if k in kinds], "longest work first"
+    for kind, rows in classes:
+        assert np.all(np.diff(rows) > 0), "rows ascending within a class (neighbouring output rows)"
+        lens = lengths[rows]
+        assert np.all(lens <= max(nnz_per_lane * kind, 0) if kind < 32 else lens <= spmm_cuda.SEGMENT_NNZ)
+        if kind > 1:
+            assert np.all(lens > nnz_per_lane * kind // 2), "a narrower group would have fit"
+        assert all(spmm_cuda.fused_sub(int(n), nnz_per_lane) == kind for n in lens[:50])
+
+
+def test_fused_table_block_ranges():
+    classes = [(32, np.arange(9)), (4, np.arange(100, 200)), (1, np.arange(1000, 1300))]
+    table, row_list, n_blocks = spmm_cuda.fused_table(classes, n_segments=20)
+    per_block = {spmm_cuda.FUSED_KIND_SEGMENT: 8, 32: 8, 4: 64, 1: 256}
+    assert table[:, 1].tolist() == [spmm_cuda.FUSED_KIND_SEGMENT, 32, 4, 1]
+    assert table[:, 3].tolist() == [20, 9, 100, 300]
+    blocks = [-(-n // per_block[kind]) for kind, n in zip(table[:, 1], table[:, 3])]
+    assert table[:, 0].tolist() == np.concatenate(([0], np.cumsum(blocks)[:-1])).tolist()
+    assert n_blocks == sum(blocks)
+    assert table[1:, 2].tolist() == [0, 9, 109], "row classes index one concatenated row list"
+    assert np.array_equal(row_list, np.concatenate([rows for _, rows in classes]))
+    # the kernel finds a block's class as the last entry whose first block <= it
+    for block in range(n_blocks):
+        cls = max(c for c in range(len(table)) if block >= table[c, 0])
+        assert 0 <= block - table[cls, 0] < blocks[cls]
+
+
+def test_fused_kind_constant_matches_kernel():
+    text = (spla.cuda.kernel_dir() / "spmm_fused.cu").read_text()
+    assert f"SPLA_FUSED_KIND_SEGMENT = {spmm_cuda.FUSED_KIND_SEGMENT};" in text
+    assert "ITEMS_PER_BLOCK = 256 / SUB" in text and spmm_cuda.BLOCK == 256
+    for sub in spmm_cuda.FUSED_SUBS:
+        assert f"case {sub}: SPLA_FUSED_CASE({sub}, false)" in text
+
+
+def test_dense_panel_engine_rule():
+    # without a split-K pick the panel rule is the round-1 one: cuBLAS unless dbuf's tiles fill the GPU
+    assert spmm_cuda.dense_gemm_kernel(2000, 8, np.float64, 100_000) == "cublas"
+    gemm_cuda = pytest.importorskip("spla.backend.gemm_cuda")
+    sms = gemm_cuda.multiprocessor_count()
+    # few 128 x 128 tiles, no column count: cuBLAS; enough tiles to fill the SMs: dbuf
+    assert spmm_cuda.dense_gemm_kernel(2000, 8, np.float32) == "cublas"
+    assert spmm_cuda.dense_gemm_kernel(128 * sms, 128, np.float32) == "dbuf"
+    # the hybrid benchmark's panel (2,000 rows x 100k columns): the GEMM core's own rule, if it picks split-K
+    for k in (8, 32):
+        choice = gemm_cuda.auto_kernel(np.float32, (2000, k, 100_000))
+        expected = "auto" if "split" in choice and spmm_cuda.PANEL_USES_GEMM_CORE_SPLITK else \
+            ("dbuf" if -(-2000 // 128) * -(-k // 128) >= sms else "cublas")
+        assert spmm_cuda.dense_gemm_kernel(2000, k, np.float32, 100_000) == expected
+        assert spmm_cuda.gemm_core_auto_choice(2000, k, 100_000, np.float32) == choice
 
 
 def test_kernel_names_are_declared_and_prefixed():
@@ -218,6 +284,9 @@ def test_kernel_names_are_declared_and_prefixed():
     names += [n for src in spmm_cuda.SUBWARP_SOURCES.values() for n in src.names]
     names += [n for src in spmm_cuda.REGK_SOURCES.values() for n in src.names]
     assert len(names) == len(set(names)) == 4 * 32 + 4 * 16 + 8 * 20
+    fused = [n for src in spmm_cuda.FUSED_SOURCES.values() for n in src.names]
+    assert len(set(fused)) == 8 * 5 + 4  # 5 register widths per (value, index, layout) + init per (value, index)
+    names += fused
     assert all(n.startswith("spla_spmm_") for n in names)
 
 
@@ -226,11 +295,13 @@ def test_spmm_kernels_compile_for_sm90(tmp_path):
     """One translation unit with a representative instantiation of every template axis."""
     sources = [spmm_cuda.WARP_SOURCES[("float", "int")], spmm_cuda.WARP_SOURCES[("double", "long long")],
                spmm_cuda.SUBWARP_SOURCES[("float", "int")], spmm_cuda.SUBWARP_SOURCES[("double", "long long")],
-               spmm_cuda.REGK_SOURCES[("float", "int", False)], spmm_cuda.REGK_SOURCES[("double", "long long", True)]]
-    body = ['#include "spmm_warp.cu"', '#include "spmm_subwarp.cu"', '#include "spmm_regk.cu"']
+               spmm_cuda.REGK_SOURCES[("float", "int", False)], spmm_cuda.REGK_SOURCES[("double", "long long", True)],
+               spmm_cuda.FUSED_SOURCES[("float", "int", False)], spmm_cuda.FUSED_SOURCES[("double", "long long", True)]]
+    body = ['#include "spmm_warp.cu"', '#include "spmm_subwarp.cu"', '#include "spmm_regk.cu"',
+            '#include "spmm_fused.cu"']
     for src in sources:
         for i, name in enumerate(src.names):
-            if i % 5 == 0 or "true" in name and "warp" in name and i % 3 == 0:
+            if i % 5 == 0 or "true" in name and "warp" in name and i % 3 == 0 or "fused" in name:
                 body.append(f"static const void* p{len(body)} = (const void*)&{name};")
     unit = tmp_path / "spmm_all.cu"
     unit.write_text("\n".join(body) + "\n")

@@ -26,7 +26,8 @@ DTYPES = (np.float32, np.float64)
 # |Y - ref| <= TOL * (|alpha| |A| @ |X| + |beta| |Y0|), elementwise: float32 sums of
 # thousands of terms drift by ~sqrt(n) * 6e-8 of the absolute sum, float64 by 1e-16.
 TOL = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-11}
-SPLA_KERNELS = ("regk", "warp", "subwarp", "adaptive", "adaptive-sparse", "auto")
+SPLA_KERNELS = ("regk", "warp", "subwarp", "adaptive", "adaptive-sparse", "fused", "fused16", "fused-sparse",
+                "auto")
 ALL_KERNELS = SPLA_KERNELS + ("spmv-loop", "cusparse", "cusparse-cupy")
 
 
@@ -229,13 +230,38 @@ def test_long_rows_are_segmented(rng):
     check(spla.spmm(M, X, Y0, alpha=2.0, beta=3.0, kernel="adaptive"), A, X, 2.0, 3.0, Y0)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("k", (1, 3, 8, 16))
+def test_fused_long_rows_and_every_class(rng, k, order):
+    lengths = np.concatenate([rng.integers(0, 9, 2000), rng.integers(9, 300, 300), rng.integers(300, 1025, 20)])
+    lengths[[7, 1500]] = [5000, 1025]
+    rng.shuffle(lengths)
+    A = rows_of_lengths(rng, lengths, 150_000, np.float32)  # long rows 0.7-3% dense: not for the dense panel
+    M = spla.CSRMatrix.from_scipy(A).to_device()
+    fs = spmm_cuda.fused_for(M)
+    kinds = fs.table[:, 1].tolist()
+    assert kinds[0] == spmm_cuda.FUSED_KIND_SEGMENT and fs.n_long_rows == 2 and not fs.panels
+    assert set(kinds) == {spmm_cuda.FUSED_KIND_SEGMENT, *spmm_cuda.FUSED_SUBS}, "every class is exercised"
+    X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(np.float32), order=order)
+    Y0 = cupy.full((A.shape[0], k), cupy.nan, dtype=np.float32)
+    check(spla.spmm(M, X, Y0, beta=0.0, kernel="fused"), A, X)
+    Y0 = cupy.asarray(rng.standard_normal((A.shape[0], k)).astype(np.float32))
+    check(spla.spmm(M, X, Y0, alpha=2.0, beta=-3.0, kernel="fused"), A, X, 2.0, -3.0, Y0)
+    check(spla.spmm(M, X, Y0, alpha=0.5, beta=1.0, kernel="fused16"), A, X, 0.5, 1.0, Y0)
+    # called twice: the cached schedule and functions give the same answer again
+    short = cupy.asarray(lengths <= spmm_cuda.SEGMENT_NNZ)  # segment sums use atomics: order may vary there
+    first = spla.spmm(M, X, kernel="fused")
+    assert cupy.array_equal(first[short], spla.spmm(M, X, kernel="fused")[short])
+
+
 def _gemm_engines(dtype):
     engines = ["cublas"]
     try:
-        from spla.backend import gemm_cuda  # noqa: F401
+        from spla.backend import gemm_cuda
     except ImportError:
         return engines
-    return engines + (["regblock", "dbuf"] if np.dtype(dtype) == np.float32 else [])
+    split_k = [name for name in getattr(gemm_cuda, "ALL_KERNELS", {}) if "split" in name]
+    return engines + (["regblock", "dbuf"] + split_k if np.dtype(dtype) == np.float32 else [])
 
 
 @pytest.mark.parametrize("k", (8, 33, 128))
@@ -260,6 +286,20 @@ def test_hybrid_dense_panel(rng, dtype, k):
               S, X, -1.0, 0.5, Y0)
     assert not spmm_cuda.schedule_for(M, dense=False).panels
     check(spla.spmm(M, X, kernel="adaptive-sparse"), S, X)
+    fs = spmm_cuda.fused_for(M)
+    assert fs.panels and not fs.n_long_rows, "fused: the dense rows go to the panel, not to segments"
+    listed = set(cupy.asnumpy(fs.row_list).tolist()) if fs.table[:, 1].max() > 0 else set()
+    assert not dense_set & listed, "fused: dense rows run twice"
+    # the default panel engine (dense_gemm_kernel: the GEMM core's split-K rule or cuBLAS) is what auto runs
+    print("default panel engine:", spmm_cuda.dense_gemm_kernel(30, k, dtype, panel.col_end - panel.col_begin),
+          spmm_cuda.gemm_core_auto_choice(30, k, panel.col_end - panel.col_begin, dtype))
+    for engine in _gemm_engines(dtype) + ["auto"]:
+        check(spmm_cuda.spmm(M, X, kernel="fused", dense_gemm=engine), S, X)
+        check(spmm_cuda.spmm(M, X, Y0, alpha=-1.0, beta=0.5, kernel="fused", dense_gemm=engine),
+              S, X, -1.0, 0.5, Y0)
+    assert spmm_cuda.fused_for(M, dense=False).n_long_rows == 30
+    check(spla.spmm(M, X, kernel="fused-sparse"), S, X)
+    check(spla.spmm(M, X, Y0, alpha=-1.0, beta=0.5, kernel="fused-sparse"), S, X, -1.0, 0.5, Y0)
     check(spla.spmm(M, X, kernel="auto"), S, X)
 
 

@@ -26,6 +26,19 @@ Kernels (``KERNELS``; every name also works through ``spla.spmm(..., kernel=)``)
 ``adaptive-sparse``
     The same schedule with the dense rows left on the sparse path (the
     baseline of the hybrid benchmark).
+``fused``
+    kernels/spmm_fused.cu, k <= 16 (wider k runs ``adaptive``): the whole
+    adaptive schedule as ONE launch: each length class (lanes per row 1..32,
+    about 8 nonzeros per lane) and the segments of rows over ``SEGMENT_NNZ``
+    are block ranges of one grid, longest work first, so their tails overlap
+    instead of adding up; row lists and the class table are built once
+    (:func:`fused_for`, cached on the matrix) and a call only launches
+    (plus a tiny init of the segmented rows, and the dense panels as in
+    ``adaptive``). Reads row- and column-major X directly.
+``fused16``
+    ``fused`` with about 16 nonzeros per lane (fewer lanes and shuffles per row).
+``fused-sparse``
+    ``fused`` with the dense rows left on the sparse path.
 ``spmv-loop``
     k separate ``auto`` SpMVs (``spmv_cuda``), one per column: what a user
     without SpMM pays; the CLI and the benchmark report the speed-up over it.
@@ -39,10 +52,11 @@ Kernels (``KERNELS``; every name also works through ``spla.spmm(..., kernel=)``)
 ``auto``
     :func:`choose_kernel`: k == 1 -> ``spmv-loop`` (the SpMV planner);
     a longest row over ``SEGMENT_NNZ`` nonzeros or over ``8 * mean + 64``
-    (skewed rows) -> ``adaptive``; else a mean row length <= 64 -> ``regk``
+    (skewed rows) -> ``fused`` for k <= 16 (``AUTO_SKEWED_SMALL_K``), else
+    ``adaptive``; else a mean row length <= 64 -> ``regk``
     (k <= 16) or ``subwarp`` (k > 16); else ``warp``.
 
-Layouts: X may be C-ordered, F-ordered, or a strided view. ``regk`` reads
+Layouts: X may be C-ordered, F-ordered, or a strided view. ``regk`` and ``fused`` read
 row-major X (unit column stride, any row stride) and column-major X (unit row
 stride) directly; every other kernel needs row-major X and gets a C-contiguous
 copy when X is not (one extra pass over X: say so in benchmarks, or pass C
@@ -113,6 +127,22 @@ SUBWARP_SOURCES = {
 REGK_SOURCES = {
     (value, index, colmajor): KernelSource("spmm_regk.cu", [
         _regk_name(value, index, k_reg, sub, colmajor) for k_reg in REGK_K for sub in REGK_SUB])
+    for value in VALUE_TYPES.values() for index in INDEX_TYPES.values() for colmajor in (False, True)
+}
+
+
+
+def _fused_name(value, index, k_reg, colmajor):
+    return f"spla_spmm_fused<{value}, {index}, {k_reg}, {'true' if colmajor else 'false'}>"
+
+
+def _init_rows_name(value, index):
+    return f"spla_spmm_init_rows<{value}, {index}>"
+
+
+FUSED_SOURCES = {
+    (value, index, colmajor): KernelSource("spmm_fused.cu", [
+        _fused_name(value, index, k_reg, colmajor) for k_reg in REGK_K] + [_init_rows_name(value, index)])
     for value in VALUE_TYPES.values() for index in INDEX_TYPES.values() for colmajor in (False, True)
 }
 
@@ -367,7 +397,7 @@ class Schedule:
         for p in self.panels:
             lines.append(f"dense panel: {p.host_rows.size:,} rows x {p.col_end - p.col_begin:,} columns "
                          f"[{p.col_begin}, {p.col_end}), {p.nnz:,} nnz, density {p.density:.2f} -> GEMM "
-                         f"{dense_gemm or dense_gemm_kernel(p.host_rows.size, k, dtype)}")
+                         f"{dense_gemm or dense_gemm_kernel(p.host_rows.size, k, dtype, p.col_end - p.col_begin)}")
         return lines
 
 
@@ -390,8 +420,11 @@ def split_rows(lengths: np.ndarray, bins, dense_rows, *, long_row: int = SEGMENT
     bounds = (-1,) + LENGTH_CLASSES + (long_row,)
 
     def take(name, rows):
-        rows = np.unique(np.asarray(rows, dtype=np.int64))
-        rows = rows[~claimed[rows]]
+        # sorted, unique and unclaimed through a mask: O(n), where np.unique's hash path took
+        # ~1 s per 4M rows (24 s of schedule building on the 16.7M-row Poisson matrix, round 1)
+        mask = np.zeros(n_rows, dtype=bool)
+        mask[np.asarray(rows, dtype=np.int64)] = True
+        rows = np.flatnonzero(mask & ~claimed)
         claimed[rows] = True
         lens = lengths[rows]
         long_rows.append(rows[lens > long_row])
@@ -448,6 +481,15 @@ def _gather_panel(A, panel) -> DevicePanel:
     return DevicePanel(np.asarray(panel.rows), rows, col_begin, col_begin + width, matrix, int(panel.nnz))
 
 
+def panels_for(A) -> list:
+    """The plan's dense panels gathered on the device (cached; shared by ``adaptive`` and ``fused``)."""
+    if "spmm-panels" not in A._cache:
+        from .. import plan as planner
+
+        A._cache["spmm-panels"] = [_gather_panel(A, p) for p in planner.plan_for(A).dense_panels]
+    return A._cache["spmm-panels"]
+
+
 def _host_indptr(A) -> np.ndarray:
     host = A._cache.get("host")
     return np.asarray(host.indptr if host is not None else A.indptr.get())
@@ -471,7 +513,7 @@ def schedule_for(A, *, dense: bool = True) -> Schedule:
     lengths = np.diff(indptr).astype(np.int64)
     dense_bin = [b for b in plan.bins if b.name == "dense"]
     bins = [(b.name, b.rows) for b in plan.bins if b.name != "dense" or not dense]
-    panels = [_gather_panel(A, p) for p in plan.dense_panels] if dense else []
+    panels = panels_for(A) if dense else []
     dense_rows = np.concatenate([p.host_rows for p in panels]) if panels else np.zeros(0, np.int64)
     if dense and dense_bin and dense_bin[0].rows.size != dense_rows.size:
         raise KernelError(f"plan bug: the dense bin has {dense_bin[0].rows.size} rows but its panels "
@@ -489,47 +531,71 @@ def schedule_for(A, *, dense: bool = True) -> Schedule:
 
 
 # ---------------------------------------------------------------- dense core
-DENSE_GEMM = ("regblock", "dbuf", "cublas")
+DENSE_GEMM = ("regblock", "dbuf", "cublas", "auto")  # "auto": gemm_cuda's own shape rule
 # spla's GEMM core (kernels/gemm/05_regblock.cu, 06_dbuf.cu) gives each
 # 128 x 128 tile of the product to one block and walks all of K in it. A
 # panel of R dense rows times X (k columns) has only ceil(R/128) * ceil(k/128)
 # tiles and a long K (the panel's column span): 2,000 rows at k = 8 are 16
-# blocks on 132 SMs. The core is used once its tiles fill every SM; below
-# that cuBLAS, which has skinny and split-K kernels, takes the panel.
+# blocks on 132 SMs (round 1 on the H200: dbuf 10.6 ms against cuBLAS
+# 0.55 ms for 2,000 x 100k @ 100k x 8). A split-K kernel spreads K over the
+# blocks instead; when ``gemm_cuda.auto_kernel`` picks one (a name with
+# "split" in it) for the panel's (M, N, K), the panel goes to the GEMM core
+# through ``kernel="auto"``, if PANEL_USES_GEMM_CORE_SPLITK says so.
 GEMM_CORE_TILE = 128
+PANEL_USES_GEMM_CORE_SPLITK = True  # False: cuBLAS takes skinny panels (decide from bench_spmm's hybrid rows)
 
 
 def _multiprocessors() -> int:
+    core = _gemm_core()
+    if core is not None and hasattr(core, "multiprocessor_count"):
+        return int(core.multiprocessor_count())  # the device's, or the H200's 132 without one
     cupy = cuda.require_cupy()
     return int(cupy.cuda.Device().attributes["MultiProcessorCount"])
 
 
-def dense_gemm_kernel(n_rows: int, k: int, dtype) -> str:
-    """The engine for a dense panel of n_rows rows at this k (see ``GEMM_CORE_TILE``).
+def _gemm_core():
+    try:
+        from . import gemm_cuda
+    except ImportError:
+        return None
+    return gemm_cuda
 
-    ``dbuf`` (the GEMM core's fastest exact kernel) for float32 when its
-    tile grid covers every SM and ``spla.backend.gemm_cuda`` is present;
+
+def gemm_core_auto_choice(n_rows: int, k: int, n_cols: int, dtype) -> str | None:
+    """What ``gemm_cuda.gemm(kernel="auto")`` runs for a panel (None without that module or rule)."""
+    core = _gemm_core()
+    if core is None or not hasattr(core, "auto_kernel"):
+        return None
+    return str(core.auto_kernel(np.dtype(dtype), (n_rows, k, n_cols)))
+
+
+def dense_gemm_kernel(n_rows: int, k: int, dtype, n_cols: int | None = None) -> str:
+    """The engine for a dense panel of n_rows x n_cols at this k (see ``GEMM_CORE_TILE``).
+
+    ``auto`` (the GEMM core's own rule) when that rule picks a split-K
+    kernel for (n_rows, k, n_cols) and PANEL_USES_GEMM_CORE_SPLITK is set;
+    else ``dbuf`` for float32 when its 128 x 128 tile grid covers every SM;
     otherwise ``cublas``. The core is float32-only.
     """
+    if np.dtype(dtype) != np.float32 or _gemm_core() is None:
+        return "cublas"
+    if PANEL_USES_GEMM_CORE_SPLITK and n_cols is not None:
+        choice = gemm_core_auto_choice(n_rows, k, n_cols, dtype)
+        if choice is not None and "split" in choice:
+            return "auto"
     tiles = ceil_div(n_rows, GEMM_CORE_TILE) * ceil_div(k, GEMM_CORE_TILE)
-    if np.dtype(dtype) != np.float32 or tiles < _multiprocessors():
-        return "cublas"
-    try:
-        from . import gemm_cuda  # noqa: F401  (the GEMM issue's module)
-    except ImportError:
-        return "cublas"
-    return "dbuf"
+    return "dbuf" if tiles >= _multiprocessors() else "cublas"
 
 
 def _dense_product(matrix, xs, engine: str):
     """matrix @ xs through spla.backend.gemm_cuda (any engine), or cupy.matmul without it."""
-    if engine not in DENSE_GEMM:
-        raise KernelError(f"unknown dense GEMM engine {engine!r}; expected one of {', '.join(DENSE_GEMM)}")
-    try:
-        from . import gemm_cuda
-    except ImportError:
-        if engine != "cublas":
-            raise KernelError(f"dense GEMM engine {engine!r} needs spla.backend.gemm_cuda") from None
+    gemm_cuda = _gemm_core()
+    known = set(DENSE_GEMM) | set(getattr(gemm_cuda, "ALL_KERNELS", ()))
+    if engine not in known:
+        raise KernelError(f"unknown dense GEMM engine {engine!r}; expected one of {', '.join(sorted(known))}")
+    if gemm_cuda is None:
+        if engine not in ("cublas", "auto"):
+            raise KernelError(f"dense GEMM engine {engine!r} needs spla.backend.gemm_cuda")
         return matrix @ xs
     return gemm_cuda.gemm(matrix, xs, alpha=1.0, beta=0.0, kernel=engine)
 
@@ -553,13 +619,188 @@ def run_adaptive(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, 
             launch_subwarp(A, x, k, out, y_in, alpha, beta, rows=g.rows)
         else:
             launch_warp(A, x, k, out, y_in, alpha, beta, rows=g.rows)
-    for p in schedule.panels:
-        xs = cupy.ascontiguousarray(x.array[p.col_begin:p.col_end])
-        product = _dense_product(p.matrix, xs, dense_gemm or dense_gemm_kernel(p.host_rows.size, k, A.dtype))
-        product *= _scalar(A, alpha)
+    run_panels(A, schedule.panels, x, k, out, y_in, alpha, beta, dense_gemm=dense_gemm)
+
+
+def run_panels(A, panels, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, dense_gemm=None):
+    """out[panel rows] = alpha * panel @ X[panel columns] + beta * Y[panel rows], for every panel."""
+    cupy = cuda.require_cupy()
+    for p in panels:
+        xs = x.array[p.col_begin:p.col_end]
+        if x.colmajor or not xs.flags.c_contiguous:
+            xs = cupy.ascontiguousarray(xs)
+        engine = dense_gemm or dense_gemm_kernel(p.host_rows.size, k, A.dtype, p.col_end - p.col_begin)
+        product = _dense_product(p.matrix, xs, engine)
+        if alpha != 1:
+            product *= _scalar(A, alpha)
         if y_in is not None:
             product += y_in.array[p.rows] * _scalar(A, beta)
         out[p.rows] = product
+
+
+# ---------------------------------------------------------------- fused schedule (k <= 16, one launch)
+# kernels/spmm_fused.cu runs every length class of the adaptive schedule as a
+# block range of ONE grid, so the classes' tails overlap instead of adding up
+# (see the kernel's header). A row of L nonzeros gets the fewest lanes SUB
+# (1..32) with L <= nnz_per_lane * SUB; rows over SEGMENT_NNZ are cut into
+# SEGMENT_NNZ-nonzero segments of 32 lanes each (atomicAdd into rows that
+# spla_spmm_init_rows has set to beta * Y or 0 just before).
+FUSED_SUBS = (1, 2, 4, 8, 16, 32)
+FUSED_KIND_SEGMENT = -32   # kernels/spmm_fused.cu: SPLA_FUSED_KIND_SEGMENT
+FUSED_NNZ_PER_LANE = 8     # "fused"; "fused16" measures 16 (fewer lanes and shuffles per row)
+FUSED_LAUNCH_ORDER = (FUSED_KIND_SEGMENT, 32, 16, 8, 4, 2, 1)  # longest work is dispatched first
+
+
+def fused_sub(length: int, nnz_per_lane: int = FUSED_NNZ_PER_LANE) -> int:
+    """Lanes per row of this many nonzeros in the fused kernel (rows <= SEGMENT_NNZ)."""
+    for sub in FUSED_SUBS:
+        if length <= nnz_per_lane * sub:
+            return sub
+    return FUSED_SUBS[-1]
+
+
+def fused_partition(lengths: np.ndarray, excluded_rows=(), *, nnz_per_lane: int = FUSED_NNZ_PER_LANE,
+                    long_row: int = SEGMENT_NNZ):
+    """Split every row not in ``excluded_rows`` into fused work classes.
+
+    Returns ([(kind, host row ids ascending)], long rows): kind is the lanes
+    per row (``FUSED_SUBS``), in ``FUSED_LAUNCH_ORDER``; rows longer than
+    ``long_row`` are returned separately for ``segment_ranges``. Every row
+    (empty ones included: they still write beta * Y or 0) lands in exactly
+    one place. Host-side NumPy only, so it is tested without a GPU.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    keep = np.ones(lengths.size, dtype=bool)
+    keep[np.asarray(excluded_rows, dtype=np.int64)] = False
+    long_mask = keep & (lengths > long_row)
+    sub_of_row = np.full(lengths.size, FUSED_SUBS[-1], dtype=np.int64)
+    for sub in reversed(FUSED_SUBS):  # smallest sub that fits wins: assign from the widest down
+        sub_of_row[lengths <= nnz_per_lane * sub] = sub
+    short = keep & ~long_mask
+    classes = []
+    for kind in FUSED_LAUNCH_ORDER:
+        if kind == FUSED_KIND_SEGMENT:
+            continue
+        rows = np.flatnonzero(short & (sub_of_row == kind))
+        if rows.size:
+            classes.append((kind, rows))
+    return classes, np.flatnonzero(long_mask)
+
+
+@dataclass
+class FusedSchedule:
+    """Everything one fused launch needs, built once per (matrix, dense, nnz_per_lane) and cached."""
+
+    table: np.ndarray          # int64 (n_classes, 4): first block, kind, item offset, items
+    table_dev: object
+    row_list: object           # device, A's index dtype: the rows of every row class, in launch order
+    seg_row: object            # device segment arrays (placeholders when there are none)
+    seg_begin: object
+    seg_end: object
+    long_rows: object          # device ids of the segmented rows (for spla_spmm_init_rows), or None
+    n_long_rows: int
+    n_blocks: int
+    panels: list
+    kernels: dict = None       # (k_reg, colmajor) -> compiled function, filled on first use
+
+    def summary(self, k: int, dtype, dense_gemm: str | None = None) -> list:
+        lines = []
+        for first, kind, offset, items in self.table.tolist():
+            what = (f"{items:,} segments of <= {SEGMENT_NNZ} nnz, 32 lanes each (atomicAdd)"
+                    if kind == FUSED_KIND_SEGMENT else f"{items:,} rows, {kind} lanes/row")
+            lines.append(f"fused class from block {first:,}: {what}")
+        lines.append(f"one launch of {self.n_blocks:,} blocks (K={_next_pow2(k)})"
+                     + (f" after init of {self.n_long_rows:,} long rows" if self.n_long_rows else ""))
+        for p in self.panels:
+            lines.append(f"dense panel: {p.host_rows.size:,} rows x {p.col_end - p.col_begin:,} columns, "
+                         f"{p.nnz:,} nnz -> GEMM "
+                         f"{dense_gemm or dense_gemm_kernel(p.host_rows.size, k, dtype, p.col_end - p.col_begin)}")
+        return lines
+
+
+def fused_table(classes, n_segments: int):
+    """(int64 table, row list) for ``fused_partition``'s classes plus n_segments segments."""
+    entries, row_chunks = [], []
+    first_block, offset = 0, 0
+    if n_segments:
+        entries.append((first_block, FUSED_KIND_SEGMENT, 0, n_segments))
+        first_block += ceil_div(n_segments, BLOCK // 32)
+    for kind, rows in classes:
+        entries.append((first_block, kind, offset, rows.size))
+        first_block += ceil_div(rows.size, BLOCK // kind)
+        offset += rows.size
+        row_chunks.append(rows)
+    table = np.asarray(entries, dtype=np.int64).reshape(-1, 4)
+    row_list = np.concatenate(row_chunks) if row_chunks else np.zeros(0, dtype=np.int64)
+    return table, row_list, first_block
+
+
+def fused_for(A, *, dense: bool = True, nnz_per_lane: int = FUSED_NNZ_PER_LANE) -> FusedSchedule:
+    """The fused schedule of device matrix A (cached in ``A._cache``)."""
+    key = ("spmm-fused", dense, nnz_per_lane)
+    if key in A._cache:
+        return A._cache[key]
+    cupy = cuda.require_cupy()
+    indptr = _host_indptr(A)
+    lengths = np.diff(indptr).astype(np.int64)
+    panels = panels_for(A) if dense else []
+    excluded = np.concatenate([p.host_rows for p in panels]) if panels else np.zeros(0, np.int64)
+    classes, long_rows = fused_partition(lengths, excluded, nnz_per_lane=nnz_per_lane)
+    n_segments = 0
+    placeholder = A.indptr[:1]
+    seg_row = seg_begin = seg_end = placeholder
+    if long_rows.size:
+        rows_of_seg, begins, ends = segment_ranges(indptr, long_rows)
+        n_segments = int(rows_of_seg.size)
+        seg_row = cupy.asarray(rows_of_seg.astype(A.index_dtype))
+        seg_begin, seg_end = cupy.asarray(begins), cupy.asarray(ends)
+    table, row_list, n_blocks = fused_table(classes, n_segments)
+    if n_blocks > cuda.MAX_GRID_X:
+        raise KernelError(f"the fused schedule needs {n_blocks} blocks, over CUDA's grid limit")
+    schedule = FusedSchedule(
+        table, cupy.asarray(table), cupy.asarray(row_list.astype(A.index_dtype)) if row_list.size else placeholder,
+        seg_row, seg_begin, seg_end,
+        cupy.asarray(long_rows.astype(A.index_dtype)) if long_rows.size else None, int(long_rows.size),
+        n_blocks, panels, {})
+    A._cache[key] = schedule
+    return schedule
+
+
+def run_fused(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, dense=True, dense_gemm=None,
+              nnz_per_lane: int = FUSED_NNZ_PER_LANE):
+    """Init the segmented rows (if any), one fused launch, then the dense panels."""
+    if k > REGK_MAX_K:
+        raise KernelError(f"the fused kernel keeps k columns in registers, at most {REGK_MAX_K}; k={k}")
+    fs = fused_for(A, dense=dense, nnz_per_lane=nnz_per_lane)
+    value, index = _types(A)
+    k_reg = _next_pow2(k)
+    functions = fs.kernels.get((k_reg, x.colmajor))
+    if functions is None:
+        source = FUSED_SOURCES[(value, index, x.colmajor)]
+        functions = fs.kernels[(k_reg, x.colmajor)] = (
+            source.function(_fused_name(value, index, k_reg, x.colmajor)),
+            source.function(_init_rows_name(value, index)))
+    fused, init_rows = functions
+    width = _regk_vector_width(A.dtype.itemsize, k_reg)
+    vbytes = width * A.dtype.itemsize
+    vec_ok = (not x.colmajor and k == k_reg and x.ld % width == 0 and _aligned(x.array, vbytes)
+              and _aligned(out, vbytes)
+              and (y_in is None or (y_in.ld % width == 0 and _aligned(y_in.array, vbytes))))
+    alpha_t, beta_t = _scalar(A, alpha), _scalar(A, beta)
+    ldo = np.int64(out.shape[1])
+    y_array = out if y_in is None else y_in.array
+    ldy = np.int64(0 if y_in is None else y_in.ld)
+    use_y = np.int32(y_in is not None)
+    if fs.n_long_rows:
+        init_rows((grid_1d(fs.n_long_rows * k, BLOCK),), (BLOCK,), (
+            fs.long_rows, np.int64(fs.n_long_rows), np.int64(k), beta_t, y_array, ldy, use_y, out, ldo))
+    if fs.n_blocks:
+        fused((fs.n_blocks,), (BLOCK,), (
+            A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
+            fs.table_dev, np.int32(fs.table.shape[0]), fs.row_list, fs.seg_row, fs.seg_begin, fs.seg_end,
+            np.int32(vec_ok), alpha_t, beta_t, y_array, ldy, use_y, out, ldo))
+    if fs.panels:
+        run_panels(A, fs.panels, x, k, out, y_in, alpha, beta, dense_gemm=dense_gemm)
 
 
 # ---------------------------------------------------------------- policy
@@ -573,13 +814,18 @@ def row_stats(A):
     return A._cache["spmm_row_stats"]
 
 
+# Skewed rows at k <= 16: the one-launch fused schedule (round 2). Set to
+# "adaptive" to go back to the multi-launch schedule of round 1.
+AUTO_SKEWED_SMALL_K = "fused"
+
+
 def choose_kernel(A, k: int) -> str:
     """The ``auto`` policy (documented in the module docstring); returns a kernel name."""
     if k == 1:
         return "spmv-loop"
     mean, longest = row_stats(A)
     if longest > SEGMENT_NNZ or longest > 8 * mean + 64:
-        return "adaptive"
+        return AUTO_SKEWED_SMALL_K if k <= REGK_MAX_K else "adaptive"
     if mean <= LENGTH_CLASSES[-1]:
         return "regk" if k <= REGK_MAX_K else "subwarp"
     return "warp"
@@ -600,6 +846,22 @@ def _run_subwarp(A, X, k, out, y_in, alpha, beta):
 
 def _run_adaptive(A, X, k, out, y_in, alpha, beta, **options):
     run_adaptive(A, as_operand(X, allow_colmajor=False), k, out, y_in, alpha, beta, **options)
+
+
+def _run_fused(A, X, k, out, y_in, alpha, beta, *, nnz_per_lane=FUSED_NNZ_PER_LANE, **options):
+    if k > REGK_MAX_K:  # the fused kernel holds k columns in registers; wider k runs the multi-launch schedule
+        _run_adaptive(A, X, k, out, y_in, alpha, beta, **options)
+        return
+    run_fused(A, as_operand(X, allow_colmajor=True), k, out, y_in, alpha, beta, nnz_per_lane=nnz_per_lane,
+              **options)
+
+
+def _run_fused_sparse(A, X, k, out, y_in, alpha, beta):
+    _run_fused(A, X, k, out, y_in, alpha, beta, dense=False)
+
+
+def _run_fused16(A, X, k, out, y_in, alpha, beta):
+    _run_fused(A, X, k, out, y_in, alpha, beta, nnz_per_lane=16)
 
 
 def _run_adaptive_sparse(A, X, k, out, y_in, alpha, beta):
@@ -719,6 +981,9 @@ KERNELS = {
     "subwarp": _run_subwarp,
     "adaptive": _run_adaptive,
     "adaptive-sparse": _run_adaptive_sparse,
+    "fused": _run_fused,
+    "fused16": _run_fused16,
+    "fused-sparse": _run_fused_sparse,
     "spmv-loop": _run_spmv_loop,
     "cusparse": _run_cusparse,
     "cusparse-cupy": _run_cusparse_cupy,
@@ -749,6 +1014,9 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", dense_gemm:
     name = choose_kernel(A, k) if kernel == "auto" else kernel
     if name in ("adaptive", "adaptive-sparse") and dense_gemm is not None:
         _run_adaptive(A, X, k, out, y_in, alpha, beta, dense=name == "adaptive", dense_gemm=dense_gemm)
+    elif name in ("fused", "fused16", "fused-sparse") and dense_gemm is not None:
+        _run_fused(A, X, k, out, y_in, alpha, beta, dense=name != "fused-sparse", dense_gemm=dense_gemm,
+                   nnz_per_lane=16 if name == "fused16" else FUSED_NNZ_PER_LANE)
     else:
         KERNELS[name](A, X, k, out, y_in, alpha, beta)
     return out

@@ -146,10 +146,13 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
 
 
 def adaptive_summary(A_dev, k: int) -> list:
-    """What ``adaptive`` does with this matrix at this k (one line per launch group)."""
+    """What ``adaptive`` (and, for k <= 16, ``fused``) does with this matrix at this k."""
     from ..backend import spmm_cuda
 
-    return spmm_cuda.schedule_for(A_dev).summary(k, A_dev.dtype)
+    lines = spmm_cuda.schedule_for(A_dev).summary(k, A_dev.dtype)
+    if k <= spmm_cuda.REGK_MAX_K:
+        lines += spmm_cuda.fused_for(A_dev).summary(k, A_dev.dtype)
+    return lines
 
 
 def format_spmm_report(r: dict) -> str:
@@ -195,7 +198,8 @@ def format_spmm_report(r: dict) -> str:
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True,
               help="Where to run: auto uses the GPU when CuPy sees one, else the CPU (and says which).")
 @click.option("--kernel", default="auto", show_default=True,
-              help="GPU: regk, warp, subwarp, adaptive, adaptive-sparse, spmv-loop, cusparse, cusparse-cupy, "
+              help="GPU: regk, warp, subwarp, adaptive, adaptive-sparse, fused, fused16, fused-sparse, spmv-loop, "
+                   "cusparse, cusparse-cupy, "
                    "auto or all (cuSPARSE SpMM is always measured as the anchor). CPU: scipy (auto and all mean "
                    "scipy).")
 @click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32", show_default=True,

@@ -1,0 +1,187 @@
+// spmm_fused: the whole adaptive SpMM schedule for k <= 16 in ONE launch.
+//
+// Why: the multi-launch schedule (spmm_cuda.run_adaptive) issues one launch
+// per plan bin and length class (6-8 on a power-law graph, plus the zeroing
+// of the long rows), and launches on one stream run back to back, so every
+// class pays its own tail: the launch waits for its slowest warp (a 1,000-nnz
+// row walked chunk by chunk) before the next class may start. On web-Google
+// (5M nnz) those tails, not bandwidth, set the time. Here every class is a
+// contiguous range of thread blocks of one grid, so the classes overlap and
+// the GPU drains once.
+//
+// Work classes (table `classes`, int64 x 4 each, sorted by first block):
+//   [first_block, kind, item_offset, n_items]
+//   kind = SUB in {1, 2, 4, 8, 16, 32}: items are whole rows
+//          row_list[item_offset + i], SUB lanes per row;
+//   kind = -32: items are row segments (seg_row, seg_begin, seg_end)
+//          [item_offset + i], 32 lanes each, added into out with atomicAdd
+//          (spla_spmm_init_rows must have written beta * y_in or 0 there).
+// Each block belongs to exactly one class (found by a scan of <= 8 entries,
+// uniform per block). The host lists the segments and the longest rows first,
+// so their blocks are dispatched first and the short rows fill in behind.
+//
+// Per item the math is spmm_regk's: every lane of the group walks every
+// SUB-th nonzero, reads (col, val) once, multiplies it into all K columns of
+// X's row `col` held in registers, then the group sums with xor shuffles.
+// X is row-major (x[j * ldx + c]; 16-/8-byte vector loads when vec_ok, the
+// same rule as spmm_regk) or column-major (COLMAJOR: x[c * ldx + j]). The
+// output is row-major (ldo); y_in row-major (ldy), read only when use_y_in.
+#include "spmm_common.cuh"
+
+namespace {
+
+template <typename T, typename I, int K, int SUB, bool SEGMENTED, bool COLMAJOR>
+__device__ __forceinline__ void fused_item(
+    const I* __restrict__ indptr, const I* __restrict__ indices, const T* __restrict__ data,
+    const T* __restrict__ x, long long ldx, long long k,
+    const I* __restrict__ row_list, const I* __restrict__ seg_row,
+    const long long* __restrict__ seg_begin, const long long* __restrict__ seg_end,
+    long long item_offset, long long n_items, long long local_block, int vec_ok,
+    T alpha, T beta, const T* __restrict__ y_in, long long ldy, int use_y_in,
+    T* __restrict__ out, long long ldo) {
+    constexpr int W = spla::spmm::RowVector<T, K>::width;
+    constexpr int ITEMS_PER_BLOCK = 256 / SUB;
+    const long long item = local_block * ITEMS_PER_BLOCK + threadIdx.x / SUB;
+    if (item >= n_items) return;  // the SUB lanes of a group share `item`, so groups leave whole
+    const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
+    const int sub = lane & (SUB - 1);
+    long long row, begin, end;
+    if constexpr (SEGMENTED) {
+        row = static_cast<long long>(seg_row[item_offset + item]);
+        begin = seg_begin[item_offset + item];
+        end = seg_end[item_offset + item];
+    } else {
+        row = static_cast<long long>(row_list[item_offset + item]);
+        begin = static_cast<long long>(indptr[row]);
+        end = static_cast<long long>(indptr[row + 1]);
+    }
+
+    T acc[K];
+#pragma unroll
+    for (int c = 0; c < K; ++c) acc[c] = T(0);
+
+    if (!COLMAJOR && vec_ok) {
+#pragma unroll 4
+        for (long long p = begin + sub; p < end; p += SUB) {
+            const long long col = static_cast<long long>(indices[p]);
+            const T val = data[p];
+            const T* xrow = x + col * ldx;
+            T xv[K];
+#pragma unroll
+            for (int c = 0; c < K; c += W) spla::spmm::load_vec<T, W>(xrow + c, xv + c);
+#pragma unroll
+            for (int c = 0; c < K; ++c) acc[c] = fma(val, xv[c], acc[c]);
+        }
+    } else {
+#pragma unroll 2
+        for (long long p = begin + sub; p < end; p += SUB) {
+            const long long col = static_cast<long long>(indices[p]);
+            const T val = data[p];
+#pragma unroll
+            for (int c = 0; c < K; ++c) {
+                if (c < k) {
+                    const T xc = COLMAJOR ? __ldg(x + c * ldx + col) : __ldg(x + col * ldx + c);
+                    acc[c] = fma(val, xc, acc[c]);
+                }
+            }
+        }
+    }
+
+    if constexpr (SUB > 1) {
+        const unsigned mask = spla::spmm::group_mask<SUB>(lane);
+#pragma unroll
+        for (int c = 0; c < K; ++c) acc[c] = spla::spmm::group_allreduce_sum<T, SUB>(acc[c], mask);
+    }
+
+    // Every lane of the group now holds the whole row sum; the writes are
+    // spread over the group's lanes (vector v = c / W goes to lane v % SUB).
+    T* orow = out + row * ldo;
+    if constexpr (SEGMENTED) {
+#pragma unroll
+        for (int c = 0; c < K; ++c) {
+            if (c % SUB == sub && c < k) atomicAdd(orow + c, alpha * acc[c]);
+        }
+    } else {
+        const T* yrow = y_in + row * ldy;
+        if (!COLMAJOR && vec_ok) {
+#pragma unroll
+            for (int v = 0; v < K / W; ++v) {
+                if (v % SUB != sub) continue;
+                const int c = v * W;
+                T r[W];
+                if (use_y_in) {
+                    spla::spmm::load_vec<T, W>(yrow + c, r);
+#pragma unroll
+                    for (int e = 0; e < W; ++e) r[e] = alpha * acc[c + e] + beta * r[e];
+                } else {
+#pragma unroll
+                    for (int e = 0; e < W; ++e) r[e] = alpha * acc[c + e];
+                }
+                spla::spmm::store_vec<T, W>(orow + c, r);
+            }
+        } else {
+#pragma unroll
+            for (int c = 0; c < K; ++c) {
+                if (c % SUB == sub && c < k) {
+                    const T r = alpha * acc[c];
+                    orow[c] = use_y_in ? r + beta * yrow[c] : r;
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+constexpr int SPLA_FUSED_KIND_SEGMENT = -32;
+
+template <typename T, typename I, int K, bool COLMAJOR>
+__global__ void __launch_bounds__(256)
+spla_spmm_fused(const I* __restrict__ indptr, const I* __restrict__ indices, const T* __restrict__ data,
+                const T* __restrict__ x, long long ldx, long long k,
+                const long long* __restrict__ classes, int n_classes,
+                const I* __restrict__ row_list, const I* __restrict__ seg_row,
+                const long long* __restrict__ seg_begin, const long long* __restrict__ seg_end,
+                int vec_ok, T alpha, T beta, const T* __restrict__ y_in, long long ldy, int use_y_in,
+                T* __restrict__ out, long long ldo) {
+    static_assert(K >= 1 && K <= 16 && (K & (K - 1)) == 0, "K (columns in registers) is a power of two <= 16");
+    // blockDim.x == 256 (asserted on the host): ITEMS_PER_BLOCK above assumes it.
+    const long long block = static_cast<long long>(blockIdx.x);
+    int cls = 0;
+    for (int c = 1; c < n_classes; ++c) {
+        if (block >= __ldg(classes + 4 * c)) cls = c;
+    }
+    const long long local_block = block - __ldg(classes + 4 * cls);
+    const int kind = static_cast<int>(__ldg(classes + 4 * cls + 1));
+    const long long offset = __ldg(classes + 4 * cls + 2);
+    const long long n_items = __ldg(classes + 4 * cls + 3);
+
+#define SPLA_FUSED_CASE(SUB_, SEG_)                                                                   \
+    fused_item<T, I, K, SUB_, SEG_, COLMAJOR>(indptr, indices, data, x, ldx, k, row_list, seg_row,  \
+                                              seg_begin, seg_end, offset, n_items, local_block,     \
+                                              vec_ok, alpha, beta, y_in, ldy, use_y_in, out, ldo)
+    switch (kind) {
+        case 1: SPLA_FUSED_CASE(1, false); break;
+        case 2: SPLA_FUSED_CASE(2, false); break;
+        case 4: SPLA_FUSED_CASE(4, false); break;
+        case 8: SPLA_FUSED_CASE(8, false); break;
+        case 16: SPLA_FUSED_CASE(16, false); break;
+        case 32: SPLA_FUSED_CASE(32, false); break;
+        case SPLA_FUSED_KIND_SEGMENT: SPLA_FUSED_CASE(32, true); break;
+        default: break;  // the host builds only the kinds above
+    }
+#undef SPLA_FUSED_CASE
+}
+
+// out[rows[i], c] = beta * y_in[rows[i], c] (use_y_in) or 0, for c < k: the
+// starting value of the rows the segments then add into. One thread per entry.
+template <typename T, typename I>
+__global__ void __launch_bounds__(256)
+spla_spmm_init_rows(const I* __restrict__ rows, long long n_rows, long long k, T beta,
+                    const T* __restrict__ y_in, long long ldy, int use_y_in, T* __restrict__ out, long long ldo) {
+    const long long i = spla::global_thread_id();
+    if (i >= n_rows * k) return;
+    const long long r = static_cast<long long>(rows[i / k]);
+    const long long c = i % k;
+    out[r * ldo + c] = use_y_in ? beta * y_in[r * ldy + c] : T(0);
+}
