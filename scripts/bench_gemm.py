@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spla import cuda  # noqa: E402
+from spla.errors import SplaError  # noqa: E402
 from spla.cli import gemm as gemm_cli  # noqa: E402
 
 MAIN_SIZES = [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192), (16384, 64, 4096)]
@@ -50,7 +51,9 @@ EXTRA_AT = {"padded_nopad": {(4096, 4096, 4096)},
             # round-3 tensor-core candidates
             "tf32_trunc": set(MAIN_SIZES),
             "tf32_v2": set(MAIN_SIZES),
-            "tf32_v2_trunc": set(MAIN_SIZES)}
+            "tf32_v2_trunc": set(MAIN_SIZES),
+            # Hopper wgmma (sm_90a): the square sizes (N = 64 would pad to its 256-wide tile)
+            "tf32_wgmma": {(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192)}}
 # At the panel sizes only the kernels that could serve that shape run (A is
 # 800 MB: the scalar steps would take seconds and say nothing new).
 ONLY_AT = {size: {"vec4", "regblock", "dbuf", "dbuf64", "splitk", "splitk_n8", "tf32", "cublas", "auto"}
@@ -101,7 +104,8 @@ def run_gpu(args):
 
     from spla.backend import gemm_cuda
 
-    names = list(gemm_cuda.KERNELS) + list(gemm_cuda.EXTRA_KERNELS) + [AUTO_ROW]
+    names = [name for name in list(gemm_cuda.KERNELS) + list(gemm_cuda.EXTRA_KERNELS) + [AUTO_ROW]
+             if name not in args.skip]
     results = {"gpu": cuda.device_name(), "cupy": cupy.__version__, "python": platform.python_version(),
                "date": datetime.datetime.now().isoformat(timespec="seconds"), "sizes": {}, "skipped": []}
     rate = {}  # TFLOP/s at the previous size: the estimate for the next one
@@ -125,7 +129,11 @@ def run_gpu(args):
                     results["skipped"].append(f"{name} at {size_key(size)}: ~{estimate:.1f} s per call "
                                               f"(from {rate[name]:.2f} TFLOP/s at the previous size)")
                     continue
-                row = gemm_cli.measure_gpu(name, A, B, reference, repeat=args.repeat, budget_s=args.budget)
+                try:
+                    row = gemm_cli.measure_gpu(name, A, B, reference, repeat=args.repeat, budget_s=args.budget)
+                except SplaError as exc:  # e.g. tf32_wgmma without an sm_90a build: a row, not a crash
+                    row = {"kernel": name, "error": str(exc), "ms": None, "tflops": None,
+                           "rel_fro_err": float("inf")}
             if row.get("tflops"):
                 rate[name] = row["tflops"]
                 row["fraction_of_cublas"] = row["tflops"] / anchor["tflops"]
@@ -155,6 +163,8 @@ def markdown(results) -> str:
             row = results["sizes"][key]["rows"].get(name)
             if row is None:
                 cells.append("skipped")
+            elif row.get("error"):
+                cells.append("FAILED")
             elif not row.get("tflops"):
                 cells.append(f"WRONG (err {row['rel_fro_err']:.1e})")
             else:
@@ -179,6 +189,10 @@ def markdown(results) -> str:
                                  "of cuBLAS TF32")
     elif tf32:
         lines.append(f"- cuBLAS TF32: {tf32['error']}")
+    for key in keys:
+        for name, row in results["sizes"][key]["rows"].items():
+            if row.get("error"):
+                lines.append(f"- {name} at {key} failed: {row['error']}")
     for note in results.get("skipped", []):
         lines.append(f"- skipped {note}")
     return "\n".join(lines)
@@ -190,6 +204,8 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=20, help="timed runs per kernel (fewer for slow kernels)")
     parser.add_argument("--budget", type=float, default=1.0, help="seconds of timing per kernel and size")
     parser.add_argument("--max-call-s", type=float, default=2.0, help="skip kernels estimated slower per call")
+    parser.add_argument("--skip", action="append", default=[], metavar="KERNEL",
+                        help="leave this kernel out (repeatable), e.g. --skip tf32_wgmma")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,7 @@ run_step() {  # name, timeout seconds, command...
   local rc=$?
   tail -n 40 "$RES/$name.log"
   log "$name: exit $rc"
+  cp "$RES/$name.log" "$RES/summary.log" "$OUT/" 2>/dev/null  # survives a run cut short
 }
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv
@@ -38,7 +39,12 @@ cat "$RES/env.txt"
 
 for s in "${steps[@]}"; do
   case $s in
-    tests)   run_step tests 240 python3 -m pytest -m gpu -q -rfE -p no:cacheprovider --continue-on-collection-errors --timeout=90 tests ;;
+    # The wgmma kernel runs in a process of its own first: a fault there would
+    # poison the CUDA context of every test after it. The rest run on 8 workers
+    # (pytest-xdist): much of a GPU test's time is the host-side reference.
+    tests)   run_step tests_wgmma 90 python3 -m pytest -m gpu -q -rfE -x -p no:cacheprovider tests/test_gemm_gpu.py -k wgmma
+             run_step tests 270 python3 -m pytest -m gpu -q -rfE -p no:cacheprovider --continue-on-collection-errors \
+                 --timeout=120 --durations=25 -n 8 -k "not wgmma" tests ;;
     spmv)    run_step bench_spmv 200 python3 scripts/bench_spmv.py --out "$RES" $real $quick ;;
     gemm)    run_step bench_gemm 150 python3 scripts/bench_gemm.py --out "$RES" $quick ;;
     spmm)    run_step bench_spmm 180 python3 scripts/bench_spmm.py --out "$RES" $quick ;;

@@ -176,7 +176,7 @@ def test_registry_has_no_dropped_candidates():
                "tf32_v2_256x128", "tf32_v2_bk16s4", "transposed_b"}
     assert not dropped & set(gemm_cuda.ALL_KERNELS)
     truncating = {name for name, e in gemm_cuda.ALL_KERNELS.items() if e.tf32_rounding == "truncate"}
-    assert truncating == {"tf32_trunc", "tf32_v2_trunc"}
+    assert truncating == {"tf32_trunc", "tf32_v2_trunc", "tf32_wgmma"}
     assert all(gemm_cuda.ALL_KERNELS[name].precision == "tf32" for name in truncating)
 
 

@@ -234,6 +234,70 @@ def test_bind_repeats_the_same_product(rng):
     check_product("regblock", C, A, B)
 
 
+def wgmma_device_or_skip():
+    if str(cupy.cuda.Device().compute_capability) != "90":
+        pytest.skip("tf32_wgmma needs a Hopper GPU (sm_90a)")
+
+
+def test_wgmma_is_built_for_sm90a():
+    # The probe kernel of 09_tf32_wgmma.cu says whether NVRTC really produced
+    # sm_90a code (else the GEMM kernel only writes NaN).
+    wgmma_device_or_skip()
+    gemm_kernel, transpose_kernel = gemm_cuda._wgmma_functions(cupy.cuda.Device().id)
+    assert gemm_kernel is not None and transpose_kernel is not None
+
+
+def describe_mismatch(result, expected):
+    wrong = np.argwhere(result != expected)
+    rows, cols = wrong[:, 0], wrong[:, 1]
+    return (f"{len(wrong)} of {expected.size} wrong; first at {wrong[:5].tolist()}; "
+            f"wrong rows mod 8: {np.bincount(rows % 8, minlength=8).tolist()}, "
+            f"cols mod 8: {np.bincount(cols % 8, minlength=8).tolist()}, "
+            f"rows mod 128 span {rows.min() % 128}..{rows.max() % 128}, cols mod 256 span "
+            f"{cols.min() % 256}..{cols.max() % 256}")
+
+
+@pytest.mark.parametrize("shape", [(128, 256, 32), (256, 512, 64), (130, 300, 100), (640, 520, 200)], ids=shape_id)
+def test_wgmma_is_exact_on_small_integers(shape, rng):
+    # Small integers are exact in TF32 and every partial sum is exact in fp32,
+    # so any layout, swizzle, descriptor or fragment-mapping error shows up as
+    # wrong integers, not as a tolerance question; the message locates them.
+    wgmma_device_or_skip()
+    M, N, K = shape
+    A = rng.integers(-4, 5, (M, K)).astype(np.float32)
+    B = rng.integers(-4, 5, (K, N)).astype(np.float32)
+    C = cupy.full((M, N), cupy.nan, dtype=cupy.float32)
+    gemm_cuda.gemm(cupy.asarray(A), cupy.asarray(B), C, kernel="tf32_wgmma")
+    result, expected = cupy.asnumpy(C), A @ B
+    assert np.array_equal(result, expected), describe_mismatch(result, expected)
+
+
+@pytest.mark.parametrize("shape, beta", [((1300, 700, 1000), 1.5), ((2048, 1024, 512), 0.0), ((129, 257, 4100), -1.0)],
+                         ids=["groups-ragged", "whole-tiles", "long-k"])
+def test_wgmma_large_grids_alpha_beta(shape, beta, rng):
+    # Several GROUP_M groups (the last partial), ragged tiles, many k-tiles.
+    wgmma_device_or_skip()
+    M, N, K = shape
+    A, B, C0 = random(rng, (M, K)), random(rng, (K, N)), random(rng, (M, N))
+    C = cupy.full((M, N), cupy.nan, dtype=cupy.float32) if beta == 0 else cupy.asarray(C0)
+    gemm_cuda.gemm(cupy.asarray(A), cupy.asarray(B), C, alpha=0.5, beta=beta, kernel="tf32_wgmma")
+    check_product("tf32_wgmma", C, A, B, alpha=0.5, beta=beta, C0=C0)
+
+
+def test_wgmma_bind_sees_a_changed_b(rng):
+    # B is transposed inside every call, so an in-place change of B between calls counts.
+    wgmma_device_or_skip()
+    A, B = random(rng, (256, 96)), random(rng, (96, 300))
+    A_dev, B_dev = cupy.asarray(A), cupy.asarray(B)
+    C = cupy.full((256, 300), cupy.nan, dtype=cupy.float32)
+    launch = gemm_cuda.bind(A_dev, B_dev, C, kernel="tf32_wgmma")
+    launch()
+    check_product("tf32_wgmma", C, A, B)
+    B_dev *= -2.0
+    launch()
+    check_product("tf32_wgmma", C, A, -2.0 * B)
+
+
 GEMV_SHAPES = [(1, 1), (7, 5), (33, 1000), (1000, 3), (5, 0), (0, 5), (100, 4099), (64, 4096)]
 
 

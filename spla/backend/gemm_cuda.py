@@ -55,6 +55,17 @@ TF32_V2 = KernelSource("gemm/07_tf32_v2.cu", ["spla_gemm_tf32_v2<128, 128, 32, 6
                                               "spla_gemm_tf32_v2<128, 128, 32, 64, 3, false>"])
 SPLITK = KernelSource("gemm/08_splitk.cu", ["spla_gemm_splitk<128, 32, 32, 8, 4, 3>",
                                             "spla_gemm_splitk<256, 8, 32, 4, 4, 3>"])
+# sm_90a only (wgmma). CuPy appends its own -arch for the device after these
+# options, so _wgmma_functions runs the file's probe kernel to check which
+# target NVRTC really compiled for, and compiles through NVRTC directly when
+# it was not sm_90a.
+WGMMA_OPTIONS = ("-arch=sm_90a",)
+WGMMA = KernelSource("gemm/09_tf32_wgmma.cu", ["spla_gemm_tf32_wgmma", "spla_gemm_tf32_wgmma_probe",
+                                               "spla_gemm_transpose_pad"], options=WGMMA_OPTIONS)
+# The constants of 09_tf32_wgmma.cu (a CPU test checks they agree).
+WGMMA_BM, WGMMA_BN, WGMMA_BK, WGMMA_STAGES, WGMMA_THREADS = 128, 256, 32, 4, 256
+WGMMA_SHARED_BYTES = WGMMA_STAGES * (WGMMA_BM + WGMMA_BN) * WGMMA_BK * 4 + 1024  # + 1 KB to align to 1024
+WGMMA_TRANSPOSE_TILE = 32
 GEMV = KernelSource("gemm/gemv.cu", ["spla_gemm_gemv<float>", "spla_gemm_gemv<double>"])
 
 
@@ -73,6 +84,8 @@ class GemmKernel:
     (:func:`split_k_slices`), it takes ``tiles_per_slice`` instead of beta
     and adds into C, which the host prepares; ``resident_blocks`` is how many
     of its blocks fit on one SM (shared memory bound), to size that grid.
+    ``k_major_b`` kernels (``tf32_wgmma``) take B as a transposed, zero-padded
+    N x K copy and a 1-D grid (:func:`_bind_wgmma`).
     """
 
     name: str
@@ -87,6 +100,7 @@ class GemmKernel:
     tf32_rounding: str = "nearest"
     split_k_tile: int = 0
     resident_blocks: int = 1
+    k_major_b: bool = False
 
     @property
     def threads(self) -> int:
@@ -170,6 +184,11 @@ EXTRA_KERNELS: dict[str, GemmKernel] = {k.name: _checked(k) for k in [
                True, dynamic_shared=_tf32_shared_bytes(128, 128, 32, 3), precision="tf32",
                tf32_rounding="truncate",
                description="tf32_v2 fed raw fp32 bits: 8 loads and no cvt per 32 mma; LOWER PRECISION"),
+    # Hopper wgmma (09_tf32_wgmma.cu): sm_90a only; raw fp32 bits, like tf32_trunc.
+    GemmKernel("tf32_wgmma", WGMMA, "spla_gemm_tf32_wgmma", (WGMMA_THREADS, 1), (WGMMA_BM, WGMMA_BN), True,
+               dynamic_shared=WGMMA_SHARED_BYTES, precision="tf32", tf32_rounding="truncate", k_major_b=True,
+               description="wgmma m64n256k8 TF32 from 128B-swizzled shared tiles, 4-stage cp.async, "
+                           "B transposed per call; sm_90a; LOWER PRECISION"),
 ]}
 
 ALL_KERNELS = {**KERNELS, **EXTRA_KERNELS}
@@ -406,6 +425,8 @@ def _bind(cupy, entry: GemmKernel, A, B, C, alpha, beta):
         if beta == 0:
             return lambda: C.fill(0)
         return lambda: cupy.multiply(C, C.dtype.type(beta), out=C)
+    if entry.k_major_b:
+        return _bind_wgmma(cupy, entry, A, B, C, alpha, beta)
     if entry.vector_loads:
         A, B, K = pad_for_vector_loads(A, B, cupy)
     function = entry.source.function(entry.expression)
@@ -418,6 +439,111 @@ def _bind(cupy, entry: GemmKernel, A, B, C, alpha, beta):
     args = (np.int32(M), np.int32(N), np.int32(K), np.float32(alpha), A, np.int32(A.shape[1]),
             B, np.int32(B.shape[1]), np.float32(beta), C, np.int32(C.shape[1]))
     return lambda: function(grid, entry.block, args, shared_mem=entry.dynamic_shared)
+
+
+def _wgmma_probe_ok(cupy, probe) -> tuple:
+    out = cupy.zeros(2, dtype=cupy.int32)
+    probe((1,), (1,), (out,))
+    flag, arch = (int(v) for v in out.get())
+    return flag == 1, arch
+
+
+def _compile_sm90a_with_nvrtc(cupy, source: KernelSource):
+    """The file compiled by NVRTC with only spla's options (no -arch from CuPy), as a RawModule."""
+    import os
+    import tempfile
+
+    from cupy_backends.cuda.libs import nvrtc
+
+    options = list(source.options) + [f"-I{cuda.kernel_dir()}"]
+    program = nvrtc.createProgram(source.path.read_text(), source.path.name, (), ())
+    try:
+        try:
+            nvrtc.compileProgram(program, options)
+        except Exception as exc:
+            raise KernelError(f"NVRTC could not compile {source.filename} with {options}: {exc}\n"
+                              f"{nvrtc.getProgramLog(program)}") from exc
+        cubin = nvrtc.getCUBIN(program)
+    finally:
+        nvrtc.destroyProgram(program)
+    handle, path = tempfile.mkstemp(suffix=".cubin", prefix="spla_wgmma_")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(cubin)
+        module = cupy.RawModule(path=path)
+        module.get_function("spla_gemm_tf32_wgmma_probe")  # loads the module before the file goes
+    finally:
+        os.unlink(path)
+    return module
+
+
+@functools.lru_cache(maxsize=None)
+def _wgmma_functions(device_id: int) -> tuple:
+    """(GEMM, transpose) kernels of 09_tf32_wgmma.cu, checked to be sm_90a code on this device.
+
+    The usual path (KernelSource with -arch=sm_90a) first; CuPy adds the
+    device's -arch after spla's options, so the file's probe kernel says
+    which one NVRTC honoured. When it was not sm_90a, NVRTC is called
+    directly with spla's options only. Raises KernelError on non-Hopper
+    devices or when neither path yields sm_90a code (the kernel would only
+    write NaN).
+    """
+    cupy = cuda.require_cupy()
+    capability = str(cupy.cuda.Device(device_id).compute_capability)
+    if capability != "90":
+        raise KernelError(f"tf32_wgmma needs a Hopper GPU (sm_90a wgmma); this device is sm_{capability}")
+    attempts = []
+    try:
+        ok, arch = _wgmma_probe_ok(cupy, WGMMA.function("spla_gemm_tf32_wgmma_probe"))
+        if ok:
+            return WGMMA.function("spla_gemm_tf32_wgmma"), WGMMA.function("spla_gemm_transpose_pad")
+        attempts.append(f"CuPy RawModule with {WGMMA.options}: compiled for __CUDA_ARCH__ {arch} without sm_90a")
+    except Exception as exc:  # a compile error of the usual path: try the direct one
+        attempts.append(f"CuPy RawModule with {WGMMA.options}: {exc}")
+    try:
+        module = _compile_sm90a_with_nvrtc(cupy, WGMMA)
+        ok, arch = _wgmma_probe_ok(cupy, module.get_function("spla_gemm_tf32_wgmma_probe"))
+        if ok:
+            return module.get_function("spla_gemm_tf32_wgmma"), module.get_function("spla_gemm_transpose_pad")
+        attempts.append(f"NVRTC directly: compiled for __CUDA_ARCH__ {arch} without sm_90a")
+    except Exception as exc:
+        attempts.append(f"NVRTC directly: {type(exc).__name__}: {exc}")
+    raise KernelError("tf32_wgmma: no sm_90a build; " + "; ".join(attempts))
+
+
+def _bind_wgmma(cupy, entry: GemmKernel, A, B, C, alpha, beta):
+    # wgmma's tf32 B operand must be K-major, so every call first writes
+    # Bt = B^T (N_pad x K_pad, zeros outside B: whole tiles, no bounds checks
+    # on B) and then runs the GEMM on A and Bt. A is used as it is when K is
+    # a multiple of 4 and A is 16-byte aligned (cp.async copies 16 bytes);
+    # else it is copied once, here, with zero columns up to K4.
+    M, K = A.shape
+    N = B.shape[1]
+    gemm_kernel, transpose_kernel = _wgmma_functions(cupy.cuda.Device().id)
+    K4 = round_up4(K)
+    if K4 != K:
+        padded = cupy.zeros((M, K4), dtype=A.dtype)
+        padded[:, :K] = A
+        A = padded
+    A = _aligned16(A, cupy)
+    k_pad = ceil_div(K4, WGMMA_BK) * WGMMA_BK
+    n_pad = ceil_div(N, WGMMA_BN) * WGMMA_BN
+    transpose_grid = (n_pad // WGMMA_TRANSPOSE_TILE, k_pad // WGMMA_TRANSPOSE_TILE)
+    if transpose_grid[1] > MAX_GRID_Y:
+        raise KernelError(f"tf32_wgmma: K = {K} needs {transpose_grid[1]} transpose block-rows, over CUDA's "
+                          f"grid.y limit {MAX_GRID_Y}; split the product")
+    Bt = cupy.empty((n_pad, k_pad), dtype=cupy.float32)
+    gemm_kernel.max_dynamic_shared_size_bytes = entry.dynamic_shared
+    blocks = ceil_div(M, WGMMA_BM) * ceil_div(N, WGMMA_BN)
+    transpose_args = (np.int32(K), np.int32(N), B, np.int32(B.shape[1]), Bt, np.int32(k_pad))
+    args = (np.int32(M), np.int32(N), np.int32(K4), np.float32(alpha), A, np.int32(A.shape[1]),
+            Bt, np.int32(k_pad), np.float32(beta), C, np.int32(C.shape[1]))
+
+    def launch():
+        transpose_kernel(transpose_grid, (WGMMA_TRANSPOSE_TILE, 8), transpose_args)
+        gemm_kernel((blocks,), entry.block, args, shared_mem=entry.dynamic_shared)
+
+    return launch
 
 
 def _bind_split_k(cupy, entry: GemmKernel, function, grid, A, B, C, K, alpha, beta):
