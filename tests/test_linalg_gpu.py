@@ -233,7 +233,9 @@ def test_gpu_pagerank_device_parts_match_host_build():
     assert dangling.any()
     np.testing.assert_array_equal(parts.is_dangling.get(), dangling.astype(np.uint8))
     expected_scale = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=~dangling)
-    np.testing.assert_array_equal(parts.scale.get(), expected_scale)  # same order of additions: exact
+    # The device sums each row in SciPy's order, but NVRTC may contract the
+    # divide/accumulate differently: the H200 run differed from SciPy by 1 ulp.
+    np.testing.assert_allclose(parts.scale.get(), expected_scale, rtol=4 * np.finfo(np.float64).eps, atol=0)
     AT = parts.matrix.to_scipy()
     assert AT.shape == S.shape and abs(AT - S.T).max() == 0 and AT.nnz == S.nnz
     # A^T diag(scale) is exactly the P the host build makes (one rounding each way)
