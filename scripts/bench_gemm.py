@@ -48,10 +48,8 @@ EXTRA_AT = {"padded_nopad": {(4096, 4096, 4096)},
             "dbuf64": {(1024, 1024, 1024), (4096, 4096, 4096), *SKINNY, *PANEL_SIZES},
             "splitk": {*SKINNY, *PANEL_SIZES},
             "splitk_n8": set(PANEL_SIZES),
-            # round-3 tensor-core candidates
+            # step 7 without its cvt (raw fp32 bits)
             "tf32_trunc": set(MAIN_SIZES),
-            "tf32_v2": set(MAIN_SIZES),
-            "tf32_v2_trunc": set(MAIN_SIZES),
             # Hopper wgmma (sm_90a): the square sizes (N = 64 would pad to its 256-wide tile)
             "tf32_wgmma": {(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192)}}
 # At the panel sizes only the kernels that could serve that shape run (A is

@@ -53,10 +53,12 @@ def gemm(A, B, C=None, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
     kernel : str
         On the GPU, a name from ``spla.backend.gemm_cuda.KERNELS`` (naive,
         tiled16, tiled32, padded, vec4, regblock, dbuf, tf32, cublas) or
-        ``EXTRA_KERNELS`` (dbuf64, splitk, splitk_n8, ...), or ``"auto"``
-        (spla's fastest fp32 kernel for the shape, split-K for few output
-        tiles and a long K; cuBLAS for float64; never the lower-precision
-        tf32 kernels). On the CPU ``"auto"`` or ``"numpy"``.
+        ``EXTRA_KERNELS`` (dbuf64, splitk, splitk_n8, tf32_trunc,
+        tf32_wgmma, ...), or ``"auto"`` (spla's fastest fp32 kernel for the
+        shape, split-K for few output tiles and a long K; cuBLAS for float64;
+        never the lower-precision tf32 kernels). ``"tf32_wgmma"`` is the
+        fast tensor-core path, TF32 precision (sm_90a only; KernelError
+        elsewhere). On the CPU ``"auto"`` or ``"numpy"``.
 
     Returns
     -------
@@ -68,7 +70,8 @@ def gemm(A, B, C=None, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
         Non-2-D operands, mismatched inner dimensions, non-float dtypes, a C
         of the wrong shape or dtype, operands split between host and GPU.
     KernelError
-        An unknown kernel name, or a GPU kernel asked for on NumPy arrays.
+        An unknown kernel name, a GPU kernel asked for on NumPy arrays, or
+        ``"tf32_wgmma"`` on a GPU other than Hopper (sm_90a).
 
     See Also
     --------

@@ -160,7 +160,7 @@ def test_dynamic_shared_sizes_match_the_kernel_layouts():
     assert entries["dbuf64"].dynamic_shared == 3 * (64 * 20 + 16 * 64) * 4
     assert entries["splitk"].dynamic_shared == 3 * (128 * 36 + 32 * 32) * 4
     assert entries["splitk_n8"].dynamic_shared == 3 * (256 * 36 + 32 * 8) * 4
-    for name in ("tf32", "tf32_trunc", "tf32_v2", "tf32_v2_trunc"):
+    for name in ("tf32", "tf32_trunc"):
         assert entries[name].dynamic_shared == 3 * (128 * 36 + 32 * 136) * 4, name
     # resident_blocks (sizes the split-K grid) must fit the SM's 228 KB, 1 KB reserved per block.
     for name in ("splitk", "splitk_n8"):
@@ -173,10 +173,10 @@ def test_dynamic_shared_sizes_match_the_kernel_layouts():
 
 def test_registry_has_no_dropped_candidates():
     dropped = {"dbuf_v2", "dbuf_v2_s4", "dbuf_v2_64", "padded_v2", "padded_v2_nopad", "tf32_w64x32",
-               "tf32_v2_256x128", "tf32_v2_bk16s4", "transposed_b"}
+               "tf32_v2", "tf32_v2_trunc", "tf32_v2_256x128", "tf32_v2_bk16s4", "transposed_b"}
     assert not dropped & set(gemm_cuda.ALL_KERNELS)
     truncating = {name for name, e in gemm_cuda.ALL_KERNELS.items() if e.tf32_rounding == "truncate"}
-    assert truncating == {"tf32_trunc", "tf32_v2_trunc", "tf32_wgmma"}
+    assert truncating == {"tf32_trunc", "tf32_wgmma"}
     assert all(gemm_cuda.ALL_KERNELS[name].precision == "tf32" for name in truncating)
 
 

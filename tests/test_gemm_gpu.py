@@ -184,10 +184,11 @@ def test_public_gemm_runs_on_the_gpu(shape, rng):
 
 @pytest.mark.parametrize("name", SPLA_NAMES)
 def test_every_tile_of_a_tall_grid_is_written(name, rng):
-    # 1157 rows: 10 block-rows of 128 (5 of 256), so the tf32_v2 L2-grouped
-    # block order (groups of 8 block-rows) has a full group and a partial one;
-    # 3 block-columns with a ragged last one. NaN-poisoned C catches any tile
-    # the block order skips or visits twice with the wrong offsets.
+    # 1157 rows: 10 block-rows of 128, so the tf32_wgmma L2-grouped block
+    # order (groups of 8 block-rows) has a full group and a partial one;
+    # 3 block-columns of 128 (2 of 256) with a ragged last one. NaN-poisoned
+    # C catches any tile the block order skips or visits twice with the
+    # wrong offsets.
     M, N, K = 1157, 300, 40
     A, B = random(rng, (M, K)), random(rng, (K, N))
     C = cupy.full((M, N), cupy.nan, dtype=cupy.float32)

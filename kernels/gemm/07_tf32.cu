@@ -28,12 +28,17 @@
 // ROUND = false ("tf32_trunc"): the fragments are the raw fp32 bits, which
 // the tensor core truncates to TF32 (see tf32_operand in gemm_common.cuh):
 // no cvt instruction per fragment element (32 per 32 mma per warp), a
-// truncation bias of ~1e-3 relative in C. Round-3 candidate.
-// Measured (H200, 2026-12-02, TFLOP/s; cuBLAS TF32 369 at 4096^3): 143 at
-// 4096^3 (39%), 130 at 8192^3, 44 at 1024^3. Tried and dropped: 8 warps of
-// 64 x 32 (130), and in 07_tf32_v2.cu a 256 x 128 tile (126) and BK = 16
-// with 4 stages (131). 3 blocks per SM (<= 168 registers, BK = 16) spills
-// 30-120 bytes with 64 x 64 warp tiles, so it was not registered.
+// truncation bias of ~1e-3 relative in C.
+// Measured (H200, 2026-12-02, TFLOP/s; cuBLAS TF32 355.2 at 4096^3, 388.5 at
+// 8192^3): "tf32" 141.03 at 4096^3 (40%), 132.15 at 8192^3, 40.17 at 1024^3;
+// "tf32_trunc" 161.41 at 4096^3 (+14%: no cvt), 137.63 at 8192^3. The per-warp
+// fragment loads from shared memory set the pace, not the tensor cores;
+// 09_tf32_wgmma.cu removes them. Tried and dropped: 8 warps of 64 x 32 (130),
+// a 256 x 128 tile (126), BK = 16 with 4 stages (131), and a second version
+// (ldmatrix A fragments, renumbered float4 B loads, L2-grouped block order)
+// that gave 131-145 TFLOP/s at 4096^3 and 8192^3, no better than this one.
+// 3 blocks per SM (<= 168 registers, BK = 16) spills 30-120 bytes with
+// 64 x 64 warp tiles, so it was not registered.
 #include "gemm/gemm_common.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool ROUND = true>
