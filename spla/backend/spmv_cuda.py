@@ -126,12 +126,13 @@ def parse_kernel(kernel: str):
 #       (cv > AUTO_IRREGULAR_CV) with a longest row past AUTO_SHORT_MAX
 #       (one long row would stall a warp or a thread; adaptive balances nnz)
 #   "short":  mean <= AUTO_SCALAR_MEAN and longest <= AUTO_SHORT_MAX
-#       (no reduction at all; 3.4 TB/s on the 2D Poisson matrix in round 1)
-#   "medium": the rest, regular rows of medium length (round 1: vector within
-#       2-5% of cuSPARSE on random-4M-16 and banded-1M-20, adaptive 1% ahead
-#       of vector on random-4M-16)
+#       (no reduction at all; 3.5 TB/s on the 2D Poisson matrix)
+#   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y).
-# After a benchmark run, change AUTO_RULE (one place) to the fastest measured kernel per class.
+# Measured on the H200 (2026-12-02, BENCHMARKS.md), float32 geomean speed-up over
+# cuSPARSE per class: irregular adaptive2 1.25x (adaptive 1.09x), short scalar
+# 1.64x (warp 1.58x), medium vector 1.48x (adaptive2 1.38x). After a benchmark
+# run, change AUTO_RULE (one place) to the fastest measured kernel per class.
 AUTO_RULE = {"irregular": "adaptive2", "short": "scalar", "medium": "vector"}
 AUTO_LONG_ROW = 1024
 AUTO_IRREGULAR_CV = 1.0
