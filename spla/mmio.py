@@ -30,11 +30,14 @@ Complex and Hermitian matrices are refused.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import mmap
 import os
 import zlib
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -206,6 +209,14 @@ def _physical_memory() -> int | None:
 
 
 # ------------------------------------------------------------------ fast path
+_CHECK_WORKERS = max(1, min(4, os.cpu_count() or 1))
+
+
+@functools.lru_cache(maxsize=None)
+def _checker_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(_CHECK_WORKERS, thread_name_prefix="spla-mtx-check")
+
+
 class _BodyCheck:
     """Whether SciPy's C++ reader will read the body right, checked chunk by chunk.
 
@@ -221,7 +232,12 @@ class _BodyCheck:
     the rest is not looked at.
     """
 
+    # Chunks are checked on a few threads (NumPy releases the GIL in these
+    # whole-array operations); at most this many chunks wait at a time.
+    max_pending = 2 * _CHECK_WORKERS
+
     def __init__(self, header: MtxHeader):
+        self.pending = deque()
         self.width = header.fields_per_entry
         # leading fields that are indices
         self.index_fields = 0 if header.format == "array" else 2
@@ -256,10 +272,16 @@ class _BodyCheck:
     def _check(self, lines) -> None:
         if self.failed:
             return
-        tokens = _body_well_formed(lines, self.width, self.index_fields, self.real)
+        self.pending.append(_checker_pool().submit(_body_well_formed, lines, self.width, self.index_fields,
+                                                   self.real))
+        while len(self.pending) > self.max_pending:
+            self._collect()
+
+    def _collect(self) -> None:
+        tokens = self.pending.popleft().result()
         if tokens < 0:
             self.failed = True
-        else:
+        elif not self.failed:
             self.tokens += tokens
 
     def clean(self, header: MtxHeader, field_name: str) -> bool:
@@ -268,6 +290,8 @@ class _BodyCheck:
             # CR after its last value with no newline (the process dies)
             return False
         self._check(self.carry.rstrip() + b"\n" if self.carry.strip() else b"")
+        while self.pending:
+            self._collect()
         return not self.failed and self.tokens == header.stored_entries * header.fields_per_entry
 
 
