@@ -23,7 +23,6 @@ markdown table last. Run: ``PYTHONPATH=. python scripts/bench_solvers.py --out $
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import sys
@@ -268,15 +267,10 @@ def main(argv=None):
     parser.add_argument("--skip-networkx", action="store_true", help="Skip the (tens of seconds) networkx run")
     args = parser.parse_args(argv)
     cuda.require_cupy()
-    import cupy
 
     started = time.perf_counter()
     bandwidth = bench.copy_bandwidth_gbps()
-    results = {
-        "gpu": cuda.device_name(), "cupy": cupy.__version__, "numpy": np.__version__,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "copy_bandwidth_gbps": bandwidth, "cg": [],
-    }
+    results = {**bench.environment(), "copy_bandwidth_gbps": bandwidth, "cg": []}
     poisson = generators.poisson2d(args.grid)
     results["cg"].append(bench_cg(f"poisson2d {args.grid}^2", poisson, 1e-8, args.maxiter, args.cupyx_maxiter,
                                   bandwidth))

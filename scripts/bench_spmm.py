@@ -21,7 +21,6 @@ prints a markdown table last.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import math
 import os
 import sys
@@ -64,26 +63,10 @@ FUSED_HYBRID_RUNS = [("fused hybrid (cuBLAS panel)", "fused", "cublas", "fused")
                      ("fused hybrid (GEMM core auto)", "fused", "auto", "fused"),
                      ("fused, no dense path", "fused-sparse", None, "fused")]
 TOLERANCE = 1e-4  # relative Frobenius error of float32 results vs the float64 reference
-TIME_BUDGET_S = 0.12  # per timed kernel: repeats are sized to fit
+TIME_BUDGET_S = 0.12  # per timed kernel: repeats are sized to fit (spla.bench.time_gpu_budgeted)
+MAX_REPEAT = 100
+WARMUP = 2
 TARGETS = {"geomean_vs_cusparse_cupy_k8": 4.0, "geomean_vs_cusparse_cupy_k32": 3.0, "poisson_k8_over_spmv": 3.0}
-
-
-def _geomean(values):
-    values = [v for v in values if v and math.isfinite(v) and v > 0]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
-
-
-def _time(fn, bench, cupy):
-    """Median device time; repeats sized from one timed call so slow kernels get few."""
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    fn()
-    start.record()
-    fn()
-    stop.record()
-    stop.synchronize()
-    once = cupy.cuda.get_elapsed_time(start, stop) / 1e3
-    repeat = int(min(100, max(5, TIME_BUDGET_S / max(once, 1e-6))))
-    return bench.time_gpu(fn, repeat=repeat, warmup=2)
 
 
 def _relative_error(cupy, Y, reference):
@@ -123,7 +106,7 @@ def measure(cupy, run, reference, bench, k, nnz, nbytes):
         del Y
         if not error <= TOLERANCE:
             return {"status": "wrong", "rel_error": error}
-        timing = _time(run, bench, cupy)
+        timing = bench.time_gpu_budgeted(run, budget_s=TIME_BUDGET_S, max_repeat=MAX_REPEAT, warmup=WARMUP)
     except Exception as exc:  # one broken kernel must not sink the suite
         return {"status": "failed", "message": f"{type(exc).__name__}: {exc}"}
     return {"status": "ok", "rel_error": error, "ms": timing.ms, "min_ms": timing.min * 1e3,
@@ -249,12 +232,14 @@ def _split_k_engines():
 
 
 def summarize(records, hybrid):
+    from spla import bench
+
     summary = {}
     for k in KS:
         for anchor in ("cusparse-cupy", "cusparse"):
             values = [r.get(f"speedup_vs_{anchor}") for rec in records for r in rec["results"]
                       if r["k"] == k and r["kernel"] == "auto" and r["status"] == "ok"]
-            summary[f"geomean_vs_{anchor}_k{k}"] = _geomean(values)
+            summary[f"geomean_vs_{anchor}_k{k}"] = bench.geomean(values)
         # What-ifs for the policy decision, from the same rows: the best spla kernel per
         # matrix (an oracle), and auto with each skewed-row choice swapped for the other.
         spla_kernels = [kn for kn in KERNELS if kn not in ("auto", "cusparse", "cusparse-cupy")]
@@ -272,7 +257,7 @@ def summarize(records, hybrid):
                     row = by.get("auto")
                 if row is not None:
                     values.append(row.get("speedup_vs_cusparse-cupy"))
-            summary[f"whatif_{label}_geomean_vs_cusparse-cupy_k{k}"] = _geomean(values)
+            summary[f"whatif_{label}_geomean_vs_cusparse-cupy_k{k}"] = bench.geomean(values)
     poisson = [rec for rec in records if rec["name"] == POISSON]
     if poisson:
         auto8 = [r for r in poisson[0]["results"] if r["k"] == 8 and r["kernel"] == "auto" and r["status"] == "ok"]
@@ -356,15 +341,14 @@ def main(argv=None):
 
     import cupy
 
-    from spla import bench, cuda, generators
+    from spla import bench, generators
 
     def log(text):
         print(text, file=sys.stderr, flush=True)
 
     began = time.perf_counter()
-    meta = {"gpu": cuda.device_name(), "cupy": cupy.__version__, "numpy": np.__version__,
-            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "copy_bandwidth_gbps": bench.copy_bandwidth_gbps(), "ks": list(KS), "tolerance": TOLERANCE}
+    meta = {**bench.environment(), "copy_bandwidth_gbps": bench.copy_bandwidth_gbps(), "ks": list(KS),
+            "tolerance": TOLERANCE}
     suite = QUICK if args.quick else SUITE
     hybrid_entry = QUICK_HYBRID if args.quick else HYBRID
     if args.only:

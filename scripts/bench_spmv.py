@@ -17,7 +17,6 @@ table last.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import math
 import os
@@ -53,25 +52,9 @@ F64_KERNELS = ["auto", "adaptive", "adaptive2", "cusparse"]
 # long row makes plain relative error blow up for any summation order (a 1M-term fp32 row sum can be
 # 3e-4 off in plain relative terms and still exact to 1e-9 of |A||x|). Indexing bugs give O(1e-2..1).
 TOLERANCE = {"float32": 1e-5, "float64": 1e-13}
-TIME_BUDGET_S = 0.15  # per timed kernel: repeats are sized to fit
-
-
-def _geomean(values):
-    values = [v for v in values if v and math.isfinite(v) and v > 0]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
-
-
-def _time(fn, bench, cupy):
-    """Median device time, repeats sized from one timed call (slow kernels get few)."""
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    fn()
-    start.record()
-    fn()
-    stop.record()
-    stop.synchronize()
-    once = cupy.cuda.get_elapsed_time(start, stop) / 1e3
-    repeat = int(min(200, max(5, TIME_BUDGET_S / max(once, 1e-6))))
-    return bench.time_gpu(fn, repeat=repeat, warmup=3)
+TIME_BUDGET_S = 0.15  # per timed kernel: repeats are sized to fit (spla.bench.time_gpu_budgeted)
+MAX_REPEAT = 200
+WARMUP = 3
 
 
 def _load_matrices(args):
@@ -135,7 +118,8 @@ def run_matrix(name, spec, what, A64, gen_s, args, copy_gbps, log):
                         f"(relative error {row['error']:.3g})")
                     record["results"].append(row)
                     continue
-                timing = _time(lambda: spmv_cuda.spmv(A, x, kernel=kernel, out=out), bench, cupy)
+                timing = bench.time_gpu_budgeted(lambda: spmv_cuda.spmv(A, x, kernel=kernel, out=out),
+                                                 budget_s=TIME_BUDGET_S, max_repeat=MAX_REPEAT, warmup=WARMUP)
             except Exception as exc:  # one broken kernel must not sink the suite
                 row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
                 log(f"  {name} {dtype} {kernel}: FAILED {row['message']}")
@@ -199,6 +183,7 @@ def markdown(report) -> str:
 def _class_table(report) -> list:
     """Geomean speed-up over cuSPARSE of each kernel per auto class: what
     spla.backend.spmv_cuda.AUTO_RULE should name for each class."""
+    from spla import bench
     from spla.backend import spmv_cuda
 
     lines = ["", "Per auto class, float32 geomean speed-up over cuSPARSE (set AUTO_RULE to the best):"]
@@ -211,7 +196,7 @@ def _class_table(report) -> list:
             values = [r["speedup_vs_cusparse"] for rec in recs for r in rec["results"]
                       if r["kernel"] == kernel and r["dtype"] == "float32" and "speedup_vs_cusparse" in r]
             if values and kernel not in ("cusparse", "auto"):
-                cells.append(f"{kernel} {_geomean(values):.2f}x")
+                cells.append(f"{kernel} {bench.geomean(values):.2f}x")
         lines.append(f"- {klass} ({len(recs)} matrices, rule: {spmv_cuda.AUTO_RULE[klass]}): " + ", ".join(cells))
     return lines
 
@@ -224,17 +209,13 @@ def main(argv=None):
     parser.add_argument("--only", nargs="*", help="suite entries by name")
     args = parser.parse_args(argv)
 
-    import cupy
-
-    from spla import bench, cuda
+    from spla import bench
 
     def log(message):
         print(message, file=sys.stderr, flush=True)
 
     copy_gbps = bench.copy_bandwidth_gbps()
-    report = {"gpu": cuda.device_name(), "cupy": cupy.__version__, "numpy": np.__version__,
-              "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-              "copy_gbps": copy_gbps, "command": " ".join(sys.argv), "matrices": []}
+    report = {**bench.environment(), "copy_gbps": copy_gbps, "matrices": []}
     began = time.perf_counter()
     for name, spec, what, A64, load_s in _load_matrices(args):
         log(f"{name}: {A64.shape[0]:,} x {A64.shape[1]:,}, {A64.nnz:,} nnz (loaded in {load_s:.1f} s)")
@@ -247,8 +228,8 @@ def main(argv=None):
                 if r["kernel"] == kernel and r["dtype"] == dtype and "speedup_vs_cusparse" in r]
 
     report["geomean_speedup_vs_cusparse"] = {
-        **{f"{k} f32": _geomean(speedups(k, "float32")) for k in F32_KERNELS if k != "cusparse"},
-        **{f"{k} f64": _geomean(speedups(k, "float64")) for k in F64_KERNELS if k != "cusparse"}}
+        **{f"{k} f32": bench.geomean(speedups(k, "float32")) for k in F32_KERNELS if k != "cusparse"},
+        **{f"{k} f64": bench.geomean(speedups(k, "float64")) for k in F64_KERNELS if k != "cusparse"}}
     auto = [(r["speedup_vs_cusparse"], rec["name"]) for rec in report["matrices"] for r in rec["results"]
             if r["kernel"] == "auto" and r["dtype"] == "float32" and "speedup_vs_cusparse" in r]
     report["worst_auto_float32"] = (f"{min(auto)[1]} {min(auto)[0]:.2f}x" if auto else "n/a")

@@ -7,7 +7,10 @@ device. Both warm up first and report the median with min/max.
 
 from __future__ import annotations
 
+import datetime
+import math
 import statistics
+import sys
 import time
 from dataclasses import asdict, dataclass
 
@@ -57,6 +60,31 @@ def time_gpu(fn, *, repeat: int = 100, warmup: int = 10) -> Timing:
     return _summary(result.gpu_times[0])
 
 
+def time_gpu_budgeted(fn, *, budget_s: float, max_repeat: int, warmup: int) -> Timing:
+    """Median device time of ``fn()``, the repeats sized to take about ``budget_s``.
+
+    One call is timed with CUDA events first (after an untimed one, so
+    compilation and planning are not counted), and the repeat count is
+    ``budget_s`` over that time, clamped to 5..``max_repeat``: a benchmark suite
+    with slow kernels stays quick while fast kernels still get many samples.
+
+    See Also
+    --------
+    cupyx.profiler.benchmark
+    """
+    import cupy
+
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    fn()
+    start.record()
+    fn()
+    stop.record()
+    stop.synchronize()
+    once = cupy.cuda.get_elapsed_time(start, stop) / 1e3
+    repeat = int(min(max_repeat, max(5, budget_s / max(once, 1e-6))))
+    return time_gpu(fn, repeat=repeat, warmup=warmup)
+
+
 def time_on(device: str, fn, *, repeat: int, warmup: int | None = None) -> Timing:
     if device == "gpu":
         return time_gpu(fn, repeat=repeat, warmup=10 if warmup is None else warmup)
@@ -81,6 +109,35 @@ def throughput(seconds: float, flops: int, nbytes: int) -> dict:
     if seconds <= 0:
         return {"gflops": float("nan"), "gbps": float("nan")}
     return {"gflops": flops / seconds / 1e9, "gbps": nbytes / seconds / 1e9}
+
+
+def geomean(values) -> float:
+    """Geometric mean of the positive finite entries of ``values`` (NaN when there are none).
+
+    None, zero, negative and non-finite entries (failed or missing
+    measurements) are skipped rather than poisoning the mean.
+
+    See Also
+    --------
+    scipy.stats.gmean
+    """
+    values = [v for v in values if v and math.isfinite(v) and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def environment() -> dict:
+    """Where and when a benchmark ran, for its JSON: GPU name, CuPy, NumPy and
+    SciPy versions, UTC date and the command line."""
+    import cupy
+    import numpy
+    import scipy
+
+    from . import cuda
+
+    return {"gpu": cuda.device_name(), "cupy": cupy.__version__, "numpy": numpy.__version__,
+            "scipy": scipy.__version__,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": " ".join(sys.argv)}
 
 
 def relative_error(y, reference) -> float:

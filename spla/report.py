@@ -55,13 +55,21 @@ def _check_gpu_kernel(kernel: str) -> None:
     spmv_cuda.parse_kernel(kernel)  # raises KernelError naming the choices; accepts "warp:8"
 
 
+def cpu_kernel_names(kernel: str) -> list:
+    """``[CPU_KERNEL]`` for a ``--kernel`` the CPU accepts (auto, all, scipy); KernelError otherwise.
+
+    The CPU has one kernel for SpMV and SpMM alike, so both reports share this.
+    """
+    if kernel not in ("auto", "all", CPU_KERNEL):
+        raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU the kernel is "
+                          f"{CPU_KERNEL!r} (or auto/all)")
+    return [CPU_KERNEL]
+
+
 def kernel_names(device: str, kernel: str) -> list:
     """The kernels a report runs for ``--kernel``, anchor first."""
     if device == "cpu":
-        if kernel not in ("auto", "all", CPU_KERNEL):
-            raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU the kernel is "
-                              f"{CPU_KERNEL!r} (or auto/all)")
-        return [CPU_KERNEL]
+        return cpu_kernel_names(kernel)
     if kernel == "all":
         chosen = list(gpu_kernels())
     else:
@@ -74,6 +82,53 @@ def device_name(device: str) -> str:
     if device == "gpu":
         return cuda.device_name()
     return f"{platform.processor() or platform.machine()} CPU (SciPy)"
+
+
+def check_dtype(dtype) -> np.dtype:
+    """``dtype`` as a NumPy dtype, or InputError unless it is float32 or float64."""
+    dtype = np.dtype(dtype)
+    if dtype.name not in TOLERANCE:
+        raise InputError(f"dtype must be float32 or float64, got {dtype}")
+    return dtype
+
+
+def check_repeat(device: str, repeat: int | None) -> int:
+    """Timed runs per kernel: ``repeat``, or the device's default when None; InputError below 1."""
+    repeat = DEFAULT_REPEAT[device] if repeat is None else int(repeat)
+    if repeat < 1:
+        raise InputError(f"repeat must be at least 1, got {repeat}")
+    return repeat
+
+
+def measure_kernels(names, run, reference, *, device: str, repeat: int, flops: int, nbytes: int,
+                    tolerance: float) -> list:
+    """Check then time ``run(name)`` for each kernel name; one row dict per kernel.
+
+    ``run(name)`` computes the product with that kernel. Its result is compared
+    with ``reference`` (relative error, ``ok`` when within ``tolerance``), then
+    it is timed with :func:`spla.bench.time_on`. A kernel that raises SplaError
+    gets a row with ``error`` instead, unless it is the anchor (``names[0]``) or
+    the only kernel asked for: without those there is no report to give.
+    Shared by the SpMV and SpMM reports, whose rows have the same layout.
+    """
+    rows = []
+    for name in names:
+        try:
+            result = run(name)
+            error = bench.relative_error(result, reference)
+            timing = bench.time_on(device, lambda: run(name), repeat=repeat)
+        except SplaError as exc:
+            if name == names[0] or len(names) == 1:
+                raise
+            rows.append({"kernel": name, "error": str(exc)})
+            continue
+        rate = bench.throughput(timing.median, flops, nbytes)
+        rows.append({
+            "kernel": name, "ms": timing.ms, "min_ms": timing.min * 1e3, "max_ms": timing.max * 1e3,
+            "gflops": rate["gflops"], "gbps": rate["gbps"], "rel_error": error,
+            "ok": bool(error <= tolerance),
+        })
+    return rows
 
 
 def spmv_report(A, *, device: str = "cpu", kernel: str = "auto", dtype="float32", repeat: int | None = None,
@@ -110,13 +165,9 @@ def spmv_report(A, *, device: str = "cpu", kernel: str = "auto", dtype="float32"
     from .matvec import spmv
 
     device = resolve_device(device)
-    dtype = np.dtype(dtype)
-    if dtype.name not in TOLERANCE:
-        raise InputError(f"dtype must be float32 or float64, got {dtype}")
+    dtype = check_dtype(dtype)
     names = kernel_names(device, kernel)
-    repeat = DEFAULT_REPEAT[device] if repeat is None else int(repeat)
-    if repeat < 1:
-        raise InputError(f"repeat must be at least 1, got {repeat}")
+    repeat = check_repeat(device, repeat)
 
     A = as_csr(A).to_host()
     A_run = A.astype(dtype)
@@ -145,23 +196,8 @@ def spmv_report(A, *, device: str = "cpu", kernel: str = "auto", dtype="float32"
     else:
         A_side, x_side = A_run, x
 
-    rows = []
-    for name in names:
-        try:
-            y = spmv(A_side, x_side, kernel=name)
-            error = bench.relative_error(y, reference)
-            timing = bench.time_on(device, lambda: spmv(A_side, x_side, kernel=name), repeat=repeat)
-        except SplaError as exc:
-            if name == names[0] or len(names) == 1:
-                raise
-            rows.append({"kernel": name, "error": str(exc)})
-            continue
-        rate = bench.throughput(timing.median, flops, nbytes)
-        rows.append({
-            "kernel": name, "ms": timing.ms, "min_ms": timing.min * 1e3, "max_ms": timing.max * 1e3,
-            "gflops": rate["gflops"], "gbps": rate["gbps"], "rel_error": error,
-            "ok": bool(error <= TOLERANCE[dtype.name]),
-        })
+    rows = measure_kernels(names, lambda name: spmv(A_side, x_side, kernel=name), reference, device=device,
+                           repeat=repeat, flops=flops, nbytes=nbytes, tolerance=TOLERANCE[dtype.name])
     anchor_ms = rows[0]["ms"]
     for row in rows:
         if "ms" in row:
@@ -172,11 +208,17 @@ def spmv_report(A, *, device: str = "cpu", kernel: str = "auto", dtype="float32"
     return report
 
 
-def format_report(report: dict) -> str:
-    """The report as an aligned text table."""
+def table_lines(report: dict, extra_head=(), extra_cells=None) -> list:
+    """The rows of a report as aligned text lines: header, rule, one line per kernel.
+
+    Columns: kernel, ms, GFLOP/s, GB/s, vs anchor, then ``extra_head`` (filled
+    per row by ``extra_cells(row)``), then on the GPU % of copy bandwidth, then
+    relative error and check. A failed kernel gets one unaligned line with its
+    error. Shared by ``spla spmv`` and ``spla spmm``.
+    """
     gpu = report["device"] == "gpu"
-    head = ["kernel", "ms", "GFLOP/s", "GB/s", f"vs {report['anchor']}"] + (["% copy BW"] if gpu else []) \
-        + ["rel. error", "check"]
+    head = ["kernel", "ms", "GFLOP/s", "GB/s", f"vs {report['anchor']}", *extra_head] \
+        + (["% copy BW"] if gpu else []) + ["rel. error", "check"]
     table = [head]
     for row in report["rows"]:
         if "error" in row:
@@ -184,6 +226,8 @@ def format_report(report: dict) -> str:
             continue
         cells = [row["kernel"], f"{row['ms']:.4f}", f"{row['gflops']:.2f}", f"{row['gbps']:.1f}",
                  f"{row['speedup_vs_anchor']:.2f}x"]
+        if extra_cells is not None:
+            cells += extra_cells(row)
         if gpu:
             cells.append(f"{100 * row['fraction_of_copy']:.1f}%")
         cells += [f"{row['rel_error']:.2e}", "ok" if row["ok"] else "WRONG"]
@@ -196,6 +240,12 @@ def format_report(report: dict) -> str:
             continue
         lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
     lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def format_report(report: dict) -> str:
+    """The report as an aligned text table."""
+    lines = table_lines(report)
     m = report["matrix"]
     title = (f"SpMV y = A @ x on {report['device_name']}, {report['dtype']} values / {report['index_dtype']} "
              f"indices, median of {report['repeat']} runs; bytes model {report['bytes'] / 1e6:.1f} MB, "

@@ -16,10 +16,11 @@ import numpy as np
 
 from . import main
 from .. import bench, cuda, io, report
-from ..errors import InputError, KernelError, SplaError
-from .spmv import SOURCE_HELP, _describe_load, _json_load_info
+from ..errors import InputError, KernelError
+from .spmv import (SOURCE_HELP, _describe_load, _echo_device, _fail_if_wrong, _json_load_info, device_option,
+                   dtype_option, no_cache_option, repeat_option)
 
-CPU_KERNEL = "scipy"
+CPU_KERNEL = report.CPU_KERNEL  # one CPU kernel (SciPy) for SpMV and SpMM
 GPU_ANCHOR = "cusparse"
 X_SEED = 12345
 MAX_K = 256
@@ -34,10 +35,7 @@ def gpu_kernels() -> list:
 def kernel_names(device: str, kernel: str) -> list:
     """The kernels a report runs for ``--kernel``, anchor first."""
     if device == "cpu":
-        if kernel not in ("auto", "all", CPU_KERNEL):
-            raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU the kernel is "
-                              f"{CPU_KERNEL!r} (or auto/all)")
-        return [CPU_KERNEL]
+        return report.cpu_kernel_names(kernel)
     known = gpu_kernels()
     if kernel == "all":
         chosen = known
@@ -77,18 +75,14 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
     from ..matvec import spmv
 
     device = report.resolve_device(device)
-    dtype = np.dtype(dtype)
-    if dtype.name not in report.TOLERANCE:
-        raise InputError(f"dtype must be float32 or float64, got {dtype}")
+    dtype = report.check_dtype(dtype)
     if not 1 <= int(k) <= MAX_K:
         raise InputError(f"k must be in 1..{MAX_K}, got {k}")
     if order not in ("C", "F"):
         raise InputError(f"order must be C or F, got {order!r}")
     k = int(k)
     names = kernel_names(device, kernel)
-    repeat = report.DEFAULT_REPEAT[device] if repeat is None else int(repeat)
-    if repeat < 1:
-        raise InputError(f"repeat must be at least 1, got {repeat}")
+    repeat = report.check_repeat(device, repeat)
 
     A = as_csr(A).to_host()
     A_run = A.astype(dtype)
@@ -114,24 +108,12 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
         column = np.ascontiguousarray(X[:, 0])
     out["spmv_ms"] = bench.time_on(device, lambda: spmv(A_side, column, kernel="auto"), repeat=repeat).ms
 
-    rows = []
-    for name in names:
-        run_name = "auto" if device == "cpu" else name
-        try:
-            Y = spmm(A_side, X_side, kernel=run_name)
-            error = bench.relative_error(Y, reference)
-            timing = bench.time_on(device, lambda: spmm(A_side, X_side, kernel=run_name), repeat=repeat)
-        except SplaError as exc:
-            if name == names[0] or len(names) == 1:
-                raise
-            rows.append({"kernel": name, "error": str(exc)})
-            continue
-        rate = bench.throughput(timing.median, flops, nbytes)
-        rows.append({
-            "kernel": name, "ms": timing.ms, "min_ms": timing.min * 1e3, "max_ms": timing.max * 1e3,
-            "gflops": rate["gflops"], "gbps": rate["gbps"], "rel_error": error,
-            "ok": bool(error <= report.TOLERANCE[dtype.name]),
-        })
+    def run(name):
+        # the CPU row is named "scipy" (the anchor) and runs spla.spmm's default CPU path
+        return spmm(A_side, X_side, kernel="auto" if device == "cpu" else name)
+
+    rows = report.measure_kernels(names, run, reference, device=device, repeat=repeat, flops=flops,
+                                  nbytes=nbytes, tolerance=report.TOLERANCE[dtype.name])
     anchor_ms = rows[0]["ms"]
     for row in rows:
         if "ms" in row:
@@ -157,29 +139,8 @@ def adaptive_summary(A_dev, k: int) -> list:
 
 def format_spmm_report(r: dict) -> str:
     """The report as an aligned text table (the layout of ``spla spmv``'s, plus "vs k SpMVs")."""
-    gpu = r["device"] == "gpu"
-    head = ["kernel", "ms", "GFLOP/s", "GB/s", f"vs {r['anchor']}", f"vs {r['k']} SpMVs"] \
-        + (["% copy BW"] if gpu else []) + ["rel. error", "check"]
-    table = [head]
-    for row in r["rows"]:
-        if "error" in row:
-            table.append([row["kernel"], "failed: " + row["error"]])
-            continue
-        cells = [row["kernel"], f"{row['ms']:.4f}", f"{row['gflops']:.2f}", f"{row['gbps']:.1f}",
-                 f"{row['speedup_vs_anchor']:.2f}x", f"{row['speedup_vs_spmvs']:.2f}x"]
-        if gpu:
-            cells.append(f"{100 * row['fraction_of_copy']:.1f}%")
-        cells += [f"{row['rel_error']:.2e}", "ok" if row["ok"] else "WRONG"]
-        table.append(cells)
-    full = [t for t in table if len(t) == len(head)]
-    widths = [max(len(t[i]) for t in full) for i in range(len(head))]
-    lines = []
-    for t in table:
-        if len(t) != len(head):
-            lines.append(f"{t[0]:<{widths[0]}}  {t[1]}")
-            continue
-        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))))
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = report.table_lines(r, extra_head=[f"vs {r['k']} SpMVs"],
+                               extra_cells=lambda row: [f"{row['speedup_vs_spmvs']:.2f}x"])
     m = r["matrix"]
     title = (f"SpMM Y = A @ X (k={r['k']}, {r['order']}-order X) on {r['device_name']}, {r['dtype']} values / "
              f"{r['index_dtype']} indices, median of {r['repeat']} runs; bytes model {r['bytes'] / 1e6:.1f} MB, "
@@ -195,21 +156,18 @@ def format_spmm_report(r: dict) -> str:
 @click.argument("source")
 @click.option("--k", "k", type=click.IntRange(1, MAX_K), default=8, show_default=True,
               help="Columns of the dense block X.")
-@click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True,
-              help="Where to run: auto uses the GPU when CuPy sees one, else the CPU (and says which).")
+@device_option()
 @click.option("--kernel", default="auto", show_default=True,
               help="GPU: regk, warp, subwarp, adaptive, adaptive-sparse, fused, fused16, fused-sparse, spmv-loop, "
                    "cusparse, cusparse-cupy, "
                    "auto or all (cuSPARSE SpMM is always measured as the anchor). CPU: scipy (auto and all mean "
                    "scipy).")
-@click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32", show_default=True,
-              help="Value type of A and X; the reference is float64 SciPy either way.")
+@dtype_option("A and X")
 @click.option("--order", type=click.Choice(["C", "F"]), default="C", show_default=True,
               help="Memory order of X (F: column-major, as Fortran/cuSPARSE's default).")
-@click.option("--repeat", type=click.IntRange(min=1), default=None,
-              help="Timed runs per kernel, after warm-up; the median is reported.  [default: 20 CPU, 100 GPU]")
+@repeat_option()
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the binary load cache.")
+@no_cache_option()
 def spmm_command(source, k, device, kernel, dtype, order, repeat, as_json, no_cache):
     """Measure sparse matrix times dense block Y = A @ X (k columns) on SOURCE.
 
@@ -229,9 +187,7 @@ def spmm_command(source, k, device, kernel, dtype, order, repeat, as_json, no_ca
     names = kernel_names(chosen, kernel)  # reject a bad --kernel before the (slow) load
     A = io.load(source, cache=not no_cache)
     if not as_json:
-        why = " (auto: no GPU visible)" if device == "auto" and chosen == "cpu" else \
-            (" (auto: GPU found)" if device == "auto" else "")
-        click.echo(f"device      {chosen}{why}: {report.device_name(chosen)}")
+        _echo_device(device, chosen)
         click.echo(_describe_load(A))
         click.echo()
     measured = spmm_report(A, k=k, device=chosen, kernel=kernel, dtype=dtype, order=order, repeat=repeat,
@@ -242,6 +198,4 @@ def spmm_command(source, k, device, kernel, dtype, order, repeat, as_json, no_ca
                                    "spmm": measured}))
     else:
         click.echo(format_spmm_report(measured))
-    wrong = [row["kernel"] for row in measured["rows"] if row.get("ok") is False]
-    if wrong:
-        raise SplaError(f"results differ from SciPy beyond {measured['tolerance']:g}: {', '.join(wrong)}")
+    _fail_if_wrong(measured)

@@ -15,6 +15,44 @@ gen:poisson2d:N, gen:random:N:K (see `spla generate --help`). Text files are
 cached as SOURCE.spla.npz, so the second load is fast."""
 
 
+# Options that ``spla spmv`` and ``spla spmm`` (and ``spla info``, for --no-cache) share, so
+# their wording and defaults cannot drift apart. Each call gives a fresh decorator.
+def device_option():
+    return click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True,
+                        help="Where to run: auto uses the GPU when CuPy sees one, else the CPU (and says which).")
+
+
+def dtype_option(operands: str):
+    """``--dtype``; ``operands`` names what it applies to in the help ("A and x")."""
+    return click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32", show_default=True,
+                        help=f"Value type of {operands}; the reference is float64 SciPy either way.")
+
+
+def repeat_option():
+    return click.option("--repeat", type=click.IntRange(min=1), default=None,
+                        help="Timed runs per kernel, after warm-up; the median is reported.  "
+                             "[default: 20 CPU, 100 GPU]")
+
+
+def no_cache_option():
+    return click.option("--no-cache", is_flag=True, help="Neither read nor write the binary load cache.")
+
+
+def _echo_device(requested: str, chosen: str) -> None:
+    """The ``device`` line: where the report runs, and why when --device auto picked it."""
+    why = " (auto: no GPU visible)" if requested == "auto" and chosen == "cpu" else \
+        (" (auto: GPU found)" if requested == "auto" else "")
+    click.echo(f"device      {chosen}{why}: {report.device_name(chosen)}")
+
+
+def _fail_if_wrong(measured: dict) -> None:
+    """SplaError (exit 1) naming the kernels whose result missed the report's tolerance."""
+    wrong = [row["kernel"] for row in measured["rows"] if row.get("ok") is False]
+    if wrong:
+        raise SplaError(f"results differ from SciPy beyond {measured['tolerance']:g}: "
+                        f"{', '.join(wrong)}")
+
+
 def _load(source: str, no_cache: bool):
     return io.load(source, cache=not no_cache)
 
@@ -34,7 +72,7 @@ def _describe_load(A) -> str:
 @main.command("info", epilog=SOURCE_HELP)
 @click.argument("source")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the binary load cache.")
+@no_cache_option()
 def info_command(source, as_json, no_cache):
     """Print the row-length statistics and load-imbalance figures of SOURCE.
 
@@ -59,17 +97,14 @@ def _json_load_info(A) -> dict:
 
 @main.command("spmv", epilog=SOURCE_HELP)
 @click.argument("source")
-@click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True,
-              help="Where to run: auto uses the GPU when CuPy sees one, else the CPU (and says which).")
+@device_option()
 @click.option("--kernel", default="auto", show_default=True,
               help="GPU: scalar, warp, vector, adaptive, auto, cusparse or all (cuSPARSE is always measured "
                    "as the anchor). CPU: scipy (auto and all mean scipy).")
-@click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32", show_default=True,
-              help="Value type of A and x; the reference is float64 SciPy either way.")
-@click.option("--repeat", type=click.IntRange(min=1), default=None,
-              help="Timed runs per kernel, after warm-up; the median is reported.  [default: 20 CPU, 100 GPU]")
+@dtype_option("A and x")
+@repeat_option()
 @click.option("--json", "as_json", is_flag=True, help="Print analysis and report as one JSON object.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the binary load cache.")
+@no_cache_option()
 def spmv_command(source, device, kernel, dtype, repeat, as_json, no_cache):
     """Measure sparse matrix-vector multiply y = A @ x on SOURCE.
 
@@ -90,9 +125,7 @@ def spmv_command(source, device, kernel, dtype, repeat, as_json, no_cache):
     A = _load(source, no_cache)
     result = analysis.analyze(A)
     if not as_json:
-        why = " (auto: no GPU visible)" if device == "auto" and chosen == "cpu" else \
-            (" (auto: GPU found)" if device == "auto" else "")
-        click.echo(f"device      {chosen}{why}: {report.device_name(chosen)}")
+        _echo_device(device, chosen)
         click.echo(_describe_load(A))
         click.echo(analysis.format_analysis(result))
         click.echo()
@@ -103,8 +136,5 @@ def spmv_command(source, device, kernel, dtype, repeat, as_json, no_cache):
                                    "analysis": result, "spmv": measured}))
         return
     click.echo(report.format_report(measured))
-    wrong = [row["kernel"] for row in measured["rows"] if row.get("ok") is False]
-    if wrong:
-        raise SplaError(f"results differ from SciPy beyond {measured['tolerance']:g}: "
-                                   f"{', '.join(wrong)}")
+    _fail_if_wrong(measured)
 
