@@ -51,3 +51,16 @@ def test_bad_plot_inputs(tmp_path):
         plots.throughput_bars([{"matrix": "a", "kernel": "k"}], tmp_path / "x.png")
     with pytest.raises(InputError, match="does not exist"):
         plots.spy(generators.from_spec("gen:random:10:2"), tmp_path / "nope" / "x.png")
+
+
+def test_info_spy_writes_the_pattern(tmp_path):
+    pytest.importorskip("matplotlib")
+    from click.testing import CliRunner
+
+    from spla.cli import main
+
+    out = tmp_path / "pattern.png"
+    result = CliRunner().invoke(main, ["info", "gen:poisson2d:16", "--spy", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes()[:8] == PNG
+    assert "gini" in result.output

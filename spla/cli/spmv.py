@@ -72,8 +72,10 @@ def _describe_load(A) -> str:
 @main.command("info", epilog=SOURCE_HELP)
 @click.argument("source")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON.")
+@click.option("--spy", "spy_path", type=click.Path(dir_okay=False), default=None,
+              help="Also draw the sparsity pattern to this PNG (needs matplotlib: pip install 'spla[plot]').")
 @no_cache_option()
-def info_command(source, as_json, no_cache):
+def info_command(source, as_json, no_cache, spy_path):
     """Print the row-length statistics and load-imbalance figures of SOURCE.
 
     Shape, nnz, density; row length min/mean/median/max/std, coefficient of
@@ -84,6 +86,10 @@ def info_command(source, as_json, no_cache):
     """
     A = _load(source, no_cache)
     result = analysis.analyze(A)
+    if spy_path:
+        from .. import plots
+
+        click.echo(f"wrote {plots.spy(A, spy_path, title=source)}", err=True)
     if as_json:
         click.echo(report.to_json({"source": source, "load": _json_load_info(A), "analysis": result}))
         return
