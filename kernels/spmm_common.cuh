@@ -1,4 +1,4 @@
-// Helpers shared by the SpMM kernels (spmm_warp.cu, spmm_regk.cu).
+// Helpers shared by the SpMM kernels (spmm_regk.cu, spmm_warp.cu, spmm_subwarp.cu, spmm_fused.cu).
 //
 // X and the output are dense row-major blocks of k columns: entry (j, c) sits
 // at x[j * ldx + c]. A row of X is k contiguous values, so one nonzero of A

@@ -276,8 +276,9 @@ def parse_args(argv=None):
                         help="folder, catalogue name, file, gen: spec, or suite:NAME")
     parser.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     parser.add_argument("--kernels", default="all",
-                        help="GPU kernels: 'all' or a comma list (scalar,warp,vector,adaptive,auto); "
-                             "cuSPARSE is always the anchor. Ignored on the CPU (SciPy).")
+                        help="GPU kernels: 'all' or a comma list of spla.backend.spmv_cuda.KERNELS "
+                             "(scalar,warp,vector,adaptive,adaptive2,auto,cusparse-cupy); cuSPARSE is always the "
+                             "anchor. Ignored on the CPU (SciPy).")
     parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     parser.add_argument("--repeat", type=int, default=None, help="timed runs per kernel (default 20 CPU, 100 GPU)")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "report")),

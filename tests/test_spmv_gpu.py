@@ -306,8 +306,6 @@ def test_dense_panel_rows(rng, monkeypatch, dtype, use_gemv):
     kernel = "adaptive2" if use_gemv == "adaptive2" else "adaptive"  # adaptive2 runs dense rows as blocks
     if not use_gemv:
         monkeypatch.setattr(spmv_cuda, "dense_gemv", lambda: None)
-    elif use_gemv is True and spmv_cuda.dense_gemv() is None:
-        pytest.skip("spla.backend.gemm_cuda.gemv does not exist yet (fallback blocks are tested)")
     for beta in (0.0, 0.5):
         x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
         y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))

@@ -451,7 +451,7 @@ class _DevicePanel:
 
 
 def dense_gemv():
-    """The GEMM backend's ``gemv(M, x) -> M @ x`` if it exists, else None."""
+    """The GEMM backend's ``gemv(M, x) -> M @ x``; None if it cannot be imported (dense rows then run as blocks)."""
     try:
         from . import gemm_cuda
     except ImportError:

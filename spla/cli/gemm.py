@@ -192,13 +192,14 @@ def roofline_plot(report: dict, path: str, bandwidth_gbps: float | None) -> None
 @click.option("--k", "k", type=click.IntRange(min=1), default=1024, show_default=True,
               help="columns of A, rows of B")
 @click.option("--kernel", default="all", show_default=True,
-              help="a GEMM kernel name (see spla.backend.gemm_cuda.KERNELS) or 'all'")
+              help="a GEMM kernel name (spla.backend.gemm_cuda.ALL_KERNELS, e.g. tf32_wgmma, or auto), or 'all' "
+                   "(the path naive ... tf32, and cublas); without a GPU only numpy runs")
 @click.option("--repeat", type=click.IntRange(1), default=10, show_default=True, help="timed runs per kernel")
 @click.option("--device", type=click.Choice(["auto", "gpu", "cpu"]), default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="write a roofline plot (needs matplotlib)")
 def gemm_command(m, n, k, kernel, repeat, device, as_json, plot):
-    """Time GEMM kernels (naive ... tf32) against cuBLAS at one M x N x K."""
+    """Time GEMM kernels (by default the path naive ... tf32) against cuBLAS at one M x N x K."""
     if plot:
         try:
             import matplotlib  # noqa: F401  (fail before the benchmark, not after it)

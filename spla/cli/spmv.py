@@ -105,8 +105,8 @@ def _json_load_info(A) -> dict:
 @click.argument("source")
 @device_option()
 @click.option("--kernel", default="auto", show_default=True,
-              help="GPU: scalar, warp, vector, adaptive, auto, cusparse or all (cuSPARSE is always measured "
-                   "as the anchor). CPU: scipy (auto and all mean scipy).")
+              help="GPU: scalar, warp[:W], vector[:W], adaptive, adaptive2, auto, cusparse, cusparse-cupy or all "
+                   "(cuSPARSE is always measured as the anchor). CPU: scipy (auto and all mean scipy).")
 @dtype_option("A and x")
 @repeat_option()
 @click.option("--json", "as_json", is_flag=True, help="Print analysis and report as one JSON object.")
