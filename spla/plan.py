@@ -480,14 +480,19 @@ def _count(n: int) -> str:
 
 
 def analysis_mapping(lengths, nnz, A) -> dict:
-    """The plan as one of spla.analysis's work mappings (shown by ``spla info``)."""
+    """The plan as one of spla.analysis's work mappings (shown by ``spla info``).
+
+    The plan shown is adaptive2's when ``auto`` runs adaptive2, else adaptive's.
+    """
     from .backend.spmv_cuda import choose_kernel
 
-    summary = plan_for(A).summary()
+    kernel = choose_kernel(A)
+    plan = plan2_for(A) if kernel == "adaptive2" else plan_for(A)
+    summary = plan.summary()
     paths = ", ".join(f"{name} {_count(p['rows'])}/{_count(p['nnz'])}" for name, p in summary["paths"].items())
     return {
-        "unit": (f"block of {ADAPTIVE_THREADS} threads, nnz-balanced; work = its nnz; rows/nnz per path: "
-                 f"{paths}; auto runs {choose_kernel(A)}"),
+        "unit": (f"{'adaptive2' if kernel == 'adaptive2' else 'adaptive'} plan, blocks of {ADAPTIVE_THREADS} "
+                 f"threads, nnz-balanced; work = its nnz; rows/nnz per path: {paths}; auto runs {kernel}"),
         "groups": summary["blocks"],
         "max_work": summary["block_nnz_max"],
         "mean_work": summary["block_nnz_mean"],
