@@ -110,23 +110,11 @@ def gemv(M, x, y=None, *, alpha=1.0, beta=0.0):
     --------
     numpy.dot, cupy.matmul, scipy.linalg.blas.sgemv
     """
-    xp = _array_module(M, x, y)
-    if xp is not np:
-        from .backend import gemm_cuda
+    from .backend import gemm_cuda
 
+    if _array_module(M, x, y) is not np:
         return gemm_cuda.gemv(M, x, y, alpha=alpha, beta=beta)
-    if getattr(M, "ndim", None) != 2:
-        raise InputError(f"M must be a 2-D array, got shape {getattr(M, 'shape', None)}")
-    if M.dtype not in (np.float32, np.float64):
-        raise InputError(f"GEMV takes float32 or float64 matrices, got {M.dtype}")
-    n_rows, n_cols = M.shape
-    if getattr(x, "ndim", None) != 1 or x.shape[0] != n_cols:
-        raise InputError(f"x must be a vector of length {n_cols}, got shape {getattr(x, 'shape', None)}")
-    if y is not None and (getattr(y, "ndim", None) != 1 or y.shape[0] != n_rows or y.dtype != M.dtype):
-        raise InputError(f"y must be a {M.dtype} vector of length {n_rows}, got "
-                         f"{getattr(y, 'dtype', None)} shape {getattr(y, 'shape', None)}")
-    if y is None and beta != 0:
-        raise InputError("beta != 0 needs an input y")
+    n_rows, _ = gemm_cuda.check_gemv_operands(M, x, y, beta)
     product = np.asarray(M @ x.astype(M.dtype, copy=False), dtype=M.dtype)
     out = np.empty(n_rows, dtype=M.dtype) if y is None else y
     return _write_scaled(product, out, alpha, beta)

@@ -319,6 +319,23 @@ def _aligned16(a, xp):
     return a
 
 
+def check_gemv_operands(M, x, y, beta):
+    """Shapes and dtypes of y = alpha * M @ x + beta * y; returns M's shape, raises InputError."""
+    if getattr(M, "ndim", None) != 2:
+        raise InputError(f"M must be a 2-D array, got shape {getattr(M, 'shape', None)}")
+    if M.dtype not in (np.float32, np.float64):
+        raise InputError(f"GEMV takes float32 or float64 matrices, got {M.dtype}")
+    n_rows, n_cols = M.shape
+    if getattr(x, "ndim", None) != 1 or x.shape[0] != n_cols:
+        raise InputError(f"x must be a vector of length {n_cols}, got shape {getattr(x, 'shape', None)}")
+    if y is not None and (getattr(y, "ndim", None) != 1 or y.shape[0] != n_rows or y.dtype != M.dtype):
+        raise InputError(f"y must be a {M.dtype} vector of length {n_rows}, got "
+                         f"{getattr(y, 'dtype', None)} shape {getattr(y, 'shape', None)}")
+    if y is None and beta != 0:
+        raise InputError("beta != 0 needs an input y")
+    return M.shape
+
+
 def check_operands(A, B, C):
     """Shapes, dtypes and the result dtype of C = A @ B (+ C); raises InputError."""
     for name, arr in (("A", A), ("B", B)):
@@ -596,18 +613,7 @@ def gemv(M, x, y=None, *, alpha=1.0, beta=0.0):
     cupy.matmul, cupy.cublas.gemv, numpy.dot
     """
     cupy = cuda.require_cupy()
-    if getattr(M, "ndim", None) != 2:
-        raise InputError(f"M must be a 2-D array, got shape {getattr(M, 'shape', None)}")
-    if M.dtype not in (np.float32, np.float64):
-        raise InputError(f"GEMV takes float32 or float64 matrices, got {M.dtype}")
-    n_rows, n_cols = M.shape
-    if getattr(x, "ndim", None) != 1 or x.shape[0] != n_cols:
-        raise InputError(f"x must be a vector of length {n_cols}, got shape {getattr(x, 'shape', None)}")
-    if y is not None and (getattr(y, "ndim", None) != 1 or y.shape[0] != n_rows or y.dtype != M.dtype):
-        raise InputError(f"y must be a {M.dtype} vector of length {n_rows}, got "
-                         f"{getattr(y, 'dtype', None)} shape {getattr(y, 'shape', None)}")
-    if y is None and beta != 0:
-        raise InputError("beta != 0 needs an input y")
+    n_rows, n_cols = check_gemv_operands(M, x, y, beta)
     M = cupy.ascontiguousarray(M)
     x = cupy.ascontiguousarray(x, dtype=M.dtype)
     out = cupy.empty(n_rows, dtype=M.dtype) if y is None else y
