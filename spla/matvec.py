@@ -46,17 +46,17 @@ def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto"):
     --------
     scipy.sparse.csr_matrix.dot, cupyx.scipy.sparse.csr_matrix.dot
     """
-    if type(A) is CSRMatrix and beta == 0:
+    if type(A) is CSRMatrix and beta == 0 and cuda.is_cupy_array(x):
         # Hot path: after the first GPU call for (A, kernel) the backend caches a
         # bound launcher on A; it takes a contiguous CuPy x of A's dtype and returns
-        # None for anything else (NumPy x included), which takes the checked path below.
-        launchers = A._cache.get("spmv-bound")  # spla.backend.spmv_cuda.BOUND_KEY
-        if launchers is not None:
-            bound = launchers.get(kernel)
-            if bound is not None:
-                result = bound.fast(x, None, alpha, beta, None)
-                if result is not None:
-                    return result
+        # None for anything else, which takes the checked path below.
+        from .backend import spmv_cuda
+
+        bound = spmv_cuda.bound_launcher(A, kernel)
+        if bound is not None:
+            result = bound.fast(x, None, alpha, beta, None)
+            if result is not None:
+                return result
     A = as_csr(A)
     xp = cuda.array_module(x, y)
     _check_vector(A, x, y)

@@ -47,6 +47,7 @@ def _fake_cupy(launches):
         return launch
 
     fake = types.SimpleNamespace(
+        __name__="cupy",
         ndarray=FakeArray,
         asarray=lambda a, dtype=None: a if isinstance(a, FakeArray) else FakeArray(np.asarray(a, dtype)),
         empty=lambda n, dtype=float: FakeArray(np.full(n, np.nan, dtype)),
@@ -135,3 +136,23 @@ def test_fast_path_declines_what_it_does_not_check(rng, launches):
         spmv_cuda.spmv(A, FakeArray(np.ones(201, np.float32)), kernel="scalar")
     with pytest.raises(InputError, match="needs y"):
         spmv_cuda.spmv(A, x, beta=1.0, kernel="scalar")
+
+
+def test_public_spmv_takes_the_cached_launcher(rng, launches, monkeypatch):
+    import spla
+
+    A = _device(sp.random(300, 200, density=0.05, format="csr", random_state=rng))
+    x = FakeArray(rng.random(200).astype(np.float32))
+    first = spla.spmv(A, x, kernel="scalar")
+    assert spmv_cuda.bound_launcher(A, "scalar") is not None
+
+    def checked_path(*args, **kwargs):
+        raise AssertionError("the second call should not reach the checked path")
+
+    from spla import matvec
+
+    monkeypatch.setattr(matvec, "as_csr", checked_path)  # spla.spmv's own checks
+    monkeypatch.setattr(spmv_cuda, "_spmv_checked", checked_path)
+    second = spla.spmv(A, x, kernel="scalar")
+    assert len(launches) == 2 and launches[-1][3][0] == launches[0][3][0]
+    assert second.shape == first.shape

@@ -229,13 +229,11 @@ def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", plan=None, 
     cupyx.scipy.sparse.csr_matrix.dot, cupyx.cusparse.spmv
     """
     if plan is None:
-        bound = A._cache.get(BOUND_KEY)
+        bound = bound_launcher(A, kernel)
         if bound is not None:
-            bound = bound.get(kernel)
-            if bound is not None:
-                result = bound.fast(x, y, alpha, beta, out)
-                if result is not None:
-                    return result
+            result = bound.fast(x, y, alpha, beta, out)
+            if result is not None:
+                return result
     return _spmv_checked(A, x, y, alpha, beta, kernel, plan, out)
 
 
