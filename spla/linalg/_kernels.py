@@ -47,7 +47,10 @@ class HostKernels:
         self.dtype = np.dtype(dtype)
 
     def state(self, size: int):
-        return np.zeros(size, dtype=np.float64)
+        # Scalars (rho, alpha, omega, ...) in the solver's dtype, as SciPy keeps them: in
+        # float32 the two rounding choices drift apart, and on an indefinite system BiCGSTAB
+        # with float64 scalars broke down (rho == 0) where SciPy's float32 scalars converge.
+        return np.zeros(size, dtype=self.dtype)
 
     def fetch(self, state):
         return state
