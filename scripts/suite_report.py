@@ -277,7 +277,7 @@ def parse_args(argv=None):
     parser.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     parser.add_argument("--kernels", default="all",
                         help="GPU kernels: 'all' or a comma list of spla.backend.spmv_cuda.KERNELS "
-                             "(scalar,warp,vector,adaptive,adaptive2,auto,cusparse-cupy); cuSPARSE is always the "
+                             "(scalar,warp,vector,adaptive,adaptive2,segmented,auto,cusparse-cupy); cuSPARSE is always the "
                              "anchor. Ignored on the CPU (SciPy).")
     parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     parser.add_argument("--repeat", type=int, default=None, help="timed runs per kernel (default 20 CPU, 100 GPU)")

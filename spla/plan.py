@@ -265,6 +265,28 @@ def plan2_for(A) -> Plan:
     return plan_for(A, **ADAPTIVE2_THRESHOLDS)
 
 
+def segmented_tile_rows(A, tile: int) -> np.ndarray:
+    """Row ownership of ``kernels/spmv_segmented.cu``'s nonzero tiles, cached on A.
+
+    Tile ``t`` covers nonzeros ``[t * tile, (t + 1) * tile)`` and owns the rows
+    that start in it: rows ``tile_rows[t] .. tile_rows[t + 1] - 1``. The last
+    tile also owns trailing empty rows, and a matrix without nonzeros still has
+    one tile (it writes the empty rows). Returns int64 ``tile_rows`` of length
+    ``n_tiles + 1`` ending in ``n_rows``.
+    """
+    if tile < 1:
+        raise InputError(f"tile must be >= 1, got {tile}")
+    key = ("segmented-tile-rows", tile)
+    if key not in A._cache:
+        indptr = _host_indptr(A)
+        n_tiles = max(1, -(-int(indptr[-1]) // tile))
+        tile_rows = np.empty(n_tiles + 1, dtype=np.int64)
+        tile_rows[:-1] = np.searchsorted(indptr[:-1], np.arange(n_tiles, dtype=np.int64) * tile, side="left")
+        tile_rows[-1] = indptr.size - 1
+        A._cache[key] = tile_rows
+    return A._cache[key]
+
+
 def _column_spans(A, rows: np.ndarray, indptr: np.ndarray):
     """First and last column of each given (non-empty) row.
 

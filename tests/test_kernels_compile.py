@@ -22,6 +22,7 @@ import pytest
 
 import spla.backend
 from spla import cuda, plan
+from spla.backend import spmv_cuda
 
 NVCC = shutil.which("nvcc")
 KERNEL_DIR = cuda.kernel_dir()
@@ -78,12 +79,16 @@ def test_every_source_and_declared_instantiation_compiles(tmp_path):
     assert not failures, "\n\n".join(failures)
 
 
-def test_adaptive_constants_match_the_plan():
-    text = (KERNEL_DIR / "spmv_adaptive.cu").read_text()
-    for name, value in (("ADAPTIVE_THREADS", plan.ADAPTIVE_THREADS), ("ADAPTIVE_STAGE", plan.ADAPTIVE_STAGE)):
-        match = re.search(rf"constexpr int {name} = (\d+);", text)
-        assert match, f"{name} not found in spmv_adaptive.cu"
-        assert int(match.group(1)) == value, f"{name}: kernel says {match.group(1)}, spla.plan says {value}"
+@pytest.mark.parametrize("filename,name,value", [
+    ("spmv_adaptive.cu", "ADAPTIVE_THREADS", plan.ADAPTIVE_THREADS),
+    ("spmv_adaptive.cu", "ADAPTIVE_STAGE", plan.ADAPTIVE_STAGE),
+    ("spmv_segmented.cu", "SEGMENTED_THREADS", spmv_cuda.SEGMENTED_THREADS),
+])
+def test_kernel_constants_match_the_host(filename, name, value):
+    text = (KERNEL_DIR / filename).read_text()
+    match = re.search(rf"constexpr int {name} = (\d+);", text)
+    assert match, f"{name} not found in {filename}"
+    assert int(match.group(1)) == value, f"{name}: {filename} says {match.group(1)}, the host says {value}"
 
 
 def test_every_declared_name_carries_the_prefix_and_its_file_exists():

@@ -262,11 +262,34 @@ def test_auto_policy_classes(rng):
 def test_kernel_names_parse():
     assert spmv_cuda.parse_kernel("warp:8") == ("warp", 8)
     assert spmv_cuda.parse_kernel("adaptive") == ("adaptive", None)
-    for bad in ("nope", "scalar:4", "warp:3", "vector:64"):
+    assert spmv_cuda.parse_kernel("segmented:16") == ("segmented", 16)
+    for bad in ("nope", "scalar:4", "warp:3", "vector:64", "segmented:2", "segmented:32", "adaptive:8"):
         with pytest.raises(InputError):
             spmv_cuda.parse_kernel(bad)
     assert list(spmv_cuda.KERNELS)[:4] == ["scalar", "warp", "vector", "adaptive"]
     assert spmv_cuda.lanes_for(5) == 4 and spmv_cuda.lanes_for(1000) == 32 and spmv_cuda.lanes_for(1) == 2
+
+
+# ---------------------------------------------------- segmented tile rows
+@pytest.mark.parametrize("tile", [1, 4, 128, 256])
+def test_segmented_tiles_own_the_rows_that_start_in_them(rng, tile):
+    lengths = np.concatenate([rng.integers(0, 9, 300), [0, 700, 0, 0, 256, 128, 0, 1], np.zeros(5, int)])
+    A = _matrix(list(rng.permutation(lengths[:-5])) + [0] * 5, 900, rng)
+    tile_rows = planning.segmented_tile_rows(A, tile)
+    indptr = np.asarray(A.indptr, dtype=np.int64)
+    n_tiles = -(-A.nnz // tile)
+    assert tile_rows.size == n_tiles + 1 and tile_rows[0] == 0 and tile_rows[-1] == A.n_rows
+    owner = np.minimum(indptr[:-1] // tile, n_tiles - 1)  # trailing empty rows: the last tile
+    counts = np.bincount(owner, minlength=n_tiles)
+    np.testing.assert_array_equal(np.diff(tile_rows), counts)
+    assert planning.segmented_tile_rows(A, tile) is tile_rows, "cached on the matrix"
+
+
+def test_segmented_tiles_of_a_matrix_without_nonzeros():
+    empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(8, int), (7, 3))
+    np.testing.assert_array_equal(planning.segmented_tile_rows(empty, 256), [0, 7])
+    with pytest.raises(InputError):
+        planning.segmented_tile_rows(empty, 0)
 
 
 # ------------------------------------------------------- adaptive2 layout

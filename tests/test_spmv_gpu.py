@@ -22,9 +22,9 @@ pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
 from spla.backend import spmv_cuda  # noqa: E402  (after the skip: needs nothing of CuPy at import)
 
-# every registry entry (a new kernel is covered by being registered) plus every lane width
-KERNELS = (list(spmv_cuda.KERNELS)
-           + [f"warp:{w}" for w in spmv_cuda.LANE_WIDTHS] + [f"vector:{w}" for w in spmv_cuda.LANE_WIDTHS])
+# every registry entry (a new kernel is covered by being registered) plus every kernel parameter
+KERNELS = list(spmv_cuda.KERNELS) + [f"{family}:{value}" for family, values in spmv_cuda.KERNEL_PARAMETERS.items()
+                                     for value in values]
 DTYPES = [np.float32, np.float64]
 INDEX_DTYPES = [np.int32, np.int64]
 
@@ -84,6 +84,13 @@ def medium_rows(rng):
     return _rows(rng, rng.integers(200, 1500, 300), 5000)  # the stream/block edge of adaptive
 
 
+def tile_edges(rng):
+    """Rows that end exactly on segmented's tile edges (128, 256, 512 nonzeros), empty rows
+    on and between them, a row of exactly one tile, rows crossing one and several edges."""
+    pattern = [256, 0, 0, 256, 128, 128, 0, 512, 1, 255, 0, 0, 1024, 64, 191, 0, 513, 3]
+    return _rows(rng, pattern * 6 + [0, 0, 0], 3000)
+
+
 def power_law(rng):
     # every path of adaptive2 at once: stream, rows (257..1024), block, split
     lengths = np.minimum(rng.zipf(1.6, 4000), 12000)
@@ -102,6 +109,7 @@ CASES = {
     "unaligned-starts": unaligned_starts,
     "medium-rows": medium_rows,
     "power-law": power_law,
+    "tile-edges": tile_edges,
     "1x1": lambda rng: sp.csr_matrix(np.array([[rng.uniform(0.5, 2)]])),
     "n-by-1": lambda rng: _random(rng, 1000, 1, 0.7),
     "1-by-n": lambda rng: _random(rng, 1, 5000, 0.9),
@@ -165,7 +173,8 @@ def test_kernel_matches_scipy(rng, case, dtype, index_dtype, kernel):
     assert result is out
 
 
-ALPHA_BETA_CASES = ["random", "one-heavy-row", "lengths-1-70", "empty-rows", "no-nonzeros", "power-law"]
+ALPHA_BETA_CASES = ["random", "one-heavy-row", "lengths-1-70", "empty-rows", "no-nonzeros", "power-law",
+                    "tile-edges"]
 AB_PARAMS = [(case, dtype, kernel) for case in ALPHA_BETA_CASES for dtype in DTYPES for kernel in KERNELS]
 
 
@@ -190,7 +199,8 @@ def test_alpha_beta(rng, case, dtype, kernel):
            f"{case}/{kernel} alpha=-3 beta=0 NaN-poisoned y")
 
 
-@pytest.mark.parametrize("kernel", ["scalar", "warp:2", "warp:32", "vector:4", "vector:32", "adaptive", "adaptive2"])
+@pytest.mark.parametrize("kernel", ["scalar", "warp:2", "warp:32", "vector:4", "vector:32", "adaptive", "adaptive2",
+                                    "segmented:4", "segmented:16"])
 def test_tiny_grids_still_cover_every_row(rng, monkeypatch, kernel):
     """All kernels loop grid-stride; cap the grid at 2 blocks to prove it."""
     monkeypatch.setattr(spmv_cuda, "MAX_BLOCKS", 2)
@@ -201,11 +211,11 @@ def test_tiny_grids_still_cover_every_row(rng, monkeypatch, kernel):
     _check(spmv_cuda.spmv(A, x, kernel=kernel, out=out), A, ref, scale, lengths, f"{kernel} on a 2-block grid")
 
 
-@pytest.mark.parametrize("kernel", ["adaptive", "adaptive2"])
+@pytest.mark.parametrize("kernel", ["adaptive", "adaptive2", "segmented"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_adaptive_repeats_and_new_x(rng, dtype, kernel):
-    """Split rows reset their completion counters: call after call stays right
-    (the later calls go through the cached launcher)."""
+    """Split rows (and segmented's rows cut by tiles) reset their completion
+    counters: call after call stays right (later calls use the cached launcher)."""
     A = _device_matrix(one_heavy_row(rng), dtype, np.int32)
     for call in range(4):
         x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
@@ -242,7 +252,7 @@ def test_adaptive_refuses_a_rows_plan(rng):
         spmv_cuda.spmv(A, x, kernel="adaptive", plan=planning.plan2_for(A))
 
 
-@pytest.mark.parametrize("kernel", ["scalar", "vector", "adaptive2", "auto", "cusparse"])
+@pytest.mark.parametrize("kernel", ["scalar", "vector", "adaptive2", "segmented", "auto", "cusparse"])
 def test_cached_launcher_falls_back_for_unusual_calls(rng, kernel):
     """After the first call binds a launcher, calls it does not take (strided or
     float64 x, beta != 0, a wrong-sized x or out) still get checked and right."""
@@ -350,5 +360,16 @@ def test_bad_arguments_fail_loudly(rng):
         spmv_cuda.spmv(A, x, kernel="adaptive", plan=other)
     # arrays that start 4 bytes into an allocation: packs would straddle 16-byte lines
     misaligned = CSRMatrix(A.data[1:], A.indices[1:], cupy.asarray([0, A.nnz - 1]), (1, 40), validate=False)
-    with pytest.raises(KernelError, match="16-byte boundary"):
-        spmv_cuda.spmv(misaligned, x, kernel="vector")
+    for kernel in ("vector", "segmented"):
+        with pytest.raises(KernelError, match="16-byte boundary"):
+            spmv_cuda.spmv(misaligned, x, kernel=kernel)
+
+
+@pytest.mark.parametrize("case", ["one-heavy-row", "power-law", "tile-edges"])
+def test_segmented_gives_the_same_bits_every_call(rng, case):
+    """Rows cut by tiles are summed in tile order, never by float atomics."""
+    A = _device_matrix(CASES[case](rng), np.float32, np.int32)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
+    first = spmv_cuda.spmv(A, x, kernel="segmented")
+    for _ in range(5):
+        assert cupy.array_equal(spmv_cuda.spmv(A, x, kernel="segmented"), first)

@@ -89,6 +89,7 @@ def _device(host_matrix):
     ("vector", "spmv_vector.cu", "spla_spmv_vector"),
     ("adaptive", "spmv_adaptive.cu", "spla_spmv_adaptive"),
     ("adaptive2", "spmv_adaptive2.cu", "spla_spmv_adaptive2"),
+    ("segmented", "spmv_segmented.cu", "spla_spmv_segmented"),
 ])
 def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, filename, function):
     lengths = rng.integers(0, 20, 400)
@@ -111,7 +112,14 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
             state = spmv_cuda.bound_launcher(A, kernel).state
             assert args[params.index("row_list")] is state.row_list
             assert args[params.index("n_blocks")] == state.blocks.shape[0]
-        assert block[0] == (spmv_cuda.ADAPTIVE_THREADS if "adaptive" in kernel else spmv_cuda.ROW_BLOCK)
+        if "tile_rows" in params:
+            n_tiles = args[params.index("n_tiles")]
+            assert args[params.index("nnz")] == A.nnz and n_tiles == -(-A.nnz // (32 * spmv_cuda.SEGMENTED_DEFAULT))
+            assert args[params.index("tile_rows")].size == n_tiles + 1
+            assert grid[0] * spmv_cuda.SEGMENTED_WARPS >= n_tiles
+        threads = {"adaptive": spmv_cuda.ADAPTIVE_THREADS, "adaptive2": spmv_cuda.ADAPTIVE_THREADS,
+                   "segmented": spmv_cuda.SEGMENTED_THREADS}
+        assert block[0] == threads.get(kernel, spmv_cuda.ROW_BLOCK)
     assert len(launches) == 3
     first = spmv_cuda.bound_launcher(A, kernel)
     assert first is not None

@@ -3,11 +3,13 @@
 ``spmv(A, x, y, alpha=, beta=, kernel=)`` computes ``alpha * A @ x + beta * y``
 on the GPU with one of :data:`KERNELS`. Kernels live in ``kernels/spmv_*.cu``,
 one idea per file, in the order of the optimisation path (scalar -> warp ->
-vector -> adaptive); ``cusparse`` and ``cusparse-cupy`` are the anchors every
-benchmark measures beside them.
+vector -> adaptive -> adaptive2 -> segmented); ``cusparse`` and
+``cusparse-cupy`` are the anchors every benchmark measures beside them.
 
-Kernel names may carry a lane width, ``"warp:8"`` or ``"vector:16"``;
-without one the width follows the mean row length (:func:`lanes_for`).
+Kernel names may carry a parameter: a lane width, ``"warp:8"`` or
+``"vector:16"`` (without one the width follows the mean row length,
+:func:`lanes_for`), or the entries per lane of ``"segmented:K"`` (default
+:data:`SEGMENTED_DEFAULT`).
 """
 
 from __future__ import annotations
@@ -27,12 +29,20 @@ KERNELS = OrderedDict([
                  "split long rows, dense panel via GEMV (kernels/spmv_adaptive.cu)"),
     ("adaptive2", "adaptive with length-sorted sub-warp rows for medium rows, staged row offsets, "
                   "4-deep load pipelining, no dense path (kernels/spmv_adaptive2.cu)"),
+    ("segmented", "fixed tiles of 32*K nonzeros, one warp each, K entries per lane in registers, "
+                  "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)"),
     ("auto", "picks one of the above from the row statistics (see choose_kernel)"),
     ("cusparse", "cuSPARSE SpMV, descriptors and buffer built once per matrix (kernel-level anchor)"),
     ("cusparse-cupy", "cupyx.scipy.sparse csr_matrix @ x: cuSPARSE as a CuPy user calls it"),
 ])
-SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2")
+SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented")
 LANE_WIDTHS = (2, 4, 8, 16, 32)
+# Entries per lane of spmv_segmented.cu (a tile is 32 * K nonzeros); K * 4 bytes
+# must be whole 16-byte packs, so 4 is the least.
+SEGMENTED_ENTRIES = (4, 8, 16)
+SEGMENTED_DEFAULT = 8
+# The kernel parameter each family takes after a colon, and its allowed values.
+KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "segmented": SEGMENTED_ENTRIES}
 
 VALUE_TYPES = OrderedDict([(np.dtype(np.float32), "float"), (np.dtype(np.float64), "double")])
 INDEX_TYPES = OrderedDict([(np.dtype(np.int32), "int"), (np.dtype(np.int64), "long long")])
@@ -49,8 +59,11 @@ MAX_BLOCKS = cuda.MAX_GRID_X
 # spmv_adaptive.cu's constants, mirrored by spla.plan (the compile test checks them).
 ADAPTIVE_THREADS = planning.ADAPTIVE_THREADS
 ADAPTIVE_STAGE = planning.ADAPTIVE_STAGE
-# The vector kernel reads 16-byte packs at pack-aligned offsets of data and indices.
+# The vector and segmented kernels read 16-byte packs at pack-aligned offsets of data and indices.
 VECTOR_ALIGNMENT = 16
+# spmv_segmented.cu's block: 8 warps, one tile each (its SEGMENTED_THREADS).
+SEGMENTED_THREADS = 256
+SEGMENTED_WARPS = SEGMENTED_THREADS // 32
 
 
 def _declare(filename, template, widths=None):
@@ -68,26 +81,27 @@ SOURCES = {
     "vector": _declare("spmv_vector.cu", "spla_spmv_vector<{v}, {i}, {w}>", LANE_WIDTHS),
     "adaptive": _declare("spmv_adaptive.cu", "spla_spmv_adaptive<{v}, {i}>"),
     "adaptive2": _declare("spmv_adaptive2.cu", "spla_spmv_adaptive2<{v}, {i}>"),
+    "segmented": _declare("spmv_segmented.cu", "spla_spmv_segmented<{v}, {i}, {w}>", SEGMENTED_ENTRIES),
 }
 
 
-def kernel_name(family: str, dtype, index_dtype, lanes: int | None = None) -> str:
-    """The NVRTC name expression of one instantiation."""
+def kernel_name(family: str, dtype, index_dtype, param: int | None = None) -> str:
+    """The NVRTC name expression of one instantiation (``param``: see :data:`KERNEL_PARAMETERS`)."""
     v, i = VALUE_TYPES[np.dtype(dtype)], INDEX_TYPES[np.dtype(index_dtype)]
-    if family in ("warp", "vector"):
-        return f"spla_spmv_{family}<{v}, {i}, {lanes}>"
+    if family in KERNEL_PARAMETERS:
+        return f"spla_spmv_{family}<{v}, {i}, {param}>"
     return f"spla_spmv_{family}<{v}, {i}>"
 
 
-_FUNCTIONS: dict = {}  # (family, dtype, index dtype, lanes, device) -> RawKernel: no lookups per call
+_FUNCTIONS: dict = {}  # (family, dtype, index dtype, param, device) -> RawKernel: no lookups per call
 
 
-def _function(family, dtype, index_dtype, lanes=None):
+def _function(family, dtype, index_dtype, param=None):
     cupy = cuda.require_cupy()
-    key = (family, dtype, index_dtype, lanes, cupy.cuda.runtime.getDevice())
+    key = (family, dtype, index_dtype, param, cupy.cuda.runtime.getDevice())
     function = _FUNCTIONS.get(key)
     if function is None:
-        function = _FUNCTIONS[key] = SOURCES[family].function(kernel_name(family, dtype, index_dtype, lanes))
+        function = _FUNCTIONS[key] = SOURCES[family].function(kernel_name(family, dtype, index_dtype, param))
     return function
 
 
@@ -106,17 +120,21 @@ def lanes_for(mean_row: float, entries_per_lane_step: int = 1) -> int:
     return LANE_WIDTHS[-1]
 
 
+_PARAMETER_HELP = (f"warp and vector take an optional :LANES, one of {LANE_WIDTHS}; "
+                   f"segmented an optional :K entries per lane, one of {SEGMENTED_ENTRIES}")
+
+
 def parse_kernel(kernel: str):
     """``"warp:8"`` -> ("warp", 8); ``"scalar"`` -> ("scalar", None). Unknown names raise."""
-    family, _, width = str(kernel).partition(":")
+    family, _, param = str(kernel).partition(":")
     if family not in KERNELS:
         raise KernelError(f"unknown SpMV kernel {kernel!r}; expected one of {', '.join(KERNELS)} "
-                          f"(warp and vector take an optional :LANES, one of {LANE_WIDTHS})")
-    if not width:
+                          f"({_PARAMETER_HELP})")
+    if not param:
         return family, None
-    if family not in ("warp", "vector") or not width.isdigit() or int(width) not in LANE_WIDTHS:
-        raise KernelError(f"{kernel!r}: only warp and vector take a lane width, one of {LANE_WIDTHS}")
-    return family, int(width)
+    if not param.isdigit() or int(param) not in KERNEL_PARAMETERS.get(family, ()):
+        raise KernelError(f"{kernel!r}: {_PARAMETER_HELP}")
+    return family, int(param)
 
 
 # ------------------------------------------------------------- auto policy
@@ -245,7 +263,7 @@ def bound_launcher(A, kernel: str = "auto"):
 def _spmv_checked(A, x, y, alpha, beta, kernel, plan, out):
     """Every check, every conversion; binds a launcher for the fast path."""
     cupy = cuda.require_cupy()
-    family, lanes = parse_kernel(kernel)
+    family, param = parse_kernel(kernel)
     caller = A
     A = A.to_device()
     dtype = A.dtype
@@ -279,7 +297,7 @@ def _spmv_checked(A, x, y, alpha, beta, kernel, plan, out):
         return _cusparse_cupy(A, x, out, alpha, beta)
     if family == "cusparse" and A.nnz == 0:  # cuSPARSE refuses empty matrices on some versions
         return _scale(out, beta)
-    launcher = _bind(cupy, A, family, lanes, plan, x, out)
+    launcher = _bind(cupy, A, family, param, plan, x, out)
     if plan is None:  # launchers for explicit plans are not cached: the plan is the caller's
         # on the matrix the caller holds, its device copy, and the host matrix of that
         # copy (spla.spmv and A @ x pass the device copy of a host matrix)
@@ -375,6 +393,32 @@ class _AdaptiveLauncher(_Bound):
         return out
 
 
+class _SegmentedLauncher(_Bound):
+    """segmented: one warp per tile of 32 * K nonzeros; tile ownership and the
+    cut rows' partial sums and counters are built once per (matrix, K, dtype)."""
+
+    def __init__(self, cupy, A, entries):
+        super().__init__(cupy, A)
+        _require_aligned(A, "segmented", "adaptive2")
+        tile_rows = planning.segmented_tile_rows(A, 32 * entries)
+        n_tiles = tile_rows.size - 1
+        key = ("segmented-state", entries, cupy.cuda.Device().id, A.dtype.str)
+        state = A._cache.get(key)
+        if state is None:
+            # counters zeroed once; the tile that finishes a cut row resets its counter
+            state = A._cache[key] = (cupy.asarray(tile_rows), cupy.empty(n_tiles, dtype=A.dtype),
+                                     cupy.empty(n_tiles, dtype=A.dtype), cupy.zeros(n_tiles, dtype=np.uint32))
+        device_rows, head_partials, tail_partials, counters = state
+        self.function = _function("segmented", A.dtype, A.index_dtype, entries)
+        self.grid, self.block = (_grid(n_tiles, SEGMENTED_WARPS),), (SEGMENTED_THREADS,)
+        self.head = (np.int64(n_tiles), np.int64(A.nnz), device_rows, A.indptr, A.indices, A.data)
+        self.tail = (head_partials, tail_partials, counters)
+
+    def launch(self, x, out, alpha, beta):
+        self.function(self.grid, self.block, self.head + (x, out, alpha, beta) + self.tail)
+        return out
+
+
 class _CusparseLauncher(_Bound):
     """cuSPARSE with its descriptors built once (the anchor gets the same fast path as spla's kernels)."""
 
@@ -386,11 +430,21 @@ class _CusparseLauncher(_Bound):
         self.launch = state
 
 
-def _bind(cupy, A, family, lanes, plan, x, out):
+def _require_aligned(A, family, instead):
+    """The 16-byte packs of the vector and segmented kernels need aligned data and indices."""
+    for what, array in (("data", A.data), ("indices", A.indices)):
+        if array.data.ptr % VECTOR_ALIGNMENT:
+            raise KernelError(f"the {family} kernel needs A.{what} on a {VECTOR_ALIGNMENT}-byte boundary "
+                              f"(it is at {array.data.ptr:#x}); copy the matrix or use kernel={instead!r}")
+
+
+def _bind(cupy, A, family, param, plan, x, out):
     """Resolve kernel, plan and launch configuration once."""
     n_rows = A.n_rows
     if family == "cusparse":
         return _CusparseLauncher(cupy, A, x, out)
+    if family == "segmented":
+        return _SegmentedLauncher(cupy, A, param or SEGMENTED_DEFAULT)
     if family in ("adaptive", "adaptive2"):
         if plan is None:
             plan = planning.plan_for(A) if family == "adaptive" else planning.plan2_for(A)
@@ -398,12 +452,9 @@ def _bind(cupy, A, family, lanes, plan, x, out):
     if family == "scalar":
         return _RowLauncher(cupy, A, _function("scalar", A.dtype, A.index_dtype), _grid(n_rows, ROW_BLOCK),
                             ROW_BLOCK)
-    lanes = _lanes(A, family, lanes)
+    lanes = _lanes(A, family, param)
     if family == "vector":
-        for what, array in (("data", A.data), ("indices", A.indices)):
-            if array.data.ptr % VECTOR_ALIGNMENT:
-                raise KernelError(f"the vector kernel needs A.{what} on a {VECTOR_ALIGNMENT}-byte boundary "
-                                  f"(it is at {array.data.ptr:#x}); copy the matrix or use kernel='warp'")
+        _require_aligned(A, "vector", "warp")
     return _RowLauncher(cupy, A, _function(family, A.dtype, A.index_dtype, lanes),
                         _grid(n_rows, ROW_BLOCK // lanes), ROW_BLOCK)
 

@@ -105,7 +105,8 @@ def _json_load_info(A) -> dict:
 @click.argument("source")
 @device_option()
 @click.option("--kernel", default="auto", show_default=True,
-              help="GPU: scalar, warp[:W], vector[:W], adaptive, adaptive2, auto, cusparse, cusparse-cupy or all "
+              help="GPU: scalar, warp[:W], vector[:W], adaptive, adaptive2, segmented[:K], auto, cusparse, "
+                   "cusparse-cupy or all "
                    "(cuSPARSE is always measured as the anchor). CPU: scipy (auto and all mean scipy).")
 @dtype_option("A and x")
 @repeat_option()

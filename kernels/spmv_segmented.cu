@@ -1,0 +1,193 @@
+// spmv_segmented: fixed-size nonzero tiles, one warp each, a segmented warp scan (step 6).
+//
+// What changed from spmv_adaptive2.cu: no bins of whole rows. The nonzeros are
+// cut into tiles of TILE = 32 * K consecutive entries, whatever rows they
+// belong to, and warp t takes tile t, so every warp does the same work however
+// the row lengths fall. On the 16M-row power law (rows of ~8 nnz, random
+// columns) adaptive2's per-block chain (descriptor -> indptr -> values -> x ->
+// barrier -> sum) left too few loads in flight: 0.74x cuSPARSE. Here a lane's
+// loads depend only on its tile number: K values and K column indices as
+// 16-byte packs, then K independent x gathers, all in flight at once; the K
+// products stay in registers (no shared-memory stage, no block barrier).
+//
+// Rows and tiles:
+//  * tile t "owns" the rows that start in it, tile_rows[t] .. tile_rows[t+1]-1
+//    (spla/plan.py, segmented_tile_rows; the last tile also owns trailing empty
+//    rows). The warp marks, in shared memory, the tile position where each row
+//    ending in the tile ends; a lane then adds its K products left to right,
+//    finishing a row at each mark, and a segmented scan over the lanes carries
+//    the open sum of each lane into the first row its right neighbours finish.
+//  * a row cut by tile edges leaves one partial sum in each tile it touches:
+//    the owner's in tail_partials[owner], every later tile's in
+//    head_partials[tile]. Each tile bumps counters[owner] after storing its
+//    partial; the tile that brings the count to the number of tiles the row
+//    touches adds the partials in tile order and writes y. No float atomics:
+//    the sum's order is fixed, so every call gives the same bits.
+//  * empty rows are written (alpha * 0 + beta * y) by their owner.
+//
+// Constraints (checked by spla/backend/spmv_cuda.py):
+//   blockDim.x == SEGMENTED_THREADS; data and indices start on 16-byte
+//   boundaries (16-byte packs at offsets that are multiples of K entries);
+//   counters start at zero and each finishing tile resets its own (one stream
+//   at a time per matrix, as spmv_adaptive2's split rows). Shared memory:
+//   TILE row ids per warp (8 KiB per block at K = 8, int32). A tile that owns
+//   many empty rows walks them 32 at a time: a matrix of mostly empty rows is
+//   better served by adaptive2.
+#include "common.cuh"
+
+constexpr int SEGMENTED_THREADS = 256;
+constexpr int SEGMENTED_WARPS = SEGMENTED_THREADS / spla::WARP_SIZE;
+
+namespace {
+
+// K consecutive entries from p (16-byte aligned) as 16-byte packs.
+template <typename T, int K>
+__device__ __forceinline__ void load_packs(const T* __restrict__ p, T (&out)[K]) {
+    static_assert((K * sizeof(T)) % 16 == 0, "a lane's run must be whole 16-byte packs");
+    constexpr int PER_PACK = 16 / sizeof(T);
+    union Pack {
+        uint4 bits;
+        T v[PER_PACK];
+    };
+#pragma unroll
+    for (int i = 0; i < K / PER_PACK; ++i) {
+        Pack pack;
+        // read once: evict first, so x keeps its place in L2
+        pack.bits = __ldcs(reinterpret_cast<const uint4*>(p) + i);
+#pragma unroll
+        for (int e = 0; e < PER_PACK; ++e) out[i * PER_PACK + e] = pack.v[e];
+    }
+}
+
+}  // namespace
+
+template <typename V, typename I, int K>
+__global__ void __launch_bounds__(SEGMENTED_THREADS)
+spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                    const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
+                    const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
+                    V* head_partials, V* tail_partials, unsigned int* counters) {
+    constexpr int TILE = spla::WARP_SIZE * K;
+    __shared__ __align__(16) I ends_here[SEGMENTED_WARPS][TILE];  // row ending at each position, or -1
+    const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
+    const int warp = threadIdx.x / spla::WARP_SIZE;
+    I* row_at = ends_here[warp];
+
+    // Store this tile's partial of `row` (owner tile t0, last tile t1) and, if
+    // it is the last of the row's partials to arrive, add them all and write y.
+    // Called by the whole warp with the same arguments.
+    auto arrive = [&](long long row, V partial, V* slot, long long t0, long long t1) {
+        int last = 0;
+        if (lane == 0) {
+            *slot = partial;
+            __threadfence();  // the partial is visible before the counter says so
+            last = atomicAdd(counters + t0, 1u) == static_cast<unsigned>(t1 - t0);
+        }
+        if (!__shfl_sync(spla::FULL_MASK, last, 0)) return;
+        __threadfence();
+        V sum = V(0);
+        for (long long u = t0 + 1 + lane; u <= t1; u += spla::WARP_SIZE) sum += __ldcg(head_partials + u);
+        sum = spla::warp_reduce_sum<V>(sum);
+        if (lane == 0) {
+            spla::store_row(y, row, __ldcg(tail_partials + t0) + sum, alpha, beta);
+            counters[t0] = 0u;  // ready for the next launch
+        }
+    };
+
+    const long long warps = static_cast<long long>(gridDim.x) * SEGMENTED_WARPS;
+    for (long long t = static_cast<long long>(blockIdx.x) * SEGMENTED_WARPS + warp; t < n_tiles; t += warps) {
+        const long long base = t * TILE;
+        const long long first = base + static_cast<long long>(lane) * K;
+
+        // 1. this lane's K products; entries past nnz count as zero
+        V product[K];
+        if (first + K <= nnz) {
+            V values[K];
+            I columns[K];
+            load_packs<V, K>(data + first, values);
+            load_packs<I, K>(indices + first, columns);
+#pragma unroll
+            for (int j = 0; j < K; ++j) product[j] = values[j] * __ldg(x + columns[j]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                product[j] = first + j < nnz ? data[first + j] * __ldg(x + indices[first + j]) : V(0);
+            }
+        }
+
+        // 2. mark where rows end in this tile: the owned rows and the one running in from the left
+#pragma unroll
+        for (int j = 0; j < K; ++j) row_at[lane * K + j] = I(-1);
+        __syncwarp();
+        const long long r_lo = tile_rows[t];
+        const long long r_hi = tile_rows[t + 1];
+        for (long long r = (r_lo > 0 ? r_lo - 1 : 0) + lane; r < r_hi; r += spla::WARP_SIZE) {
+            const long long start = indptr[r];
+            const long long end = indptr[r + 1];
+            if (end > start) {
+                if (end - 1 >= base && end - 1 < base + TILE) row_at[end - 1 - base] = static_cast<I>(r);
+            } else if (r >= r_lo) {
+                spla::store_row(y, r, V(0), alpha, beta);
+            }
+        }
+        __syncwarp();
+
+        // 3. lane-local sums: a row that ends at a lane's second or later mark lies
+        //    wholly in that lane; the first mark's row may have begun to the left
+        V open = V(0), first_sum = V(0);
+        long long first_row = -1;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            open += product[j];
+            const I row = row_at[lane * K + j];
+            if (row >= 0) {
+                if (first_row < 0) {
+                    first_sum = open;
+                    first_row = row;
+                } else {
+                    spla::store_row(y, row, open, alpha, beta);
+                }
+                open = V(0);
+            }
+        }
+        const int has_mark = first_row >= 0;
+        const bool runs_on = row_at[TILE - 1] < 0 && base + TILE <= nnz;  // a row runs on past the tile
+        __syncwarp();  // row_at is rewritten by the next tile
+
+        // 4. segmented inclusive scan of the open sums; a marked lane starts a segment
+        V scan = open;
+        int segment = has_mark;
+#pragma unroll
+        for (int d = 1; d < spla::WARP_SIZE; d *= 2) {
+            const V up = __shfl_up_sync(spla::FULL_MASK, scan, d);
+            const int up_segment = __shfl_up_sync(spla::FULL_MASK, segment, d);
+            if (lane >= d && !segment) {
+                scan += up;
+                segment = up_segment;
+            }
+        }
+        V carry = __shfl_up_sync(spla::FULL_MASK, scan, 1);
+        if (lane == 0) carry = V(0);
+        const V tile_open = __shfl_sync(spla::FULL_MASK, scan, spla::WARP_SIZE - 1);  // after the last mark
+
+        // 5. finish rows; hand the cut ones to arrive()
+        const bool has_head = r_lo > 0 && indptr[r_lo] > base;  // row r_lo - 1 runs into this tile
+        const unsigned marked = __ballot_sync(spla::FULL_MASK, has_mark);
+        const int first_marked = __ffs(marked) - 1;
+        if (has_mark && !(has_head && lane == first_marked)) {
+            spla::store_row(y, first_row, first_sum + carry, alpha, beta);
+        }
+        if (base >= nnz) continue;  // the one tile of a matrix with no nonzeros
+        if (has_head) {
+            const long long row = r_lo - 1;
+            const V head = marked ? __shfl_sync(spla::FULL_MASK, first_sum + carry, first_marked) : tile_open;
+            arrive(row, head, head_partials + t, static_cast<long long>(indptr[row]) / TILE,
+                   (static_cast<long long>(indptr[r_lo]) - 1) / TILE);
+        }
+        // the row running on past the tile started in it (not the head row crossing it whole)
+        const bool has_tail = runs_on && (marked != 0 || !has_head);
+        if (has_tail) {
+            arrive(r_hi - 1, tile_open, tail_partials + t, t, (static_cast<long long>(indptr[r_hi]) - 1) / TILE);
+        }
+    }
+}
