@@ -45,9 +45,9 @@ QUICK = [
     ("hugerows-200k", "gen:hugerows:200000:8:200000", "a few huge rows"),
     ("banded-200k-20", "gen:banded:200000:20", "FEM-like band"),
 ]
-F32_KERNELS = ["scalar", "warp", "vector", "adaptive", "adaptive2", "auto", "cusparse", "cusparse-cupy"]
-# float64: auto, both adaptive generations (auto runs one of them on irregular matrices), the anchor
-F64_KERNELS = ["auto", "adaptive", "adaptive2", "cusparse"]
+F32_KERNELS = ["scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", "auto", "cusparse", "cusparse-cupy"]
+# float64: auto, the kernels auto may run on irregular matrices, the anchor
+F64_KERNELS = ["auto", "adaptive", "adaptive2", "segmented", "cusparse"]
 # A result is checked against the float64 reference by ||y - ref|| / || |A| |x| ||: cancellation in a
 # long row makes plain relative error blow up for any summation order (a 1M-term fp32 row sum can be
 # 3e-4 off in plain relative terms and still exact to 1e-9 of |A||x|). Indexing bugs give O(1e-2..1).
@@ -76,7 +76,7 @@ def _load_matrices(args):
             yield path.name.split(".")[0], str(path), "SuiteSparse", A, time.perf_counter() - began
 
 
-def run_matrix(name, spec, what, A64, gen_s, args, copy_gbps, log):
+def run_matrix(name, spec, what, A64, gen_s, kernel_lists, copy_gbps, log):
     import cupy
 
     from spla import bench, plan as planning
@@ -90,7 +90,7 @@ def run_matrix(name, spec, what, A64, gen_s, args, copy_gbps, log):
     magnitude = float(np.linalg.norm(abs(scipy_matrix) @ np.abs(x_host))) or 1.0
     record = {"name": name, "source": spec, "what": what, "shape": list(A64.shape), "nnz": A64.nnz,
               "load_s": gen_s, "results": []}
-    for dtype, kernels in (("float32", F32_KERNELS), ("float64", F64_KERNELS)):
+    for dtype, kernels in kernel_lists.items():
         A_host = A64.astype(dtype)
         A = A_host.to_device()
         x = cupy.asarray(x_host.astype(dtype))
@@ -153,21 +153,21 @@ def _cell(record, kernel, dtype="float32", field="ms"):
 
 
 def markdown(report) -> str:
+    f32, f64 = report["kernels"]["float32"], report["kernels"]["float64"]
     lines = [f"SpMV on {report['gpu']} ({report['date']}), CuPy {report['cupy']}, "
              f"copy bandwidth {report['copy_gbps']:.0f} GB/s; ms per call, float32 unless noted",
              "",
-             "| matrix | rows | nnz | " + " | ".join(F32_KERNELS) + " | auto picks | auto GB/s | auto / cuSPARSE "
-             "| f64 auto | f64 adaptive | f64 adaptive2 | f64 cuSPARSE | f64 speed-up |",
-             "|" + " --- |" * (len(F32_KERNELS) + 11)]
+             "| matrix | rows | nnz | " + " | ".join(f32) + " | auto picks | auto GB/s | auto / cuSPARSE | "
+             + " | ".join(f"f64 {k}" for k in f64) + " | f64 speed-up |",
+             "|" + " --- |" * (len(f32) + len(f64) + 7)]
     for rec in report["matrices"]:
         lines.append(
             f"| {rec['name']} | {rec['shape'][0]:,} | {rec['nnz']:,} | "
-            + " | ".join(_cell(rec, k) for k in F32_KERNELS)
+            + " | ".join(_cell(rec, k) for k in f32)
             + f" | {rec['auto_float32']['kernel']} ({rec['auto_float32'].get('class', '?')})"
             + f" | {_cell(rec, 'auto', field='gbps')}"
-            + f" | {_cell(rec, 'auto', field='speedup_vs_cusparse')}x"
-            + f" | {_cell(rec, 'auto', 'float64')} | {_cell(rec, 'adaptive', 'float64')}"
-            + f" | {_cell(rec, 'adaptive2', 'float64')} | {_cell(rec, 'cusparse', 'float64')}"
+            + f" | {_cell(rec, 'auto', field='speedup_vs_cusparse')}x | "
+            + " | ".join(_cell(rec, k, "float64") for k in f64)
             + f" | {_cell(rec, 'auto', 'float64', 'speedup_vs_cusparse')}x |")
     g = report["geomean_speedup_vs_cusparse"]
     lines += ["", "Geometric-mean speed-up over cuSPARSE (cached descriptors): "
@@ -192,7 +192,7 @@ def _class_table(report) -> list:
         if not recs:
             continue
         cells = []
-        for kernel in F32_KERNELS:
+        for kernel in report["kernels"]["float32"]:
             values = [r["speedup_vs_cusparse"] for rec in recs for r in rec["results"]
                       if r["kernel"] == kernel and r["dtype"] == "float32" and "speedup_vs_cusparse" in r]
             if values and kernel not in ("cusparse", "auto"):
@@ -207,6 +207,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small matrices only (~30 s)")
     parser.add_argument("--real", metavar="DIR", help="also run every *.mtx(.gz) in DIR")
     parser.add_argument("--only", nargs="*", help="suite entries by name")
+    parser.add_argument("--extra", nargs="*", default=[], metavar="KERNEL",
+                        help="more kernels to run in both dtypes, e.g. segmented:4 segmented:16")
     args = parser.parse_args(argv)
 
     from spla import bench
@@ -214,12 +216,13 @@ def main(argv=None):
     def log(message):
         print(message, file=sys.stderr, flush=True)
 
+    kernel_lists = {"float32": F32_KERNELS + args.extra, "float64": F64_KERNELS + args.extra}
     copy_gbps = bench.copy_bandwidth_gbps()
-    report = {**bench.environment(), "copy_gbps": copy_gbps, "matrices": []}
+    report = {**bench.environment(), "copy_gbps": copy_gbps, "kernels": kernel_lists, "matrices": []}
     began = time.perf_counter()
     for name, spec, what, A64, load_s in _load_matrices(args):
         log(f"{name}: {A64.shape[0]:,} x {A64.shape[1]:,}, {A64.nnz:,} nnz (loaded in {load_s:.1f} s)")
-        report["matrices"].append(run_matrix(name, spec, what, A64, load_s, args, copy_gbps, log))
+        report["matrices"].append(run_matrix(name, spec, what, A64, load_s, kernel_lists, copy_gbps, log))
         del A64
     report["seconds"] = time.perf_counter() - began
 
@@ -228,8 +231,8 @@ def main(argv=None):
                 if r["kernel"] == kernel and r["dtype"] == dtype and "speedup_vs_cusparse" in r]
 
     report["geomean_speedup_vs_cusparse"] = {
-        **{f"{k} f32": bench.geomean(speedups(k, "float32")) for k in F32_KERNELS if k != "cusparse"},
-        **{f"{k} f64": bench.geomean(speedups(k, "float64")) for k in F64_KERNELS if k != "cusparse"}}
+        f"{k} {dtype[0]}{dtype[-2:]}": bench.geomean(speedups(k, dtype))
+        for dtype, kernels in kernel_lists.items() for k in kernels if k != "cusparse"}
     auto = [(r["speedup_vs_cusparse"], rec["name"]) for rec in report["matrices"] for r in rec["results"]
             if r["kernel"] == "auto" and r["dtype"] == "float32" and "speedup_vs_cusparse" in r]
     report["worst_auto_float32"] = (f"{min(auto)[1]} {min(auto)[0]:.2f}x" if auto else "n/a")

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: GPU tests, then the benchmarks, results to $OUT.
 #
-#   scripts/gpu_check.sh [tests] [spmv] [gemm] [spmm] [solvers] [load] [quick]   (default: all)
+#   scripts/gpu_check.sh [tests] [spmv] [gemm] [spmm] [solvers] [suite] [load] [quick]
+#                                         (default: tests spmv gemm spmm solvers suite)
+# Narrower runs, through the environment:
+#   TESTS_K="segmented"                    pytest -k filter for the tests step
+#   SPMV_ARGS="--only weblike --extra segmented:4"   more arguments for bench_spmv.py
 #
 # Run through the device tool from the checkout root, carrying the real matrices:
 #   run(command="bash scripts/gpu_check.sh", carry=["shared-matrices"])
@@ -15,7 +19,7 @@ OUT=${OUT:-$PWD/gpu-out}
 RES=$(mktemp -d)/results
 mkdir -p "$OUT" "$RES"
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(tests spmv gemm spmm solvers)
+[ ${#steps[@]} -eq 0 ] && steps=(tests spmv gemm spmm solvers suite)
 quick=""
 for s in "${steps[@]}"; do [ "$s" = quick ] && quick="--quick"; done
 real=""
@@ -42,14 +46,22 @@ for s in "${steps[@]}"; do
     # The wgmma kernel runs in a process of its own first: a fault there would
     # poison the CUDA context of every test after it. The rest run on 8 workers
     # (pytest-xdist): much of a GPU test's time is the host-side reference.
-    tests)   run_step tests_wgmma 90 python3 -m pytest -m gpu -q -rfE -x -p no:cacheprovider tests/test_gemm_gpu.py -k wgmma
+    tests)   select="not wgmma"
+             if [ -n "${TESTS_K:-}" ]; then
+               select="not wgmma and ($TESTS_K)"
+             else
+               run_step tests_wgmma 90 python3 -m pytest -m gpu -q -rfE -x -p no:cacheprovider tests/test_gemm_gpu.py -k wgmma
+             fi
              run_step tests 270 python3 -m pytest -m gpu -q -rfE -p no:cacheprovider --continue-on-collection-errors \
-                 --timeout=120 --durations=25 -n 8 -k "not wgmma" tests ;;
-    spmv)    run_step bench_spmv 200 python3 scripts/bench_spmv.py --out "$RES" $real $quick ;;
+                 --timeout=120 --durations=25 -n 8 -k "$select" tests ;;
+    # shellcheck disable=SC2086  # SPMV_ARGS is a list of words
+    spmv)    run_step bench_spmv 240 python3 scripts/bench_spmv.py --out "$RES" $real $quick ${SPMV_ARGS:-} ;;
     gemm)    run_step bench_gemm 150 python3 scripts/bench_gemm.py --out "$RES" $quick ;;
     spmm)    run_step bench_spmm 180 python3 scripts/bench_spmm.py --out "$RES" $quick ;;
     solvers) run_step bench_solvers 150 python3 scripts/bench_solvers.py --out "$RES" $quick ;;
     load)    run_step bench_load 200 python3 scripts/bench_load.py --out "$RES" ;;
+    suite)   run_step suite_report 300 python3 scripts/suite_report.py suite:generated --device gpu --repeat 30 \
+                 --no-spy --out "$RES/suite" ;;
     quick)   ;;
     *) log "unknown step $s" ;;
   esac
