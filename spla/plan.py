@@ -501,14 +501,48 @@ def _count(n: int) -> str:
     return str(n)
 
 
+def segmented_summary(A, tile: int) -> dict:
+    """How ``kernels/spmv_segmented.cu`` splits A into tiles of ``tile`` nonzeros.
+
+    A tile's work is its nonzeros plus the rows it owns (it walks them to find
+    where rows end); ``cut_rows`` cross a tile edge, and ``counted_rows`` touch
+    three or more tiles, so their partial sums meet through a counter.
+    """
+    tile_rows = segmented_tile_rows(A, tile)
+    indptr = _host_indptr(A)
+    n_tiles = tile_rows.size - 1
+    nnz = int(indptr[-1])
+    work = np.clip(nnz - np.arange(n_tiles, dtype=np.int64) * tile, 0, tile) + np.diff(tile_rows)
+    starts, ends = indptr[:-1], indptr[1:]
+    busy = ends > starts
+    touched = (ends[busy] - 1) // tile - starts[busy] // tile + 1
+    mean = float(work.mean())
+    return {"kernel": "segmented", "tile": tile, "tiles": int(n_tiles), "tile_work_max": int(work.max()),
+            "tile_work_mean": mean, "imbalance": float(work.max()) / mean if mean > 0 else 1.0,
+            "cut_rows": int(np.count_nonzero(touched >= 2)), "counted_rows": int(np.count_nonzero(touched >= 3))}
+
+
 def analysis_mapping(lengths, nnz, A) -> dict:
     """The plan as one of spla.analysis's work mappings (shown by ``spla info``).
 
-    The plan shown is adaptive2's when ``auto`` runs adaptive2, else adaptive's.
+    The plan shown is the one ``auto`` runs: segmented's tiles, adaptive2's plan,
+    or else adaptive's.
     """
-    from .backend.spmv_cuda import choose_kernel
+    from .backend.spmv_cuda import SEGMENTED_DEFAULT, SEGMENTED_WARPS, choose_kernel
 
     kernel = choose_kernel(A)
+    if kernel == "segmented":
+        summary = segmented_summary(A, 32 * SEGMENTED_DEFAULT)
+        return {
+            "unit": (f"segmented tiles of {summary['tile']} nnz, one warp each ({SEGMENTED_WARPS} a block); "
+                     f"work = its nnz + the rows it owns; {_count(summary['cut_rows'])} rows cross a tile edge, "
+                     f"{_count(summary['counted_rows'])} of them touch 3+ tiles; auto runs segmented"),
+            "groups": summary["tiles"],
+            "max_work": summary["tile_work_max"],
+            "mean_work": summary["tile_work_mean"],
+            "imbalance": summary["imbalance"],
+            "plan": summary,
+        }
     plan = plan2_for(A) if kernel == "adaptive2" else plan_for(A)
     summary = plan.summary()
     paths = ", ".join(f"{name} {_count(p['rows'])}/{_count(p['nnz'])}" for name, p in summary["paths"].items())

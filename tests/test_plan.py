@@ -292,6 +292,19 @@ def test_segmented_tiles_of_a_matrix_without_nonzeros():
         planning.segmented_tile_rows(empty, 0)
 
 
+def test_spla_info_shows_the_segmented_tiles_when_auto_runs_them(rng, monkeypatch):
+    from spla import analysis
+
+    monkeypatch.setitem(spmv_cuda.AUTO_RULE, "irregular", "segmented")
+    A = _matrix([3] * 200 + [1000] + [0, 0] + [5] * 100, 2000, rng)  # one row across 4+ tiles
+    mapping = analysis.analyze(A)["mappings"]["adaptive"]
+    summary = mapping["plan"]
+    tile = 32 * spmv_cuda.SEGMENTED_DEFAULT
+    assert summary["kernel"] == "segmented" and mapping["groups"] == -(-A.nnz // tile)
+    assert summary["counted_rows"] == 1 and summary["cut_rows"] >= 1
+    assert mapping["max_work"] <= tile + 303 and "auto runs segmented" in mapping["unit"]
+
+
 # ------------------------------------------------------- adaptive2 layout
 def test_adaptive2_plan_paths_order_and_product(rng):
     A = _mixed(rng)
