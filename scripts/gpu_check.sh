@@ -33,7 +33,9 @@ run_step() {  # name, timeout seconds, command...
   local rc=$?
   tail -n 40 "$RES/$name.log"
   log "$name: exit $rc"
-  cp "$RES/$name.log" "$RES/summary.log" "$OUT/" 2>/dev/null  # survives a run cut short
+  # after every step, so a run cut short still brings back what it measured
+  tar -C "$(dirname "$RES")" -czf "$OUT/results.tgz" results
+  cp "$RES/summary.log" "$OUT/" 2>/dev/null
 }
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv
