@@ -1,11 +1,14 @@
 """CI without a GPU: every CUDA source compiles for sm_90, and every kernel the
-Python side declares (KernelSource name expressions) instantiates.
+Python side declares (KernelSource name expressions) instantiates and assembles.
 
 Each kernels/**/*.cu is compiled as is with ``nvcc -arch=sm_90 --ptx``; then,
 for each declared KernelSource, a wrapper that includes the file and takes the
 address of every declared name expression forces those template
-instantiations, and the PTX must hold one entry per name. Skipped only when
-nvcc is missing.
+instantiations, the PTX must hold one entry per name, and ptxas must assemble
+it for sm_90: PTX alone passes a kernel that ptxas then refuses, such as one
+with more than 48 KiB of static shared memory (NVRTC compiles all of a file's
+names in one module, so one such instantiation breaks every kernel of the
+file on the GPU). Skipped only when nvcc is missing.
 """
 
 from __future__ import annotations
@@ -32,6 +35,13 @@ pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
 
 def _nvcc(source: Path, out: Path) -> subprocess.CompletedProcess:
     command = [NVCC, "-arch=sm_90", "-std=c++17", f"-I{KERNEL_DIR}", "--ptx", "-o", str(out), str(source)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def _ptxas(ptx: Path) -> subprocess.CompletedProcess:
+    ptxas = Path(NVCC).with_name("ptxas")
+    command = [str(ptxas) if ptxas.exists() else "ptxas", "-arch=sm_90", "-o", str(ptx.with_suffix(".cubin")),
+               str(ptx)]
     return subprocess.run(command, capture_output=True, text=True, timeout=300)
 
 
@@ -63,8 +73,17 @@ def test_every_source_and_declared_instantiation_compiles(tmp_path):
         wrapper.write_text(_wrapper(source))
         jobs.append((wrapper, tmp_path / f"instances-{k}.ptx", source))
 
+    def build(job):
+        path, ptx, source = job
+        result = _nvcc(path, ptx)
+        if result.returncode == 0 and source is not None:
+            assembled = _ptxas(ptx)
+            if assembled.returncode != 0:
+                return job, assembled
+        return job, result
+
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(lambda job: (job, _nvcc(job[0], job[1])), jobs))
+        results = list(pool.map(build, jobs))
 
     failures = []
     for (path, ptx, source), result in results:
