@@ -17,12 +17,15 @@
 //    ending in the tile ends; a lane then adds its K products left to right,
 //    finishing a row at each mark, and a segmented scan over the lanes carries
 //    the open sum of each lane into the first row its right neighbours finish.
-//  * a row cut by tile edges leaves one partial sum in each tile it touches:
-//    the owner's in tail_partials[owner], every later tile's in
-//    head_partials[tile]. Each tile bumps counters[owner] after storing its
-//    partial; the tile that brings the count to the number of tiles the row
-//    touches adds the partials in tile order and writes y. No float atomics:
-//    the sum's order is fixed, so every call gives the same bits.
+//  * a row cut by one tile edge is finished by its owner, which reads the
+//    entries that spill into the next tile (most cut rows are short: a few
+//    extra loads, no fence). A row touching three or more tiles leaves one
+//    partial sum in each: the owner's in tail_partials[owner], every later
+//    tile's in head_partials[tile]. Each tile bumps counters[owner] after
+//    storing its partial (a fence and an atomic); the tile that brings the
+//    count to the number of tiles the row touches adds the partials in tile
+//    order and writes y. No float atomics: the sum's order is fixed, so
+//    every call gives the same bits.
 //  * empty rows are written (alpha * 0 + beta * y) by their owner.
 //
 // Constraints (checked by spla/backend/spmv_cuda.py):
@@ -37,6 +40,8 @@
 
 constexpr int SEGMENTED_THREADS = 256;
 constexpr int SEGMENTED_WARPS = SEGMENTED_THREADS / spla::WARP_SIZE;
+// Rounds of 32 rows whose offsets a warp loads at once while marking row ends.
+constexpr int WALK = 4;
 
 namespace {
 
@@ -61,8 +66,16 @@ __device__ __forceinline__ void load_packs(const T* __restrict__ p, T (&out)[K])
 
 }  // namespace
 
+// Blocks an SM must hold, so the compiler keeps registers to what fits: 5 (48
+// registers a thread) where a lane's K values take 32 bytes, 4 (64) where they
+// take 64; under 48, float64 K = 8 spilled hundreds of bytes.
+template <typename V, int K>
+constexpr int segmented_min_blocks() {
+    return K * sizeof(V) <= 32 ? 5 : (K * sizeof(V) <= 64 ? 4 : 1);
+}
+
 template <typename V, typename I, int K>
-__global__ void __launch_bounds__(SEGMENTED_THREADS)
+__global__ void __launch_bounds__(SEGMENTED_THREADS, segmented_min_blocks<V, K>())
 spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
                     const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
                     const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
@@ -99,35 +112,50 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
         const long long base = t * TILE;
         const long long first = base + static_cast<long long>(lane) * K;
 
-        // 1. this lane's K products; entries past nnz count as zero
-        V product[K];
+        // 1. issue this lane's loads: the tile's row range, K values and K column indices
+        //    as 16-byte packs, then the K x gathers; nothing waits for them until step 3,
+        //    so the row marks below are found while the gathers are in flight
+        const long long r_lo = tile_rows[t];
+        const long long r_hi = tile_rows[t + 1];
+        V value[K], gathered[K];
         if (first + K <= nnz) {
-            V values[K];
-            I columns[K];
-            load_packs<V, K>(data + first, values);
-            load_packs<I, K>(indices + first, columns);
+            I column[K];
+            load_packs<V, K>(data + first, value);
+            load_packs<I, K>(indices + first, column);
 #pragma unroll
-            for (int j = 0; j < K; ++j) product[j] = values[j] * __ldg(x + columns[j]);
-        } else {
+            for (int j = 0; j < K; ++j) gathered[j] = __ldg(x + column[j]);
+        } else {  // the last tile: entries past nnz count as zero
 #pragma unroll
             for (int j = 0; j < K; ++j) {
-                product[j] = first + j < nnz ? data[first + j] * __ldg(x + indices[first + j]) : V(0);
+                const bool inside = first + j < nnz;
+                value[j] = inside ? data[first + j] : V(0);
+                gathered[j] = inside ? __ldg(x + indices[first + j]) : V(0);
             }
         }
 
-        // 2. mark where rows end in this tile: the owned rows and the one running in from the left
+        // 2. mark where rows end in this tile: the owned rows and the one running in from the left.
+        //    WALK rounds of 32 rows load their offsets before any is used, so a tile of
+        //    short rows waits for indptr once, not once per 32 rows
 #pragma unroll
         for (int j = 0; j < K; ++j) row_at[lane * K + j] = I(-1);
         __syncwarp();
-        const long long r_lo = tile_rows[t];
-        const long long r_hi = tile_rows[t + 1];
-        for (long long r = (r_lo > 0 ? r_lo - 1 : 0) + lane; r < r_hi; r += spla::WARP_SIZE) {
-            const long long start = indptr[r];
-            const long long end = indptr[r + 1];
-            if (end > start) {
-                if (end - 1 >= base && end - 1 < base + TILE) row_at[end - 1 - base] = static_cast<I>(r);
-            } else if (r >= r_lo) {
-                spla::store_row(y, r, V(0), alpha, beta);
+        for (long long r0 = (r_lo > 0 ? r_lo - 1 : 0) + lane; r0 < r_hi; r0 += WALK * spla::WARP_SIZE) {
+            I start[WALK], end[WALK];
+#pragma unroll
+            for (int u = 0; u < WALK; ++u) {
+                const long long r = r0 + u * spla::WARP_SIZE;
+                start[u] = r < r_hi ? indptr[r] : I(0);
+                end[u] = r < r_hi ? indptr[r + 1] : I(0);
+            }
+#pragma unroll
+            for (int u = 0; u < WALK; ++u) {
+                const long long r = r0 + u * spla::WARP_SIZE;
+                const long long last = static_cast<long long>(end[u]) - 1 - base;
+                if (end[u] > start[u]) {
+                    if (last >= 0 && last < TILE) row_at[last] = static_cast<I>(r);
+                } else if (r >= r_lo && r < r_hi) {
+                    spla::store_row(y, r, V(0), alpha, beta);
+                }
             }
         }
         __syncwarp();
@@ -138,7 +166,7 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
         long long first_row = -1;
 #pragma unroll
         for (int j = 0; j < K; ++j) {
-            open += product[j];
+            open += value[j] * gathered[j];
             const I row = row_at[lane * K + j];
             if (row >= 0) {
                 if (first_row < 0) {
@@ -170,7 +198,10 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
         if (lane == 0) carry = V(0);
         const V tile_open = __shfl_sync(spla::FULL_MASK, scan, spla::WARP_SIZE - 1);  // after the last mark
 
-        // 5. finish rows; hand the cut ones to arrive()
+        // 5. finish rows. A row cut by one tile edge (the common case: a short row
+        //    across the edge) is finished by its owner, which reads the entries that
+        //    spill into the next tile; the next tile drops its piece. Rows that touch
+        //    three or more tiles go through arrive().
         const bool has_head = r_lo > 0 && indptr[r_lo] > base;  // row r_lo - 1 runs into this tile
         const unsigned marked = __ballot_sync(spla::FULL_MASK, has_mark);
         const int first_marked = __ffs(marked) - 1;
@@ -180,14 +211,29 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
         if (base >= nnz) continue;  // the one tile of a matrix with no nonzeros
         if (has_head) {
             const long long row = r_lo - 1;
-            const V head = marked ? __shfl_sync(spla::FULL_MASK, first_sum + carry, first_marked) : tile_open;
-            arrive(row, head, head_partials + t, static_cast<long long>(indptr[row]) / TILE,
-                   (static_cast<long long>(indptr[r_lo]) - 1) / TILE);
+            const long long t0 = static_cast<long long>(indptr[row]) / TILE;
+            const long long t1 = (static_cast<long long>(indptr[r_lo]) - 1) / TILE;
+            if (t1 - t0 > 1) {
+                const V head = marked ? __shfl_sync(spla::FULL_MASK, first_sum + carry, first_marked) : tile_open;
+                arrive(row, head, head_partials + t, t0, t1);
+            }
         }
         // the row running on past the tile started in it (not the head row crossing it whole)
-        const bool has_tail = runs_on && (marked != 0 || !has_head);
-        if (has_tail) {
-            arrive(r_hi - 1, tile_open, tail_partials + t, t, (static_cast<long long>(indptr[r_hi]) - 1) / TILE);
+        if (runs_on && (marked != 0 || !has_head)) {
+            const long long row = r_hi - 1;
+            const long long stop = indptr[r_hi];
+            const long long t1 = (stop - 1) / TILE;
+            if (t1 == t + 1) {
+                V rest = V(0);
+#pragma unroll 1
+                for (long long k = base + TILE + lane; k < stop; k += spla::WARP_SIZE) {
+                    rest += data[k] * __ldg(x + indices[k]);
+                }
+                rest = spla::warp_reduce_sum<V>(rest);
+                if (lane == 0) spla::store_row(y, row, tile_open + rest, alpha, beta);
+            } else {
+                arrive(row, tile_open, tail_partials + t, t, t1);
+            }
         }
     }
 }
