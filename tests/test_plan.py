@@ -257,6 +257,11 @@ def test_auto_policy_classes(rng):
     assert spmv_cuda.describe_choice(one_long)["class"] == "irregular"
     empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(11, int), (10, 10))
     assert spmv_cuda.choose_kernel(empty) == "scalar"
+    huge_row = spmv_cuda.AUTO_HUGE_ROW + 1
+    huge = CSRMatrix(np.ones(huge_row + 9), np.concatenate([np.arange(huge_row), np.arange(9)]),
+                     np.array([0, huge_row, huge_row + 4, huge_row + 9]), (3, huge_row))
+    assert spmv_cuda.describe_choice(huge)["class"] == "huge"
+    assert spmv_cuda.choose_kernel(huge) == spmv_cuda.AUTO_RULE["huge"]
 
 
 def test_kernel_names_parse():
@@ -369,5 +374,5 @@ def test_warp_max_is_checked(rng):
 
 
 def test_auto_rule_is_one_table():
-    assert set(spmv_cuda.AUTO_RULE) == {"irregular", "short", "medium"}
+    assert set(spmv_cuda.AUTO_RULE) == {"huge", "irregular", "short", "medium"}
     assert all(k in spmv_cuda.KERNELS for k in spmv_cuda.AUTO_RULE.values())

@@ -325,7 +325,7 @@ def test_dense_panel_rows(rng, monkeypatch, dtype, use_gemv):
         _check(result, A, ref, scale, lengths, f"dense panel ({use_gemv}, {kernel}) beta={beta}")
 
 
-def test_auto_picks_adaptive_for_the_heavy_row(rng):
+def test_auto_picks_the_irregular_kernel_for_the_heavy_row(rng):
     A = _device_matrix(one_heavy_row(rng), np.float32, np.int32)
     assert spmv_cuda.choose_kernel(A) == spmv_cuda.AUTO_RULE["irregular"]
     poisson = _device_matrix(poisson2d(rng), np.float32, np.int32)

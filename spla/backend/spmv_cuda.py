@@ -140,18 +140,26 @@ def parse_kernel(kernel: str):
 # ------------------------------------------------------------- auto policy
 # Ginkgo-style rule on row statistics (spla.plan.row_stats): a matrix falls in
 # one class, in this order, and AUTO_RULE names the kernel of each class:
+#   "huge": a row longer than AUTO_HUGE_ROW (segmented would send each such
+#       row's hundreds of tiles through one completion counter; adaptive2
+#       splits it into 4096-nnz chunks)
 #   "irregular": a row longer than AUTO_LONG_ROW, or rows irregular
 #       (cv > AUTO_IRREGULAR_CV) with a longest row past AUTO_SHORT_MAX
-#       (one long row would stall a warp or a thread; adaptive balances nnz)
+#       (one long row would stall a warp or a thread; segmented balances nnz)
 #   "short":  mean <= AUTO_SCALAR_MEAN and longest <= AUTO_SHORT_MAX
 #       (no reduction at all; 3.5 TB/s on the 2D Poisson matrix)
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y).
 # Measured on the H200 (2026-12-02, BENCHMARKS.md), float32 geomean speed-up over
-# cuSPARSE per class: irregular adaptive2 1.25x (adaptive 1.09x), short scalar
-# 1.64x (warp 1.58x), medium vector 1.48x (adaptive2 1.38x). After a benchmark
-# run, change AUTO_RULE (one place) to the fastest measured kernel per class.
-AUTO_RULE = {"irregular": "adaptive2", "short": "scalar", "medium": "vector"}
+# cuSPARSE per class (scripts/bench_spmv.py): irregular segmented 1.29x
+# (adaptive2 1.23x; powerlaw-16M 0.912 vs 1.086 ms), huge (hugerows-2M, rows of
+# ~1M nnz) adaptive2 1.12x vs segmented 0.77x, short scalar 1.64x (segmented
+# 1.53x), medium vector 1.40-1.64x over three runs (adaptive2 1.38-1.47x). Not
+# every irregular matrix agrees: on rmat-21-16 (suite report, random columns)
+# segmented runs 0.80x, adaptive 0.94x. After a benchmark run, change AUTO_RULE
+# (one place) to the fastest measured kernel per class.
+AUTO_RULE = {"huge": "adaptive2", "irregular": "segmented", "short": "scalar", "medium": "vector"}
+AUTO_HUGE_ROW = 65536  # 256 tiles of segmented's default 256 nnz
 AUTO_LONG_ROW = 1024
 AUTO_IRREGULAR_CV = 1.0
 AUTO_SHORT_MAX = 64
@@ -167,9 +175,11 @@ def choose_kernel(A) -> str:
 
 
 def matrix_class(s) -> str:
-    """The auto policy's class of a matrix ("empty", "irregular", "short", "medium")."""
+    """The auto policy's class of a matrix ("empty", "huge", "irregular", "short", "medium")."""
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
+    if s.max > AUTO_HUGE_ROW:
+        return "huge"
     if s.max > AUTO_LONG_ROW or (s.cv > AUTO_IRREGULAR_CV and s.max > AUTO_SHORT_MAX):
         return "irregular"
     if s.mean <= AUTO_SCALAR_MEAN and s.max <= AUTO_SHORT_MAX:
