@@ -6,6 +6,7 @@
 # Narrower runs, through the environment:
 #   TESTS_K="segmented"                    pytest -k filter for the tests step
 #   SPMV_ARGS="--only weblike --extra segmented:4"   more arguments for bench_spmv.py
+#   PROFILE_SOURCE=gen:... PROFILE_KERNEL=segmented   what the profile step (ncu) reads
 #
 # Run through the device tool from the checkout root, carrying the real matrices:
 #   run(command="bash scripts/gpu_check.sh", carry=["shared-matrices"])
@@ -62,6 +63,11 @@ for s in "${steps[@]}"; do
     spmm)    run_step bench_spmm 180 python3 scripts/bench_spmm.py --out "$RES" $quick ;;
     solvers) run_step bench_solvers 150 python3 scripts/bench_solvers.py --out "$RES" $quick ;;
     load)    run_step bench_load 200 python3 scripts/bench_load.py --out "$RES" ;;
+    profile) run_step profile 180 ncu --clock-control none -k "regex:${PROFILE_KERNEL:-segmented}" -s 1 -c 1 \
+                 --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+                 --section WarpStateStats --section SchedulerStats \
+                 python3 scripts/profile_spmv.py "${PROFILE_SOURCE:-gen:powerlaw:16000000:8:34000}" \
+                 --kernel "${PROFILE_KERNEL:-segmented}" ;;
     suite)   run_step suite_report 300 python3 scripts/suite_report.py suite:generated --device gpu --repeat 30 \
                  --no-spy --out "$RES/suite" ;;
     quick)   ;;
