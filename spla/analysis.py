@@ -27,7 +27,7 @@ warp-per-row (``spmv_warp``)
 When a matrix has no work at all (every row empty) imbalance and efficiency
 are reported as 1.0: nothing is waiting on anything.
 
-Further mappings (the adaptive plan) register a function in :data:`MAPPINGS`;
+Further mappings (the plan ``auto`` runs) register a function in :data:`MAPPINGS`;
 ``spla.plan`` does so when it is importable.
 """
 
@@ -136,7 +136,7 @@ def warp_per_row(lengths: np.ndarray, nnz: int) -> dict:
     }
 
 
-# name -> function(row_lengths, nnz, A) -> dict; spla.plan adds "adaptive"
+# name -> function(row_lengths, nnz, A) -> dict; spla.plan adds "auto"
 MAPPINGS = {
     "thread_per_row": lambda lengths, nnz, A: thread_per_row(lengths, nnz),
     "warp_per_row": lambda lengths, nnz, A: warp_per_row(lengths, nnz),

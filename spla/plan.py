@@ -560,7 +560,7 @@ def analysis_mapping(lengths, nnz, A) -> dict:
 def _register_with_analysis() -> None:
     from . import analysis
 
-    analysis.MAPPINGS.setdefault("adaptive", analysis_mapping)
+    analysis.MAPPINGS.setdefault("auto", analysis_mapping)
 
 
 _register_with_analysis()

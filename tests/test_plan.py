@@ -302,7 +302,7 @@ def test_spla_info_shows_the_segmented_tiles_when_auto_runs_them(rng, monkeypatc
 
     monkeypatch.setitem(spmv_cuda.AUTO_RULE, "irregular", "segmented")
     A = _matrix([3] * 200 + [1000] + [0, 0] + [5] * 100, 2000, rng)  # one row across 4+ tiles
-    mapping = analysis.analyze(A)["mappings"]["adaptive"]
+    mapping = analysis.analyze(A)["mappings"]["auto"]
     summary = mapping["plan"]
     tile = 32 * spmv_cuda.SEGMENTED_DEFAULT
     assert summary["kernel"] == "segmented" and mapping["groups"] == -(-A.nnz // tile)

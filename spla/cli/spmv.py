@@ -81,8 +81,8 @@ def info_command(source, as_json, no_cache, spy_path):
     Shape, nnz, density; row length min/mean/median/max/std, coefficient of
     variation, Gini coefficient, share of nnz in the top 1% rows, empty rows;
     and the imbalance (max/mean work) and SIMD efficiency of each GPU work
-    mapping (thread-per-row, warp-per-row, and the adaptive plan). Runs on
-    the CPU; no GPU needed.
+    mapping (thread-per-row, warp-per-row, and the plan auto runs: segmented's
+    tiles or the adaptive plan). Runs on the CPU; no GPU needed.
     """
     A = _load(source, no_cache)
     result = analysis.analyze(A)
