@@ -1,0 +1,166 @@
+#!/usr/bin/env python
+"""A/B one SpMV kernel against variants of its source, beside cuSPARSE, in one run.
+
+Each variant is the kernel's .cu file compiled with extra NVRTC options
+(usually -D switches a working copy reads) or another file of the same kernels
+(it may include "common.cuh"):
+
+    PYTHONPATH=. python3 scripts/ab_kernel.py gen:powerlaw:16000000:8:34000 gen:weblike \\
+        --kernel segmented:8 --variant committed= \\
+        --variant try=file:scripts/spmv_segmented_try.cu \\
+        --variant try_x="file:scripts/spmv_segmented_try.cu -DTRY_X=1" --out DIR
+
+A file variant must travel to the GPU machine with the working tree (not under
+/tmp); the A/B files of segmented's rounds 4-8 are in
+benchmarks/h200-2026-12-02-striped/.
+
+Every variant is checked against the float64 SciPy reference before it is
+timed (a wrong variant is reported, not timed). Variants and cuSPARSE are timed
+in turns, --rounds times, so drift on a shared machine hits all of them alike;
+the figure is the median over rounds of each round's median. Use it to decide
+what goes into kernels/, then record the outcome in BENCHMARKS.md: the
+committed kernel is what scripts/bench_spmv.py measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+TOLERANCE = {"float32": 1e-5, "float64": 1e-13}  # ||y - ref|| / || |A| |x| ||, as bench_spmv.py
+
+
+def parse_variant(text: str):
+    """NAME=[file:PATH] [OPTION...] [@block=THREADS] [@grid=BLOCKS]"""
+    name, sep, spec = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"a variant is NAME=OPTIONS or NAME=file:PATH, got {text!r}")
+    path, options, launch = None, [], {}
+    for token in spec.split():
+        if token.startswith("file:"):
+            path = Path(token[5:])
+        elif token.startswith("@"):
+            key, _, value = token[1:].partition("=")
+            launch[key] = value
+        else:
+            options.append(token)
+    return name, path, tuple(options), launch
+
+
+def apply_launch(launcher, launch):
+    """A variant's launch overrides: @block=THREADS (for a block size the variant
+    sets with -D; one tile per warp, as segmented) and @grid=BLOCKS."""
+    from spla import cuda
+
+    if "block" in launch:
+        launcher.block = (int(launch["block"]),)
+        launcher.grid = (cuda.ceil_div(int(launcher.head[0]), launcher.block[0] // 32),)
+    if "grid" in launch:
+        launcher.grid = (int(launch["grid"]),)
+
+
+def compile_variant(family, dtype, index_dtype, param, path, options):
+    """The variant's RawKernel for the name expression spla would use."""
+    import cupy
+
+    from spla import cuda
+    from spla.backend import spmv_cuda
+
+    source = spmv_cuda.SOURCES[family]
+    name = spmv_cuda.kernel_name(family, dtype, index_dtype, param)
+    code = (path or source.path).read_text()
+    module = cupy.RawModule(code=code, options=source.options + (f"-I{cuda.kernel_dir()}",) + options,
+                            name_expressions=(name,))
+    module.compile()
+    return module.get_function(name)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("sources", nargs="+", help="matrix files or gen: specs")
+    parser.add_argument("--kernel", required=True, help="a kernel whose launcher runs one function, e.g. segmented:8")
+    parser.add_argument("--variant", action="append", type=parse_variant, required=True,
+                        help="NAME=[file:PATH] [NVRTC option...] [@block=THREADS] [@grid=BLOCKS]")
+    parser.add_argument("--dtype", nargs="+", default=["float32"], choices=["float32", "float64"])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--budget", type=float, default=0.1, help="seconds per timing (default 0.1)")
+    parser.add_argument("--out", type=Path, help="folder for ab.json")
+    args = parser.parse_args(argv)
+
+    import cupy
+
+    from spla import bench, io
+    from spla.backend import spmv_cuda
+
+    family, param = spmv_cuda.parse_kernel(args.kernel)
+    if family == "segmented":
+        param = param or spmv_cuda.SEGMENTED_DEFAULT
+    records = []
+    for source in args.sources:
+        began = time.perf_counter()
+        A64 = io.load(source, dtype=np.float64, cache=False)
+        x_host = np.random.default_rng(12345).uniform(-1, 1, A64.n_cols).astype(np.float32).astype(np.float64)
+        scipy_matrix = A64.to_scipy()
+        reference = scipy_matrix @ x_host
+        magnitude = float(np.linalg.norm(abs(scipy_matrix) @ np.abs(x_host))) or 1.0
+        print(f"{source}: {A64.n_rows:,} rows, {A64.nnz:,} nnz (loaded in {time.perf_counter() - began:.1f} s)",
+              flush=True)
+        for dtype in args.dtype:
+            A = A64.astype(dtype).to_device()
+            x = cupy.asarray(x_host.astype(dtype))
+            out = cupy.empty(A.n_rows, dtype=dtype)
+            spmv_cuda.spmv(A, x, kernel=args.kernel, out=out)  # binds the launcher the variants copy
+            bound = spmv_cuda.bound_launcher(A, args.kernel)
+            one, zero = A.dtype.type(1), A.dtype.type(0)
+            runs = {"cusparse": lambda: spmv_cuda.spmv(A, x, kernel="cusparse", out=out)}
+            for name, path, options, launch in args.variant:
+                row = {"source": source, "dtype": dtype, "variant": name, "options": list(options),
+                       "file": str(path) if path else None, "launch": launch}
+                records.append(row)
+                try:
+                    launcher = copy.copy(bound)
+                    launcher.function = compile_variant(family, A.dtype, A.index_dtype, param, path, options)
+                    apply_launch(launcher, launch)
+                    row["grid"] = launcher.grid[0]
+                    out.fill(np.nan)
+                    got = cupy.asnumpy(launcher.launch(x, out, one, zero)).astype(np.float64)
+                except Exception as exc:  # one broken variant must not sink the others
+                    row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
+                    print(f"  {dtype} {name}: FAILED {row['message']}", flush=True)
+                    continue
+                row["error_vs_abs"] = float(np.linalg.norm(got - reference)) / magnitude
+                if not row["error_vs_abs"] <= TOLERANCE[dtype]:
+                    row["status"] = "wrong"
+                    print(f"  {dtype} {name}: WRONG ({row['error_vs_abs']:.3g})", flush=True)
+                    continue
+                row["status"] = "ok"
+                runs[name] = lambda launcher=launcher: launcher.launch(x, out, one, zero)
+            samples = {name: [] for name in runs}
+            for _ in range(args.rounds):
+                for name, fn in runs.items():
+                    samples[name].append(bench.time_gpu_budgeted(fn, budget_s=args.budget, max_repeat=500,
+                                                                 warmup=3).ms)
+            anchor = float(np.median(samples["cusparse"]))
+            print(f"  {dtype}: cusparse {anchor:.4f} ms", flush=True)
+            for row in records:
+                if row["source"] == source and row["dtype"] == dtype and row["status"] == "ok":
+                    ms = float(np.median(samples[row["variant"]]))
+                    row.update(ms=ms, rounds_ms=samples[row["variant"]], cusparse_ms=anchor, speedup=anchor / ms)
+                    print(f"  {dtype} {row['variant']:<16} {ms:.4f} ms  {anchor / ms:.3f}x cuSPARSE  "
+                          f"rounds {' '.join(f'{v:.4f}' for v in samples[row['variant']])}", flush=True)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "ab.json").write_text(json.dumps({"environment": bench.environment(), "kernel": args.kernel,
+                                                       "results": records}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
