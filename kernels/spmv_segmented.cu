@@ -3,12 +3,19 @@
 // What changed from spmv_adaptive2.cu: no bins of whole rows. The nonzeros are
 // cut into tiles of TILE = 32 * K consecutive entries, whatever rows they
 // belong to, and warp t takes tile t, so every warp does the same work however
-// the row lengths fall. On the 16M-row power law (rows of ~8 nnz, random
+// the row lengths fall. On the 16M-row power law (rows of ~8 nnz, web-like
 // columns) adaptive2's per-block chain (descriptor -> indptr -> values -> x ->
 // barrier -> sum) left too few loads in flight: 0.74x cuSPARSE. Here a lane's
-// loads depend only on its tile number: K values and K column indices as
-// 16-byte packs, then K independent x gathers, all in flight at once; the K
-// products stay in registers (no shared-memory stage, no block barrier).
+// loads depend only on its tile number: K values and K column indices, then K
+// independent x gathers, all in flight at once.
+//
+// Loads are striped: lane l takes entries base + 32 j + l, so each load
+// instruction reads 32 consecutive entries, and the x gathers of neighbouring
+// columns in one row fall into one instruction and share L2 sectors (on the
+// power law: 4% faster in float32 and 8% in float64 than 16-byte packs of K
+// consecutive entries per lane, BENCHMARKS.md round 4). The sums want the
+// blocked order (lane l adds entries l K .. l K + K - 1), so the products go
+// through shared memory, padded so both orders are free of bank conflicts.
 //
 // Rows and tiles:
 //  * tile t "owns" the rows that start in it, tile_rows[t] .. tile_rows[t+1]-1
@@ -29,13 +36,14 @@
 //  * empty rows are written (alpha * 0 + beta * y) by their owner.
 //
 // Constraints (checked by spla/backend/spmv_cuda.py):
-//   blockDim.x == SEGMENTED_THREADS; data and indices start on 16-byte
-//   boundaries (16-byte packs at offsets that are multiples of K entries);
-//   counters start at zero and each finishing tile resets its own (one stream
-//   at a time per matrix, as spmv_adaptive2's split rows). Shared memory:
-//   TILE row ids per warp (8 KiB per block at K = 8, int32). A tile that owns
-//   many empty rows walks them 32 at a time: a matrix of mostly empty rows is
-//   better served by adaptive2.
+//   blockDim.x == SEGMENTED_THREADS; a tile owns fewer than 2^31 rows (marks
+//   are int offsets from the tile's first row); counters start at zero and each
+//   finishing tile resets its own (one stream at a time per matrix, as
+//   spmv_adaptive2's split rows). Shared memory per block: 8 warps x TILE x
+//   (4 + sizeof(V)) bytes plus padding, 16.6 KiB at float32 K = 8; float64
+//   K = 16 would need 50 KiB, over the 48 KiB of static shared memory, and is
+//   not instantiated. A tile that owns many empty rows walks them 32 at a time:
+//   a matrix of mostly empty rows is better served by adaptive2.
 #include "common.cuh"
 
 constexpr int SEGMENTED_THREADS = 256;
@@ -43,35 +51,13 @@ constexpr int SEGMENTED_WARPS = SEGMENTED_THREADS / spla::WARP_SIZE;
 // Rounds of 32 rows whose offsets a warp loads at once while marking row ends.
 constexpr int WALK = 4;
 
-namespace {
-
-// K consecutive entries from p (16-byte aligned) as 16-byte packs.
-template <typename T, int K>
-__device__ __forceinline__ void load_packs(const T* __restrict__ p, T (&out)[K]) {
-    static_assert((K * sizeof(T)) % 16 == 0, "a lane's run must be whole 16-byte packs");
-    constexpr int PER_PACK = 16 / sizeof(T);
-    union Pack {
-        uint4 bits;
-        T v[PER_PACK];
-    };
-#pragma unroll
-    for (int i = 0; i < K / PER_PACK; ++i) {
-        Pack pack;
-        // read once: evict first, so x keeps its place in L2
-        pack.bits = __ldcs(reinterpret_cast<const uint4*>(p) + i);
-#pragma unroll
-        for (int e = 0; e < PER_PACK; ++e) out[i * PER_PACK + e] = pack.v[e];
-    }
-}
-
-}  // namespace
-
 // Blocks an SM must hold, so the compiler keeps registers to what fits: 5 (48
 // registers a thread) where a lane's K values take 32 bytes, 4 (64) where they
 // take 64; under 48, float64 K = 8 spilled hundreds of bytes.
 template <typename V, int K>
 constexpr int segmented_min_blocks() {
-    return K * sizeof(V) <= 32 ? 5 : (K * sizeof(V) <= 64 ? 4 : 1);
+    static_assert(K * sizeof(V) <= 64, "a lane's K values take at most 64 bytes (shared memory, registers)");
+    return K * sizeof(V) <= 32 ? 5 : 4;
 }
 
 template <typename V, typename I, int K>
@@ -81,10 +67,15 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
                     const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
                     V* head_partials, V* tail_partials, unsigned int* counters) {
     constexpr int TILE = spla::WARP_SIZE * K;
-    __shared__ __align__(16) I ends_here[SEGMENTED_WARPS][TILE];  // row ending at each position, or -1
+    // one V of padding every PAD entries: the striped stores (32 j + lane) and the
+    // blocked reads (lane K + j) then both touch 32 distinct banks
+    constexpr int PAD = 128 / sizeof(V);
+    __shared__ V products[SEGMENTED_WARPS][TILE + TILE / PAD];
+    __shared__ int ends_here[SEGMENTED_WARPS][TILE];  // row ending at each position - row_base, or -1
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
     const int warp = threadIdx.x / spla::WARP_SIZE;
-    I* row_at = ends_here[warp];
+    int* row_at = ends_here[warp];
+    V* product = products[warp];
 
     // Store this tile's partial of `row` (owner tile t0, last tile t1) and, if
     // it is the last of the row's partials to arrive, add them all and write y.
@@ -110,26 +101,30 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
     const long long warps = static_cast<long long>(gridDim.x) * SEGMENTED_WARPS;
     for (long long t = static_cast<long long>(blockIdx.x) * SEGMENTED_WARPS + warp; t < n_tiles; t += warps) {
         const long long base = t * TILE;
-        const long long first = base + static_cast<long long>(lane) * K;
 
-        // 1. issue this lane's loads: the tile's row range, K values and K column indices
-        //    as 16-byte packs, then the K x gathers; nothing waits for them until step 3,
-        //    so the row marks below are found while the gathers are in flight
+        // 1. issue this lane's loads: the tile's row range, K values and K column
+        //    indices, then the K x gathers; nothing waits for them until step 3, so
+        //    the row marks below are found while the gathers are in flight
         const long long r_lo = tile_rows[t];
         const long long r_hi = tile_rows[t + 1];
+        const long long row_base = r_lo > 0 ? r_lo - 1 : 0;  // marks hold row - row_base
         V value[K], gathered[K];
-        if (first + K <= nnz) {
+        if (base + TILE <= nnz) {
             I column[K];
-            load_packs<V, K>(data + first, value);
-            load_packs<I, K>(indices + first, column);
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                // read once: evict first, so x keeps its place in L2
+                value[j] = __ldcs(data + base + j * spla::WARP_SIZE + lane);
+                column[j] = __ldcs(indices + base + j * spla::WARP_SIZE + lane);
+            }
 #pragma unroll
             for (int j = 0; j < K; ++j) gathered[j] = __ldg(x + column[j]);
         } else {  // the last tile: entries past nnz count as zero
 #pragma unroll
             for (int j = 0; j < K; ++j) {
-                const bool inside = first + j < nnz;
-                value[j] = inside ? data[first + j] : V(0);
-                gathered[j] = inside ? __ldg(x + indices[first + j]) : V(0);
+                const long long k = base + j * spla::WARP_SIZE + lane;
+                value[j] = k < nnz ? data[k] : V(0);
+                gathered[j] = k < nnz ? __ldg(x + indices[k]) : V(0);
             }
         }
 
@@ -137,9 +132,9 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
         //    WALK rounds of 32 rows load their offsets before any is used, so a tile of
         //    short rows waits for indptr once, not once per 32 rows
 #pragma unroll
-        for (int j = 0; j < K; ++j) row_at[lane * K + j] = I(-1);
+        for (int j = 0; j < K; ++j) row_at[lane * K + j] = -1;
         __syncwarp();
-        for (long long r0 = (r_lo > 0 ? r_lo - 1 : 0) + lane; r0 < r_hi; r0 += WALK * spla::WARP_SIZE) {
+        for (long long r0 = row_base + lane; r0 < r_hi; r0 += WALK * spla::WARP_SIZE) {
             I start[WALK], end[WALK];
 #pragma unroll
             for (int u = 0; u < WALK; ++u) {
@@ -152,7 +147,7 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
                 const long long r = r0 + u * spla::WARP_SIZE;
                 const long long last = static_cast<long long>(end[u]) - 1 - base;
                 if (end[u] > start[u]) {
-                    if (last >= 0 && last < TILE) row_at[last] = static_cast<I>(r);
+                    if (last >= 0 && last < TILE) row_at[last] = static_cast<int>(r - row_base);
                 } else if (r >= r_lo && r < r_hi) {
                     spla::store_row(y, r, V(0), alpha, beta);
                 }
@@ -162,13 +157,21 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
 
         // 3. lane-local sums: a row that ends at a lane's second or later mark lies
         //    wholly in that lane; the first mark's row may have begun to the left
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const int p = j * spla::WARP_SIZE + lane;
+            product[p + p / PAD] = value[j] * gathered[j];
+        }
+        __syncwarp();
         V open = V(0), first_sum = V(0);
         long long first_row = -1;
 #pragma unroll
         for (int j = 0; j < K; ++j) {
-            open += value[j] * gathered[j];
-            const I row = row_at[lane * K + j];
-            if (row >= 0) {
+            const int p = lane * K + j;
+            open += product[p + p / PAD];
+            const int mark = row_at[p];
+            if (mark >= 0) {
+                const long long row = row_base + mark;
                 if (first_row < 0) {
                     first_sum = open;
                     first_row = row;
@@ -180,7 +183,7 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
         }
         const int has_mark = first_row >= 0;
         const bool runs_on = row_at[TILE - 1] < 0 && base + TILE <= nnz;  // a row runs on past the tile
-        __syncwarp();  // row_at is rewritten by the next tile
+        __syncwarp();  // row_at and product are rewritten by the next tile
 
         // 4. segmented inclusive scan of the open sums; a marked lane starts a segment
         V scan = open;

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from spla import plan as planning
 from spla.csr import CSRMatrix
+from spla.errors import InputError, KernelError
 
 pytestmark = pytest.mark.gpu
 
@@ -158,8 +159,14 @@ def _ids(params):
     return "-".join(np.dtype(p).name if isinstance(p, type) else str(p) for p in params)
 
 
+def _runs(kernel, dtype):
+    """segmented:16 exists for float32 only (test_segmented_16_refuses_float64)."""
+    family, param = spmv_cuda.parse_kernel(kernel)
+    return family != "segmented" or param is None or param in spmv_cuda.segmented_entries(dtype)
+
+
 PARAMS = [(case, dtype, index_dtype, kernel) for case in CASES for dtype in DTYPES
-          for index_dtype in INDEX_DTYPES for kernel in KERNELS]
+          for index_dtype in INDEX_DTYPES for kernel in KERNELS if _runs(kernel, dtype)]
 
 
 @pytest.mark.parametrize("case,dtype,index_dtype,kernel", PARAMS, ids=[_ids(p) for p in PARAMS])
@@ -175,7 +182,8 @@ def test_kernel_matches_scipy(rng, case, dtype, index_dtype, kernel):
 
 ALPHA_BETA_CASES = ["random", "one-heavy-row", "lengths-1-70", "empty-rows", "no-nonzeros", "power-law",
                     "tile-edges"]
-AB_PARAMS = [(case, dtype, kernel) for case in ALPHA_BETA_CASES for dtype in DTYPES for kernel in KERNELS]
+AB_PARAMS = [(case, dtype, kernel) for case in ALPHA_BETA_CASES for dtype in DTYPES for kernel in KERNELS
+             if _runs(kernel, dtype)]
 
 
 @pytest.mark.parametrize("case,dtype,kernel", AB_PARAMS, ids=[_ids(p) for p in AB_PARAMS])
@@ -244,7 +252,6 @@ def test_adaptive2_rows_path_every_width(rng, dtype, index_dtype):
 
 
 def test_adaptive_refuses_a_rows_plan(rng):
-    from spla.errors import KernelError
 
     A = _device_matrix(power_law(rng), np.float32, np.int32)
     x = cupy.ones(A.n_cols, dtype=np.float32)
@@ -256,8 +263,6 @@ def test_adaptive_refuses_a_rows_plan(rng):
 def test_cached_launcher_falls_back_for_unusual_calls(rng, kernel):
     """After the first call binds a launcher, calls it does not take (strided or
     float64 x, beta != 0, a wrong-sized x or out) still get checked and right."""
-    from spla.errors import InputError
-
     A = _device_matrix(power_law(rng), np.float32, np.int32)
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
     ref, scale, lengths = _reference(A, x)
@@ -345,7 +350,6 @@ def test_public_api_and_matmul(rng):
 
 
 def test_bad_arguments_fail_loudly(rng):
-    from spla.errors import InputError, KernelError
 
     A = _device_matrix(_random(rng, 50, 40, 0.1), np.float32, np.int32)
     x = cupy.ones(40, dtype=np.float32)
@@ -358,11 +362,23 @@ def test_bad_arguments_fail_loudly(rng):
     other = planning.plan_for(_device_matrix(_random(rng, 60, 40, 0.1), np.float32, np.int32))
     with pytest.raises(KernelError, match="plan was built"):
         spmv_cuda.spmv(A, x, kernel="adaptive", plan=other)
-    # arrays that start 4 bytes into an allocation: packs would straddle 16-byte lines
+    # arrays that start 4 bytes into an allocation: vector's packs would straddle 16-byte lines
     misaligned = CSRMatrix(A.data[1:], A.indices[1:], cupy.asarray([0, A.nnz - 1]), (1, 40), validate=False)
-    for kernel in ("vector", "segmented"):
-        with pytest.raises(KernelError, match="16-byte boundary"):
-            spmv_cuda.spmv(misaligned, x, kernel=kernel)
+    with pytest.raises(KernelError, match="16-byte boundary"):
+        spmv_cuda.spmv(misaligned, x, kernel="vector")
+    # segmented reads one entry per lane and instruction: any alignment works (x is ones: y = row sum)
+    got = cupy.asnumpy(spmv_cuda.spmv(misaligned, x, kernel="segmented"))
+    values = cupy.asnumpy(misaligned.data).astype(np.float64)
+    np.testing.assert_allclose(got, [values.sum()], rtol=0, atol=1e-6 * np.abs(values).sum())
+
+
+def test_segmented_16_refuses_float64(rng):
+    A = _device_matrix(_random(rng, 50, 40, 0.1), np.float64, np.int32)
+    x = cupy.ones(40, dtype=np.float64)
+    with pytest.raises(KernelError, match="float32 only"):
+        spmv_cuda.spmv(A, x, kernel="segmented:16")
+    assert spmv_cuda.segmented_entries(np.float64) == (4, 8)
+    assert spmv_cuda.segmented_entries(np.float32) == spmv_cuda.SEGMENTED_ENTRIES
 
 
 @pytest.mark.parametrize("case", ["one-heavy-row", "power-law", "tile-edges"])

@@ -29,7 +29,7 @@ KERNELS = OrderedDict([
                  "split long rows, dense panel via GEMV (kernels/spmv_adaptive.cu)"),
     ("adaptive2", "adaptive with length-sorted sub-warp rows for medium rows, staged row offsets, "
                   "4-deep load pipelining, no dense path (kernels/spmv_adaptive2.cu)"),
-    ("segmented", "fixed tiles of 32*K nonzeros, one warp each, K entries per lane in registers, "
+    ("segmented", "fixed tiles of 32*K nonzeros, one warp each, loads striped across the warp, "
                   "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)"),
     ("auto", "picks one of the above from the row statistics (see choose_kernel)"),
     ("cusparse", "cuSPARSE SpMV, descriptors and buffer built once per matrix (kernel-level anchor)"),
@@ -37,9 +37,11 @@ KERNELS = OrderedDict([
 ])
 SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented")
 LANE_WIDTHS = (2, 4, 8, 16, 32)
-# Entries per lane of spmv_segmented.cu (a tile is 32 * K nonzeros); K * 4 bytes
-# must be whole 16-byte packs, so 4 is the least.
+# Entries per lane of spmv_segmented.cu (a tile is 32 * K nonzeros). A block keeps
+# its 8 tiles' products and row marks in static shared memory (48 KiB at most):
+# float64 at K = 16 would need 50 KiB, so a lane's K values take <= 64 bytes.
 SEGMENTED_ENTRIES = (4, 8, 16)
+SEGMENTED_LANE_BYTES = 64
 SEGMENTED_DEFAULT = 8
 # The kernel parameter each family takes after a colon, and its allowed values.
 KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "segmented": SEGMENTED_ENTRIES}
@@ -59,29 +61,35 @@ MAX_BLOCKS = cuda.MAX_GRID_X
 # spmv_adaptive.cu's constants, mirrored by spla.plan (the compile test checks them).
 ADAPTIVE_THREADS = planning.ADAPTIVE_THREADS
 ADAPTIVE_STAGE = planning.ADAPTIVE_STAGE
-# The vector and segmented kernels read 16-byte packs at pack-aligned offsets of data and indices.
+# The vector kernel reads 16-byte packs at pack-aligned offsets of data and indices.
 VECTOR_ALIGNMENT = 16
 # spmv_segmented.cu's block: 8 warps, one tile each (its SEGMENTED_THREADS).
 SEGMENTED_THREADS = 256
 SEGMENTED_WARPS = SEGMENTED_THREADS // 32
 
 
-def _declare(filename, template, widths=None):
+def segmented_entries(dtype) -> tuple:
+    """The K values ``segmented:K`` takes for one value dtype."""
+    return tuple(k for k in SEGMENTED_ENTRIES if k * np.dtype(dtype).itemsize <= SEGMENTED_LANE_BYTES)
+
+
+def _declare(filename, template, widths=lambda dtype: (None,)):
+    """Every (value, index, width) instantiation; ``widths`` maps a value dtype to its widths."""
     names = []
-    for v in VALUE_TYPES.values():
+    for dtype, v in VALUE_TYPES.items():
         for i in INDEX_TYPES.values():
-            for w in (widths or (None,)):
+            for w in widths(dtype):
                 names.append(template.format(v=v, i=i, w=w))
     return cuda.KernelSource(filename, names)
 
 
 SOURCES = {
     "scalar": _declare("spmv_scalar.cu", "spla_spmv_scalar<{v}, {i}>"),
-    "warp": _declare("spmv_warp.cu", "spla_spmv_warp<{v}, {i}, {w}>", LANE_WIDTHS),
-    "vector": _declare("spmv_vector.cu", "spla_spmv_vector<{v}, {i}, {w}>", LANE_WIDTHS),
+    "warp": _declare("spmv_warp.cu", "spla_spmv_warp<{v}, {i}, {w}>", lambda dtype: LANE_WIDTHS),
+    "vector": _declare("spmv_vector.cu", "spla_spmv_vector<{v}, {i}, {w}>", lambda dtype: LANE_WIDTHS),
     "adaptive": _declare("spmv_adaptive.cu", "spla_spmv_adaptive<{v}, {i}>"),
     "adaptive2": _declare("spmv_adaptive2.cu", "spla_spmv_adaptive2<{v}, {i}>"),
-    "segmented": _declare("spmv_segmented.cu", "spla_spmv_segmented<{v}, {i}, {w}>", SEGMENTED_ENTRIES),
+    "segmented": _declare("spmv_segmented.cu", "spla_spmv_segmented<{v}, {i}, {w}>", segmented_entries),
 }
 
 
@@ -121,7 +129,7 @@ def lanes_for(mean_row: float, entries_per_lane_step: int = 1) -> int:
 
 
 _PARAMETER_HELP = (f"warp and vector take an optional :LANES, one of {LANE_WIDTHS}; "
-                   f"segmented an optional :K entries per lane, one of {SEGMENTED_ENTRIES}")
+                   f"segmented an optional :K entries per lane, one of {SEGMENTED_ENTRIES} (16: float32 only)")
 
 
 def parse_kernel(kernel: str):
@@ -151,12 +159,12 @@ def parse_kernel(kernel: str):
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y).
 # Measured on the H200 (2026-12-02, BENCHMARKS.md), float32 geomean speed-up over
-# cuSPARSE per class (scripts/bench_spmv.py): irregular segmented 1.29x
-# (adaptive2 1.23x; powerlaw-16M 0.912 vs 1.086 ms), huge (hugerows-2M, rows of
-# ~1M nnz) adaptive2 1.12x vs segmented 0.77x, short scalar 1.64x (segmented
-# 1.53x), medium vector 1.40-1.64x over three runs (adaptive2 1.38-1.47x). Not
+# cuSPARSE per class (scripts/bench_spmv.py): irregular segmented 1.36x
+# (adaptive2 1.27x; powerlaw-16M 0.913 vs 1.082 ms), huge (hugerows-2M, rows of
+# ~1M nnz) adaptive2 1.12x vs segmented 0.80x, short scalar 1.74x (segmented
+# 1.53x), medium vector 1.40-1.64x over four runs (adaptive2 1.38-1.47x). Not
 # every irregular matrix agrees: on rmat-21-16 (suite report, random columns)
-# segmented runs 0.80x, adaptive 0.94x. After a benchmark run, change AUTO_RULE
+# segmented runs 0.82x, adaptive2 0.91x. After a benchmark run, change AUTO_RULE
 # (one place) to the fastest measured kernel per class.
 AUTO_RULE = {"huge": "adaptive2", "irregular": "segmented", "short": "scalar", "medium": "vector"}
 AUTO_HUGE_ROW = 65536  # 256 tiles of segmented's default 256 nnz
@@ -409,9 +417,13 @@ class _SegmentedLauncher(_Bound):
 
     def __init__(self, cupy, A, entries):
         super().__init__(cupy, A)
-        _require_aligned(A, "segmented", "adaptive2")
+        if entries not in segmented_entries(A.dtype):
+            raise KernelError(f"segmented:{entries} runs on float32 only: {A.dtype} tiles of {32 * entries} entries "
+                              f"need more shared memory than a block gets; use segmented:{SEGMENTED_DEFAULT}")
         tile_rows = planning.segmented_tile_rows(A, 32 * entries)
         n_tiles = tile_rows.size - 1
+        if int(np.diff(tile_rows).max()) >= 2**31 - 1:  # the kernel marks rows by int offsets in a tile
+            raise KernelError("a segmented tile owns 2^31 or more (empty) rows; use kernel='adaptive2'")
         key = ("segmented-state", entries, cupy.cuda.Device().id, A.dtype.str)
         state = A._cache.get(key)
         if state is None:
@@ -441,7 +453,7 @@ class _CusparseLauncher(_Bound):
 
 
 def _require_aligned(A, family, instead):
-    """The 16-byte packs of the vector and segmented kernels need aligned data and indices."""
+    """The 16-byte packs of the vector kernel need aligned data and indices."""
     for what, array in (("data", A.data), ("indices", A.indices)):
         if array.data.ptr % VECTOR_ALIGNMENT:
             raise KernelError(f"the {family} kernel needs A.{what} on a {VECTOR_ALIGNMENT}-byte boundary "
