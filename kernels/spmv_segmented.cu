@@ -155,8 +155,9 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
         }
         __syncwarp();
 
-        // 3. lane-local sums: a row that ends at a lane's second or later mark lies
-        //    wholly in that lane; the first mark's row may have begun to the left
+        // 3. lane-local sums over the blocked order (the products go from striped to
+        //    blocked through shared memory): a row that ends at a lane's second or later
+        //    mark lies wholly in that lane; the first mark's row may have begun to the left
 #pragma unroll
         for (int j = 0; j < K; ++j) {
             const int p = j * spla::WARP_SIZE + lane;
