@@ -79,6 +79,22 @@ def _norm(xp, v) -> float:
     return float(xp.linalg.norm(v))
 
 
+def _start(name, system, rtol, atol, maxiter, maxiter_factor=10):
+    """What every solver does first, in SciPy's order: the absolute tolerance
+    (refusing negative ones), (x, NONFINITE) for NaN/Inf in b, the iteration
+    limit, and (zeros, 0) for b = 0. Returns ``(b_norm, atol, maxiter, done)``,
+    where ``done`` is the answer when no iteration is needed, else None."""
+    xp = system.xp
+    b_norm = _norm(xp, system.b)
+    atol = absolute_tolerance(name, b_norm, rtol, atol)
+    if not math.isfinite(b_norm):
+        return b_norm, atol, maxiter, (system.x, NONFINITE)  # no iteration can converge
+    maxiter = default_maxiter(maxiter, system.n, factor=maxiter_factor)
+    if b_norm == 0:
+        return b_norm, atol, maxiter, (xp.zeros_like(system.b), 0)
+    return b_norm, atol, maxiter, None
+
+
 def _initial_residual(system):
     if system.x0_given:
         return system.b - system.matvec(system.x)
@@ -88,13 +104,9 @@ def _initial_residual(system):
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None):
     system = make_system(A, b, x0, M, check_every=check_every)
     xp, x, n = system.xp, system.x, system.n
-    b_norm = _norm(xp, system.b)
-    atol = absolute_tolerance("cg", b_norm, rtol, atol)
-    if not math.isfinite(b_norm):
-        return x, NONFINITE  # NaN/Inf in b: no iteration can converge
-    maxiter = default_maxiter(maxiter, n)
-    if b_norm == 0:
-        return xp.zeros_like(system.b), 0
+    _, atol, maxiter, done = _start("cg", system, rtol, atol, maxiter)
+    if done is not None:
+        return done
     K = kernels_for(xp, n, system.dtype)
     r = _initial_residual(system)
     if _norm(xp, r) < atol:
@@ -138,13 +150,9 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None):
     system = make_system(A, b, x0, M, check_every=check_every)
     xp, x, n = system.xp, system.x, system.n
-    b_norm = _norm(xp, system.b)
-    atol = absolute_tolerance("bicgstab", b_norm, rtol, atol)
-    if not math.isfinite(b_norm):
-        return x, NONFINITE  # NaN/Inf in b: no iteration can converge
-    maxiter = default_maxiter(maxiter, n)
-    if b_norm == 0:
-        return xp.zeros_like(system.b), 0
+    _, atol, maxiter, done = _start("bicgstab", system, rtol, atol, maxiter)
+    if done is not None:
+        return done
     K = kernels_for(xp, n, system.dtype)
     psolve = system.psolve if system.psolve is not None else (lambda v: v)
     rhotol = float(np.finfo(system.dtype).eps) ** 2  # SciPy's (Fortran-inherited) breakdown threshold
@@ -199,13 +207,9 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
           callback_type=None):
     system = make_system(A, b, x0, M)
     xp, x, n = system.xp, system.x, system.n
-    b_norm = _norm(xp, system.b)
-    atol = absolute_tolerance("gmres", b_norm, rtol, atol)
-    if not math.isfinite(b_norm):
-        return x, NONFINITE  # NaN/Inf in b: no iteration can converge
-    maxiter = default_maxiter(maxiter, n)
-    if b_norm == 0:
-        return xp.zeros_like(system.b), 0
+    b_norm, atol, maxiter, done = _start("gmres", system, rtol, atol, maxiter)
+    if done is not None:
+        return done
     if callback_type is None:
         callback_type = "pr_norm"
     if callback_type not in ("x", "pr_norm"):
@@ -305,13 +309,9 @@ def _upper_triangular_solve(R, g):
 def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, shift=0.0, maxiter=None, M=None, callback=None):
     system = make_system(A, b, x0, M)
     xp, x, n = system.xp, system.x, system.n
-    b_norm = _norm(xp, system.b)
-    atol = absolute_tolerance("minres", b_norm, rtol, atol)
-    if not math.isfinite(b_norm):
-        return x, NONFINITE  # NaN/Inf in b: no iteration can converge
-    maxiter = default_maxiter(maxiter, n, factor=5)
-    if b_norm == 0:
-        return xp.zeros_like(system.b), 0
+    _, atol, maxiter, done = _start("minres", system, rtol, atol, maxiter, maxiter_factor=5)
+    if done is not None:
+        return done
     psolve = system.psolve if system.psolve is not None else (lambda v: v)
     matvec = system.matvec
     eps = float(np.finfo(system.dtype).eps)
