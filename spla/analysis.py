@@ -99,41 +99,36 @@ def _top_share(values, counts, n, total) -> float:
     return top / float(total)
 
 
+def _group_figures(work: np.ndarray, size: int, combine, unit: str):
+    """Work per group of ``size`` consecutive items (``combine`` over each group,
+    the last one padded with zeros): the shared figures, and the total work."""
+    n_groups = -(-work.size // size)
+    padded = np.zeros(n_groups * size, dtype=np.int64)
+    padded[: work.size] = work
+    group_work = combine(padded.reshape(n_groups, size), axis=1) if n_groups else padded
+    total = float(group_work.sum())
+    mean = total / n_groups if n_groups else 0.0
+    longest = int(group_work.max()) if n_groups else 0
+    return {"unit": unit, "groups": int(n_groups), "max_work": longest, "mean_work": mean,
+            "imbalance": _ratio(float(longest), mean)}, total
+
+
 def thread_per_row(lengths: np.ndarray, nnz: int) -> dict:
     """Figures for one thread per row, 32 consecutive rows per warp (see module docstring)."""
-    n_warps = -(-lengths.size // WARP_SIZE)
-    padded = np.zeros(n_warps * WARP_SIZE, dtype=np.int64)
-    padded[: lengths.size] = lengths
-    warp_work = padded.reshape(n_warps, WARP_SIZE).max(axis=1) if n_warps else padded
-    total = float(warp_work.sum())
-    mean = total / n_warps if n_warps else 0.0
-    return {
-        "unit": f"warp of {WARP_SIZE} consecutive rows; work = its longest row",
-        "groups": int(n_warps),
-        "max_work": int(warp_work.max()) if n_warps else 0,
-        "mean_work": mean,
-        "imbalance": _ratio(float(warp_work.max()) if n_warps else 0.0, mean),
-        "simd_efficiency": _ratio(nnz, WARP_SIZE * total),
-    }
+    figures, total = _group_figures(lengths, WARP_SIZE, np.max,
+                                    f"warp of {WARP_SIZE} consecutive rows; work = its longest row")
+    figures["simd_efficiency"] = _ratio(nnz, WARP_SIZE * total)
+    return figures
 
 
 def warp_per_row(lengths: np.ndarray, nnz: int) -> dict:
     """Figures for one warp per row, WARPS_PER_BLOCK rows per block (see module docstring)."""
     steps = -(-lengths // WARP_SIZE)
-    n_blocks = -(-lengths.size // WARPS_PER_BLOCK)
-    padded = np.zeros(n_blocks * WARPS_PER_BLOCK, dtype=np.int64)
-    padded[: lengths.size] = steps
-    block_work = padded.reshape(n_blocks, WARPS_PER_BLOCK).sum(axis=1) if n_blocks else padded
-    total = float(block_work.sum())
-    mean = total / n_blocks if n_blocks else 0.0
-    return {
-        "unit": f"block of {WARPS_PER_BLOCK} warps, one row each; work = sum of ceil(row length / {WARP_SIZE})",
-        "groups": int(n_blocks),
-        "max_work": int(block_work.max()) if n_blocks else 0,
-        "mean_work": mean,
-        "imbalance": _ratio(float(block_work.max()) if n_blocks else 0.0, mean),
-        "lane_efficiency": _ratio(nnz, WARP_SIZE * total),
-    }
+    figures, total = _group_figures(steps, WARPS_PER_BLOCK, np.sum,
+                                    f"block of {WARPS_PER_BLOCK} warps, one row each; "
+                                    f"work = sum of ceil(row length / {WARP_SIZE})")
+    figures["lane_efficiency"] = _ratio(nnz, WARP_SIZE * total)
+    return figures
 
 
 # name -> function(row_lengths, nnz, A) -> dict; spla.plan adds "auto"
