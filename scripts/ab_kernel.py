@@ -33,11 +33,12 @@ from pathlib import Path
 
 import numpy as np
 
+LAUNCH_KEYS = ("block", "grid", "carveout")
 TOLERANCE = {"float32": 1e-5, "float64": 1e-13}  # ||y - ref|| / || |A| |x| ||, as bench_spmv.py
 
 
 def parse_variant(text: str):
-    """NAME=[file:PATH] [OPTION...] [@block=THREADS] [@grid=BLOCKS]"""
+    """NAME=[file:PATH] [OPTION...] [@block=THREADS] [@grid=BLOCKS] [@carveout=PERCENT]"""
     name, sep, spec = text.partition("=")
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"a variant is NAME=OPTIONS or NAME=file:PATH, got {text!r}")
@@ -47,6 +48,9 @@ def parse_variant(text: str):
             path = Path(token[5:])
         elif token.startswith("@"):
             key, _, value = token[1:].partition("=")
+            if key not in LAUNCH_KEYS or not value.isdigit():
+                raise argparse.ArgumentTypeError(f"a launch override is @KEY=INTEGER with KEY one of "
+                                                 f"{', '.join(LAUNCH_KEYS)}; got {token!r}")
             launch[key] = value
         else:
             options.append(token)
@@ -55,7 +59,9 @@ def parse_variant(text: str):
 
 def apply_launch(launcher, launch):
     """A variant's launch overrides: @block=THREADS (for a block size the variant
-    sets with -D; one tile per warp, as segmented) and @grid=BLOCKS."""
+    sets with -D; one tile per warp, as segmented), @grid=BLOCKS and
+    @carveout=PERCENT (the share of the SM's L1/shared memory the kernel would
+    like as shared memory: 0 prefers L1, 100 shared memory)."""
     from spla import cuda
 
     if "block" in launch:
@@ -63,6 +69,8 @@ def apply_launch(launcher, launch):
         launcher.grid = (cuda.ceil_div(int(launcher.head[0]), launcher.block[0] // 32),)
     if "grid" in launch:
         launcher.grid = (int(launch["grid"]),)
+    if "carveout" in launch:
+        launcher.function.preferred_shared_memory_carveout = int(launch["carveout"])
 
 
 def compile_variant(family, dtype, index_dtype, param, path, options):
@@ -87,7 +95,7 @@ def main(argv=None) -> int:
     parser.add_argument("sources", nargs="+", help="matrix files or gen: specs")
     parser.add_argument("--kernel", required=True, help="a kernel whose launcher runs one function, e.g. segmented:8")
     parser.add_argument("--variant", action="append", type=parse_variant, required=True,
-                        help="NAME=[file:PATH] [NVRTC option...] [@block=THREADS] [@grid=BLOCKS]")
+                        help="NAME=[file:PATH] [NVRTC option...] [@block=THREADS] [@grid=BLOCKS] [@carveout=PERCENT]")
     parser.add_argument("--dtype", nargs="+", default=["float32"], choices=["float32", "float64"])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--budget", type=float, default=0.1, help="seconds per timing (default 0.1)")

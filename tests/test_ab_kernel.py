@@ -22,6 +22,10 @@ def test_variants_parse_into_file_options_and_launch():
     for bad in ("noequals", "=-DX=1"):
         with pytest.raises(argparse.ArgumentTypeError, match="NAME=OPTIONS"):
             ab_kernel.parse_variant(bad)
+    assert ab_kernel.parse_variant("l1=@carveout=0")[3] == {"carveout": "0"}
+    for bad in ("v=@carvout=10", "v=@grid=", "v=@block=two"):
+        with pytest.raises(argparse.ArgumentTypeError, match="@KEY=INTEGER"):
+            ab_kernel.parse_variant(bad)
 
 
 @pytest.mark.gpu
