@@ -84,5 +84,101 @@ __device__ __forceinline__ unsigned group_mask(int lane) {
     }
 }
 
+// out[0 .. N) = alpha * acc (+ beta * y[0 .. N) when use_y_in), each side one
+// N-wide access (N > 1 needs N * sizeof(T) alignment).
+template <typename T, int N>
+__device__ __forceinline__ void store_scaled(T* out, const T* y, const T* acc, T alpha, T beta, int use_y_in) {
+    T r[N];
+    if (use_y_in) {
+        if constexpr (N > 1) {
+            load_vec<T, N>(y, r);
+        } else {
+            r[0] = y[0];
+        }
+#pragma unroll
+        for (int v = 0; v < N; ++v) r[v] = alpha * acc[v] + beta * r[v];
+    } else {
+#pragma unroll
+        for (int v = 0; v < N; ++v) r[v] = alpha * acc[v];
+    }
+    if constexpr (N > 1) {
+        store_vec<T, N>(out, r);
+    } else {
+        out[0] = r[0];
+    }
+}
+
+// One row's k sums over a group of SUB lanes (spmm_regk, spmm_fused): each
+// lane walks every SUB-th nonzero of [begin, end), reads (col, val) once and
+// multiplies it into all K columns of X's row col; the group then sums with
+// xor shuffles, so every lane of the group ends with the whole row in acc.
+// X is row-major (16-/8-byte vector loads when vec_ok) or COLMAJOR.
+template <typename T, typename I, int K, int SUB, bool COLMAJOR>
+__device__ __forceinline__ void row_sums(const I* __restrict__ indices, const T* __restrict__ data,
+                                         const T* __restrict__ x, long long ldx, long long k,
+                                         long long begin, long long end, int lane, int vec_ok, T (&acc)[K]) {
+    constexpr int W = RowVector<T, K>::width;
+    const int sub = lane & (SUB - 1);
+#pragma unroll
+    for (int c = 0; c < K; ++c) acc[c] = T(0);
+
+    if (!COLMAJOR && vec_ok) {
+#pragma unroll 4
+        for (long long p = begin + sub; p < end; p += SUB) {
+            const long long col = static_cast<long long>(indices[p]);
+            const T val = data[p];
+            const T* xrow = x + col * ldx;
+            T xv[K];
+#pragma unroll
+            for (int c = 0; c < K; c += W) load_vec<T, W>(xrow + c, xv + c);
+#pragma unroll
+            for (int c = 0; c < K; ++c) acc[c] = fma(val, xv[c], acc[c]);
+        }
+    } else {
+#pragma unroll 2
+        for (long long p = begin + sub; p < end; p += SUB) {
+            const long long col = static_cast<long long>(indices[p]);
+            const T val = data[p];
+#pragma unroll
+            for (int c = 0; c < K; ++c) {
+                if (c < k) {
+                    const T xc = COLMAJOR ? __ldg(x + c * ldx + col) : __ldg(x + col * ldx + c);
+                    acc[c] = fma(val, xc, acc[c]);
+                }
+            }
+        }
+    }
+
+    if constexpr (SUB > 1) {
+        const unsigned mask = group_mask<SUB>(lane);
+#pragma unroll
+        for (int c = 0; c < K; ++c) acc[c] = group_allreduce_sum<T, SUB>(acc[c], mask);
+    }
+}
+
+// orow[c] = alpha * acc[c] (+ beta * yrow[c] when use_y_in) for c < k, the
+// writes spread over the group's lanes: with vec_ok (row-major, aligned) vector
+// v = c / W goes to lane v % SUB, else column c to lane c % SUB.
+template <typename T, int K, int SUB, bool COLMAJOR>
+__device__ __forceinline__ void store_row_sums(T* orow, const T* yrow, const T (&acc)[K], long long k, T alpha,
+                                               T beta, int use_y_in, int lane, int vec_ok) {
+    constexpr int W = RowVector<T, K>::width;
+    const int sub = lane & (SUB - 1);
+    if (!COLMAJOR && vec_ok) {
+#pragma unroll
+        for (int v = 0; v < K / W; ++v) {
+            if (v % SUB == sub) store_scaled<T, W>(orow + v * W, yrow + v * W, acc + v * W, alpha, beta, use_y_in);
+        }
+    } else {
+#pragma unroll
+        for (int c = 0; c < K; ++c) {
+            if (c % SUB == sub && c < k) {
+                const T r = alpha * acc[c];
+                orow[c] = use_y_in ? r + beta * yrow[c] : r;
+            }
+        }
+    }
+}
+
 }  // namespace spmm
 }  // namespace spla

@@ -39,7 +39,6 @@ __device__ __forceinline__ void fused_item(
     long long item_offset, long long n_items, long long local_block, int vec_ok,
     T alpha, T beta, const T* __restrict__ y_in, long long ldy, int use_y_in,
     T* __restrict__ out, long long ldo) {
-    constexpr int W = spla::spmm::RowVector<T, K>::width;
     constexpr int ITEMS_PER_BLOCK = 256 / SUB;
     const long long item = local_block * ITEMS_PER_BLOCK + threadIdx.x / SUB;
     if (item >= n_items) return;  // the SUB lanes of a group share `item`, so groups leave whole
@@ -57,41 +56,7 @@ __device__ __forceinline__ void fused_item(
     }
 
     T acc[K];
-#pragma unroll
-    for (int c = 0; c < K; ++c) acc[c] = T(0);
-
-    if (!COLMAJOR && vec_ok) {
-#pragma unroll 4
-        for (long long p = begin + sub; p < end; p += SUB) {
-            const long long col = static_cast<long long>(indices[p]);
-            const T val = data[p];
-            const T* xrow = x + col * ldx;
-            T xv[K];
-#pragma unroll
-            for (int c = 0; c < K; c += W) spla::spmm::load_vec<T, W>(xrow + c, xv + c);
-#pragma unroll
-            for (int c = 0; c < K; ++c) acc[c] = fma(val, xv[c], acc[c]);
-        }
-    } else {
-#pragma unroll 2
-        for (long long p = begin + sub; p < end; p += SUB) {
-            const long long col = static_cast<long long>(indices[p]);
-            const T val = data[p];
-#pragma unroll
-            for (int c = 0; c < K; ++c) {
-                if (c < k) {
-                    const T xc = COLMAJOR ? __ldg(x + c * ldx + col) : __ldg(x + col * ldx + c);
-                    acc[c] = fma(val, xc, acc[c]);
-                }
-            }
-        }
-    }
-
-    if constexpr (SUB > 1) {
-        const unsigned mask = spla::spmm::group_mask<SUB>(lane);
-#pragma unroll
-        for (int c = 0; c < K; ++c) acc[c] = spla::spmm::group_allreduce_sum<T, SUB>(acc[c], mask);
-    }
+    spla::spmm::row_sums<T, I, K, SUB, COLMAJOR>(indices, data, x, ldx, k, begin, end, lane, vec_ok, acc);
 
     // Every lane of the group now holds the whole row sum; the writes are
     // spread over the group's lanes (vector v = c / W goes to lane v % SUB).
@@ -102,32 +67,8 @@ __device__ __forceinline__ void fused_item(
             if (c % SUB == sub && c < k) atomicAdd(orow + c, alpha * acc[c]);
         }
     } else {
-        const T* yrow = y_in + row * ldy;
-        if (!COLMAJOR && vec_ok) {
-#pragma unroll
-            for (int v = 0; v < K / W; ++v) {
-                if (v % SUB != sub) continue;
-                const int c = v * W;
-                T r[W];
-                if (use_y_in) {
-                    spla::spmm::load_vec<T, W>(yrow + c, r);
-#pragma unroll
-                    for (int e = 0; e < W; ++e) r[e] = alpha * acc[c + e] + beta * r[e];
-                } else {
-#pragma unroll
-                    for (int e = 0; e < W; ++e) r[e] = alpha * acc[c + e];
-                }
-                spla::spmm::store_vec<T, W>(orow + c, r);
-            }
-        } else {
-#pragma unroll
-            for (int c = 0; c < K; ++c) {
-                if (c % SUB == sub && c < k) {
-                    const T r = alpha * acc[c];
-                    orow[c] = use_y_in ? r + beta * yrow[c] : r;
-                }
-            }
-        }
+        spla::spmm::store_row_sums<T, K, SUB, COLMAJOR>(orow, y_in + row * ldy, acc, k, alpha, beta, use_y_in, lane,
+                                                        vec_ok);
     }
 }
 

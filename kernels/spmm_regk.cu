@@ -12,7 +12,8 @@
 //   row-major   x[j * ldx + c]; when the host sets vec_ok (k == K and x, y_in
 //               and out aligned for RowVector<T, K>::width elements, ldx and
 //               ldy multiples of it) each X row is read with 16-/8-byte
-//               vector loads and SUB == 1 stores its row the same way; else
+//               vector loads and the row is stored the same way (vector v by lane
+//               v % SUB of the group); else
 //               scalar loads guarded by c < k.
 //   column-major x[c * ldx + j] (an F-ordered X, no transposed copy): lanes of
 //               a warp hold neighbouring rows, whose columns are usually close,
@@ -35,78 +36,16 @@ spla_spmm_regk(const I* __restrict__ indptr, const I* __restrict__ indices, cons
                T* __restrict__ out, long long ldo) {
     static_assert(K >= 1 && K <= 16 && (K & (K - 1)) == 0, "K (columns in registers) is a power of two <= 16");
     static_assert(SUB >= 1 && SUB <= 32 && (SUB & (SUB - 1)) == 0, "SUB lanes per row is a power of two <= 32");
-    constexpr int W = spla::spmm::RowVector<T, K>::width;
-
     const long long thread = spla::global_thread_id();
     const long long item = thread / SUB;
     if (item >= n_work) return;  // whole groups leave together: item is the same for all SUB lanes
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
-    const int sub = lane & (SUB - 1);
     const long long row = use_row_ids ? static_cast<long long>(row_ids[item]) : item;
     const long long begin = static_cast<long long>(indptr[row]);
     const long long end = static_cast<long long>(indptr[row + 1]);
 
     T acc[K];
-#pragma unroll
-    for (int c = 0; c < K; ++c) acc[c] = T(0);
-
-    if (!COLMAJOR && vec_ok) {
-#pragma unroll 4
-        for (long long p = begin + sub; p < end; p += SUB) {
-            const long long col = static_cast<long long>(indices[p]);
-            const T val = data[p];
-            const T* xrow = x + col * ldx;
-            T xv[K];
-#pragma unroll
-            for (int c = 0; c < K; c += W) spla::spmm::load_vec<T, W>(xrow + c, xv + c);
-#pragma unroll
-            for (int c = 0; c < K; ++c) acc[c] = fma(val, xv[c], acc[c]);
-        }
-    } else {
-#pragma unroll 2
-        for (long long p = begin + sub; p < end; p += SUB) {
-            const long long col = static_cast<long long>(indices[p]);
-            const T val = data[p];
-#pragma unroll
-            for (int c = 0; c < K; ++c) {
-                if (c < k) {
-                    const T xc = COLMAJOR ? __ldg(x + c * ldx + col) : __ldg(x + col * ldx + c);
-                    acc[c] = fma(val, xc, acc[c]);
-                }
-            }
-        }
-    }
-
-    if constexpr (SUB > 1) {
-        const unsigned mask = spla::spmm::group_mask<SUB>(lane);
-#pragma unroll
-        for (int c = 0; c < K; ++c) acc[c] = spla::spmm::group_allreduce_sum<T, SUB>(acc[c], mask);
-    }
-
-    T* orow = out + row * ldo;
-    const T* yrow = y_in + row * ldy;
-    if (SUB == 1 && !COLMAJOR && vec_ok) {
-#pragma unroll
-        for (int c = 0; c < K; c += W) {
-            T r[W];
-            if (use_y_in) {
-                spla::spmm::load_vec<T, W>(yrow + c, r);
-#pragma unroll
-                for (int v = 0; v < W; ++v) r[v] = alpha * acc[c + v] + beta * r[v];
-            } else {
-#pragma unroll
-                for (int v = 0; v < W; ++v) r[v] = alpha * acc[c + v];
-            }
-            spla::spmm::store_vec<T, W>(orow + c, r);
-        }
-    } else {
-        // every lane of the group holds the full sums: lane `sub` writes columns c = sub (mod SUB)
-#pragma unroll
-        for (int c = 0; c < K; ++c) {
-            if (c % SUB == sub && c < k) {
-                const T r = alpha * acc[c];
-                orow[c] = use_y_in ? r + beta * yrow[c] : r;
-            }
-        }
-    }
+    spla::spmm::row_sums<T, I, K, SUB, COLMAJOR>(indices, data, x, ldx, k, begin, end, lane, vec_ok, acc);
+    spla::spmm::store_row_sums<T, K, SUB, COLMAJOR>(out + row * ldo, y_in + row * ldy, acc, k, alpha, beta,
+                                                    use_y_in, lane, vec_ok);
 }

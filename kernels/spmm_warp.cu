@@ -122,24 +122,7 @@ spla_spmm_warp(const I* __restrict__ indptr, const I* __restrict__ indices, cons
 #pragma unroll
             for (int v = 0; v < VEC; ++v) atomicAdd(orow + c + v, alpha * acc[j][v]);
         } else {
-            T r[VEC];
-            if (use_y_in) {
-                if constexpr (VEC > 1) {
-                    spla::spmm::load_vec<T, VEC>(yrow + c, r);
-                } else {
-                    r[0] = yrow[c];
-                }
-#pragma unroll
-                for (int v = 0; v < VEC; ++v) r[v] = alpha * acc[j][v] + beta * r[v];
-            } else {
-#pragma unroll
-                for (int v = 0; v < VEC; ++v) r[v] = alpha * acc[j][v];
-            }
-            if constexpr (VEC > 1) {
-                spla::spmm::store_vec<T, VEC>(orow + c, r);
-            } else {
-                orow[c] = r[0];
-            }
+            spla::spmm::store_scaled<T, VEC>(orow + c, yrow + c, acc[j], alpha, beta, use_y_in);
         }
     }
 }
