@@ -9,21 +9,29 @@
 // loads depend only on its tile number: K values and K column indices, then K
 // independent x gathers, all in flight at once.
 //
-// Loads are striped: lane l takes entries base + 32 j + l, so each load
-// instruction reads 32 consecutive entries, and the x gathers of neighbouring
-// columns in one row fall into one instruction and share L2 sectors (on the
-// power law: 4% faster in float32 and 8% in float64 than 16-byte packs of K
-// consecutive entries per lane, BENCHMARKS.md round 4). The sums want the
-// blocked order (lane l adds entries l K .. l K + K - 1), so the products go
-// through shared memory, padded so both orders are free of bank conflicts.
+// Layout (BENCHMARKS.md, segmented rounds 4 and 10-16): a tile is K / 4
+// strips of 128 entries, and lane l holds the 4 consecutive entries at
+// 128 s + 4 l of strip s (one 16-byte load of values and one of indices per
+// strip where the arrays are 16-byte aligned, else single loads). One gather
+// instruction then spans 128 neighbouring entries, so the x lines of nearby
+// rows are shared, and a lane can add its own 4 entries left to right. Nothing
+// is staged in shared memory but K words of row-end bits a warp: the kernel is
+// bound by L2 requests for x, and L1 (which shared memory would take from) is
+// what keeps the near-diagonal x lines between gathers. The earlier version
+// staged the products (16.6 KiB a block at K = 8): with L1 at ~156 KiB instead
+// of ~220 it was 7% slower on the power law, and K = 16 did not fit it at all.
 //
 // Rows and tiles:
 //  * tile t "owns" the rows that start in it, tile_rows[t] .. tile_rows[t+1]-1
 //    (spla/plan.py, segmented_tile_rows; the last tile also owns trailing empty
-//    rows). The warp marks, in shared memory, the tile position where each row
-//    ending in the tile ends; a lane then adds its K products left to right,
-//    finishing a row at each mark, and a segmented scan over the lanes carries
-//    the open sum of each lane into the first row its right neighbours finish.
+//    rows). The warp sets a bit at the tile position where each row ending in
+//    the tile ends. Per strip, a lane adds its 4 products, finishing a row at
+//    each bit, and a segmented scan over the lanes carries the open sums (and
+//    the previous strip's) into the first row each lane finishes.
+//  * the m-th end of a tile is row r_lo - (1 if row r_lo - 1 runs into the
+//    tile) + m when the tile has no empty rows; a matrix with empty rows gets
+//    a list of ending rows per warp in dynamic shared memory (the launcher
+//    asks for it only then), filled while the rows are walked.
 //  * a row cut by one tile edge is finished by its owner, which reads the
 //    entries that spill into the next tile (most cut rows are short: a few
 //    extra loads, no fence). A row touching three or more tiles leaves one
@@ -36,28 +44,49 @@
 //  * empty rows are written (alpha * 0 + beta * y) by their owner.
 //
 // Constraints (checked by spla/backend/spmv_cuda.py):
-//   blockDim.x == SEGMENTED_THREADS; a tile owns fewer than 2^31 rows (marks
-//   are int offsets from the tile's first row); counters start at zero and each
-//   finishing tile resets its own (one stream at a time per matrix, as
-//   spmv_adaptive2's split rows). Shared memory per block: 8 warps x TILE x
-//   (4 + sizeof(V)) bytes plus padding, 16.6 KiB at float32 K = 8; float64
-//   K = 16 would need 50 KiB, over the 48 KiB of static shared memory, and is
-//   not instantiated. A tile that owns many empty rows walks them 32 at a time:
-//   a matrix of mostly empty rows is better served by adaptive2.
+//   blockDim.x == SEGMENTED_THREADS; K a multiple of 4 with K * sizeof(V) <= 64
+//   (registers); a tile owns fewer than 2^31 rows (the list holds int offsets
+//   from the tile's first row); dynamic shared memory of SEGMENTED_WARPS * TILE
+//   ints when the matrix has an empty row, else none; counters start at zero
+//   and each finishing tile resets its own (one stream at a time per matrix,
+//   as spmv_adaptive2's split rows). A tile that owns many empty rows walks
+//   them 32 at a time: a matrix of mostly empty rows is better served by
+//   adaptive2.
 #include "common.cuh"
 
 constexpr int SEGMENTED_THREADS = 256;
 constexpr int SEGMENTED_WARPS = SEGMENTED_THREADS / spla::WARP_SIZE;
-// Rounds of 32 rows whose offsets a warp loads at once while marking row ends.
-constexpr int WALK = 4;
+// Rounds of 32 rows whose offsets a warp loads at once while finding row ends
+// (3 rather than 4: at 4 the float32 kernels spilled).
+constexpr int WALK = 3;
 
 // Blocks an SM must hold, so the compiler keeps registers to what fits: 5 (48
 // registers a thread) where a lane's K values take 32 bytes, 4 (64) where they
-// take 64; under 48, float64 K = 8 spilled hundreds of bytes.
+// take 64 (3 blocks, no spills at 80 registers, was 7% slower: round 15).
 template <typename V, int K>
 constexpr int segmented_min_blocks() {
-    static_assert(K * sizeof(V) <= 64, "a lane's K values take at most 64 bytes (shared memory, registers)");
+    static_assert(K * sizeof(V) <= 64, "a lane's K values take at most 64 bytes of registers");
     return K * sizeof(V) <= 32 ? 5 : 4;
+}
+
+// Four consecutive entries at p (16-byte aligned) with evict-first loads.
+__device__ __forceinline__ void load4(const float* p, float* out) {
+    const float4 v = __ldcs(reinterpret_cast<const float4*>(p));
+    out[0] = v.x; out[1] = v.y; out[2] = v.z; out[3] = v.w;
+}
+__device__ __forceinline__ void load4(const int* p, int* out) {
+    const int4 v = __ldcs(reinterpret_cast<const int4*>(p));
+    out[0] = v.x; out[1] = v.y; out[2] = v.z; out[3] = v.w;
+}
+__device__ __forceinline__ void load4(const double* p, double* out) {
+    const double2 a = __ldcs(reinterpret_cast<const double2*>(p));
+    const double2 b = __ldcs(reinterpret_cast<const double2*>(p) + 1);
+    out[0] = a.x; out[1] = a.y; out[2] = b.x; out[3] = b.y;
+}
+__device__ __forceinline__ void load4(const long long* p, long long* out) {
+    const longlong2 a = __ldcs(reinterpret_cast<const longlong2*>(p));
+    const longlong2 b = __ldcs(reinterpret_cast<const longlong2*>(p) + 1);
+    out[0] = a.x; out[1] = a.y; out[2] = b.x; out[3] = b.y;
 }
 
 template <typename V, typename I, int K>
@@ -67,19 +96,26 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
                     const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
                     V* head_partials, V* tail_partials, unsigned int* counters) {
     constexpr int TILE = spla::WARP_SIZE * K;
-    // one V of padding every PAD entries: the striped stores (32 j + lane) and the
-    // blocked reads (lane K + j) then both touch 32 distinct banks
-    constexpr int PAD = 128 / sizeof(V);
-    __shared__ V products[SEGMENTED_WARPS][TILE + TILE / PAD];
-    __shared__ int ends_here[SEGMENTED_WARPS][TILE];  // row ending at each position - row_base, or -1
+    constexpr int G = 4;  // consecutive entries a lane holds in a strip
+    constexpr int STRIP = spla::WARP_SIZE * G;
+    constexpr int STRIPS = K / G;
+    static_assert(K % G == 0, "K is a multiple of 4");
+    // bit i of ends[warp][j]: a row ends at tile position 32 j + i
+    __shared__ unsigned ends_all[SEGMENTED_WARPS][K];
+    // ending_rows[warp][m]: the row (from row_base) of the tile's m-th end, for
+    // tiles with empty rows; dynamic shared memory the launcher gives only to
+    // matrices with an empty row
+    extern __shared__ int ending_rows_all[];
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
     const int warp = threadIdx.x / spla::WARP_SIZE;
-    int* row_at = ends_here[warp];
-    V* product = products[warp];
+    const unsigned below = (1u << lane) - 1u;  // lanes under this one
+    unsigned* ends = ends_all[warp];
+    int* ending_rows = ending_rows_all + warp * TILE;
+    // 16-byte loads of a lane's 4 entries need both arrays 16-byte aligned (a
+    // strip starts at a multiple of 128 entries)
+    const bool packed = ((reinterpret_cast<unsigned long long>(data) |
+                          reinterpret_cast<unsigned long long>(indices)) & 15u) == 0u;
 
-    // Store this tile's partial of `row` (owner tile t0, last tile t1) and, if
-    // it is the last of the row's partials to arrive, add them all and write y.
-    // Called by the whole warp with the same arguments.
     auto arrive = [&](long long row, V partial, V* slot, long long t0, long long t1) {
         int last = 0;
         if (lane == 0) {
@@ -102,38 +138,44 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
     for (long long t = static_cast<long long>(blockIdx.x) * SEGMENTED_WARPS + warp; t < n_tiles; t += warps) {
         const long long base = t * TILE;
 
-        // 1. issue this lane's loads: the tile's row range, K values and K column
-        //    indices, then the K x gathers; nothing waits for them until step 3, so
-        //    the row marks below are found while the gathers are in flight
+        // 1. loads: strip s holds entries base + 128 s .. + 127, lane l the four
+        //    at 128 s + 4 l (one 16-byte load of values, one of indices)
         const long long r_lo = tile_rows[t];
         const long long r_hi = tile_rows[t + 1];
-        const long long row_base = r_lo > 0 ? r_lo - 1 : 0;  // marks hold row - row_base
+        const long long row_base = r_lo > 0 ? r_lo - 1 : 0;
         V value[K], gathered[K];
         if (base + TILE <= nnz) {
             I column[K];
 #pragma unroll
-            for (int j = 0; j < K; ++j) {
-                // read once: evict first, so x keeps its place in L2
-                value[j] = __ldcs(data + base + j * spla::WARP_SIZE + lane);
-                column[j] = __ldcs(indices + base + j * spla::WARP_SIZE + lane);
+            for (int s = 0; s < STRIPS; ++s) {
+                // read once: evict first, so x keeps its place in the caches
+                const long long k0 = base + s * STRIP + G * lane;
+                if (packed) {
+                    load4(data + k0, value + G * s);
+                    load4(indices + k0, column + G * s);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < G; ++i) {
+                        value[G * s + i] = __ldcs(data + k0 + i);
+                        column[G * s + i] = __ldcs(indices + k0 + i);
+                    }
+                }
             }
 #pragma unroll
             for (int j = 0; j < K; ++j) gathered[j] = __ldg(x + column[j]);
-        } else {  // the last tile: entries past nnz count as zero
+        } else {
 #pragma unroll
             for (int j = 0; j < K; ++j) {
-                const long long k = base + j * spla::WARP_SIZE + lane;
+                const long long k = base + (j / G) * STRIP + G * lane + j % G;
                 value[j] = k < nnz ? data[k] : V(0);
                 gathered[j] = k < nnz ? __ldg(x + indices[k]) : V(0);
             }
         }
 
-        // 2. mark where rows end in this tile: the owned rows and the one running in from the left.
-        //    WALK rounds of 32 rows load their offsets before any is used, so a tile of
-        //    short rows waits for indptr once, not once per 32 rows
-#pragma unroll
-        for (int j = 0; j < K; ++j) row_at[lane * K + j] = -1;
+        // 2. set the end bit of every row ending in the tile; write the owned empty rows
+        if (lane < K) ends[lane] = 0u;
         __syncwarp();
+        bool saw_empty = false;
         for (long long r0 = row_base + lane; r0 < r_hi; r0 += WALK * spla::WARP_SIZE) {
             I start[WALK], end[WALK];
 #pragma unroll
@@ -147,83 +189,111 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
                 const long long r = r0 + u * spla::WARP_SIZE;
                 const long long last = static_cast<long long>(end[u]) - 1 - base;
                 if (end[u] > start[u]) {
-                    if (last >= 0 && last < TILE) row_at[last] = static_cast<int>(r - row_base);
+                    if (last >= 0 && last < TILE) atomicOr(ends + (last >> 5), 1u << (last & 31));
                 } else if (r >= r_lo && r < r_hi) {
                     spla::store_row(y, r, V(0), alpha, beta);
+                    saw_empty = true;
                 }
             }
         }
-        __syncwarp();
-
-        // 3. lane-local sums over the blocked order (the products go from striped to
-        //    blocked through shared memory): a row that ends at a lane's second or later
-        //    mark lies wholly in that lane; the first mark's row may have begun to the left
+        V product[K];  // value and gathered die here: fewer registers through the scan
 #pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const int p = j * spla::WARP_SIZE + lane;
-            product[p + p / PAD] = value[j] * gathered[j];
-        }
-        __syncwarp();
-        V open = V(0), first_sum = V(0);
-        long long first_row = -1;
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const int p = lane * K + j;
-            open += product[p + p / PAD];
-            const int mark = row_at[p];
-            if (mark >= 0) {
-                const long long row = row_base + mark;
-                if (first_row < 0) {
-                    first_sum = open;
-                    first_row = row;
-                } else {
-                    spla::store_row(y, row, open, alpha, beta);
-                }
-                open = V(0);
-            }
-        }
-        const int has_mark = first_row >= 0;
-        const bool runs_on = row_at[TILE - 1] < 0 && base + TILE <= nnz;  // a row runs on past the tile
-        __syncwarp();  // row_at and product are rewritten by the next tile
-
-        // 4. segmented inclusive scan of the open sums; a marked lane starts a segment
-        V scan = open;
-        int segment = has_mark;
-#pragma unroll
-        for (int d = 1; d < spla::WARP_SIZE; d *= 2) {
-            const V up = __shfl_up_sync(spla::FULL_MASK, scan, d);
-            const int up_segment = __shfl_up_sync(spla::FULL_MASK, segment, d);
-            if (lane >= d && !segment) {
-                scan += up;
-                segment = up_segment;
-            }
-        }
-        V carry = __shfl_up_sync(spla::FULL_MASK, scan, 1);
-        if (lane == 0) carry = V(0);
-        const V tile_open = __shfl_sync(spla::FULL_MASK, scan, spla::WARP_SIZE - 1);  // after the last mark
-
-        // 5. finish rows. A row cut by one tile edge (the common case: a short row
-        //    across the edge) is finished by its owner, which reads the entries that
-        //    spill into the next tile; the next tile drops its piece. Rows that touch
-        //    three or more tiles go through arrive().
+        for (int j = 0; j < K; ++j) product[j] = value[j] * gathered[j];
+        const bool has_empty = __any_sync(spla::FULL_MASK, saw_empty);
         const bool has_head = r_lo > 0 && indptr[r_lo] > base;  // row r_lo - 1 runs into this tile
-        const unsigned marked = __ballot_sync(spla::FULL_MASK, has_mark);
-        const int first_marked = __ffs(marked) - 1;
-        if (has_mark && !(has_head && lane == first_marked)) {
-            spla::store_row(y, first_row, first_sum + carry, alpha, beta);
+        const int first_end = static_cast<int>(r_lo - row_base) - (has_head ? 1 : 0);  // row of the first end
+        if (has_empty) {
+            // list the ending rows in order (rows end in row order, so the m-th is the
+            // tile's m-th end) in a second walk over the offsets just read: listing
+            // them in the first walk held more registers there, and it spilled
+            int listed = 0;
+            for (long long g0 = row_base; g0 < r_hi; g0 += spla::WARP_SIZE) {
+                const long long r = g0 + lane;
+                const I start = r < r_hi ? indptr[r] : I(0);
+                const I end = r < r_hi ? indptr[r + 1] : I(0);
+                const long long last = static_cast<long long>(end) - 1 - base;
+                const bool ending = end > start && last >= 0 && last < TILE;
+                const unsigned ending_lanes = __ballot_sync(spla::FULL_MASK, ending);
+                if (ending) ending_rows[listed + __popc(ending_lanes & below)] = static_cast<int>(r - row_base);
+                listed += __popc(ending_lanes);
+            }
+            __syncwarp();
         }
+        __syncwarp();
+
+        // 3. per strip: each lane adds its four entries left to right, closing a row at
+        //    each end bit; a segmented scan over the lanes carries the open sums (and
+        //    the previous strip's) into the first row each lane closes
+        auto row_at = [&](int m) -> long long {  // the row of the tile's m-th end
+            return row_base + (has_empty ? ending_rows[m] : first_end + m);
+        };
+        V carry = V(0), head_piece = V(0);
+        int closed = 0;  // ends in the strips before this one
+#pragma unroll
+        for (int s = 0; s < STRIPS; ++s) {
+            const int shift = G * (lane & 7);
+            int before = closed;  // ends of the tile before this lane's entries
+            unsigned mine = 0u;
+#pragma unroll
+            for (int q = 0; q < STRIP / 32; ++q) {
+                const unsigned w = ends[s * (STRIP / 32) + q];
+                if (q < lane / 8) before += __popc(w);
+                if (q == lane / 8) {
+                    before += __popc(w & ((1u << shift) - 1u));
+                    mine = (w >> shift) & ((1u << G) - 1u);
+                }
+                closed += __popc(w);
+            }
+            V open = V(0), first_piece = V(0);
+            int m = before;
+#pragma unroll
+            for (int i = 0; i < G; ++i) {
+                open += product[G * s + i];
+                if ((mine >> i) & 1u) {
+                    if (m == before) {
+                        first_piece = open;
+                    } else {
+                        spla::store_row(y, row_at(m), open, alpha, beta);
+                    }
+                    ++m;
+                    open = V(0);
+                }
+            }
+            const unsigned marked = __ballot_sync(spla::FULL_MASK, mine != 0u);
+            const unsigned upto = marked & (below | (1u << lane));
+            const int seg_start = upto ? 31 - __clz(upto) : 0;
+            V scan = open;
+#pragma unroll
+            for (int d = 1; d < spla::WARP_SIZE; d *= 2) {
+                const V up = __shfl_up_sync(spla::FULL_MASK, scan, d);
+                if (lane - d >= seg_start) scan += up;
+            }
+            V left = __shfl_up_sync(spla::FULL_MASK, scan, 1);
+            if (lane == 0) left = V(0);
+            if ((marked & below) == 0u) left += carry;
+            const V piece = first_piece + left;
+            const bool is_head = mine != 0u && has_head && before == 0;
+            if (mine != 0u && !is_head) {
+                spla::store_row(y, row_at(before), piece, alpha, beta);
+            }
+            const unsigned head_lane = __ballot_sync(spla::FULL_MASK, is_head);
+            if (head_lane) head_piece = __shfl_sync(spla::FULL_MASK, piece, __ffs(head_lane) - 1);
+            const V strip_open = __shfl_sync(spla::FULL_MASK, scan, spla::WARP_SIZE - 1);
+            carry = marked ? strip_open : carry + strip_open;
+        }
+        const V tile_open = carry;  // after the tile's last end
+        const bool runs_on = !(ends[K - 1] >> 31) && base + TILE <= nnz;  // a row runs on past the tile
+        __syncwarp();  // ends is reset by the next tile
+
+        // 4. rows cut by tile edges, as before
         if (base >= nnz) continue;  // the one tile of a matrix with no nonzeros
         if (has_head) {
             const long long row = r_lo - 1;
             const long long t0 = static_cast<long long>(indptr[row]) / TILE;
             const long long t1 = (static_cast<long long>(indptr[r_lo]) - 1) / TILE;
-            if (t1 - t0 > 1) {
-                const V head = marked ? __shfl_sync(spla::FULL_MASK, first_sum + carry, first_marked) : tile_open;
-                arrive(row, head, head_partials + t, t0, t1);
-            }
+            if (t1 - t0 > 1) arrive(row, closed ? head_piece : tile_open, head_partials + t, t0, t1);
         }
-        // the row running on past the tile started in it (not the head row crossing it whole)
-        if (runs_on && (marked != 0 || !has_head)) {
+        if (runs_on && (closed != 0 || !has_head)) {
             const long long row = r_hi - 1;
             const long long stop = indptr[r_hi];
             const long long t1 = (stop - 1) / TILE;

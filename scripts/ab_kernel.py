@@ -108,8 +108,6 @@ def main(argv=None) -> int:
     from spla.backend import spmv_cuda
 
     family, param = spmv_cuda.parse_kernel(args.kernel)
-    if family == "segmented":
-        param = param or spmv_cuda.SEGMENTED_DEFAULT
     records = []
     for source in args.sources:
         began = time.perf_counter()
@@ -134,6 +132,8 @@ def main(argv=None) -> int:
                 records.append(row)
                 try:
                     launcher = copy.copy(bound)
+                    if family == "segmented":  # the K the launcher was bound with
+                        param = param or spmv_cuda.segmented_default(A.dtype)
                     launcher.function = compile_variant(family, A.dtype, A.index_dtype, param, path, options)
                     apply_launch(launcher, launch)
                     row["grid"] = launcher.grid[0]

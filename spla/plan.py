@@ -528,11 +528,11 @@ def analysis_mapping(lengths, nnz, A) -> dict:
     The plan shown is the one ``auto`` runs: segmented's tiles, adaptive2's plan,
     or else adaptive's.
     """
-    from .backend.spmv_cuda import SEGMENTED_DEFAULT, SEGMENTED_WARPS, choose_kernel
+    from .backend.spmv_cuda import SEGMENTED_WARPS, choose_kernel, segmented_default
 
     kernel = choose_kernel(A)
     if kernel == "segmented":
-        summary = segmented_summary(A, 32 * SEGMENTED_DEFAULT)
+        summary = segmented_summary(A, 32 * segmented_default(A.dtype))
         return {
             "unit": (f"segmented tiles of {summary['tile']} nnz, one warp each ({SEGMENTED_WARPS} a block); "
                      f"work = its nnz + the rows it owns; {_count(summary['cut_rows'])} rows cross a tile edge, "

@@ -8,6 +8,7 @@ and the result must match SciPy.
 
 from __future__ import annotations
 
+import dataclasses
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -255,6 +256,11 @@ def test_auto_policy_classes(rng):
     one_long = _matrix([3] * 100 + [5000], 6000, rng)
     assert spmv_cuda.choose_kernel(one_long) == irregular
     assert spmv_cuda.describe_choice(one_long)["class"] == "irregular"
+    # the same row statistics at AUTO_LARGE_NNZ nonzeros and more
+    stats = planning.row_stats(one_long)
+    large = dataclasses.replace(stats, nnz=spmv_cuda.AUTO_LARGE_NNZ, n_rows=spmv_cuda.AUTO_LARGE_NNZ // 3)
+    assert spmv_cuda.matrix_class(large) == "irregular-large"
+    assert spmv_cuda.matrix_class(dataclasses.replace(large, nnz=spmv_cuda.AUTO_LARGE_NNZ - 1)) == "irregular"
     empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(11, int), (10, 10))
     assert spmv_cuda.choose_kernel(empty) == "scalar"
     huge_row = spmv_cuda.AUTO_HUGE_ROW + 1
@@ -304,7 +310,7 @@ def test_spla_info_shows_the_segmented_tiles_when_auto_runs_them(rng, monkeypatc
     A = _matrix([3] * 200 + [1000] + [0, 0] + [5] * 100, 2000, rng)  # one row across 4+ tiles
     mapping = analysis.analyze(A)["mappings"]["auto"]
     summary = mapping["plan"]
-    tile = 32 * spmv_cuda.SEGMENTED_DEFAULT
+    tile = 32 * spmv_cuda.segmented_default(A.dtype)
     assert summary["kernel"] == "segmented" and mapping["groups"] == -(-A.nnz // tile)
     assert summary["counted_rows"] == 1 and summary["cut_rows"] >= 1
     assert mapping["max_work"] <= tile + 303 and "auto runs segmented" in mapping["unit"]
@@ -374,5 +380,5 @@ def test_warp_max_is_checked(rng):
 
 
 def test_auto_rule_is_one_table():
-    assert set(spmv_cuda.AUTO_RULE) == {"huge", "irregular", "short", "medium"}
+    assert set(spmv_cuda.AUTO_RULE) == {"huge", "irregular-large", "irregular", "short", "medium"}
     assert all(k in spmv_cuda.KERNELS for k in spmv_cuda.AUTO_RULE.values())

@@ -366,10 +366,26 @@ def test_bad_arguments_fail_loudly(rng):
     misaligned = CSRMatrix(A.data[1:], A.indices[1:], cupy.asarray([0, A.nnz - 1]), (1, 40), validate=False)
     with pytest.raises(KernelError, match="16-byte boundary"):
         spmv_cuda.spmv(misaligned, x, kernel="vector")
-    # segmented reads one entry per lane and instruction: any alignment works (x is ones: y = row sum)
+    # segmented takes single loads where its 16-byte ones would be misaligned (x is ones: y = row sum)
     got = cupy.asnumpy(spmv_cuda.spmv(misaligned, x, kernel="segmented"))
     values = cupy.asnumpy(misaligned.data).astype(np.float64)
     np.testing.assert_allclose(got, [values.sum()], rtol=0, atol=1e-6 * np.abs(values).sum())
+
+
+@pytest.mark.parametrize("dtype,index_dtype", [(np.float32, np.int32), (np.float64, np.int64)])
+@pytest.mark.parametrize("with_empty_rows", [False, True])
+def test_segmented_on_misaligned_arrays_of_many_tiles(rng, dtype, index_dtype, with_empty_rows):
+    """Views one entry into their allocations: whole tiles take the single-load path."""
+    lengths = rng.integers(0 if with_empty_rows else 1, 40, 600)
+    host = _rows(rng, lengths, 900)
+    A = _device_matrix(host, dtype, index_dtype)
+    data = cupy.concatenate([cupy.zeros(1, dtype), A.data])[1:]
+    indices = cupy.concatenate([cupy.zeros(1, index_dtype), A.indices])[1:]
+    assert data.data.ptr % 16 and indices.data.ptr % 16
+    shifted = CSRMatrix(data, indices, A.indptr, A.shape, validate=False)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+    ref, scale, lengths = _reference(A, x)
+    _check(spmv_cuda.spmv(shifted, x, kernel="segmented"), A, ref, scale, lengths, "misaligned segmented")
 
 
 def test_segmented_16_refuses_float64(rng):

@@ -42,8 +42,8 @@ class FakeArray:
 
 def _fake_cupy(launches):
     def kernel_for(source, name):
-        def launch(grid, block, args):
-            launches.append((name, grid, block, args))
+        def launch(grid, block, args, shared_mem=0):
+            launches.append((name, grid, block, args, shared_mem))
         return launch
 
     fake = types.SimpleNamespace(
@@ -101,7 +101,7 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
     params = _signature(filename, function)
     for call in range(3):
         out = spmv_cuda.spmv(A, x, kernel=kernel, alpha=2.0 if call == 2 else 1.0)
-        name, grid, block, args = launches[-1]
+        name, grid, block, args, shared_mem = launches[-1]
         assert name.startswith(function + "<float, int")
         assert len(args) == len(params), f"{kernel}: {len(args)} arguments for {params}"
         assert args[params.index("x")] is x and args[params.index("y")] is out
@@ -114,7 +114,9 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
             assert args[params.index("n_blocks")] == state.blocks.shape[0]
         if "tile_rows" in params:
             n_tiles = args[params.index("n_tiles")]
-            assert args[params.index("nnz")] == A.nnz and n_tiles == -(-A.nnz // (32 * spmv_cuda.SEGMENTED_DEFAULT))
+            K = spmv_cuda.segmented_default(np.float32)
+            assert args[params.index("nnz")] == A.nnz and n_tiles == -(-A.nnz // (32 * K))
+            assert shared_mem == (spmv_cuda.SEGMENTED_WARPS * 32 * K * 4 if (lengths == 0).any() else 0)
             assert args[params.index("tile_rows")].size == n_tiles + 1
             assert grid[0] * spmv_cuda.SEGMENTED_WARPS >= n_tiles
         threads = {"adaptive": spmv_cuda.ADAPTIVE_THREADS, "adaptive2": spmv_cuda.ADAPTIVE_THREADS,

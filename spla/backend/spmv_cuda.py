@@ -9,7 +9,7 @@ vector -> adaptive -> adaptive2 -> segmented); ``cusparse`` and
 Kernel names may carry a parameter: a lane width, ``"warp:8"`` or
 ``"vector:16"`` (without one the width follows the mean row length,
 :func:`lanes_for`), or the entries per lane of ``"segmented:K"`` (default
-:data:`SEGMENTED_DEFAULT`).
+:func:`segmented_default`: 16 for float32, 8 for float64).
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ KERNELS = OrderedDict([
 ])
 SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented")
 LANE_WIDTHS = (2, 4, 8, 16, 32)
-# Entries per lane of spmv_segmented.cu (a tile is 32 * K nonzeros). A block keeps
-# its 8 tiles' products and row marks in static shared memory (48 KiB at most):
-# float64 at K = 16 would need 50 KiB, so a lane's K values take <= 64 bytes.
+# Entries per lane of spmv_segmented.cu (a tile is 32 * K nonzeros, K a multiple
+# of 4). A lane holds its K values, indices and products in registers: past 64
+# bytes of values (float64 at K = 16) they spill. The default fills those 64
+# bytes: K = 16 was 7% faster than K = 8 on powerlaw-16M (BENCHMARKS.md round 16).
 SEGMENTED_ENTRIES = (4, 8, 16)
 SEGMENTED_LANE_BYTES = 64
-SEGMENTED_DEFAULT = 8
 # The kernel parameter each family takes after a colon, and its allowed values.
 KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "segmented": SEGMENTED_ENTRIES}
 
@@ -71,6 +71,11 @@ SEGMENTED_WARPS = SEGMENTED_THREADS // 32
 def segmented_entries(dtype) -> tuple:
     """The K values ``segmented:K`` takes for one value dtype."""
     return tuple(k for k in SEGMENTED_ENTRIES if k * np.dtype(dtype).itemsize <= SEGMENTED_LANE_BYTES)
+
+
+def segmented_default(dtype) -> int:
+    """K of plain ``"segmented"``: the largest that dtype takes (16 float32, 8 float64)."""
+    return max(segmented_entries(dtype))
 
 
 def _declare(filename, template, widths=lambda dtype: (None,)):
@@ -151,23 +156,28 @@ def parse_kernel(kernel: str):
 #   "huge": a row longer than AUTO_HUGE_ROW (segmented would send each such
 #       row's hundreds of tiles through one completion counter; adaptive2
 #       splits it into 4096-nnz chunks)
-#   "irregular": a row longer than AUTO_LONG_ROW, or rows irregular
-#       (cv > AUTO_IRREGULAR_CV) with a longest row past AUTO_SHORT_MAX
-#       (one long row would stall a warp or a thread; segmented balances nnz)
+#   "irregular-large" and "irregular": a row longer than AUTO_LONG_ROW, or rows
+#       irregular (cv > AUTO_IRREGULAR_CV) with a longest row past
+#       AUTO_SHORT_MAX (one long row would stall a warp or a thread); "large"
+#       from AUTO_LARGE_NNZ nonzeros, where segmented's equal tiles keep the
+#       x gathers flowing, below it adaptive2 is ahead
 #   "short":  mean <= AUTO_SCALAR_MEAN and longest <= AUTO_SHORT_MAX
 #       (no reduction at all; 3.5 TB/s on the 2D Poisson matrix)
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y).
-# Measured on the H200 (2026-12-02, BENCHMARKS.md), float32 geomean speed-up over
-# cuSPARSE per class (scripts/bench_spmv.py): irregular segmented 1.36x
-# (adaptive2 1.27x; powerlaw-16M 0.913 vs 1.082 ms), huge (hugerows-2M, rows of
-# ~1M nnz) adaptive2 1.12x vs segmented 0.80x, short scalar 1.74x (segmented
-# 1.53x), medium vector 1.40-1.64x over four runs (adaptive2 1.38-1.47x). Not
-# every irregular matrix agrees: on rmat-21-16 (suite report, random columns)
-# segmented runs 0.82x, adaptive2 0.91x. After a benchmark run, change AUTO_RULE
-# (one place) to the fastest measured kernel per class.
-AUTO_RULE = {"huge": "adaptive2", "irregular": "segmented", "short": "scalar", "medium": "vector"}
-AUTO_HUGE_ROW = 65536  # 256 tiles of segmented's default 256 nnz
+# Measured on the H200 (2026-12-02, BENCHMARKS.md), float32, scripts/bench_spmv.py:
+# irregular matrices under AUTO_LARGE_NNZ run adaptive2 faster than segmented
+# (weblike 0.050 vs 0.054 ms, blockdense-1M 0.056 vs 0.058, rmat-21-16 in the
+# suite report 0.91x vs 0.82x cuSPARSE, and the small real graphs); powerlaw-16M
+# (128M nnz) runs segmented at 0.868 ms against adaptive2's 1.078. huge
+# (hugerows-2M, rows of ~1M nnz): adaptive2 1.12x vs segmented 0.93x; short
+# scalar 1.74x (segmented 1.53x), medium vector 1.40-1.64x over four runs
+# (adaptive2 1.38-1.47x). After a benchmark run, change AUTO_RULE (one place) to
+# the fastest measured kernel per class.
+AUTO_RULE = {"huge": "adaptive2", "irregular-large": "segmented", "irregular": "adaptive2", "short": "scalar",
+             "medium": "vector"}
+AUTO_HUGE_ROW = 65536  # a row of 128 segmented tiles and more
+AUTO_LARGE_NNZ = 2**26  # 67M: between rmat-21-16 (32M, adaptive2 ahead) and powerlaw-16M (128M)
 AUTO_LONG_ROW = 1024
 AUTO_IRREGULAR_CV = 1.0
 AUTO_SHORT_MAX = 64
@@ -183,13 +193,13 @@ def choose_kernel(A) -> str:
 
 
 def matrix_class(s) -> str:
-    """The auto policy's class of a matrix ("empty", "huge", "irregular", "short", "medium")."""
+    """The auto policy's class of a matrix ("empty", "huge", "irregular-large", "irregular", "short", "medium")."""
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
     if s.max > AUTO_HUGE_ROW:
         return "huge"
     if s.max > AUTO_LONG_ROW or (s.cv > AUTO_IRREGULAR_CV and s.max > AUTO_SHORT_MAX):
-        return "irregular"
+        return "irregular-large" if s.nnz >= AUTO_LARGE_NNZ else "irregular"
     if s.mean <= AUTO_SCALAR_MEAN and s.max <= AUTO_SHORT_MAX:
         return "short"
     return "medium"
@@ -418,12 +428,14 @@ class _SegmentedLauncher(_Bound):
     def __init__(self, cupy, A, entries):
         super().__init__(cupy, A)
         if entries not in segmented_entries(A.dtype):
-            raise KernelError(f"segmented:{entries} runs on float32 only: {A.dtype} tiles of {32 * entries} entries "
-                              f"need more shared memory than a block gets; use segmented:{SEGMENTED_DEFAULT}")
+            raise KernelError(f"segmented:{entries} runs on float32 only: {entries} {A.dtype} values a lane take more "
+                              f"registers than a thread gets; use segmented:{segmented_default(A.dtype)}")
         tile_rows = planning.segmented_tile_rows(A, 32 * entries)
         n_tiles = tile_rows.size - 1
-        if int(np.diff(tile_rows).max()) >= 2**31 - 1:  # the kernel marks rows by int offsets in a tile
+        if int(np.diff(tile_rows).max()) >= 2**31 - 1:  # the kernel lists rows by int offsets in a tile
             raise KernelError("a segmented tile owns 2^31 or more (empty) rows; use kernel='adaptive2'")
+        # the kernel's list of a tile's ending rows, wanted only where a row is empty
+        self.shared_mem = SEGMENTED_WARPS * 32 * entries * 4 if planning.row_stats(A).empty else 0
         key = ("segmented-state", entries, cupy.cuda.Device().id, A.dtype.str)
         state = A._cache.get(key)
         if state is None:
@@ -437,7 +449,8 @@ class _SegmentedLauncher(_Bound):
         self.tail = (head_partials, tail_partials, counters)
 
     def launch(self, x, out, alpha, beta):
-        self.function(self.grid, self.block, self.head + (x, out, alpha, beta) + self.tail)
+        self.function(self.grid, self.block, self.head + (x, out, alpha, beta) + self.tail,
+                      shared_mem=self.shared_mem)
         return out
 
 
@@ -466,7 +479,7 @@ def _bind(cupy, A, family, param, plan, x, out):
     if family == "cusparse":
         return _CusparseLauncher(cupy, A, x, out)
     if family == "segmented":
-        return _SegmentedLauncher(cupy, A, param or SEGMENTED_DEFAULT)
+        return _SegmentedLauncher(cupy, A, param or segmented_default(A.dtype))
     if family in ("adaptive", "adaptive2"):
         if plan is None:
             plan = planning.plan_for(A) if family == "adaptive" else planning.plan2_for(A)
