@@ -132,9 +132,10 @@ def main(argv=None) -> int:
                 records.append(row)
                 try:
                     launcher = copy.copy(bound)
-                    if family == "segmented":  # the K the launcher was bound with
-                        param = param or spmv_cuda.segmented_default(A.dtype)
-                    launcher.function = compile_variant(family, A.dtype, A.index_dtype, param, path, options)
+                    bound_param = param  # the K the launcher was bound with
+                    if family == "segmented" and param is None:
+                        bound_param = spmv_cuda.segmented_default(A.dtype)
+                    launcher.function = compile_variant(family, A.dtype, A.index_dtype, bound_param, path, options)
                     apply_launch(launcher, launch)
                     row["grid"] = launcher.grid[0]
                     out.fill(np.nan)
