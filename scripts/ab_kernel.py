@@ -73,6 +73,15 @@ def apply_launch(launcher, launch):
         launcher.function.preferred_shared_memory_carveout = int(launch["carveout"])
 
 
+def bound_param(family, param, dtype):
+    """The parameter the launcher was bound with: plain "segmented" takes its dtype's default K."""
+    from spla.backend import spmv_cuda
+
+    if family == "segmented" and param is None:
+        return spmv_cuda.segmented_default(dtype)
+    return param
+
+
 def compile_variant(family, dtype, index_dtype, param, path, options):
     """The variant's RawKernel for the name expression spla would use."""
     import cupy
@@ -132,10 +141,8 @@ def main(argv=None) -> int:
                 records.append(row)
                 try:
                     launcher = copy.copy(bound)
-                    bound_param = param  # the K the launcher was bound with
-                    if family == "segmented" and param is None:
-                        bound_param = spmv_cuda.segmented_default(A.dtype)
-                    launcher.function = compile_variant(family, A.dtype, A.index_dtype, bound_param, path, options)
+                    launcher.function = compile_variant(family, A.dtype, A.index_dtype,
+                                                        bound_param(family, param, A.dtype), path, options)
                     apply_launch(launcher, launch)
                     row["grid"] = launcher.grid[0]
                     out.fill(np.nan)
