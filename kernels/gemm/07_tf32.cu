@@ -150,7 +150,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     }
 
     // Accumulator (mi, ni) holds rows r, r + 8 and columns c, c + 1 of its 16 x 8 tile.
-    const bool c_vec_ok = ldc % 2 == 0 && (reinterpret_cast<unsigned long long>(C) & 7u) == 0;
+    const bool c_vec_ok = spla::gemm::rows_aligned8(C, ldc);
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -160,21 +160,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
                 const int row = m0 + warp_m + mi * 16 + g + half * 8;
                 const int col = n0 + warp_n + ni * 8 + 2 * t4;
                 if (row >= M) continue;
-                float* c = C + static_cast<long long>(row) * ldc + col;
-                const float v0 = acc[mi][ni][2 * half];
-                const float v1 = acc[mi][ni][2 * half + 1];
-                if (c_vec_ok && col + 1 < N) {
-                    float2 out;
-                    if (beta == 0.0f) {
-                        out = make_float2(alpha * v0, alpha * v1);
-                    } else {
-                        const float2 old = *reinterpret_cast<const float2*>(c);
-                        out = make_float2(alpha * v0 + beta * old.x, alpha * v1 + beta * old.y);
-                    }
-                    *reinterpret_cast<float2*>(c) = out;
-                } else {
-                    if (col < N) spla::gemm::store_output(c, v0, alpha, beta);
-                    if (col + 1 < N) spla::gemm::store_output(c + 1, v1, alpha, beta);
-                }
+                spla::gemm::store_output2(C + static_cast<long long>(row) * ldc + col, col, N, acc[mi][ni][2 * half],
+                                          acc[mi][ni][2 * half + 1], alpha, beta, c_vec_ok);
             }
 }

@@ -268,7 +268,7 @@ extern "C" __global__ void __launch_bounds__(spla::gemm::wgmma::THREADS, 1)
     const int lane = tid % 32;
     const int warp_rows = m0 + warpgroup * 64 + ((tid / 32) % 4) * 16 + lane / 4;
     const int col_base = n0 + 2 * (lane % 4);
-    const bool c_vec_ok = ldc % 2 == 0 && (reinterpret_cast<unsigned long long>(C) & 7u) == 0;
+    const bool c_vec_ok = spla::gemm::rows_aligned8(C, ldc);
 #pragma unroll
     for (int j = 0; j < 32; ++j) {
 #pragma unroll
@@ -276,22 +276,8 @@ extern "C" __global__ void __launch_bounds__(spla::gemm::wgmma::THREADS, 1)
             const int row = warp_rows + 8 * h;
             const int col = col_base + 8 * j;
             if (row >= M) continue;
-            float* c = C + static_cast<long long>(row) * ldc + col;
-            const float v0 = acc[4 * j + 2 * h];
-            const float v1 = acc[4 * j + 2 * h + 1];
-            if (c_vec_ok && col + 1 < N) {
-                float2 out;
-                if (beta == 0.0f) {
-                    out = make_float2(alpha * v0, alpha * v1);
-                } else {
-                    const float2 old = *reinterpret_cast<const float2*>(c);
-                    out = make_float2(alpha * v0 + beta * old.x, alpha * v1 + beta * old.y);
-                }
-                *reinterpret_cast<float2*>(c) = out;
-            } else {
-                if (col < N) spla::gemm::store_output(c, v0, alpha, beta);
-                if (col + 1 < N) spla::gemm::store_output(c + 1, v1, alpha, beta);
-            }
+            spla::gemm::store_output2(C + static_cast<long long>(row) * ldc + col, col, N, acc[4 * j + 2 * h],
+                                      acc[4 * j + 2 * h + 1], alpha, beta, c_vec_ok);
         }
     }
 #else

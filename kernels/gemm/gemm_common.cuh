@@ -53,10 +53,35 @@ __device__ __forceinline__ void store_output4(float* C, int ldc, int M, int N, i
     }
 }
 
+// Store two consecutive outputs of one row at c (column col): one 8-byte store
+// when both are inside the matrix and c_vec_ok (rows_aligned8), else
+// element by element. The caller has checked the row.
+__device__ __forceinline__ void store_output2(float* c, int col, int N, float v0, float v1, float alpha,
+                                              float beta, bool c_vec_ok) {
+    if (c_vec_ok && col + 1 < N) {
+        float2 out;
+        if (beta == 0.0f) {
+            out = make_float2(alpha * v0, alpha * v1);
+        } else {
+            const float2 old = *reinterpret_cast<const float2*>(c);
+            out = make_float2(alpha * v0 + beta * old.x, alpha * v1 + beta * old.y);
+        }
+        *reinterpret_cast<float2*>(c) = out;
+    } else {
+        if (col < N) store_output(c, v0, alpha, beta);
+        if (col + 1 < N) store_output(c + 1, v1, alpha, beta);
+    }
+}
+
 // True when every row of C starts on a 16-byte boundary, so store_output4 may
 // use vector stores. Uniform across the grid.
 __device__ __forceinline__ bool rows_aligned16(const float* C, int ldc) {
     return ldc % 4 == 0 && is_aligned16(C);
+}
+
+// The same for store_output2's 8-byte stores.
+__device__ __forceinline__ bool rows_aligned8(const float* C, int ldc) {
+    return ldc % 2 == 0 && (reinterpret_cast<unsigned long long>(C) & 7u) == 0;
 }
 
 // 16-byte asynchronous global->shared copy (sm_80+). When `valid` is false
