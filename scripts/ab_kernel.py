@@ -73,15 +73,6 @@ def apply_launch(launcher, launch):
         launcher.function.preferred_shared_memory_carveout = int(launch["carveout"])
 
 
-def bound_param(family, param, dtype):
-    """The parameter the launcher was bound with: plain "segmented" takes its dtype's default K."""
-    from spla.backend import spmv_cuda
-
-    if family == "segmented" and param is None:
-        return spmv_cuda.segmented_default(dtype)
-    return param
-
-
 def compile_variant(family, dtype, index_dtype, param, path, options):
     """The variant's RawKernel for the name expression spla would use."""
     import cupy
@@ -142,7 +133,7 @@ def main(argv=None) -> int:
                 try:
                     launcher = copy.copy(bound)
                     launcher.function = compile_variant(family, A.dtype, A.index_dtype,
-                                                        bound_param(family, param, A.dtype), path, options)
+                                                        spmv_cuda.bound_param(A, family, param), path, options)
                     apply_launch(launcher, launch)
                     row["grid"] = launcher.grid[0]
                     out.fill(np.nan)

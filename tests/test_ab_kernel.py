@@ -7,7 +7,6 @@ import importlib.util
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "ab_kernel.py"
@@ -27,13 +26,6 @@ def test_variants_parse_into_file_options_and_launch():
     for bad in ("v=@carvout=10", "v=@grid=", "v=@block=two"):
         with pytest.raises(argparse.ArgumentTypeError, match="@KEY=INTEGER"):
             ab_kernel.parse_variant(bad)
-
-
-def test_plain_segmented_compiles_each_dtype_at_its_own_default_k():
-    assert ab_kernel.bound_param("segmented", None, np.float32) == 16
-    assert ab_kernel.bound_param("segmented", None, np.float64) == 8
-    assert ab_kernel.bound_param("segmented", 4, np.float64) == 4
-    assert ab_kernel.bound_param("warp", None, np.float32) is None
 
 
 @pytest.mark.gpu

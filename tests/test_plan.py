@@ -281,6 +281,19 @@ def test_kernel_names_parse():
     assert spmv_cuda.lanes_for(5) == 4 and spmv_cuda.lanes_for(1000) == 32 and spmv_cuda.lanes_for(1) == 2
 
 
+def test_bound_param_fills_in_each_family_default(rng):
+    """What a plain kernel name compiles with (ab_kernel.py compiles its variants the same way)."""
+    A = _matrix([16] * 64, 100, rng)  # float64, int32 indices: packs of 2 entries
+    assert spmv_cuda.bound_param(A, "segmented", None) == spmv_cuda.segmented_default(np.float64) == 8
+    assert spmv_cuda.bound_param(A.astype(np.float32), "segmented", None) == 16
+    assert spmv_cuda.bound_param(A, "segmented", 4) == 4
+    assert spmv_cuda.bound_param(A, "vector", None) == spmv_cuda.lanes_for(16, 2) == 4
+    assert spmv_cuda.bound_param(A.astype(np.float32), "vector", None) == spmv_cuda.lanes_for(16, 4) == 2
+    assert spmv_cuda.bound_param(A, "warp", None) == spmv_cuda.lanes_for(16) == 8
+    assert spmv_cuda.bound_param(A, "warp", 32) == 32
+    assert spmv_cuda.bound_param(A, "scalar", None) is None
+
+
 # ---------------------------------------------------- segmented tile rows
 @pytest.mark.parametrize("tile", [1, 4, 128, 256])
 def test_segmented_tiles_own_the_rows_that_start_in_them(rng, tile):

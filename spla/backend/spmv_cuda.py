@@ -228,6 +228,16 @@ def _lanes(A, family, lanes):
     return lanes_for(planning.row_stats(A).mean, step)
 
 
+def bound_param(A, family: str, param):
+    """The template parameter A's launcher compiles ``family`` with: the lanes of
+    warp/vector, the entries per lane of segmented (defaults filled in), else ``param``."""
+    if family == "segmented":
+        return param or segmented_default(A.dtype)
+    if family in ("warp", "vector"):
+        return _lanes(A, family, param)
+    return param
+
+
 def _grid(n_items: int, per_block: int) -> int:
     return max(1, min(cuda.ceil_div(n_items, per_block), MAX_BLOCKS))
 
@@ -479,7 +489,7 @@ def _bind(cupy, A, family, param, plan, x, out):
     if family == "cusparse":
         return _CusparseLauncher(cupy, A, x, out)
     if family == "segmented":
-        return _SegmentedLauncher(cupy, A, param or segmented_default(A.dtype))
+        return _SegmentedLauncher(cupy, A, bound_param(A, family, param))
     if family in ("adaptive", "adaptive2"):
         if plan is None:
             plan = planning.plan_for(A) if family == "adaptive" else planning.plan2_for(A)
@@ -487,7 +497,7 @@ def _bind(cupy, A, family, param, plan, x, out):
     if family == "scalar":
         return _RowLauncher(cupy, A, _function("scalar", A.dtype, A.index_dtype), _grid(n_rows, ROW_BLOCK),
                             ROW_BLOCK)
-    lanes = _lanes(A, family, param)
+    lanes = bound_param(A, family, param)
     if family == "vector":
         _require_aligned(A, "vector", "warp")
     return _RowLauncher(cupy, A, _function(family, A.dtype, A.index_dtype, lanes),
