@@ -67,8 +67,8 @@ class Thresholds:
     dense_min_nnz : rows shorter than this never take the dense path.
     warp_max : rows with ``stream_max < nnz <= warp_max`` take the ``rows`` path
         (sub-warps over length-sorted rows; only spmv_adaptive2 runs it); 0 = no rows path.
-        With it, descriptors are ordered heaviest kind first (split, block, rows, stream)
-        so the longest blocks start first and the grid's tail is short ones.
+        With it, heavy descriptors (block, split, rows) that would run in the
+        grid's last ``TAIL_BLOCKS`` slots are moved to the front.
     """
 
     stream_max: int = 256
@@ -413,6 +413,21 @@ def _rows_blocks(rows, lengths):
     return np.concatenate(desc).astype(np.int64), order
 
 
+# Descriptors in the last TAIL_BLOCKS slots of an adaptive2 launch: about two
+# waves of resident blocks (132 SMs x 8 blocks of 256 threads on an H100/H200).
+TAIL_BLOCKS = 2048
+
+
+def _heavy_out_of_tail(main: np.ndarray) -> np.ndarray:
+    """Move the heavy descriptors (block per row, chunks, rows path) that fall in
+    the grid's last TAIL_BLOCKS slots to the front, so the launch does not end
+    waiting on one 4096-nnz block; everything else keeps its row order."""
+    kind = main[:, KIND]
+    heavy = (kind <= KIND_BLOCK) | (kind == KIND_ROWS)
+    late = heavy & (np.arange(kind.size) >= kind.size - TAIL_BLOCKS)
+    return np.concatenate([main[late], main[~late]])
+
+
 def build_plan(A, thresholds: Thresholds | None = None) -> Plan:
     """Build a plan without the cache (``plan_for`` is the cached entry point)."""
     t = thresholds or Thresholds()
@@ -435,15 +450,16 @@ def build_plan(A, thresholds: Thresholds | None = None) -> Plan:
     whole_desc, split_desc, main_chunks = _row_blocks(big_rows, lengths, t, 0)
     rows_desc, row_list = _rows_blocks(np.flatnonzero(is_rows), lengths)
     n_main_split = main_chunks.size
+    main = np.concatenate([stream_desc, whole_desc, split_desc, rows_desc]).astype(np.int64)
+    # Row order (a rows-path block at its first listed row), chunks of one row in
+    # chunk order: blocks running side by side read neighbouring parts of the
+    # matrix and of x.
+    first_row = main[:, ROW_BEGIN].copy()
+    is_rows_desc = main[:, KIND] == KIND_ROWS
+    first_row[is_rows_desc] = row_list[main[is_rows_desc, ROW_BEGIN]]
+    main = main[np.argsort(first_row, kind="stable")]
     if t.warp_max:
-        # Heaviest kind first (longest-processing-time order): the grid's tail is
-        # then made of short stream blocks, not of a late 4096-nnz chunk.
-        main = np.concatenate([split_desc, whole_desc, rows_desc, stream_desc]).astype(np.int64)
-    else:
-        main = np.concatenate([stream_desc, whole_desc, split_desc]).astype(np.int64)
-        # Row order, chunks of one row kept in chunk order: neighbouring blocks
-        # then read neighbouring parts of the matrix and of x.
-        main = main[np.argsort(main[:, ROW_BEGIN], kind="stable")]
+        main = _heavy_out_of_tail(main)
     fb_whole, fb_split, fallback_chunks = _row_blocks(np.sort(dense), lengths, t, n_main_split)
     fallback = np.concatenate([fb_whole, fb_split]).astype(np.int64)
     blocks = np.ascontiguousarray(np.concatenate([main, fallback]).astype(np.int64))

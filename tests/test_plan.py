@@ -342,10 +342,11 @@ def test_adaptive2_plan_paths_order_and_product(rng):
     listed = plan.row_list[: rows.size]
     assert sorted(listed.tolist()) == rows.tolist(), "the row list holds exactly the rows path"
     assert (np.diff(lengths[listed]) <= 0).all(), "row list sorted longest first"
-    # heaviest kind first: split, block, rows, stream
+    # a grid shorter than TAIL_BLOCKS: every heavy descriptor is in the tail, so all run first
     kinds = plan.blocks[: plan.n_main_blocks, planning.KIND]
-    rank = np.select([kinds < 0, kinds == 0, kinds == planning.KIND_ROWS], [0, 1, 2], 3)
-    assert (np.diff(rank) >= 0).all()
+    assert plan.n_main_blocks < planning.TAIL_BLOCKS
+    heavy = (kinds <= planning.KIND_BLOCK) | (kinds == planning.KIND_ROWS)
+    assert heavy[: heavy.sum()].all()
     x = rng.uniform(-1, 1, A.n_cols)
     y, writes = execute(plan, A, x)
     assert (writes == 1).all()
@@ -353,6 +354,31 @@ def test_adaptive2_plan_paths_order_and_product(rng):
     s = plan.summary()
     assert s["paths"]["rows"]["rows"] == rows.size and sum(p["nnz"] for p in s["paths"].values()) == A.nnz
     assert s["blocks"] == plan.n_main_blocks and s["block_nnz_max"] <= t.chunk * 8
+
+
+@pytest.mark.parametrize("tail", [25, 60])
+def test_adaptive2_descriptors_run_in_row_order_but_heavy_ones_leave_the_tail(rng, monkeypatch, tail):
+    A = _mixed(rng)
+    thresholds = planning.Thresholds(**planning.ADAPTIVE2_THRESHOLDS)
+
+    def main_blocks(tail_blocks):
+        monkeypatch.setattr(planning, "TAIL_BLOCKS", tail_blocks)
+        plan = planning.build_plan(A, thresholds)
+        return plan, plan.blocks[: plan.n_main_blocks]
+
+    plan, in_row_order = main_blocks(0)
+    first_row = in_row_order[:, planning.ROW_BEGIN].copy()
+    listed = in_row_order[:, planning.KIND] == planning.KIND_ROWS
+    first_row[listed] = plan.row_list[first_row[listed]]  # a rows-path block: its first listed row
+    assert (np.diff(first_row) >= 0).all()
+    kinds = in_row_order[:, planning.KIND]
+    heavy = (kinds <= planning.KIND_BLOCK) | (kinds == planning.KIND_ROWS)
+    late = heavy & (np.arange(kinds.size) >= kinds.size - tail)
+    assert late.any(), "the test matrix puts heavy rows near its end"
+    plan, main = main_blocks(tail)
+    np.testing.assert_array_equal(main, np.concatenate([in_row_order[late], in_row_order[~late]]))
+    y, writes = execute(plan, A, rng.uniform(-1, 1, A.n_cols))
+    assert (writes == 1).all()
 
 
 def test_adaptive2_rows_widths_and_block_sizes(rng):
