@@ -1,0 +1,119 @@
+#!/usr/bin/env python
+"""Time committed SpMV kernels in turns on the same matrices, to tune a rule.
+
+bench_spmv.py times each kernel once, one after the other, so a clock or
+neighbour drift during the run lands on whichever kernel was being timed
+(the same launcher timed twice in one run has differed by up to 10%). This
+script times the listed kernels round-robin, --rounds times, and reports the
+median over rounds of each round's median, beside cuSPARSE:
+
+    PYTHONPATH=. python3 scripts/time_turns.py gen:banded:1000000:20 gen:random:4000000:16 \\
+        --kernels vector:2,vector:4,vector:8,vector:16,adaptive --dtype float32 float64 --out DIR
+
+Kernel names are those of spla.spmv (``vector:8`` is the vector kernel with 8
+lanes a row); every result is checked against the float64 SciPy product
+before it is timed. Use it to set spla.backend.spmv_cuda.lanes_for and
+AUTO_RULE, then record the outcome in BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+TOLERANCE = {"float32": 1e-5, "float64": 1e-13}  # ||y - ref|| / || |A| |x| ||, as bench_spmv.py
+
+
+def kernel_list(text: str) -> list:
+    """"a,b:8" -> ["a", "b:8"], each checked against spla's kernel names."""
+    from spla.backend import spmv_cuda
+
+    names = [k.strip() for k in text.split(",") if k.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("--kernels needs at least one kernel name")
+    for name in names:
+        try:
+            spmv_cuda.parse_kernel(name)
+        except Exception as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return names
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("sources", nargs="+", help="matrix files or gen: specs")
+    parser.add_argument("--kernels", type=kernel_list, required=True, help="comma list of spla.spmv kernel names")
+    parser.add_argument("--dtype", nargs="+", default=["float32"], choices=["float32", "float64"])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--budget", type=float, default=0.1, help="seconds per timing (default 0.1)")
+    parser.add_argument("--out", type=Path, help="folder for turns.json")
+    args = parser.parse_args(argv)
+
+    import cupy
+
+    from spla import bench, io
+    from spla.backend import spmv_cuda
+
+    records = []
+    for source in args.sources:
+        began = time.perf_counter()
+        A64 = io.load(source, dtype=np.float64, cache=False)
+        x_host = np.random.default_rng(12345).uniform(-1, 1, A64.n_cols).astype(np.float32).astype(np.float64)
+        scipy_matrix = A64.to_scipy()
+        reference = scipy_matrix @ x_host
+        magnitude = float(np.linalg.norm(abs(scipy_matrix) @ np.abs(x_host))) or 1.0
+        print(f"{source}: {A64.n_rows:,} rows, {A64.nnz:,} nnz, mean row {A64.nnz / max(A64.n_rows, 1):.1f} "
+              f"(loaded in {time.perf_counter() - began:.1f} s)", flush=True)
+        for dtype in args.dtype:
+            A = A64.astype(dtype).to_device()
+            x = cupy.asarray(x_host.astype(dtype))
+            out = cupy.empty(A.n_rows, dtype=dtype)
+            runs, rows = {}, []
+            for kernel in ["cusparse"] + [k for k in args.kernels if k != "cusparse"]:
+                row = {"source": source, "dtype": dtype, "kernel": kernel, "nnz": int(A.nnz)}
+                rows.append(row)
+                out.fill(np.nan)
+                try:
+                    got = cupy.asnumpy(spmv_cuda.spmv(A, x, kernel=kernel, out=out)).astype(np.float64)
+                except Exception as exc:  # one kernel that cannot run here must not sink the others
+                    row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
+                    print(f"  {dtype} {kernel}: FAILED {row['message']}", flush=True)
+                    continue
+                row["error_vs_abs"] = float(np.linalg.norm(got - reference)) / magnitude
+                if not row["error_vs_abs"] <= TOLERANCE[dtype]:
+                    row["status"] = "wrong"
+                    print(f"  {dtype} {kernel}: WRONG ({row['error_vs_abs']:.3g})", flush=True)
+                    continue
+                row["status"] = "ok"
+                runs[kernel] = lambda kernel=kernel: spmv_cuda.spmv(A, x, kernel=kernel, out=out)
+            samples = {kernel: [] for kernel in runs}
+            for _ in range(args.rounds):
+                for kernel, fn in runs.items():
+                    samples[kernel].append(bench.time_gpu_budgeted(fn, budget_s=args.budget, max_repeat=500,
+                                                                   warmup=3).ms)
+            anchor = float(np.median(samples["cusparse"])) if "cusparse" in samples else float("nan")
+            for row in rows:
+                if row["status"] != "ok":
+                    continue
+                ms = float(np.median(samples[row["kernel"]]))
+                row.update(ms=ms, rounds_ms=samples[row["kernel"]], cusparse_ms=anchor, speedup=anchor / ms)
+                print(f"  {dtype} {row['kernel']:<12} {ms:.4f} ms  {anchor / ms:.3f}x cuSPARSE  "
+                      f"rounds {' '.join(f'{v:.4f}' for v in samples[row['kernel']])}", flush=True)
+            records += rows
+            del A, x, out
+            cupy.get_default_memory_pool().free_all_blocks()
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "turns.json").write_text(json.dumps({"environment": bench.environment(),
+                                                         "kernels": args.kernels, "results": records}, indent=1))
+    return 0 if all(r["status"] == "ok" for r in records) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
