@@ -278,7 +278,18 @@ def test_kernel_names_parse():
         with pytest.raises(InputError):
             spmv_cuda.parse_kernel(bad)
     assert list(spmv_cuda.KERNELS)[:4] == ["scalar", "warp", "vector", "adaptive"]
-    assert spmv_cuda.lanes_for(5) == 4 and spmv_cuda.lanes_for(1000) == 32 and spmv_cuda.lanes_for(1) == 2
+
+
+def test_lanes_for_reads_a_row_group_of_16_entries_and_at_most_16_a_lane():
+    # vector packs: 4 entries (float32, int32), 2 (float64, int32); warp reads 1
+    assert [spmv_cuda.lanes_for(mean, 4) for mean in (1, 16, 41, 81, 200, 1000)] == [4, 4, 4, 8, 16, 32]
+    assert [spmv_cuda.lanes_for(mean, 2) for mean in (1, 16, 41, 81, 200, 1000)] == [8, 8, 8, 8, 16, 32]
+    assert [spmv_cuda.lanes_for(mean) for mean in (1, 16, 41, 256, 257, 1000)] == [16, 16, 16, 16, 32, 32]
+    for step in (1, 2, 4):
+        for mean in np.linspace(1, 2000, 200):
+            lanes = spmv_cuda.lanes_for(mean, step)
+            assert lanes in spmv_cuda.LANE_WIDTHS and lanes * step >= spmv_cuda.ROW_GROUP_ENTRIES
+            assert lanes == 32 or mean / lanes <= spmv_cuda.LANE_ENTRIES
 
 
 def test_bound_param_fills_in_each_family_default(rng):
@@ -287,9 +298,9 @@ def test_bound_param_fills_in_each_family_default(rng):
     assert spmv_cuda.bound_param(A, "segmented", None) == spmv_cuda.segmented_default(np.float64) == 8
     assert spmv_cuda.bound_param(A.astype(np.float32), "segmented", None) == 16
     assert spmv_cuda.bound_param(A, "segmented", 4) == 4
-    assert spmv_cuda.bound_param(A, "vector", None) == spmv_cuda.lanes_for(16, 2) == 4
-    assert spmv_cuda.bound_param(A.astype(np.float32), "vector", None) == spmv_cuda.lanes_for(16, 4) == 2
-    assert spmv_cuda.bound_param(A, "warp", None) == spmv_cuda.lanes_for(16) == 8
+    assert spmv_cuda.bound_param(A, "vector", None) == spmv_cuda.lanes_for(16, 2) == 8
+    assert spmv_cuda.bound_param(A.astype(np.float32), "vector", None) == spmv_cuda.lanes_for(16, 4) == 4
+    assert spmv_cuda.bound_param(A, "warp", None) == spmv_cuda.lanes_for(16) == 16
     assert spmv_cuda.bound_param(A, "warp", 32) == 32
     assert spmv_cuda.bound_param(A, "scalar", None) is None
 
