@@ -34,7 +34,6 @@ from pathlib import Path
 import numpy as np
 
 LAUNCH_KEYS = ("block", "grid", "carveout")
-TOLERANCE = {"float32": 1e-5, "float64": 1e-13}  # ||y - ref|| / || |A| |x| ||, as bench_spmv.py
 
 
 def parse_variant(text: str):
@@ -112,15 +111,12 @@ def main(argv=None) -> int:
     for source in args.sources:
         began = time.perf_counter()
         A64 = io.load(source, dtype=np.float64, cache=False)
-        x_host = np.random.default_rng(12345).uniform(-1, 1, A64.n_cols).astype(np.float32).astype(np.float64)
-        scipy_matrix = A64.to_scipy()
-        reference = scipy_matrix @ x_host
-        magnitude = float(np.linalg.norm(abs(scipy_matrix) @ np.abs(x_host))) or 1.0
+        check = bench.SpmvCheck.for_matrix(A64)
         print(f"{source}: {A64.n_rows:,} rows, {A64.nnz:,} nnz (loaded in {time.perf_counter() - began:.1f} s)",
               flush=True)
         for dtype in args.dtype:
             A = A64.astype(dtype).to_device()
-            x = cupy.asarray(x_host.astype(dtype))
+            x = cupy.asarray(check.x.astype(dtype))
             out = cupy.empty(A.n_rows, dtype=dtype)
             spmv_cuda.spmv(A, x, kernel=args.kernel, out=out)  # binds the launcher the variants copy
             bound = spmv_cuda.bound_launcher(A, args.kernel)
@@ -130,30 +126,19 @@ def main(argv=None) -> int:
                 row = {"source": source, "dtype": dtype, "variant": name, "options": list(options),
                        "file": str(path) if path else None, "launch": launch}
                 records.append(row)
-                try:
-                    launcher = copy.copy(bound)
+                launcher = copy.copy(bound)
+
+                def first_run():  # called right away, so the loop's variables are this variant's
                     launcher.function = compile_variant(family, A.dtype, A.index_dtype,
                                                         spmv_cuda.bound_param(A, family, param), path, options)
                     apply_launch(launcher, launch)
                     row["grid"] = launcher.grid[0]
                     out.fill(np.nan)
-                    got = cupy.asnumpy(launcher.launch(x, out, one, zero)).astype(np.float64)
-                except Exception as exc:  # one broken variant must not sink the others
-                    row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
-                    print(f"  {dtype} {name}: FAILED {row['message']}", flush=True)
-                    continue
-                row["error_vs_abs"] = float(np.linalg.norm(got - reference)) / magnitude
-                if not row["error_vs_abs"] <= TOLERANCE[dtype]:
-                    row["status"] = "wrong"
-                    print(f"  {dtype} {name}: WRONG ({row['error_vs_abs']:.3g})", flush=True)
-                    continue
-                row["status"] = "ok"
-                runs[name] = lambda launcher=launcher: launcher.launch(x, out, one, zero)
-            samples = {name: [] for name in runs}
-            for _ in range(args.rounds):
-                for name, fn in runs.items():
-                    samples[name].append(bench.time_gpu_budgeted(fn, budget_s=args.budget, max_repeat=500,
-                                                                 warmup=3).ms)
+                    return launcher.launch(x, out, one, zero)
+
+                if check.record(row, first_run, dtype, f"{dtype} {name}"):
+                    runs[name] = lambda launcher=launcher: launcher.launch(x, out, one, zero)
+            samples = bench.time_in_turns(runs, rounds=args.rounds, budget_s=args.budget)
             anchor = float(np.median(samples["cusparse"]))
             print(f"  {dtype}: cusparse {anchor:.4f} ms", flush=True)
             for row in records:

@@ -26,8 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-TOLERANCE = {"float32": 1e-5, "float64": 1e-13}  # ||y - ref|| / || |A| |x| ||, as bench_spmv.py
-
 
 def kernel_list(text: str) -> list:
     """"a,b:8" -> ["a", "b:8"], each checked against spla's kernel names."""
@@ -64,39 +62,22 @@ def main(argv=None) -> int:
     for source in args.sources:
         began = time.perf_counter()
         A64 = io.load(source, dtype=np.float64, cache=False)
-        x_host = np.random.default_rng(12345).uniform(-1, 1, A64.n_cols).astype(np.float32).astype(np.float64)
-        scipy_matrix = A64.to_scipy()
-        reference = scipy_matrix @ x_host
-        magnitude = float(np.linalg.norm(abs(scipy_matrix) @ np.abs(x_host))) or 1.0
+        check = bench.SpmvCheck.for_matrix(A64)
         print(f"{source}: {A64.n_rows:,} rows, {A64.nnz:,} nnz, mean row {A64.nnz / max(A64.n_rows, 1):.1f} "
               f"(loaded in {time.perf_counter() - began:.1f} s)", flush=True)
         for dtype in args.dtype:
             A = A64.astype(dtype).to_device()
-            x = cupy.asarray(x_host.astype(dtype))
+            x = cupy.asarray(check.x.astype(dtype))
             out = cupy.empty(A.n_rows, dtype=dtype)
             runs, rows = {}, []
             for kernel in ["cusparse"] + [k for k in args.kernels if k != "cusparse"]:
                 row = {"source": source, "dtype": dtype, "kernel": kernel, "nnz": int(A.nnz)}
                 rows.append(row)
                 out.fill(np.nan)
-                try:
-                    got = cupy.asnumpy(spmv_cuda.spmv(A, x, kernel=kernel, out=out)).astype(np.float64)
-                except Exception as exc:  # one kernel that cannot run here must not sink the others
-                    row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
-                    print(f"  {dtype} {kernel}: FAILED {row['message']}", flush=True)
-                    continue
-                row["error_vs_abs"] = float(np.linalg.norm(got - reference)) / magnitude
-                if not row["error_vs_abs"] <= TOLERANCE[dtype]:
-                    row["status"] = "wrong"
-                    print(f"  {dtype} {kernel}: WRONG ({row['error_vs_abs']:.3g})", flush=True)
-                    continue
-                row["status"] = "ok"
-                runs[kernel] = lambda kernel=kernel: spmv_cuda.spmv(A, x, kernel=kernel, out=out)
-            samples = {kernel: [] for kernel in runs}
-            for _ in range(args.rounds):
-                for kernel, fn in runs.items():
-                    samples[kernel].append(bench.time_gpu_budgeted(fn, budget_s=args.budget, max_repeat=500,
-                                                                   warmup=3).ms)
+                if check.record(row, lambda: spmv_cuda.spmv(A, x, kernel=kernel, out=out), dtype,
+                                f"{dtype} {kernel}"):
+                    runs[kernel] = lambda kernel=kernel: spmv_cuda.spmv(A, x, kernel=kernel, out=out)
+            samples = bench.time_in_turns(runs, rounds=args.rounds, budget_s=args.budget)
             anchor = float(np.median(samples["cusparse"])) if "cusparse" in samples else float("nan")
             for row in rows:
                 if row["status"] != "ok":

@@ -158,6 +158,78 @@ def relative_error(y, reference) -> float:
     return float(diff / scale)
 
 
+# A GPU SpMV result is checked against the float64 SciPy product by
+# ||y - ref|| / || |A| |x| ||: cancellation in a long row makes plain relative
+# error blow up for any summation order (a 1M-term float32 row sum can be 3e-4
+# off in plain relative terms and still exact to 1e-9 of |A||x|); indexing bugs
+# give O(1e-2..1).
+SPMV_TOLERANCE = {"float32": 1e-5, "float64": 1e-13}
+
+
+@dataclass
+class SpmvCheck:
+    """One matrix's input and float64 answer for checking SpMV kernels.
+
+    ``x`` is float32-representable, so float32 and float64 runs share one exact
+    input; ``reference`` is SciPy's ``A @ x`` in float64 and ``magnitude``
+    ``|| |A| |x| ||``, the scale errors are measured against.
+    """
+
+    x: object
+    reference: object
+    magnitude: float
+
+    @classmethod
+    def for_matrix(cls, A64, seed: int = 12345) -> "SpmvCheck":
+        import numpy as np
+
+        x = np.random.default_rng(seed).uniform(-1, 1, A64.n_cols).astype(np.float32).astype(np.float64)
+        scipy_matrix = A64.to_scipy()
+        magnitude = float(np.linalg.norm(abs(scipy_matrix) @ np.abs(x))) or 1.0
+        return cls(x, scipy_matrix @ x, magnitude)
+
+    def error(self, y) -> float:
+        """||y - reference|| / || |A| |x| || (y on the host or the GPU)."""
+        import numpy as np
+
+        y = np.asarray(y.get() if hasattr(y, "get") else y, dtype=np.float64)
+        return float(np.linalg.norm(y - self.reference)) / self.magnitude
+
+    @staticmethod
+    def passes(error: float, dtype) -> bool:
+        import numpy as np
+
+        return error <= SPMV_TOLERANCE[np.dtype(dtype).name]
+
+    def record(self, row: dict, first_run, dtype, label: str) -> bool:
+        """Call ``first_run()`` (it returns y) and put its error and status in
+        ``row``: "ok", "wrong" (over the tolerance) or "failed" (it raised; one
+        broken kernel must not sink a benchmark). Prints a line unless ok;
+        True when ok, i.e. the kernel may be timed."""
+        try:
+            row["error_vs_abs"] = self.error(first_run())
+        except Exception as exc:
+            row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
+            print(f"  {label}: FAILED {row['message']}", flush=True)
+            return False
+        row["status"] = "ok" if self.passes(row["error_vs_abs"], dtype) else "wrong"
+        if row["status"] == "wrong":
+            print(f"  {label}: WRONG ({row['error_vs_abs']:.3g})", flush=True)
+        return row["status"] == "ok"
+
+
+def time_in_turns(runs: dict, *, rounds: int, budget_s: float, max_repeat: int = 500, warmup: int = 3) -> dict:
+    """Time each callable of ``runs`` round-robin, ``rounds`` times
+    (:func:`time_gpu_budgeted` each turn): ``{name: [ms of each round]}``.
+    Drift on a shared machine then hits every entry alike; report the median."""
+    samples = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            samples[name].append(time_gpu_budgeted(fn, budget_s=budget_s, max_repeat=max_repeat,
+                                                   warmup=warmup).ms)
+    return samples
+
+
 _COPY_BANDWIDTH: dict = {}
 
 

@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import sys
+import types
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import spla
+from spla import bench
+from spla.backend import spmv_cuda
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "time_turns.py"
 spec = importlib.util.spec_from_file_location("time_turns", SCRIPT)
@@ -20,6 +27,37 @@ def test_kernel_list_takes_spla_names_and_rejects_others():
     for bad in ("", "vector:3", "nope", "scalar,segmented:32"):
         with pytest.raises(argparse.ArgumentTypeError):
             time_turns.kernel_list(bad)
+
+
+def test_wrong_and_failing_kernels_are_reported_not_timed(monkeypatch, tmp_path):
+    """The script's flow on the CPU, its GPU parts faked: SciPy stands in for
+    the kernels, one of them wrong and one raising."""
+    pool = types.SimpleNamespace(free_all_blocks=lambda: None)
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(
+        asarray=np.asarray, empty=np.empty, get_default_memory_pool=lambda: pool))
+    monkeypatch.setattr(spla.CSRMatrix, "to_device", lambda self: self)
+    timed = []
+
+    def fake_spmv(A, x, *, kernel, out):
+        if kernel == "segmented":
+            raise RuntimeError("no GPU here")
+        out[:] = (2 if kernel == "vector:2" else 1) * (A.to_scipy() @ x)
+        return out
+
+    def fake_timing(fn, **_):
+        timed.append(fn)
+        return bench.Timing(1e-3, 1e-3, 1e-3, 1)
+
+    monkeypatch.setattr(spmv_cuda, "spmv", fake_spmv)
+    monkeypatch.setattr(bench, "time_gpu_budgeted", fake_timing)
+    monkeypatch.setattr(bench, "environment", lambda: {})
+    assert time_turns.main(["gen:banded:300:3", "--kernels", "vector:2,vector:4,segmented", "--rounds", "3",
+                            "--out", str(tmp_path)]) == 1
+    results = {r["kernel"]: r for r in json.loads((tmp_path / "turns.json").read_text())["results"]}
+    assert {k: r["status"] for k, r in results.items()} == {
+        "cusparse": "ok", "vector:2": "wrong", "vector:4": "ok", "segmented": "failed"}
+    assert len(timed) == 3 * 2  # only the two right ones, every round
+    assert results["vector:4"]["ms"] == 1.0 and results["vector:4"]["speedup"] == 1.0
 
 
 @pytest.mark.gpu
