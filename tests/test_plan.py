@@ -280,16 +280,20 @@ def test_kernel_names_parse():
     assert list(spmv_cuda.KERNELS)[:4] == ["scalar", "warp", "vector", "adaptive"]
 
 
-def test_lanes_for_reads_a_row_group_of_16_entries_and_at_most_16_a_lane():
+def test_lanes_for_row_groups_of_16_entries_and_two_loads_a_lane_below():
     # vector packs: 4 entries (float32, int32), 2 (float64, int32); warp reads 1
-    assert [spmv_cuda.lanes_for(mean, 4) for mean in (1, 16, 41, 81, 200, 1000)] == [4, 4, 4, 8, 16, 32]
-    assert [spmv_cuda.lanes_for(mean, 2) for mean in (1, 16, 41, 81, 200, 1000)] == [8, 8, 8, 8, 16, 32]
-    assert [spmv_cuda.lanes_for(mean) for mean in (1, 16, 41, 256, 257, 1000)] == [16, 16, 16, 16, 32, 32]
+    assert [spmv_cuda.lanes_for(mean, 4) for mean in (1, 5, 15, 16, 41, 81, 200, 1000)] == [2, 2, 2, 4, 4, 8, 16, 32]
+    assert [spmv_cuda.lanes_for(mean, 2) for mean in (1, 5, 15, 16, 41, 81, 200, 1000)] == [2, 2, 4, 8, 8, 8, 16, 32]
+    assert [spmv_cuda.lanes_for(mean) for mean in (1, 5, 15, 16, 41, 256, 257, 1000)] == [2, 4, 8, 16, 16, 16, 32, 32]
     for step in (1, 2, 4):
         for mean in np.linspace(1, 2000, 200):
             lanes = spmv_cuda.lanes_for(mean, step)
-            assert lanes in spmv_cuda.LANE_WIDTHS and lanes * step >= spmv_cuda.ROW_GROUP_ENTRIES
-            assert lanes == 32 or mean / lanes <= spmv_cuda.LANE_ENTRIES
+            assert lanes in spmv_cuda.LANE_WIDTHS
+            if mean >= spmv_cuda.ROW_GROUP_ENTRIES:
+                assert lanes * step >= spmv_cuda.ROW_GROUP_ENTRIES
+                assert lanes == 32 or mean / lanes <= spmv_cuda.LANE_ENTRIES
+            else:
+                assert lanes == 2 or lanes * step < mean  # about two loads a lane
 
 
 def test_bound_param_fills_in_each_family_default(rng):

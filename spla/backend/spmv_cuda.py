@@ -124,12 +124,13 @@ def pack_entries(dtype, index_dtype) -> int:
 
 
 # Lanes per row of warp/vector, measured with scripts/time_turns.py on the H200
-# (2026-12-03, BENCHMARKS.md): a row group does best reading at least
-# ROW_GROUP_ENTRIES entries a step (4 lanes of float32 packs, 8 of float64
-# packs, 16 of single entries), and no lane walking more than about
-# LANE_ENTRIES entries of a row. The rule it replaced (two loads a lane)
-# gave long rows 2-4x too many lanes: banded rows of 41 ran 17% (float32)
-# and 44% (float64) slower than at the best width.
+# (2026-12-03, BENCHMARKS.md). Rows of at least ROW_GROUP_ENTRIES: a row
+# group does best reading at least ROW_GROUP_ENTRIES entries a step (4 lanes
+# of float32 packs, 8 of float64 packs, 16 of single entries), with no lane
+# walking more than about LANE_ENTRIES entries of its row; the two-loads-a-lane
+# rule gave them 2-4x too many lanes (banded rows of 41: 17% slower in float32,
+# 44% in float64). Shorter rows keep that rule: a group wider than the row
+# idles (2D Poisson, rows of 5: vector 0.41 ms at 2 lanes, 0.75 at 4).
 ROW_GROUP_ENTRIES = 16
 LANE_ENTRIES = 16
 
@@ -137,8 +138,10 @@ LANE_ENTRIES = 16
 def lanes_for(mean_row: float, entries_per_lane_step: int = 1) -> int:
     """Lanes per row for the warp/vector kernels, from the mean row length and
     the entries a lane reads a step (1 for warp, pack_entries for vector)."""
-    fewest = ROW_GROUP_ENTRIES // entries_per_lane_step
-    want = max(fewest, mean_row / LANE_ENTRIES)
+    if mean_row < ROW_GROUP_ENTRIES:
+        want = mean_row / (2 * entries_per_lane_step)
+    else:
+        want = max(ROW_GROUP_ENTRIES / entries_per_lane_step, mean_row / LANE_ENTRIES)
     for width in LANE_WIDTHS:
         if width >= want:
             return width
