@@ -10,7 +10,7 @@ from __future__ import annotations
 import numbers
 
 from . import cuda
-from .backend import cpu
+from .backends import cpu
 from .csr import as_csr
 from .errors import InputError, KernelError
 

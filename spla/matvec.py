@@ -8,7 +8,7 @@ planner choose).
 from __future__ import annotations
 
 from . import cuda
-from .backend import cpu
+from .backends import cpu
 from .csr import CSRMatrix, as_csr
 from .errors import InputError, KernelError
 

@@ -132,7 +132,7 @@ def environment() -> dict:
     import numpy
     import scipy
 
-    from . import cuda
+    from .. import cuda
 
     return {"gpu": cuda.device_name(), "cupy": cupy.__version__, "numpy": numpy.__version__,
             "scipy": scipy.__version__,

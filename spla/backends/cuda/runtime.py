@@ -1,0 +1,137 @@
+"""The CUDA runtime of spla's kernels: declaration, compilation, naming, grids.
+
+Kernels live in ``kernels/`` (a source checkout) or ``spla/kernels/`` (an
+installed wheel) and are compiled at run time with NVRTC through
+``cupy.RawModule``, cached per (file, options, device). Each launcher module
+of this package declares its sources once, at import time, with
+:class:`KernelSource`; :func:`declared_sources` imports them all, and the CI
+compile test instantiates every declared name with ``nvcc -arch=sm_90``.
+
+One dtype map (:data:`VALUE_TYPES`, :data:`INDEX_TYPES`) and one template-name
+builder (:func:`template`) serve every kernel family.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ...device import require_cupy
+from ...errors import KernelError
+
+NVRTC_OPTIONS = ("-std=c++17",)
+
+# The C++ type of each NumPy dtype a kernel is instantiated for.
+VALUE_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+INDEX_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+
+
+def ctype(dtype) -> str:
+    """The C++ name of a value or index dtype (``float32`` -> ``"float"``)."""
+    dtype = np.dtype(dtype)
+    name = VALUE_TYPES.get(dtype) or INDEX_TYPES.get(dtype)
+    if name is None:
+        raise KernelError(f"no kernel is instantiated for {dtype}; spla's kernels take "
+                          f"{', '.join(str(d) for d in VALUE_TYPES)} values and "
+                          f"{', '.join(str(d) for d in INDEX_TYPES)} indices")
+    return name
+
+
+def template(name: str, *args) -> str:
+    """An NVRTC name expression: ``template("spla_spmv_warp", np.float32, np.int32, 8)``
+    -> ``"spla_spmv_warp<float, int, 8>"``. Dtypes become their C++ names, bools
+    ``true``/``false``, anything else its ``str``; no arguments, no brackets."""
+    if not args:
+        return name
+    parts = []
+    for arg in args:
+        if isinstance(arg, bool):
+            parts.append("true" if arg else "false")
+        elif isinstance(arg, np.dtype) or (isinstance(arg, type) and issubclass(arg, np.generic)):
+            parts.append(ctype(arg))
+        else:
+            parts.append(str(arg))
+    return f"{name}<{', '.join(parts)}>"
+
+def kernel_dir() -> Path:
+    """Where the .cu/.cuh sources are: inside the installed package, else the checkout."""
+    here = Path(__file__).resolve().parents[2]
+    for candidate in (here / "kernels", here.parent / "kernels"):
+        if (candidate / "common.cuh").is_file():
+            return candidate
+    raise FileNotFoundError(f"spla's CUDA kernels were not found beside {here}")
+
+
+class KernelSource:
+    """One .cu file and the (template) kernels spla instantiates from it.
+
+    ``names`` are NVRTC name expressions such as ``"spla_spmv_scalar<float, int>"``.
+    Compilation happens on first use and is cached per (file, options, device).
+    """
+
+    declared: list[KernelSource] = []
+
+    def __init__(self, filename: str, names: Sequence[str], options: Sequence[str] = ()):
+        for name in names:
+            if not name.startswith("spla_"):
+                raise KernelError(f"exported kernel {name!r} must carry the spla_ prefix")
+        self.filename = filename
+        self.names = tuple(names)
+        self.options = tuple(NVRTC_OPTIONS) + tuple(options)
+        KernelSource.declared.append(self)
+
+    @property
+    def path(self) -> Path:
+        return kernel_dir() / self.filename
+
+    def function(self, name: str):
+        """The compiled ``cupy.RawKernel`` for one declared name expression."""
+        if name not in self.names:
+            raise KernelError(f"{name} is not declared in {self.filename}")
+        cupy = require_cupy()
+        return _compiled_module(self, cupy.cuda.Device().id).get_function(name)
+
+
+@functools.cache
+def _compiled_module(source: KernelSource, device_id: int):
+    cupy = require_cupy()
+    code = source.path.read_text()
+    options = source.options + (f"-I{kernel_dir()}",)
+    module = cupy.RawModule(code=code, options=options, name_expressions=source.names)
+    module.compile()
+    return module
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+MAX_GRID_X = 2**31 - 1
+MAX_BLOCK_THREADS = 1024
+
+
+def grid_1d(n_threads: int, block: int) -> int:
+    """Blocks for a 1-D launch, refusing grids CUDA cannot launch."""
+    if not 1 <= block <= MAX_BLOCK_THREADS:
+        raise KernelError(f"a block of {block} threads cannot launch (1..{MAX_BLOCK_THREADS})")
+    if n_threads < 0:
+        raise KernelError(f"cannot launch a negative number of threads ({n_threads})")
+    blocks = max(1, ceil_div(n_threads, block))
+    if blocks > MAX_GRID_X:
+        raise KernelError(f"{n_threads} threads need {blocks} blocks, over CUDA's grid limit {MAX_GRID_X}")
+    return blocks
+
+
+# The modules that declare kernels: importing them fills KernelSource.declared.
+LAUNCHER_MODULES = ("spmv", "spmm", "gemm", "solvers", "pagerank")
+
+
+def declared_sources() -> list[KernelSource]:
+    """Every kernel source spla declares (imports each launcher module once)."""
+    for name in LAUNCHER_MODULES:
+        importlib.import_module(f"{__package__}.{name}")
+    return list(KernelSource.declared)
