@@ -30,8 +30,14 @@
 //   The grid loops over descriptors, so any grid size covers any plan.
 #include "common.cuh"
 
-constexpr int ADAPTIVE_THREADS = 256;
-constexpr int ADAPTIVE_STAGE = 2048;
+#ifndef SPLA_ADAPTIVE_THREADS
+#error "SPLA_ADAPTIVE_THREADS is passed by the host (spla.backends.cuda.spmv) as -DSPLA_ADAPTIVE_THREADS=..."
+#endif
+#ifndef SPLA_ADAPTIVE_STAGE
+#error "SPLA_ADAPTIVE_STAGE is passed by the host (spla.backends.cuda.spmv) as -DSPLA_ADAPTIVE_STAGE=..."
+#endif
+constexpr int ADAPTIVE_THREADS = SPLA_ADAPTIVE_THREADS;
+constexpr int ADAPTIVE_STAGE = SPLA_ADAPTIVE_STAGE;
 
 template <typename V, typename I>
 __global__ void __launch_bounds__(ADAPTIVE_THREADS)

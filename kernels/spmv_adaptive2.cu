@@ -36,9 +36,18 @@
 //   The grid loops over descriptors, so any grid size covers any plan.
 #include "common.cuh"
 
-constexpr int ADAPTIVE2_THREADS = 256;
-constexpr int ADAPTIVE2_STAGE = 2048;
-constexpr long long ADAPTIVE2_KIND_ROWS = 64;
+#ifndef SPLA_ADAPTIVE_THREADS
+#error "SPLA_ADAPTIVE_THREADS is passed by the host (spla.backends.cuda.spmv) as -DSPLA_ADAPTIVE_THREADS=..."
+#endif
+#ifndef SPLA_ADAPTIVE_STAGE
+#error "SPLA_ADAPTIVE_STAGE is passed by the host (spla.backends.cuda.spmv) as -DSPLA_ADAPTIVE_STAGE=..."
+#endif
+#ifndef SPLA_KIND_ROWS
+#error "SPLA_KIND_ROWS is passed by the host (spla.backends.cuda.spmv) as -DSPLA_KIND_ROWS=..."
+#endif
+constexpr int ADAPTIVE2_THREADS = SPLA_ADAPTIVE_THREADS;
+constexpr int ADAPTIVE2_STAGE = SPLA_ADAPTIVE_STAGE;
+constexpr long long ADAPTIVE2_KIND_ROWS = SPLA_KIND_ROWS;
 
 namespace {
 

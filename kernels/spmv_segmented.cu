@@ -54,7 +54,10 @@
 //   adaptive2.
 #include "common.cuh"
 
-constexpr int SEGMENTED_THREADS = 256;
+#ifndef SPLA_SEGMENTED_THREADS
+#error "SPLA_SEGMENTED_THREADS is passed by the host (spla.backends.cuda.spmv) as -DSPLA_SEGMENTED_THREADS=..."
+#endif
+constexpr int SEGMENTED_THREADS = SPLA_SEGMENTED_THREADS;
 constexpr int SEGMENTED_WARPS = SEGMENTED_THREADS / spla::WARP_SIZE;
 // Rounds of 32 rows whose offsets a warp loads at once while finding row ends
 // (3 rather than 4: at 4 the float32 kernels spilled).

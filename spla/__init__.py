@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "load": ("spla.io", "load"),
     "analyze": ("spla.analysis", "analyze"),
-    "spmv": ("spla.matvec", "spmv"),
+    "spmv": ("spla.ops.spmv", "spmv"),
     "spmm": ("spla.matmat", "spmm"),
     "gemm": ("spla.dense", "gemm"),
     "gemv": ("spla.dense", "gemv"),

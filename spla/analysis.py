@@ -27,18 +27,21 @@ warp-per-row (``spmv_warp``)
 When a matrix has no work at all (every row empty) imbalance and efficiency
 are reported as 1.0: nothing is waiting on anything.
 
-Further mappings (the plan ``auto`` runs) register a function in :data:`MAPPINGS`;
-``spla.plan`` does so when it is importable.
+A third mapping, ``auto``, shows the plan ``auto`` runs on the GPU
+(segmented's tiles or the adaptive plan), computed on the host from
+:mod:`spla.planning`.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import numpy as np
 
 from .csr import as_csr
+from .planning import adaptive, segmented
+from .planning.spmv import choose_kernel
+from .planning.stats import host_row_lengths
 
 WARP_SIZE = 32
 WARPS_PER_BLOCK = 8
@@ -131,24 +134,52 @@ def warp_per_row(lengths: np.ndarray, nnz: int) -> dict:
     return figures
 
 
-# name -> function(row_lengths, nnz, A) -> dict; spla.plan adds "auto"
+def _count(n: int) -> str:
+    for size, suffix in ((10**9, "G"), (10**6, "M"), (10**3, "k")):
+        if n >= size:
+            return f"{n / size:.3g}{suffix}"
+    return str(n)
+
+
+def auto_plan(lengths, nnz, A) -> dict:
+    """The plan as one of spla.analysis's work mappings (shown by ``spla info``).
+
+    The plan shown is the one ``auto`` runs: segmented's tiles, adaptive2's plan,
+    or else adaptive's.
+    """
+    kernel = choose_kernel(A)
+    if kernel == "segmented":
+        summary = segmented.segmented_summary(A, 32 * segmented.segmented_default(A.dtype))
+        return {
+            "unit": (f"segmented tiles of {summary['tile']} nnz, one warp each ({segmented.SEGMENTED_WARPS} a block); "
+                     f"work = its nnz + the rows it owns; {_count(summary['cut_rows'])} rows cross a tile edge, "
+                     f"{_count(summary['counted_rows'])} of them touch 3+ tiles; auto runs segmented"),
+            "groups": summary["tiles"],
+            "max_work": summary["tile_work_max"],
+            "mean_work": summary["tile_work_mean"],
+            "imbalance": summary["imbalance"],
+            "plan": summary,
+        }
+    plan = adaptive.plan2_for(A) if kernel == "adaptive2" else adaptive.plan_for(A)
+    summary = plan.summary()
+    paths = ", ".join(f"{name} {_count(p['rows'])}/{_count(p['nnz'])}" for name, p in summary["paths"].items())
+    return {
+        "unit": (f"{'adaptive2' if kernel == 'adaptive2' else 'adaptive'} plan, blocks of {adaptive.ADAPTIVE_THREADS} "
+                 f"threads, nnz-balanced; work = its nnz; rows/nnz per path: {paths}; auto runs {kernel}"),
+        "groups": summary["blocks"],
+        "max_work": summary["block_nnz_max"],
+        "mean_work": summary["block_nnz_mean"],
+        "imbalance": summary["imbalance"],
+        "plan": summary,
+    }
+
+
+# name -> function(row_lengths, nnz, A) -> dict
 MAPPINGS = {
     "thread_per_row": lambda lengths, nnz, A: thread_per_row(lengths, nnz),
     "warp_per_row": lambda lengths, nnz, A: warp_per_row(lengths, nnz),
+    "auto": auto_plan,
 }
-
-
-def _load_plan_mappings() -> None:
-    try:
-        importlib.import_module("spla.plan")
-    except ImportError:
-        pass
-
-
-def host_row_lengths(A) -> np.ndarray:
-    """Row lengths as an int64 NumPy array (only indptr crosses from the GPU)."""
-    indptr = A.indptr.get() if A.on_gpu else A.indptr
-    return np.diff(np.asarray(indptr)).astype(np.int64)
 
 
 def analyze(A) -> dict:
@@ -195,7 +226,6 @@ def analyze(A) -> dict:
         "inf": int(xp.count_nonzero(xp.isinf(data))),
         "explicit_zeros": int(xp.count_nonzero(data == 0)),
     }
-    _load_plan_mappings()
     mappings = {name: figure(lengths, nnz, A) for name, figure in MAPPINGS.items()}
     return {
         "rows": n_rows,

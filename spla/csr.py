@@ -253,7 +253,7 @@ class CSRMatrix:
             from .matmat import spmm
 
             return spmm(self, other)
-        from .matvec import spmv
+        from .ops.spmv import spmv
 
         return spmv(self, other)
 

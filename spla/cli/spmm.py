@@ -15,7 +15,8 @@ import click
 import numpy as np
 
 from . import main
-from .. import bench, cuda, io, report
+from .. import bench, cuda, io
+from ..bench import report
 from ..errors import InputError, KernelError
 from .spmv import (SOURCE_HELP, _describe_load, _echo_device, _fail_if_wrong, _json_load_info, device_option,
                    dtype_option, no_cache_option, repeat_option)
@@ -113,7 +114,8 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
         return spmm(A_side, X_side, kernel="auto" if device == "cpu" else name)
 
     rows = report.measure_kernels(names, run, reference, device=device, repeat=repeat, flops=flops,
-                                  nbytes=nbytes, tolerance=report.TOLERANCE[dtype.name])
+                                  nbytes=nbytes, tolerance=report.TOLERANCE[dtype.name],
+                                  error=lambda Y: bench.scaled_error(A, X, reference, Y))
     anchor_ms = rows[0]["ms"]
     for row in rows:
         if "ms" in row:

@@ -156,7 +156,7 @@ def _build_matvec(A, xp, dtype, what: str):
         if xp is np:
             scipy_matrix = csr.to_host().to_scipy()  # SciPy's CSR kernel, as spla.spmv uses on the CPU
             return scipy_matrix.dot, csr
-        from ..matvec import spmv
+        from ..ops.spmv import spmv
 
         device = csr.to_device()
         return (lambda v: spmv(device, v)), csr

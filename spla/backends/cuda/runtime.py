@@ -127,11 +127,12 @@ def grid_1d(n_threads: int, block: int) -> int:
 
 
 # The modules that declare kernels: importing them fills KernelSource.declared.
-LAUNCHER_MODULES = ("spmv", "spmm", "gemm", "solvers", "pagerank")
+LAUNCHER_MODULES = ("spla.backends.cuda.spmv", "spla.backend.spmm_cuda", "spla.backend.gemm_cuda",
+                    "spla.linalg._kernels", "spla.graph")
 
 
 def declared_sources() -> list[KernelSource]:
     """Every kernel source spla declares (imports each launcher module once)."""
     for name in LAUNCHER_MODULES:
-        importlib.import_module(f"{__package__}.{name}")
+        importlib.import_module(name)
     return list(KernelSource.declared)

@@ -1,0 +1,270 @@
+"""The CUDA SpMV backend: binds an :class:`~spla.planning.spmv.SpmvPlan` to a
+device matrix and launches it.
+
+Kernels live in ``kernels/spmv_*.cu``, one idea per file, in the order of the
+optimisation path (scalar -> warp -> vector -> adaptive -> adaptive2 ->
+segmented). :func:`bind` turns a plan into a launcher whose arguments are
+prebuilt; the front door caches it on the matrix, so a later call only checks
+x and out and launches. Which kernel runs is decided in :mod:`spla.planning`.
+Every launch goes on CuPy's current stream and nothing here synchronises, so
+launches can be captured in a CUDA graph.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ...errors import KernelError
+from ...planning import adaptive, segmented
+from ...planning.spmv import LANE_WIDTHS, SpmvPlan
+from . import cusparse, dense_panels
+from .runtime import INDEX_TYPES, MAX_GRID_X, VALUE_TYPES, KernelSource, ceil_div, template
+
+# Threads per block of the row kernels: whole warps (the warp/vector kernels
+# shuffle with a full mask) and 8 blocks of 256 fill an SM's 2048 threads.
+ROW_BLOCK = 256
+assert ROW_BLOCK % 32 == 0 and ROW_BLOCK <= 1024, "row kernels need whole warps, at most 1024 threads"
+# Every kernel loops grid-stride (over rows, descriptors or tiles), so the grid
+# is only capped, never required to cover the work.
+MAX_BLOCKS = MAX_GRID_X
+# The vector kernel reads 16-byte packs at pack-aligned offsets of data and indices.
+VECTOR_ALIGNMENT = 16
+
+# Host constants the kernels are compiled with (no mirrored literals in the .cu files).
+ADAPTIVE_DEFINES = (f"-DSPLA_ADAPTIVE_THREADS={adaptive.ADAPTIVE_THREADS}",
+                    f"-DSPLA_ADAPTIVE_STAGE={adaptive.ADAPTIVE_STAGE}",
+                    f"-DSPLA_KIND_ROWS={adaptive.KIND_ROWS}")
+SEGMENTED_DEFINES = (f"-DSPLA_SEGMENTED_THREADS={segmented.SEGMENTED_THREADS}",)
+
+
+def _declare(filename, name, params=lambda dtype: (None,), options=()):
+    """Every (value, index[, param]) instantiation of one kernel file."""
+    names = [template(name, dtype, index, *(() if p is None else (p,)))
+             for dtype in VALUE_TYPES for index in INDEX_TYPES for p in params(dtype)]
+    return KernelSource(filename, names, options)
+
+
+SOURCES = {
+    "scalar": _declare("spmv_scalar.cu", "spla_spmv_scalar"),
+    "warp": _declare("spmv_warp.cu", "spla_spmv_warp", lambda dtype: LANE_WIDTHS),
+    "vector": _declare("spmv_vector.cu", "spla_spmv_vector", lambda dtype: LANE_WIDTHS),
+    "adaptive": _declare("spmv_adaptive.cu", "spla_spmv_adaptive", options=ADAPTIVE_DEFINES),
+    "adaptive2": _declare("spmv_adaptive2.cu", "spla_spmv_adaptive2", options=ADAPTIVE_DEFINES),
+    "segmented": _declare("spmv_segmented.cu", "spla_spmv_segmented", segmented.segmented_entries,
+                          SEGMENTED_DEFINES),
+}
+
+_FUNCTIONS: dict = {}  # (family, dtype, index dtype, param, device) -> RawKernel: no lookups per call
+
+
+def function(cupy, family: str, dtype, index_dtype, param=None):
+    """The compiled kernel of one instantiation on the current device."""
+    key = (family, dtype, index_dtype, param, cupy.cuda.runtime.getDevice())
+    kernel = _FUNCTIONS.get(key)
+    if kernel is None:
+        name = template(f"spla_spmv_{family}", dtype, index_dtype, *(() if param is None else (param,)))
+        kernel = _FUNCTIONS[key] = SOURCES[family].function(name)
+    return kernel
+
+
+def _grid(n_items: int, per_block: int) -> int:
+    return max(1, min(ceil_div(n_items, per_block), MAX_BLOCKS))
+
+
+class Launcher:
+    """One (matrix, plan) bound: ``launch(x, out, alpha, beta)`` runs it.
+
+    ``fast`` is the hot path of ``spla.spmv``: it takes the common call (x a
+    contiguous CuPy vector of A's dtype, beta == 0, out absent or a matching
+    vector, same device) and returns None for anything else, which then goes
+    through every check.
+    """
+
+    def __init__(self, cupy, A):
+        self.ndarray = cupy.ndarray
+        self.empty = cupy.empty
+        self.get_device = cupy.cuda.runtime.getDevice
+        self.device = self.get_device()
+        self.dtype = A.dtype
+        self.scalar = A.dtype.type
+        self.one, self.zero = self.scalar(1), self.scalar(0)
+        self.n_rows, self.n_cols = A.shape
+        self.x_shape, self.y_shape = (A.shape[1],), (A.shape[0],)
+
+    def fast(self, x, alpha, beta, out):
+        if (beta != 0 or type(x) is not self.ndarray or x.shape != self.x_shape or x.dtype != self.dtype
+                or not x._c_contiguous or self.get_device() != self.device):
+            return None
+        if out is None:
+            out = self.empty(self.n_rows, self.dtype)
+        elif (type(out) is not self.ndarray or out.shape != self.y_shape or out.dtype != self.dtype
+              or not out._c_contiguous):
+            return None
+        return self.launch(x, out, self.one if alpha == 1 else self.scalar(alpha), self.zero)
+
+    def launch(self, x, out, alpha, beta):
+        raise NotImplementedError
+
+
+class _RowLauncher(Launcher):
+    """scalar / warp / vector: one launch, arguments prebuilt except x, y, alpha, beta."""
+
+    def __init__(self, cupy, A, kernel, grid, block):
+        super().__init__(cupy, A)
+        self.kernel, self.grid, self.block = kernel, (grid,), (block,)
+        self.head = (np.int64(A.n_rows), A.indptr, A.indices, A.data)
+
+    def launch(self, x, out, alpha, beta):
+        self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta))
+        return out
+
+
+# A row plan's arrays on one device and dtype, uploaded once per plan.
+_ADAPTIVE_STATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class _AdaptiveState:
+    """A row plan's arrays on the GPU for one value dtype."""
+
+    def __init__(self, cupy, plan: adaptive.Plan, A):
+        dtype = A.dtype
+        self.blocks = cupy.asarray(plan.blocks)
+        self.row_list = cupy.asarray(plan.row_list)
+        self.split_offsets = cupy.asarray(plan.split_offsets)
+        n_split = plan.split_offsets.size - 1
+        self.split_partials = cupy.empty(max(1, int(plan.split_offsets[-1])), dtype=dtype)
+        # Zeroed once; the last chunk of each split row resets its counter.
+        self.split_counters = cupy.zeros(max(1, n_split), dtype=np.uint32)
+        self.chunk = np.int64(plan.thresholds.chunk)
+        self.panels = [dense_panels.DevicePanel(cupy, A, panel.rows, panel.col_begin, panel.col_end, dtype)
+                       for panel in plan.dense_panels]
+
+
+class _AdaptiveLauncher(Launcher):
+    """adaptive / adaptive2: the plan's arrays on the GPU, one launch (+ dense panels for adaptive)."""
+
+    def __init__(self, cupy, A, family: str, plan: adaptive.Plan):
+        super().__init__(cupy, A)
+        states = _ADAPTIVE_STATES.setdefault(plan, {})
+        key = (cupy.cuda.Device().id, A.dtype.str)
+        state = states.get(key)
+        if state is None:
+            state = states[key] = _AdaptiveState(cupy, plan, A)
+        self.state = state
+        self.panels = state.panels if family == "adaptive" else []
+        n_blocks = plan.n_main_blocks if self.panels else plan.blocks.shape[0]
+        self.kernel = function(cupy, family, A.dtype, A.index_dtype) if n_blocks else None
+        self.grid, self.block = (min(n_blocks, MAX_BLOCKS),), (adaptive.ADAPTIVE_THREADS,)
+        matrix = (A.indptr, A.indices, A.data)
+        if family == "adaptive2":
+            self.head = (state.blocks, np.int64(n_blocks), state.row_list, *matrix)
+        else:
+            self.head = (state.blocks, np.int64(n_blocks), *matrix)
+        self.tail = (state.chunk, state.split_offsets, state.split_partials, state.split_counters)
+
+    def launch(self, x, out, alpha, beta):
+        if self.kernel is not None:
+            self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta, *self.tail))
+        for panel in self.panels:
+            panel.gemv_into(x, out, alpha, beta)
+        return out
+
+
+class _SegmentedLauncher(Launcher):
+    """segmented: one warp per tile of 32 * K nonzeros; the cut rows' partial
+    sums and counters are allocated once per (matrix, K, dtype)."""
+
+    def __init__(self, cupy, A, plan: SpmvPlan):
+        super().__init__(cupy, A)
+        entries, tile_rows = plan.param, plan.tile_rows
+        assert entries is not None and tile_rows is not None
+        n_tiles = tile_rows.size - 1
+        # the kernel's list of a tile's ending rows, wanted only where a row is empty
+        self.shared_mem = segmented.SEGMENTED_WARPS * 32 * entries * 4 if plan.empty_rows else 0
+        key = ("segmented-state", entries, cupy.cuda.Device().id, A.dtype.str)
+        state = A._cache.get(key)
+        if state is None:
+            # counters zeroed once; the tile that finishes a cut row resets its counter
+            state = A._cache[key] = (cupy.asarray(tile_rows), cupy.empty(n_tiles, dtype=A.dtype),
+                                     cupy.empty(n_tiles, dtype=A.dtype), cupy.zeros(n_tiles, dtype=np.uint32))
+        device_rows, head_partials, tail_partials, counters = state
+        self.kernel = function(cupy, "segmented", A.dtype, A.index_dtype, entries)
+        self.grid = (_grid(n_tiles, segmented.SEGMENTED_WARPS),)
+        self.block = (segmented.SEGMENTED_THREADS,)
+        self.head = (np.int64(n_tiles), np.int64(A.nnz), device_rows, A.indptr, A.indices, A.data)
+        self.tail = (head_partials, tail_partials, counters)
+
+    def launch(self, x, out, alpha, beta):
+        self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta, *self.tail),
+                    shared_mem=self.shared_mem)
+        return out
+
+
+class _CusparseLauncher(Launcher):
+    """The lean cuSPARSE call, with the same hot path as spla's kernels."""
+
+    def __init__(self, cupy, A, alg=None):
+        super().__init__(cupy, A)
+        self.launch = cusparse.spmv_anchor(A, alg)  # type: ignore[method-assign]
+
+
+class _EmptyLauncher(Launcher):
+    """A matrix with no nonzeros (cuSPARSE refuses some) or no rows: y = beta * y."""
+
+    def launch(self, x, out, alpha, beta):
+        if beta == 0:
+            out.fill(0)
+        else:
+            out *= beta
+        return out
+
+
+class _CupyxLauncher(Launcher):
+    """``cupyx`` ``csr_matrix @ x``: cuSPARSE as a CuPy user calls it (a second anchor)."""
+
+    def __init__(self, cupy, A):
+        super().__init__(cupy, A)
+        self.matrix = cusparse.cupyx_matrix(A)
+
+    def launch(self, x, out, alpha, beta):
+        product = self.matrix @ x
+        if beta == 0:
+            out[...] = product if alpha == 1 else alpha * product
+        else:
+            out[...] = alpha * product + beta * out
+        return out
+
+
+def _require_aligned(A, family: str, instead: str) -> None:
+    """The 16-byte packs of the vector kernel need aligned data and indices."""
+    for what, array in (("data", A.data), ("indices", A.indices)):
+        if array.data.ptr % VECTOR_ALIGNMENT:
+            raise KernelError(f"the {family} kernel needs A.{what} on a {VECTOR_ALIGNMENT}-byte boundary "
+                              f"(it is at {array.data.ptr:#x}); copy the matrix or use kernel={instead!r}")
+
+
+def bind(cupy, A, plan: SpmvPlan) -> Launcher:
+    """A launcher for ``plan`` on the device matrix A (arguments prebuilt)."""
+    family = plan.family
+    if A.n_rows == 0 or (A.nnz == 0 and family in ("cusparse", "cusparse-cupy")):
+        return _EmptyLauncher(cupy, A)
+    if family == "cusparse":
+        return _CusparseLauncher(cupy, A, plan.param)
+    if family == "cusparse-cupy":
+        return _CupyxLauncher(cupy, A)
+    if family == "segmented":
+        return _SegmentedLauncher(cupy, A, plan)
+    if family in ("adaptive", "adaptive2"):
+        assert plan.adaptive is not None
+        return _AdaptiveLauncher(cupy, A, family, plan.adaptive)
+    if family == "scalar":
+        return _RowLauncher(cupy, A, function(cupy, "scalar", A.dtype, A.index_dtype), _grid(A.n_rows, ROW_BLOCK),
+                            ROW_BLOCK)
+    lanes = plan.param
+    assert lanes is not None
+    if family == "vector":
+        _require_aligned(A, "vector", "warp")
+    return _RowLauncher(cupy, A, function(cupy, family, A.dtype, A.index_dtype, lanes),
+                        _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK)

@@ -1,0 +1,96 @@
+"""One correctness model for every SpMV/SpMM check: the error scaled by |A| |x|.
+
+A result ``y`` of ``A @ x`` is judged by ``||y - ref|| / || |A| |x| ||`` against
+a float64 SciPy reference, with a tolerance per value dtype. Plain relative
+error ``||y - ref|| / ||ref||`` is wrong for this: cancellation in a long row
+makes it blow up for any summation order (a 1M-term float32 row sum can be
+3e-4 off in plain relative terms and still exact to 1e-9 of |A||x|), while
+indexing bugs give O(1e-2..1) either way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# the largest scaled error a correct kernel shows (float32: ~sqrt(row length) * 6e-8)
+TOLERANCE = {"float32": 1e-5, "float64": 1e-13}
+SPMV_TOLERANCE = TOLERANCE
+
+
+def _host64(a) -> np.ndarray:
+    return np.asarray(a.get() if hasattr(a, "get") else a, dtype=np.float64)
+
+
+def scaled_error(A, X, reference, result) -> float:
+    """``||result - reference|| / || |A| |X| ||`` in float64 on the host.
+
+    ``A`` is a SciPy or spla CSR matrix (either side), ``X`` a vector or a dense
+    block, ``reference`` the float64 product. NaN or Inf where the reference is
+    finite (or the other way round) is an infinite error, never a pass.
+    """
+    if hasattr(A, "to_scipy"):
+        A = A.to_host().to_scipy()
+    y, ref, x = _host64(result), _host64(reference), _host64(X)
+    if y.shape != ref.shape:
+        raise ValueError(f"result shape {y.shape} differs from reference {ref.shape}")
+    finite = np.isfinite(ref)
+    if not np.array_equal(finite, np.isfinite(y)):
+        return float("inf")
+    magnitude = float(np.linalg.norm((abs(A) @ np.abs(x))[finite]))
+    diff = float(np.linalg.norm((y - ref)[finite]))
+    return diff / magnitude if magnitude else diff
+
+
+def passes(error: float, dtype) -> bool:
+    """Whether a scaled error is within the tolerance of ``dtype``."""
+    return error <= TOLERANCE[np.dtype(dtype).name]
+
+
+@dataclass
+class SpmvCheck:
+    """One matrix's input and float64 answer for checking SpMV kernels.
+
+    ``x`` is float32-representable, so float32 and float64 runs share one exact
+    input; ``reference`` is SciPy's ``A @ x`` in float64 and ``magnitude``
+    ``|| |A| |x| ||``, the scale errors are measured against.
+    """
+
+    x: object
+    reference: object
+    magnitude: float
+
+    @classmethod
+    def for_matrix(cls, A64, seed: int = 12345) -> SpmvCheck:
+        x = np.random.default_rng(seed).uniform(-1, 1, A64.n_cols).astype(np.float32).astype(np.float64)
+        scipy_matrix = A64.to_scipy()
+        magnitude = float(np.linalg.norm(abs(scipy_matrix) @ np.abs(x))) or 1.0
+        return cls(x, scipy_matrix @ x, magnitude)
+
+    def error(self, y) -> float:
+        """||y - reference|| / || |A| |x| || (y on the host or the GPU)."""
+        y = np.asarray(y.get() if hasattr(y, "get") else y, dtype=np.float64)
+        return float(np.linalg.norm(y - self.reference)) / self.magnitude
+
+    @staticmethod
+    def passes(error: float, dtype) -> bool:
+        return passes(error, dtype)
+
+    def record(self, row: dict, first_run, dtype, label: str) -> bool:
+        """Call ``first_run()`` (it returns y) and put its error and status in
+        ``row``: "ok", "wrong" (over the tolerance) or "failed" (it raised; one
+        broken kernel must not sink a benchmark). Prints a line unless ok;
+        True when ok, i.e. the kernel may be timed."""
+        try:
+            row["error_vs_abs"] = self.error(first_run())
+        except Exception as exc:
+            row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
+            print(f"  {label}: FAILED {row['message']}", flush=True)
+            return False
+        row["status"] = "ok" if self.passes(row["error_vs_abs"], dtype) else "wrong"
+        if row["status"] == "wrong":
+            print(f"  {label}: WRONG ({row['error_vs_abs']:.3g})", flush=True)
+        return row["status"] == "ok"
+
+

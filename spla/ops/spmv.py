@@ -1,0 +1,119 @@
+"""``spla.spmv``: ``y = alpha * A @ x + beta * y`` on the side where x lives.
+
+NumPy x runs on the CPU backend (SciPy); CuPy x runs spla's CUDA kernels with
+the plan :mod:`spla.planning.spmv` makes for ``kernel``. The first GPU call for
+a (matrix, kernel) binds a launcher and caches it on the matrix; later calls
+with a contiguous x of A's dtype and ``beta == 0`` go straight to it.
+"""
+
+from __future__ import annotations
+
+from .. import device
+from ..backends import cpu
+from ..csr import CSRMatrix, as_csr
+from ..errors import InputError, KernelError
+from ..planning.spmv import CPU_KERNELS, plan_spmv
+
+BOUND = "spmv-bound"  # A._cache[BOUND][kernel] -> launcher of spla.backends.cuda.spmv
+
+
+def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
+    """Sparse matrix-vector product ``alpha * A @ x + beta * y``.
+
+    Parameters
+    ----------
+    A : CSRMatrix, scipy.sparse or cupyx.scipy.sparse matrix
+    x : 1-D numpy.ndarray or cupy.ndarray
+        Its module decides where the product runs; A is moved there (and the
+        copy cached on A). Cast to A's value dtype.
+    y : 1-D array, optional
+        Read only when ``beta != 0`` (required then); never written unless it
+        is also ``out``.
+    alpha, beta : float
+    kernel : str
+        On the GPU a name from ``spla.planning.spmv.KERNELS`` (``"auto"``,
+        ``"scalar"``, ``"warp:8"``, ``"segmented"``, ``"cusparse"``, ...); on
+        the CPU ``"auto"`` or ``"scipy"``.
+    out : array, optional
+        Where the result is written (contiguous, A's dtype, x's side); may be
+        ``y`` itself for an in-place update. Default: a new array.
+
+    Returns
+    -------
+    array
+        ``out`` when given, else a new vector of A's value dtype on x's side.
+
+    Notes
+    -----
+    After the first GPU call for (A, kernel), a call with a contiguous CuPy x
+    of A's dtype and ``beta == 0`` costs about one kernel launch of host time.
+    The cached launcher holds A's arrays: replacing ``A.data`` (rather than
+    writing into it) needs ``A._cache.clear()``.
+
+    See Also
+    --------
+    scipy.sparse.csr_array.dot, cupyx.scipy.sparse.csr_matrix.dot
+    """
+    if type(A) is CSRMatrix:  # the hot path: a bound launcher takes the common call
+        launcher = A._cache.get(BOUND, {}).get(kernel)
+        if launcher is not None:
+            result = launcher.fast(x, alpha, beta, out)
+            if result is not None:
+                return result
+    return _spmv_checked(A, x, y, alpha, beta, kernel, out)
+
+
+def _check_vectors(A, x, y, out):
+    if getattr(x, "ndim", None) != 1 or x.shape[0] != A.n_cols:
+        raise InputError(f"x must be a vector of length {A.n_cols} (A is {A.n_rows}x{A.n_cols}), "
+                         f"got shape {getattr(x, 'shape', None)}")
+    for name, v in (("y", y), ("out", out)):
+        if v is not None and (getattr(v, "ndim", None) != 1 or v.shape[0] != A.n_rows):
+            raise InputError(f"{name} must be a vector of length {A.n_rows}, got shape {getattr(v, 'shape', None)}")
+
+
+def _spmv_checked(A, x, y, alpha, beta, kernel, out):
+    """Every check and conversion; on the GPU, binds and caches a launcher."""
+    A = as_csr(A)
+    xp = device.array_module(x, y, out)
+    _check_vectors(A, x, y, out)
+    if beta != 0 and y is None:
+        raise InputError("beta != 0 needs y")
+    if out is not None and (out.dtype != A.dtype or not out.flags.c_contiguous):
+        raise InputError(f"out must be a contiguous {A.dtype} vector of length {A.n_rows}, "
+                         f"got {out.dtype}{'' if out.flags.c_contiguous else ' (not contiguous)'}")
+    if xp.__name__ == "numpy":
+        if kernel not in CPU_KERNELS:
+            raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU use one of {', '.join(CPU_KERNELS)}")
+        A = A.to_host()
+        return cpu.spmv(A, x.astype(A.dtype, copy=False), y, alpha, beta, out)
+    return _spmv_gpu(A, x, y, alpha, beta, kernel, out)
+
+
+def _spmv_gpu(A, x, y, alpha, beta, kernel, out):
+    cupy = device.require_cupy()
+    caller = A
+    A = A.to_device()
+    dtype = A.dtype
+    if x.dtype != dtype or not x.flags.c_contiguous:
+        x = cupy.ascontiguousarray(x, dtype=dtype)
+    if out is None:
+        out = cupy.empty(A.n_rows, dtype=dtype)
+    if beta != 0 and y is not out:
+        out[...] = y
+    launcher = bind(A, kernel)
+    # cache on the matrix the caller holds, its device copy, and the host matrix of
+    # that copy (spla.spmv and A @ x on a host matrix pass through its device copy)
+    for holder in {id(m): m for m in (caller, A, A._cache.get("host")) if m is not None}.values():
+        holder._cache.setdefault(BOUND, {})[kernel] = launcher
+    return launcher.launch(x, out, dtype.type(alpha), dtype.type(beta))
+
+
+def bind(A, kernel: str = "auto", row_plan=None):
+    """Plan ``kernel`` on the device matrix A and bind it: the launcher ``spla.spmv``
+    caches (``launcher.launch(x, out, alpha, beta)``). ``row_plan`` overrides the
+    adaptive kernels' default row plan (``spla.planning.adaptive.plan_for``)."""
+    from ..backends.cuda import spmv as cuda_spmv
+
+    cupy = device.require_cupy()
+    return cuda_spmv.bind(cupy, A.to_device(), plan_spmv(A, kernel, row_plan))

@@ -1,0 +1,76 @@
+"""The segmented SpMV schedule: equal tiles of nonzeros, one warp each.
+
+``kernels/spmv_segmented.cu`` cuts the nonzeros into tiles of ``32 * K``
+entries (K entries per lane) and needs no row plan, only which rows each tile
+owns; rows cut by tile edges are finished by the last of their tiles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from .stats import host_indptr
+
+# Entries per lane (a tile is 32 * K nonzeros, K a multiple of 4). A lane holds
+# its K values, indices and products in registers: past SEGMENTED_LANE_BYTES of
+# values (float64 at K = 16) they spill, so each dtype takes the K that fit.
+SEGMENTED_ENTRIES = (4, 8, 16)
+SEGMENTED_LANE_BYTES = 64
+# The kernel's block: 8 warps, one tile each (passed to it as a -D define).
+SEGMENTED_THREADS = 256
+SEGMENTED_WARPS = SEGMENTED_THREADS // 32
+
+
+def segmented_entries(dtype) -> tuple:
+    """The K values ``segmented:K`` takes for one value dtype."""
+    return tuple(k for k in SEGMENTED_ENTRIES if k * np.dtype(dtype).itemsize <= SEGMENTED_LANE_BYTES)
+
+
+def segmented_default(dtype) -> int:
+    """K of plain ``"segmented"``: the largest that dtype takes (16 float32, 8 float64)."""
+    return max(segmented_entries(dtype))
+
+
+def segmented_tile_rows(A, tile: int) -> np.ndarray:
+    """Row ownership of ``kernels/spmv_segmented.cu``'s nonzero tiles, cached on A.
+
+    Tile ``t`` covers nonzeros ``[t * tile, (t + 1) * tile)`` and owns the rows
+    that start in it: rows ``tile_rows[t] .. tile_rows[t + 1] - 1``. The last
+    tile also owns trailing empty rows, and a matrix without nonzeros still has
+    one tile (it writes the empty rows). Returns int64 ``tile_rows`` of length
+    ``n_tiles + 1`` ending in ``n_rows``.
+    """
+    if tile < 1:
+        raise InputError(f"tile must be >= 1, got {tile}")
+    key = ("segmented-tile-rows", tile)
+    if key not in A._cache:
+        indptr = host_indptr(A)
+        n_tiles = max(1, -(-int(indptr[-1]) // tile))
+        tile_rows = np.empty(n_tiles + 1, dtype=np.int64)
+        tile_rows[:-1] = np.searchsorted(indptr[:-1], np.arange(n_tiles, dtype=np.int64) * tile, side="left")
+        tile_rows[-1] = indptr.size - 1
+        A._cache[key] = tile_rows
+    return A._cache[key]
+
+
+
+def segmented_summary(A, tile: int) -> dict:
+    """How ``kernels/spmv_segmented.cu`` splits A into tiles of ``tile`` nonzeros.
+
+    A tile's work is its nonzeros plus the rows it owns (it walks them to find
+    where rows end); ``cut_rows`` cross a tile edge, and ``counted_rows`` touch
+    three or more tiles, so their partial sums meet through a counter.
+    """
+    tile_rows = segmented_tile_rows(A, tile)
+    indptr = host_indptr(A)
+    n_tiles = tile_rows.size - 1
+    nnz = int(indptr[-1])
+    work = np.clip(nnz - np.arange(n_tiles, dtype=np.int64) * tile, 0, tile) + np.diff(tile_rows)
+    starts, ends = indptr[:-1], indptr[1:]
+    busy = ends > starts
+    touched = (ends[busy] - 1) // tile - starts[busy] // tile + 1
+    mean = float(work.mean())
+    return {"kernel": "segmented", "tile": tile, "tiles": int(n_tiles), "tile_work_max": int(work.max()),
+            "tile_work_mean": mean, "imbalance": float(work.max()) / mean if mean > 0 else 1.0,
+            "cut_rows": int(np.count_nonzero(touched >= 2)), "counted_rows": int(np.count_nonzero(touched >= 3))}

@@ -1,0 +1,217 @@
+"""The SpMV policy: kernel names, the lanes rule, the ``auto`` rule, and plans.
+
+:func:`plan_spmv` turns a kernel name (``"auto"``, ``"warp:8"``, ...) into one
+immutable :class:`SpmvPlan` that says everything the CUDA backend needs to
+launch: the kernel family, its template parameter, and the adaptive plan or
+segmented tile ownership. The backend decides nothing.
+
+Kernel names may carry a parameter: a lane width, ``"warp:8"`` or
+``"vector:16"`` (without one the width follows the mean row length,
+:func:`lanes_for`), or the entries per lane of ``"segmented:K"`` (default
+:func:`~spla.planning.segmented.segmented_default`: 16 for float32, 8 for float64).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import KernelError
+from . import adaptive, segmented
+from .stats import RowStats, row_stats
+
+# What `spla.spmv(kernel=...)` accepts on the GPU: spla's kernels in the order of
+# the optimisation path (one idea a file), auto, and the cuSPARSE anchors.
+KERNELS = {
+    "scalar": "one thread per row (kernels/spmv_scalar.cu)",
+    "warp": "2-32 lanes per row, lane-strided loads, shuffle reduction (kernels/spmv_warp.cu)",
+    "vector": "2-32 lanes per row, 16-byte loads of values and indices (kernels/spmv_vector.cu)",
+    "adaptive": "nnz-balanced blocks: packed short rows, block per row, split long rows, "
+                "dense panel via GEMV (kernels/spmv_adaptive.cu)",
+    "adaptive2": "adaptive with length-sorted sub-warp rows for medium rows, staged row offsets, "
+                 "4-deep load pipelining, no dense path (kernels/spmv_adaptive2.cu)",
+    "segmented": "fixed tiles of 32*K nonzeros, one warp each, loads striped across the warp, "
+                 "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)",
+    "auto": "picks one of the above from the row statistics (see choose_kernel)",
+    "cusparse": "the lean cuSPARSE call: descriptors and buffer built once, output preallocated (the anchor)",
+    "cusparse-cupy": "cupyx.scipy.sparse csr_matrix @ x: cuSPARSE as a CuPy user calls it",
+}
+SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented")
+CPU_KERNELS = ("auto", "scipy")
+LANE_WIDTHS = (2, 4, 8, 16, 32)
+# The kernel parameter each family takes after a colon, and its allowed values.
+# cusparse:1 and cusparse:2 are CUSPARSE_SPMV_CSR_ALG1 and the deterministic ALG2.
+KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "segmented": segmented.SEGMENTED_ENTRIES,
+                     "cusparse": (1, 2)}
+PARAMETER_HELP = (f"warp and vector take an optional :LANES, one of {LANE_WIDTHS}; segmented an optional "
+                  f":K entries per lane, one of {segmented.SEGMENTED_ENTRIES} (16: float32 only); cusparse "
+                  f"an optional :1 or :2 (CSR_ALG1, the default, or the deterministic CSR_ALG2)")
+
+
+def parse_kernel(kernel: str) -> tuple[str, int | None]:
+    """``"warp:8"`` -> ("warp", 8); ``"scalar"`` -> ("scalar", None). Unknown names raise."""
+    family, _, param = str(kernel).partition(":")
+    if family not in KERNELS:
+        raise KernelError(f"unknown SpMV kernel {kernel!r}; expected one of {', '.join(KERNELS)} "
+                          f"({PARAMETER_HELP})")
+    if not param:
+        return family, None
+    if not param.isdigit() or int(param) not in KERNEL_PARAMETERS.get(family, ()):
+        raise KernelError(f"{kernel!r}: {PARAMETER_HELP}")
+    return family, int(param)
+
+
+# ------------------------------------------------------------- lanes rule
+def pack_entries(dtype, index_dtype) -> int:
+    """Entries per 16-byte pack in spmv_vector.cu (both packs stay <= 16 bytes)."""
+    return min(16 // np.dtype(dtype).itemsize, 16 // np.dtype(index_dtype).itemsize)
+
+
+# Rows of at least ROW_GROUP_ENTRIES: a row group does best reading at least
+# ROW_GROUP_ENTRIES entries a step, with no lane walking more than about
+# LANE_ENTRIES entries of its row. Shorter rows get about two loads a lane: a
+# group wider than the row idles. Measured with scripts/time_turns.py; see
+# BENCHMARKS.md.
+ROW_GROUP_ENTRIES = 16
+LANE_ENTRIES = 16
+
+
+def lanes_for(mean_row: float, entries_per_lane_step: int = 1) -> int:
+    """Lanes per row for the warp/vector kernels, from the mean row length and
+    the entries a lane reads a step (1 for warp, pack_entries for vector)."""
+    if mean_row < ROW_GROUP_ENTRIES:
+        want = mean_row / (2 * entries_per_lane_step)
+    else:
+        want = max(ROW_GROUP_ENTRIES / entries_per_lane_step, mean_row / LANE_ENTRIES)
+    for width in LANE_WIDTHS:
+        if width >= want:
+            return width
+    return LANE_WIDTHS[-1]
+
+
+# -------------------------------------------------------------- auto rule
+# A Ginkgo-style rule on row statistics: a matrix falls in one class, in this
+# order, and AUTO_RULE names the kernel of each class:
+#   "huge": a row longer than AUTO_HUGE_ROW (segmented would send each such
+#       row's hundreds of tiles through one completion counter; adaptive2
+#       splits it into 4096-nnz chunks)
+#   "irregular-large" and "irregular": a row longer than AUTO_LONG_ROW, or rows
+#       irregular (cv > AUTO_IRREGULAR_CV) with a longest row past
+#       AUTO_SHORT_MAX (one long row would stall a warp or a thread); "large"
+#       from AUTO_LARGE_NNZ nonzeros, where segmented's equal tiles keep the
+#       x gathers flowing, below it adaptive2 is ahead
+#   "short":  mean <= AUTO_SCALAR_MEAN and longest <= AUTO_SHORT_MAX
+#       (no reduction at all)
+#   "medium": the rest, regular rows of medium length
+# An empty matrix takes "scalar" (it only writes y). The kernel of each class
+# is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
+AUTO_RULE = {"huge": "adaptive2", "irregular-large": "segmented", "irregular": "adaptive2", "short": "scalar",
+             "medium": "vector"}
+AUTO_HUGE_ROW = 65536  # a row of 128 segmented tiles and more
+AUTO_LARGE_NNZ = 2**26
+AUTO_LONG_ROW = 1024
+AUTO_IRREGULAR_CV = 1.0
+AUTO_SHORT_MAX = 64
+AUTO_SCALAR_MEAN = 12.0
+
+
+def matrix_class(s: RowStats) -> str:
+    """The auto rule's class of a matrix ("empty", "huge", "irregular-large", "irregular", "short", "medium")."""
+    if s.nnz == 0 or s.n_rows == 0:
+        return "empty"
+    if s.max > AUTO_HUGE_ROW:
+        return "huge"
+    if s.max > AUTO_LONG_ROW or (s.cv > AUTO_IRREGULAR_CV and s.max > AUTO_SHORT_MAX):
+        return "irregular-large" if s.nnz >= AUTO_LARGE_NNZ else "irregular"
+    if s.mean <= AUTO_SCALAR_MEAN and s.max <= AUTO_SHORT_MAX:
+        return "short"
+    return "medium"
+
+
+def choose_kernel(A) -> str:
+    """The kernel ``auto`` runs for A (a name from :data:`KERNELS`): the tuned
+    choice when A has been tuned, else the rule's; cached on A."""
+    choice = A._cache.get("spmv-auto")
+    if choice is None:
+        klass = matrix_class(row_stats(A))
+        choice = A._cache["spmv-auto"] = "scalar" if klass == "empty" else AUTO_RULE[klass]
+    return choice
+
+
+def describe_choice(A) -> dict:
+    """What auto picks for A and why: for ``spla info`` and benchmark reports."""
+    s = row_stats(A)
+    name = choose_kernel(A)
+    family, param = parse_kernel(name)
+    info = {"kernel": name, "class": matrix_class(s), "mean_row": s.mean, "max_row": s.max, "cv": s.cv,
+            "source": A._cache.get("spmv-auto-source", "rule")}
+    if family in ("warp", "vector"):
+        info["lanes"] = bound_param(A, family, param)
+    return info
+
+
+def bound_param(A, family: str, param: int | None) -> int | None:
+    """The template parameter ``family`` runs with on A: the lanes of warp/vector,
+    the entries per lane of segmented (defaults filled in), else ``param``."""
+    if family == "segmented":
+        return param or segmented.segmented_default(A.dtype)
+    if family == "cusparse":
+        return param or 1
+    if family in ("warp", "vector"):
+        if param is not None:
+            return param
+        step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
+        return lanes_for(row_stats(A).mean, step)
+    return param
+
+
+# ------------------------------------------------------------------- plans
+@dataclass(frozen=True, eq=False)
+class SpmvPlan:
+    """Everything the CUDA backend needs to launch one SpMV kernel on one matrix.
+
+    ``family`` is a name from :data:`KERNELS` other than ``auto``; ``param`` the
+    template parameter (lanes or K) or None; ``adaptive`` the row plan of the
+    adaptive families; ``tile_rows`` segmented's tile ownership.
+    """
+
+    kernel: str  # the name the caller asked for ("auto", "warp", ...)
+    family: str
+    param: int | None = None
+    adaptive: adaptive.Plan | None = None
+    tile_rows: np.ndarray | None = None
+    empty_rows: bool = False
+
+
+def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) -> SpmvPlan:
+    """The plan of ``kernel`` on A (``row_plan`` overrides the adaptive default).
+
+    Raises :class:`KernelError` for unknown names and for configurations that
+    cannot run (segmented:16 on float64, a row plan built for another matrix).
+    """
+    family, param = parse_kernel(kernel)
+    if family == "auto":
+        family, param = parse_kernel(choose_kernel(A))
+    if row_plan is not None and family not in ("adaptive", "adaptive2"):
+        raise KernelError(f"a row plan only applies to adaptive and adaptive2, not {family}")
+    param = bound_param(A, family, param)
+    if family in ("adaptive", "adaptive2"):
+        if row_plan is None:
+            row_plan = adaptive.plan_for(A) if family == "adaptive" else adaptive.plan2_for(A)
+        if row_plan.shape != tuple(A.shape) or row_plan.nnz != A.nnz:
+            raise KernelError(f"the plan was built for a {row_plan.shape} matrix with {row_plan.nnz} nonzeros, "
+                              f"not this {tuple(A.shape)} one with {A.nnz}")
+        if family == "adaptive" and row_plan.thresholds.warp_max:
+            raise KernelError("this plan has a rows path (warp_max > 0): run it with kernel='adaptive2'")
+        return SpmvPlan(kernel, family, None, adaptive=row_plan)
+    if family == "segmented":
+        assert param is not None
+        if param not in segmented.segmented_entries(A.dtype):
+            raise KernelError(f"segmented:{param} runs on float32 only: {param} {A.dtype} values a lane take more "
+                              f"registers than a thread gets; use segmented:{segmented.segmented_default(A.dtype)}")
+        tile_rows = segmented.segmented_tile_rows(A, 32 * param)
+        if A.n_rows and int(np.diff(tile_rows).max()) >= 2**31 - 1:  # the kernel lists rows by int offsets
+            raise KernelError("a segmented tile owns 2^31 or more (empty) rows; use kernel='adaptive2'")
+        return SpmvPlan(kernel, family, param, tile_rows=tile_rows, empty_rows=row_stats(A).empty > 0)
+    return SpmvPlan(kernel, family, param)
