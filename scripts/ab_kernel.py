@@ -69,20 +69,20 @@ def apply_launch(launcher, launch):
     if "grid" in launch:
         launcher.grid = (int(launch["grid"]),)
     if "carveout" in launch:
-        launcher.function.preferred_shared_memory_carveout = int(launch["carveout"])
+        launcher.kernel.preferred_shared_memory_carveout = int(launch["carveout"])
 
 
 def compile_variant(family, dtype, index_dtype, param, path, options):
     """The variant's RawKernel for the name expression spla would use."""
     import cupy
 
-    from spla import cuda
-    from spla.backend import spmv_cuda
+    from spla.backends.cuda import runtime
+    from spla.backends.cuda import spmv as cuda_spmv
 
-    source = spmv_cuda.SOURCES[family]
-    name = spmv_cuda.kernel_name(family, dtype, index_dtype, param)
+    source = cuda_spmv.SOURCES[family]
+    name = runtime.template(f"spla_spmv_{family}", dtype, index_dtype, *(() if param is None else (param,)))
     code = (path or source.path).read_text()
-    module = cupy.RawModule(code=code, options=source.options + (f"-I{cuda.kernel_dir()}",) + options,
+    module = cupy.RawModule(code=code, options=source.options + (f"-I{runtime.kernel_dir()}",) + options,
                             name_expressions=(name,))
     module.compile()
     return module.get_function(name)
@@ -104,9 +104,10 @@ def main(argv=None) -> int:
     import cupy
 
     from spla import bench, io
-    from spla.backend import spmv_cuda
+    from spla.ops import spmv as ops_spmv
+    from spla.planning import spmv as rules
 
-    family, param = spmv_cuda.parse_kernel(args.kernel)
+    family, param = rules.parse_kernel(args.kernel)
     records = []
     for source in args.sources:
         began = time.perf_counter()
@@ -118,10 +119,10 @@ def main(argv=None) -> int:
             A = A64.astype(dtype).to_device()
             x = cupy.asarray(check.x.astype(dtype))
             out = cupy.empty(A.n_rows, dtype=dtype)
-            spmv_cuda.spmv(A, x, kernel=args.kernel, out=out)  # binds the launcher the variants copy
-            bound = spmv_cuda.bound_launcher(A, args.kernel)
+            ops_spmv.spmv(A, x, kernel=args.kernel, out=out)  # binds the launcher the variants copy
+            bound = ops_spmv.bound_launcher(A, args.kernel)
             one, zero = A.dtype.type(1), A.dtype.type(0)
-            runs = {"cusparse": lambda: spmv_cuda.spmv(A, x, kernel="cusparse", out=out)}
+            runs = {"cusparse": lambda: ops_spmv.spmv(A, x, kernel="cusparse", out=out)}
             for name, path, options, launch in args.variant:
                 row = {"source": source, "dtype": dtype, "variant": name, "options": list(options),
                        "file": str(path) if path else None, "launch": launch}
@@ -129,8 +130,8 @@ def main(argv=None) -> int:
                 launcher = copy.copy(bound)
 
                 def first_run():  # called right away, so the loop's variables are this variant's
-                    launcher.function = compile_variant(family, A.dtype, A.index_dtype,
-                                                        spmv_cuda.bound_param(A, family, param), path, options)
+                    launcher.kernel = compile_variant(family, A.dtype, A.index_dtype,
+                                                        rules.bound_param(A, family, param), path, options)
                     apply_launch(launcher, launch)
                     row["grid"] = launcher.grid[0]
                     out.fill(np.nan)

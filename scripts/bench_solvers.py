@@ -139,7 +139,7 @@ def _pagerank_run(W, **kwargs):
 def bench_pagerank(W: CSRMatrix, skip_networkx: bool):
     import cupy
 
-    from spla.backend import spmv_cuda
+    from spla.planning import spmv as rules
     from spla.graph import device_google_parts
 
     result = {"n": W.n_rows, "nnz": W.nnz, "errors": {}}
@@ -214,7 +214,7 @@ def bench_pagerank(W: CSRMatrix, skip_networkx: bool):
                       us_per_iteration_check_every_1=float(np.median([r["seconds_per_iteration"]
                                                                       for r in check1])) * 1e6,
                       spmv_auto_us=spmv_time.median * 1e6,
-                      spmv_auto_kernel=spmv_cuda.choose_kernel(AT),
+                      spmv_auto_kernel=rules.choose_kernel(AT),
                       iteration_over_spmv=per_iteration / spmv_time.median, target_iteration_over_spmv=3.0)
     except Exception as exc:
         result["errors"]["per_iteration"] = repr(exc)

@@ -127,9 +127,9 @@ def run_matrix(cupy, name, spec, what, A64, gen_s, log, kernels=KERNELS):
     x1 = cupy.ascontiguousarray(m.x(cupy, 1)[:, 0])
     spmv_ref = m.cupyx64 @ x1.astype(np.float64)
     spmv_bytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize)
-    spmv_row = measure(cupy, lambda: spmv_cuda.spmv(A, x1, kernel="auto"), spmv_ref, bench, 1,
+    spmv_row = measure(cupy, lambda: ops_spmv.spmv(A, x1, kernel="auto"), spmv_ref, bench, 1,
                        A.nnz, spmv_bytes)
-    record["spmv_auto"] = {**spmv_row, "kernel": spmv_cuda.choose_kernel(A)}
+    record["spmv_auto"] = {**spmv_row, "kernel": rules.choose_kernel(A)}
     if spmv_row["status"] != "ok":
         log(f"  {name} auto SpMV: {spmv_row['status'].upper()} {spmv_row.get('message', spmv_row.get('rel_error'))}")
     for k in KS:

@@ -1,13 +1,14 @@
 #!/usr/bin/env python
-"""SpMV suite of issue 3: every spla kernel beside cuSPARSE, in one run.
+"""SpMV suite: every spla kernel beside the lean cuSPARSE call, in one run.
 
 For each matrix (generated through spla.generators, plus real .mtx.gz files
-given with --real DIR): the adaptive plan is built once (its time reported
-apart), then every kernel is checked against the float64 CPU reference
-(SciPy) BEFORE it is timed, and timed with CUDA events. float32 runs every
-kernel; float64 runs auto beside both cuSPARSE anchors. Writes JSON (GPU,
-versions, date, copy bandwidth, every figure) to --out and prints a markdown
-table last.
+given with --real DIR): the adaptive plans are built once (their time reported
+apart), then every kernel goes through spla.bench.spmv.compare: checked against
+the float64 SciPy reference BEFORE it is timed, then timed in round-robin rounds
+beside both cuSPARSE CSR algorithms (the faster is "cusparse"), per call from
+Python and by device time (a CUDA graph of back-to-back launches). The ms
+columns are device time. Writes JSON (GPU, versions, date, copy bandwidth,
+every figure) to --out and prints a markdown table last.
 
     PYTHONPATH=. python scripts/bench_spmv.py --out $OUT            # ~4 min on an H200
     PYTHONPATH=. python scripts/bench_spmv.py --quick               # small set, ~30 s
@@ -47,10 +48,9 @@ QUICK = [
 ]
 F32_KERNELS = ["scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", "auto", "cusparse", "cusparse-cupy"]
 # float64: auto, the kernels auto may run on irregular matrices, the anchor
-F64_KERNELS = ["auto", "adaptive", "adaptive2", "segmented", "cusparse"]
-TIME_BUDGET_S = 0.15  # per timed kernel: repeats are sized to fit (spla.bench.time_gpu_budgeted)
-MAX_REPEAT = 200
-WARMUP = 3
+F64_KERNELS = ["auto", "vector", "adaptive", "adaptive2", "segmented", "cusparse"]
+TIME_BUDGET_S = 0.02  # per figure of a kernel in a round (spla.bench.spmv.compare)
+ROUNDS = 3
 
 
 def _load_matrices(args):
@@ -73,62 +73,42 @@ def _load_matrices(args):
 
 
 def run_matrix(name, spec, what, A64, gen_s, kernel_lists, copy_gbps, log):
+    """Every kernel of each dtype through spla.bench.spmv.compare: checked, then timed in
+    round-robin rounds beside the lean cuSPARSE call (the faster of ALG1/ALG2)."""
     import cupy
 
-    from spla import bench, plan as planning
-    from spla.backend import spmv_cuda
+    from spla import bench
+    from spla.bench import spmv as bench_spmv
+    from spla.planning import adaptive
+    from spla.planning import spmv as rules
 
-    check = bench.SpmvCheck.for_matrix(A64)  # checked by ||y - ref|| / || |A| |x| ||
     record = {"name": name, "source": spec, "what": what, "shape": list(A64.shape), "nnz": A64.nnz,
               "load_s": gen_s, "results": []}
     for dtype, kernels in kernel_lists.items():
-        A_host = A64.astype(dtype)
-        A = A_host.to_device()
-        x = cupy.asarray(check.x.astype(dtype))
-        out = cupy.empty(A.n_rows, dtype=dtype)
+        A = A64.astype(dtype)
         began = time.perf_counter()
-        plan = planning.plan_for(A)
-        plan_s = time.perf_counter() - began
-        record[f"plan_{dtype}"] = {"build_s": plan_s, **plan.summary()}
+        plan = adaptive.plan_for(A)
+        record[f"plan_{dtype}"] = {"build_s": time.perf_counter() - began, **plan.summary()}
         began = time.perf_counter()
-        plan2 = planning.plan2_for(A)
+        plan2 = adaptive.plan2_for(A)
         record[f"plan2_{dtype}"] = {"build_s": time.perf_counter() - began, **plan2.summary()}
-        record[f"auto_{dtype}"] = spmv_cuda.describe_choice(A)
-        nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, A.dtype.itemsize, A.index_dtype.itemsize)
-        for kernel in kernels:
-            row = {"kernel": kernel, "dtype": dtype}
-            try:
-                out.fill(np.nan)
-                result = spmv_cuda.spmv(A, x, kernel=kernel, out=out)
-                got = cupy.asnumpy(result).astype(np.float64)
-                row["error"] = bench.relative_error(got, check.reference)
-                row["error_vs_abs"] = check.error(got)
-                if not check.passes(row["error_vs_abs"], dtype):
-                    row["status"] = "wrong"
-                    log(f"  {name} {dtype} {kernel}: WRONG, ||y - ref|| / || |A||x| || = {row['error_vs_abs']:.3g} "
-                        f"(relative error {row['error']:.3g})")
-                    record["results"].append(row)
-                    continue
-                timing = bench.time_gpu_budgeted(lambda: spmv_cuda.spmv(A, x, kernel=kernel, out=out),
-                                                 budget_s=TIME_BUDGET_S, max_repeat=MAX_REPEAT, warmup=WARMUP)
-            except Exception as exc:  # one broken kernel must not sink the suite
-                row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
-                log(f"  {name} {dtype} {kernel}: FAILED {row['message']}")
-                record["results"].append(row)
-                continue
-            row.update(status="ok", ms=timing.ms, min_ms=timing.min * 1e3, repeat=timing.repeat,
-                       **bench.throughput(timing.median, bench.spmv_flops(A.nnz), nbytes))
-            row["copy_fraction"] = row["gbps"] / copy_gbps
-            record["results"].append(row)
-        anchor = {r["dtype"]: r["ms"] for r in record["results"]
-                  if r["kernel"] == "cusparse" and r.get("status") == "ok" and r["dtype"] == dtype}
-        for r in record["results"]:
-            if r["dtype"] == dtype and r.get("status") == "ok" and dtype in anchor:
-                r["speedup_vs_cusparse"] = anchor[dtype] / r["ms"]
-        A._cache.clear()  # plans, cuSPARSE descriptors, cupyx copies: free them before the next dtype
-        A_host._cache.pop("device", None)
-        A_host._cache.pop(spmv_cuda.BOUND_KEY, None)  # launchers hold the device arrays too
-        del A, x, out
+        record[f"auto_{dtype}"] = rules.describe_choice(A)
+        measured = bench_spmv.compare(A, [k for k in kernels if k != "cusparse"], dtype=dtype, rounds=ROUNDS,
+                                      budget_s=TIME_BUDGET_S)
+        record[f"anchor_{dtype}"] = measured["anchor"]
+        for row in measured["rows"]:
+            kernel = "cusparse" if row["kernel"] == measured["anchor"] else row["kernel"]
+            result = {"kernel": kernel, "dtype": dtype, "status": row.get("status"),
+                      "error_vs_abs": row.get("error_vs_abs"), "message": row.get("message")}
+            if "device_us" in row:
+                result.update(ms=row["device_us"] / 1e3, per_call_ms=row["per_call_us"] / 1e3,
+                              speedup_vs_cusparse=row["device_speedup"], per_call_speedup=row["speedup"],
+                              **bench.throughput(row["device_us"] / 1e6, bench.spmv_flops(A.nnz), measured["bytes"]))
+                result["copy_fraction"] = result["gbps"] / copy_gbps
+            elif row.get("status") != "ok":
+                log(f"  {name} {dtype} {kernel}: {row.get('status')} {row.get('message') or row.get('error_vs_abs')}")
+            record["results"].append(result)
+        del A
         cupy.get_default_memory_pool().free_all_blocks()
     return record
 
@@ -161,7 +141,7 @@ def markdown(report) -> str:
             + " | ".join(_cell(rec, k, "float64") for k in f64)
             + f" | {_cell(rec, 'auto', 'float64', 'speedup_vs_cusparse')}x |")
     g = report["geomean_speedup_vs_cusparse"]
-    lines += ["", "Geometric-mean speed-up over cuSPARSE (cached descriptors): "
+    lines += ["", "Geometric-mean device-time speed-up over the lean cuSPARSE call (faster of CSR ALG1/ALG2): "
               + ", ".join(f"{k} {v:.2f}x" for k, v in g.items() if math.isfinite(v)),
               f"Slowest auto/cuSPARSE (float32): {report['worst_auto_float32']}"]
     plans = [f"{rec['name']} {rec['plan_float32']['build_s'] * 1e3:.0f}/{rec['plan2_float32']['build_s'] * 1e3:.0f} ms"
@@ -173,12 +153,12 @@ def markdown(report) -> str:
 
 def _class_table(report) -> list:
     """Geomean speed-up over cuSPARSE of each kernel per auto class: what
-    spla.backend.spmv_cuda.AUTO_RULE should name for each class."""
+    spla.planning.spmv.AUTO_RULE should name for each class."""
     from spla import bench
-    from spla.backend import spmv_cuda
+    from spla.planning import spmv as rules
 
     lines = ["", "Per auto class, float32 geomean speed-up over cuSPARSE (set AUTO_RULE to the best):"]
-    for klass in spmv_cuda.AUTO_RULE:
+    for klass in rules.AUTO_RULE:
         recs = [rec for rec in report["matrices"] if rec["auto_float32"].get("class") == klass]
         if not recs:
             continue
@@ -188,7 +168,7 @@ def _class_table(report) -> list:
                       if r["kernel"] == kernel and r["dtype"] == "float32" and "speedup_vs_cusparse" in r]
             if values and kernel not in ("cusparse", "auto"):
                 cells.append(f"{kernel} {bench.geomean(values):.2f}x")
-        lines.append(f"- {klass} ({len(recs)} matrices, rule: {spmv_cuda.AUTO_RULE[klass]}): " + ", ".join(cells))
+        lines.append(f"- {klass} ({len(recs)} matrices, rule: {rules.AUTO_RULE[klass]}): " + ", ".join(cells))
     return lines
 
 

@@ -28,20 +28,21 @@ def main(argv=None) -> int:
     import cupy
 
     from spla import bench, io
-    from spla.backend import spmv_cuda
+    from spla.ops import spmv as ops_spmv
+    from spla.planning import spmv as rules
 
     A64 = io.load(args.source, dtype=np.float64, cache=False)
     x_host = np.random.default_rng(1).uniform(-1, 1, A64.n_cols)
     reference = A64.to_scipy() @ x_host
     A = A64.astype(args.dtype).to_device()
     x = cupy.asarray(x_host.astype(args.dtype))
-    y = spmv_cuda.spmv(A, x, kernel=args.kernel)
+    y = ops_spmv.spmv(A, x, kernel=args.kernel)
     error = bench.relative_error(cupy.asnumpy(y).astype(np.float64), reference)
     for _ in range(args.calls):
-        spmv_cuda.spmv(A, x, kernel=args.kernel, out=y)
+        ops_spmv.spmv(A, x, kernel=args.kernel, out=y)
     cupy.cuda.Device().synchronize()
     print(f"{args.source}: {A.n_rows:,} rows, {A.nnz:,} nnz, kernel {args.kernel} "
-          f"({spmv_cuda.choose_kernel(A) if args.kernel == 'auto' else args.kernel}), relative error {error:.2e}")
+          f"({rules.choose_kernel(A) if args.kernel == 'auto' else args.kernel}), relative error {error:.2e}")
     return 0
 
 

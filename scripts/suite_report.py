@@ -14,7 +14,7 @@ kinds, CI-sized: seconds on a laptop CPU) or ``suite:williams`` /
 ``suite:snap`` (catalogue suites, the ones present in ``matrices/``).
 
 For each matrix: load (through the binary cache), the load-imbalance
-analysis of :func:`spla.analyze`, then :func:`spla.report.spmv_report` per
+analysis of :func:`spla.analyze`, then :func:`spla.bench.spmv.spmv_report` per
 kernel (ms, GFLOP/s, effective GB/s, speed-up vs cuSPARSE on the GPU or SciPy
 on the CPU, relative error vs float64 SciPy). A matrix that fails is
 reported and skipped. Writes to ``--out``:
@@ -49,7 +49,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import spla  # noqa: E402
-from spla import catalog, report as spla_report  # noqa: E402
+from spla import catalog  # noqa: E402
+from spla.bench import report as spla_report  # noqa: E402
+from spla.bench import spmv as spla_spmv_report  # noqa: E402
 from spla.errors import SplaError  # noqa: E402
 
 # The SpMV benchmark's matrix classes (issue 3): regular short rows, x-gather
@@ -72,7 +74,7 @@ ANALYSIS_COLUMNS = ["matrix", "source", "rows", "cols", "nnz", "density", "row_m
                     "thread_per_row_imbalance", "thread_per_row_simd_efficiency", "warp_per_row_imbalance",
                     "warp_per_row_lane_efficiency", "load_seconds"]
 KERNEL_COLUMNS = ["matrix", "rows", "nnz", "row_max", "row_cv", "device", "dtype", "kernel", "ms", "gflops", "gbps",
-                  "speedup_vs_anchor", "anchor", "fraction_of_copy", "rel_error", "ok", "error"]
+                  "speedup_vs_anchor", "anchor", "fraction_of_copy", "scaled_error", "ok", "failed"]
 
 
 def expand_sources(sources) -> list:
@@ -136,7 +138,7 @@ def run_kernels(A, source: str, args) -> dict:
     wanted = [k.strip() for k in args.kernels.split(",") if k.strip()] or ["all"]
     if device == "cpu":
         wanted = ["auto"]  # the CPU has one kernel (SciPy); GPU names would be refused
-    reports = [spla_report.spmv_report(A, device=device, kernel=kernel, dtype=args.dtype, repeat=args.repeat,
+    reports = [spla_spmv_report.spmv_report(A, device=device, kernel=kernel, dtype=args.dtype, repeat=args.repeat,
                                        source=source) for kernel in wanted]
     merged = dict(reports[0])
     seen = {row["kernel"] for row in merged["rows"]}
@@ -156,8 +158,8 @@ def kernel_rows(label: str, stats: dict, rep: dict) -> list:
             "row_cv": stats["row_cv"], "device": rep["device"], "dtype": rep["dtype"], "kernel": row["kernel"],
             "ms": row.get("ms"), "gflops": row.get("gflops"), "gbps": row.get("gbps"),
             "speedup_vs_anchor": row.get("speedup_vs_anchor"), "anchor": rep["anchor"],
-            "fraction_of_copy": row.get("fraction_of_copy"), "rel_error": row.get("rel_error"),
-            "ok": row.get("ok"), "error": row.get("error"),
+            "fraction_of_copy": row.get("fraction_of_copy"), "scaled_error": row.get("error"),
+            "ok": row.get("ok"), "failed": row.get("failed"),
         })
     return rows
 
@@ -252,16 +254,16 @@ def plots(out: Path, matrices: list, kernel_table: list, roof_gbps: float | None
 
 
 def markdown_table(kernel_table: list, failures: list) -> str:
-    lines = ["| matrix | rows | nnz | max row | cv | kernel | ms | GFLOP/s | GB/s | speed-up | rel. error |",
+    lines = ["| matrix | rows | nnz | max row | cv | kernel | ms | GFLOP/s | GB/s | speed-up | error/|A||x| |",
              "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
     for r in kernel_table:
-        if r.get("error"):
+        if r.get("failed"):
             lines.append(f"| {r['matrix']} | {r['rows']:,} | {r['nnz']:,} | {r['row_max']:,} | {r['row_cv']:.2f} "
-                         f"| {r['kernel']} | failed: {r['error']} | | | | |")
+                         f"| {r['kernel']} | failed: {r['failed']} | | | | |")
             continue
         lines.append(f"| {r['matrix']} | {r['rows']:,} | {r['nnz']:,} | {r['row_max']:,} | {r['row_cv']:.2f} "
                      f"| {r['kernel']} | {r['ms']:.4f} | {r['gflops']:.2f} | {r['gbps']:.1f} "
-                     f"| {r['speedup_vs_anchor']:.2f}x | {r['rel_error']:.1e}{'' if r['ok'] else ' WRONG'} |")
+                     f"| {r['speedup_vs_anchor']:.2f}x | {r['error']:.1e}{'' if r['ok'] else ' WRONG'} |")
     for f in failures:
         lines.append(f"| {f['matrix']} | | | | | | skipped: {f['error']} | | | | |")
     return "\n".join(lines)
@@ -276,7 +278,7 @@ def parse_args(argv=None):
                         help="folder, catalogue name, file, gen: spec, or suite:NAME")
     parser.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     parser.add_argument("--kernels", default="all",
-                        help="GPU kernels: 'all' or a comma list of spla.backend.spmv_cuda.KERNELS "
+                        help="GPU kernels: 'all' or a comma list of spla.planning.spmv.KERNELS "
                              "(scalar,warp,vector,adaptive,adaptive2,segmented,auto,cusparse-cupy); cuSPARSE is always the "
                              "anchor. Ignored on the CPU (SciPy).")
     parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")

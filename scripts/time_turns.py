@@ -12,7 +12,7 @@ median over rounds of each round's median, beside cuSPARSE:
 
 Kernel names are those of spla.spmv (``vector:8`` is the vector kernel with 8
 lanes a row); every result is checked against the float64 SciPy product
-before it is timed. Use it to set spla.backend.spmv_cuda.lanes_for and
+before it is timed. Use it to set spla.planning.spmv.lanes_for and
 AUTO_RULE, then record the outcome in BENCHMARKS.md.
 """
 
@@ -29,14 +29,15 @@ import numpy as np
 
 def kernel_list(text: str) -> list:
     """"a,b:8" -> ["a", "b:8"], each checked against spla's kernel names."""
-    from spla.backend import spmv_cuda
+    from spla.ops import spmv as ops_spmv
+    from spla.planning import spmv as rules
 
     names = [k.strip() for k in text.split(",") if k.strip()]
     if not names:
         raise argparse.ArgumentTypeError("--kernels needs at least one kernel name")
     for name in names:
         try:
-            spmv_cuda.parse_kernel(name)
+            rules.parse_kernel(name)
         except Exception as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
     return names
@@ -56,7 +57,6 @@ def main(argv=None) -> int:
     import cupy
 
     from spla import bench, io
-    from spla.backend import spmv_cuda
 
     records = []
     for source in args.sources:
@@ -74,9 +74,9 @@ def main(argv=None) -> int:
                 row = {"source": source, "dtype": dtype, "kernel": kernel, "nnz": int(A.nnz)}
                 rows.append(row)
                 out.fill(np.nan)
-                if check.record(row, lambda: spmv_cuda.spmv(A, x, kernel=kernel, out=out), dtype,
+                if check.record(row, lambda: ops_spmv.spmv(A, x, kernel=kernel, out=out), dtype,
                                 f"{dtype} {kernel}"):
-                    runs[kernel] = lambda kernel=kernel: spmv_cuda.spmv(A, x, kernel=kernel, out=out)
+                    runs[kernel] = lambda kernel=kernel: ops_spmv.spmv(A, x, kernel=kernel, out=out)
             samples = bench.time_in_turns(runs, rounds=args.rounds, budget_s=args.budget)
             anchor = float(np.median(samples["cusparse"])) if "cusparse" in samples else float("nan")
             for row in rows:

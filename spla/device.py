@@ -13,7 +13,7 @@ import os
 from .errors import DeviceMemoryError, InputError, NoGPUError
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _import_cupy():
     try:
         import cupy
@@ -22,7 +22,7 @@ def _import_cupy():
     return cupy
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpu_available() -> bool:
     """True when CuPy imports and sees at least one CUDA device."""
     if os.environ.get("SPLA_DISABLE_GPU"):

@@ -207,7 +207,7 @@ def _hub_adjacency(n=6000, seed=11):
 
 @pytest.mark.parametrize("gpu_build", ["device", "host"])
 def test_gpu_pagerank_hub_graph(gpu_build):
-    from spla.backend import spmv_cuda
+    from spla.planning import spmv as rules
     from spla.graph import device_google_parts
 
     G, A = _hub_adjacency()
@@ -217,7 +217,7 @@ def test_gpu_pagerank_hub_graph(gpu_build):
     assert float(np.abs(ranks - np.array([reference[k] for k in G])).max()) < 1e-9
     if gpu_build == "device":
         # the long row sends auto past the short-row kernel (to a load-balanced one)
-        assert spmv_cuda.choose_kernel(device_google_parts(A, np.float64).matrix) != "scalar"
+        assert rules.choose_kernel(device_google_parts(A, np.float64).matrix) != "scalar"
 
 
 def test_gpu_pagerank_device_parts_match_host_build():

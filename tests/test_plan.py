@@ -9,14 +9,16 @@ and the result must match SciPy.
 from __future__ import annotations
 
 import dataclasses
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spla import plan as planning
-from spla.backend import spmv_cuda
 from spla.csr import CSRMatrix
 from spla.errors import InputError
+from spla.planning import adaptive, segmented
+from spla.planning import spmv as rules
+from spla.planning.stats import row_stats
 
 
 def _matrix(rows, n_cols, rng):
@@ -39,17 +41,17 @@ def execute(plan, A, x, *, all_blocks=True):
     n_blocks = plan.blocks.shape[0] if all_blocks else plan.n_main_blocks
     chunk = plan.thresholds.chunk
     for row_begin, row_end, kind, split_id in plan.blocks[:n_blocks].tolist():
-        if kind == planning.KIND_ROWS:  # spmv_adaptive2: rows listed by length, width lanes each
+        if kind == adaptive.KIND_ROWS:  # spmv_adaptive2: rows listed by length, width lanes each
             width = split_id
-            assert width in planning.LANE_WIDTHS and row_end - row_begin <= planning.ADAPTIVE_THREADS // width
+            assert width in adaptive.LANE_WIDTHS and row_end - row_begin <= adaptive.ADAPTIVE_THREADS // width
             for r in plan.row_list[row_begin:row_end].tolist():
                 s, e = indptr[r], indptr[r + 1]
                 y[r] = data[s:e] @ x[indices[s:e]]
                 writes[r] += 1
         elif kind > 0:
-            assert kind in planning.LANE_WIDTHS
-            assert indptr[row_end] - indptr[row_begin] <= planning.ADAPTIVE_STAGE
-            assert row_end - row_begin < planning.ADAPTIVE_STAGE  # adaptive2 stages the row offsets
+            assert kind in adaptive.LANE_WIDTHS
+            assert indptr[row_end] - indptr[row_begin] <= adaptive.ADAPTIVE_STAGE
+            assert row_end - row_begin < adaptive.ADAPTIVE_STAGE  # adaptive2 stages the row offsets
             for r in range(row_begin, row_end):
                 s, e = indptr[r], indptr[r + 1]
                 y[r] = data[s:e] @ x[indices[s:e]]
@@ -84,13 +86,13 @@ def _mixed(rng, n_rows=3000, n_cols=200000):
 
 def test_bins_partition_rows_and_nnz(rng):
     A = _mixed(rng)
-    plan = planning.plan_for(A)
+    plan = adaptive.plan_for(A)
     rows = np.concatenate([b.rows for b in plan.bins])
     assert np.array_equal(np.sort(rows), np.arange(A.n_rows)), "every row in exactly one bin"
     assert sum(b.nnz for b in plan.bins) == A.nnz
     lengths = np.diff(A.indptr)
     t = plan.thresholds
-    assert [b.name for b in plan.bins] == list(planning.PATHS)
+    assert [b.name for b in plan.bins] == list(adaptive.PATHS)
     assert (lengths[plan.bin("stream").rows] <= t.stream_max).all()
     blocked = lengths[plan.bin("block").rows]
     assert ((blocked > t.stream_max) & (blocked <= t.chunk)).all()
@@ -101,17 +103,17 @@ def test_bins_partition_rows_and_nnz(rng):
 def test_descriptors_compute_the_product(rng):
     A = _mixed(rng)
     x = rng.uniform(-1, 1, A.n_cols)
-    plan = planning.plan_for(A)
+    plan = adaptive.plan_for(A)
     y, writes = execute(plan, A, x)
     assert (writes == 1).all(), f"rows written {np.unique(writes)} times"
     np.testing.assert_allclose(y, A.to_scipy() @ x, rtol=1e-12, atol=1e-12)
 
 
 def test_threshold_boundaries(rng):
-    t = planning.Thresholds()
+    t = adaptive.Thresholds()
     lengths = [t.stream_max, t.stream_max + 1, t.chunk, t.chunk + 1, 0, 1]
     A = _matrix(lengths, 3 * t.chunk, rng)
-    plan = planning.plan_for(A, dense_threshold=2.0)
+    plan = adaptive.plan_for(A, dense_threshold=2.0)
     assert plan.bin("stream").rows.tolist() == [0, 4, 5]
     assert plan.bin("block").rows.tolist() == [1, 2]
     assert plan.bin("split").rows.tolist() == [3]
@@ -132,7 +134,7 @@ def test_dense_rows_are_detected_by_nnz_and_density(rng):
         list(range(8000, 8600))[::-1],            # dense, columns unsorted
     ]
     A = _matrix(rows, n_cols, rng)
-    plan = planning.plan_for(A, dense_min_nnz=500, dense_threshold=0.5)
+    plan = adaptive.plan_for(A, dense_min_nnz=500, dense_threshold=0.5)
     assert plan.dense_rows.tolist() == [0, 1, 2, 6]
     for panel in plan.dense_panels:
         assert panel.nnz >= 0.5 * panel.elements, "every panel stays threshold-dense"
@@ -148,21 +150,21 @@ def test_dense_rows_are_detected_by_nnz_and_density(rng):
     assert writes_main[[3, 4, 5]].tolist() == [1, 1, 1]
     y_all, writes_all = execute(plan, A, np.ones(n_cols))
     assert (writes_all == 1).all()
-    assert planning.plan_for(A, dense_min_nnz=500, dense_threshold=0.6).dense_rows.tolist() == [0, 6]
-    assert planning.plan_for(A, dense_min_nnz=500, dense_threshold=1.5).dense_rows.size == 0
+    assert adaptive.plan_for(A, dense_min_nnz=500, dense_threshold=0.6).dense_rows.tolist() == [0, 6]
+    assert adaptive.plan_for(A, dense_min_nnz=500, dense_threshold=1.5).dense_rows.size == 0
 
 
 def test_far_apart_dense_rows_get_separate_panels(rng):
     rows = [list(range(0, 700)), list(range(50, 760)), list(range(90000, 90700)), 3]
     A = _matrix(rows, 100000, rng)
-    plan = planning.plan_for(A, dense_min_nnz=500)
+    plan = adaptive.plan_for(A, dense_min_nnz=500)
     panels = sorted((p.col_begin, p.col_end, p.rows.tolist()) for p in plan.dense_panels)
     assert panels == [(0, 760, [0, 1]), (90000, 90700, [2])]
 
 
 def test_summary_numbers(rng):
     A = _mixed(rng)
-    plan = planning.plan_for(A)
+    plan = adaptive.plan_for(A)
     s = plan.summary()
     lengths = np.diff(A.indptr)
     for b in plan.bins:
@@ -187,17 +189,17 @@ def test_summary_numbers(rng):
 
 def test_stream_blocks_fit_and_rows_stay_in_order(rng):
     A = _matrix(list(rng.integers(0, 257, 5000)), 4000, rng)
-    plan = planning.plan_for(A)
-    stream = plan.blocks[plan.blocks[:, planning.KIND] > 0]
+    plan = adaptive.plan_for(A)
+    stream = plan.blocks[plan.blocks[:, adaptive.KIND] > 0]
     nnz = A.indptr[stream[:, 1]] - A.indptr[stream[:, 0]]
-    assert nnz.max() <= planning.ADAPTIVE_STAGE
+    assert nnz.max() <= adaptive.ADAPTIVE_STAGE
     assert (np.diff(plan.blocks[: plan.n_main_blocks, 0]) >= 0).all()
     # short blocks hold many rows: far fewer blocks than rows
     assert stream.shape[0] < A.n_rows / 4
 
 
 def test_lanes_follow_row_count_and_length():
-    lanes = planning._lanes_per_row(np.array([1, 8, 256, 1000]), np.array([200, 200, 5, 1]))
+    lanes = adaptive._lanes_per_row(np.array([1, 8, 256, 1000]), np.array([200, 200, 5, 1]))
     assert lanes[0] == 32            # one long-ish row: a full warp
     assert lanes[2] == 1             # many 5-nnz rows: a thread each
     assert lanes[3] == 1
@@ -208,7 +210,7 @@ def test_lanes_follow_row_count_and_length():
                                            ((3, 7), [0, 0, 0])])
 def test_degenerate_matrices(rng, shape, lengths):
     A = _matrix(lengths, shape[1], rng) if lengths else CSRMatrix(np.zeros(0), np.zeros(0, int), [0], shape)
-    plan = planning.plan_for(A)
+    plan = adaptive.plan_for(A)
     y, writes = execute(plan, A, np.ones(shape[1]))
     assert (writes == 1).all()
     assert plan.summary()["paths"]["stream"]["rows"] == shape[0]
@@ -216,24 +218,24 @@ def test_degenerate_matrices(rng, shape, lengths):
 
 def test_plans_are_cached_per_thresholds(rng):
     A = _mixed(rng, n_rows=200)
-    assert planning.plan_for(A) is planning.plan_for(A)
-    assert planning.plan_for(A, chunk=1024) is not planning.plan_for(A)
-    assert planning.plan_for(A, chunk=1024).thresholds.chunk == 1024
+    assert adaptive.plan_for(A) is adaptive.plan_for(A)
+    assert adaptive.plan_for(A, chunk=1024) is not adaptive.plan_for(A)
+    assert adaptive.plan_for(A, chunk=1024).thresholds.chunk == 1024
 
 
 def test_bad_thresholds_are_refused(rng):
     A = _mixed(rng, n_rows=50)
     with pytest.raises(InputError, match="stream_max"):
-        planning.plan_for(A, stream_max=planning.ADAPTIVE_STAGE)
+        adaptive.plan_for(A, stream_max=adaptive.ADAPTIVE_STAGE)
     with pytest.raises(InputError, match="chunk"):
-        planning.plan_for(A, chunk=8)
+        adaptive.plan_for(A, chunk=8)
     with pytest.raises(InputError, match="dense_threshold"):
-        planning.plan_for(A, dense_threshold=0)
+        adaptive.plan_for(A, dense_threshold=0)
 
 
 def test_row_stats(rng):
     A = _mixed(rng, n_rows=500)
-    s = planning.row_stats(A)
+    s = row_stats(A)
     lengths = np.diff(A.indptr)
     assert s.max == lengths.max() and s.empty == np.count_nonzero(lengths == 0)
     assert s.mean == pytest.approx(lengths.mean())
@@ -247,51 +249,51 @@ def _csr(M):
 
 def test_auto_policy_classes(rng):
     poisson = sp.diags([-1.0, -1.0, 4.0, -1.0, -1.0], [-30, -1, 0, 1, 30], shape=(900, 900))
-    assert spmv_cuda.choose_kernel(_csr(poisson)) == spmv_cuda.AUTO_RULE["short"]
+    assert rules.choose_kernel(_csr(poisson)) == rules.AUTO_RULE["short"]
     band = sp.diags([np.ones(2000, dtype=float)] * 41, list(range(-20, 21)), shape=(2000, 2000))
-    assert spmv_cuda.choose_kernel(_csr(band)) == spmv_cuda.AUTO_RULE["medium"]
+    assert rules.choose_kernel(_csr(band)) == rules.AUTO_RULE["medium"]
     power = _matrix(list(np.minimum(rng.zipf(1.7, 3000), 2000)), 5000, rng)
-    irregular = spmv_cuda.AUTO_RULE["irregular"]
-    assert spmv_cuda.choose_kernel(power) == irregular
+    irregular = rules.AUTO_RULE["irregular"]
+    assert rules.choose_kernel(power) == irregular
     one_long = _matrix([3] * 100 + [5000], 6000, rng)
-    assert spmv_cuda.choose_kernel(one_long) == irregular
-    assert spmv_cuda.describe_choice(one_long)["class"] == "irregular"
+    assert rules.choose_kernel(one_long) == irregular
+    assert rules.describe_choice(one_long)["class"] == "irregular"
     # the same row statistics at AUTO_LARGE_NNZ nonzeros and more
-    stats = planning.row_stats(one_long)
-    large = dataclasses.replace(stats, nnz=spmv_cuda.AUTO_LARGE_NNZ, n_rows=spmv_cuda.AUTO_LARGE_NNZ // 3)
-    assert spmv_cuda.matrix_class(large) == "irregular-large"
-    assert spmv_cuda.matrix_class(dataclasses.replace(large, nnz=spmv_cuda.AUTO_LARGE_NNZ - 1)) == "irregular"
+    stats = row_stats(one_long)
+    large = dataclasses.replace(stats, nnz=rules.AUTO_LARGE_NNZ, n_rows=rules.AUTO_LARGE_NNZ // 3)
+    assert rules.matrix_class(large) == "irregular-large"
+    assert rules.matrix_class(dataclasses.replace(large, nnz=rules.AUTO_LARGE_NNZ - 1)) == "irregular"
     empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(11, int), (10, 10))
-    assert spmv_cuda.choose_kernel(empty) == "scalar"
-    huge_row = spmv_cuda.AUTO_HUGE_ROW + 1
+    assert rules.choose_kernel(empty) == "scalar"
+    huge_row = rules.AUTO_HUGE_ROW + 1
     huge = CSRMatrix(np.ones(huge_row + 9), np.concatenate([np.arange(huge_row), np.arange(9)]),
                      np.array([0, huge_row, huge_row + 4, huge_row + 9]), (3, huge_row))
-    assert spmv_cuda.describe_choice(huge)["class"] == "huge"
-    assert spmv_cuda.choose_kernel(huge) == spmv_cuda.AUTO_RULE["huge"]
+    assert rules.describe_choice(huge)["class"] == "huge"
+    assert rules.choose_kernel(huge) == rules.AUTO_RULE["huge"]
 
 
 def test_kernel_names_parse():
-    assert spmv_cuda.parse_kernel("warp:8") == ("warp", 8)
-    assert spmv_cuda.parse_kernel("adaptive") == ("adaptive", None)
-    assert spmv_cuda.parse_kernel("segmented:16") == ("segmented", 16)
+    assert rules.parse_kernel("warp:8") == ("warp", 8)
+    assert rules.parse_kernel("adaptive") == ("adaptive", None)
+    assert rules.parse_kernel("segmented:16") == ("segmented", 16)
     for bad in ("nope", "scalar:4", "warp:3", "vector:64", "segmented:2", "segmented:32", "adaptive:8"):
         with pytest.raises(InputError):
-            spmv_cuda.parse_kernel(bad)
-    assert list(spmv_cuda.KERNELS)[:4] == ["scalar", "warp", "vector", "adaptive"]
+            rules.parse_kernel(bad)
+    assert list(rules.KERNELS)[:4] == ["scalar", "warp", "vector", "adaptive"]
 
 
 def test_lanes_for_row_groups_of_16_entries_and_two_loads_a_lane_below():
     # vector packs: 4 entries (float32, int32), 2 (float64, int32); warp reads 1
-    assert [spmv_cuda.lanes_for(mean, 4) for mean in (1, 5, 15, 16, 41, 81, 200, 1000)] == [2, 2, 2, 4, 4, 8, 16, 32]
-    assert [spmv_cuda.lanes_for(mean, 2) for mean in (1, 5, 15, 16, 41, 81, 200, 1000)] == [2, 2, 4, 8, 8, 8, 16, 32]
-    assert [spmv_cuda.lanes_for(mean) for mean in (1, 5, 15, 16, 41, 256, 257, 1000)] == [2, 4, 8, 16, 16, 16, 32, 32]
+    assert [rules.lanes_for(mean, 4) for mean in (1, 5, 15, 16, 41, 81, 200, 1000)] == [2, 2, 2, 4, 4, 8, 16, 32]
+    assert [rules.lanes_for(mean, 2) for mean in (1, 5, 15, 16, 41, 81, 200, 1000)] == [2, 2, 4, 8, 8, 8, 16, 32]
+    assert [rules.lanes_for(mean) for mean in (1, 5, 15, 16, 41, 256, 257, 1000)] == [2, 4, 8, 16, 16, 16, 32, 32]
     for step in (1, 2, 4):
         for mean in np.linspace(1, 2000, 200):
-            lanes = spmv_cuda.lanes_for(mean, step)
-            assert lanes in spmv_cuda.LANE_WIDTHS
-            if mean >= spmv_cuda.ROW_GROUP_ENTRIES:
-                assert lanes * step >= spmv_cuda.ROW_GROUP_ENTRIES
-                assert lanes == 32 or mean / lanes <= spmv_cuda.LANE_ENTRIES
+            lanes = rules.lanes_for(mean, step)
+            assert lanes in rules.LANE_WIDTHS
+            if mean >= rules.ROW_GROUP_ENTRIES:
+                assert lanes * step >= rules.ROW_GROUP_ENTRIES
+                assert lanes == 32 or mean / lanes <= rules.LANE_ENTRIES
             else:
                 assert lanes == 2 or lanes * step < mean  # about two loads a lane
 
@@ -299,14 +301,14 @@ def test_lanes_for_row_groups_of_16_entries_and_two_loads_a_lane_below():
 def test_bound_param_fills_in_each_family_default(rng):
     """What a plain kernel name compiles with (ab_kernel.py compiles its variants the same way)."""
     A = _matrix([16] * 64, 100, rng)  # float64, int32 indices: packs of 2 entries
-    assert spmv_cuda.bound_param(A, "segmented", None) == spmv_cuda.segmented_default(np.float64) == 8
-    assert spmv_cuda.bound_param(A.astype(np.float32), "segmented", None) == 16
-    assert spmv_cuda.bound_param(A, "segmented", 4) == 4
-    assert spmv_cuda.bound_param(A, "vector", None) == spmv_cuda.lanes_for(16, 2) == 8
-    assert spmv_cuda.bound_param(A.astype(np.float32), "vector", None) == spmv_cuda.lanes_for(16, 4) == 4
-    assert spmv_cuda.bound_param(A, "warp", None) == spmv_cuda.lanes_for(16) == 16
-    assert spmv_cuda.bound_param(A, "warp", 32) == 32
-    assert spmv_cuda.bound_param(A, "scalar", None) is None
+    assert rules.bound_param(A, "segmented", None) == segmented.segmented_default(np.float64) == 8
+    assert rules.bound_param(A.astype(np.float32), "segmented", None) == 16
+    assert rules.bound_param(A, "segmented", 4) == 4
+    assert rules.bound_param(A, "vector", None) == rules.lanes_for(16, 2) == 8
+    assert rules.bound_param(A.astype(np.float32), "vector", None) == rules.lanes_for(16, 4) == 4
+    assert rules.bound_param(A, "warp", None) == rules.lanes_for(16) == 16
+    assert rules.bound_param(A, "warp", 32) == 32
+    assert rules.bound_param(A, "scalar", None) is None
 
 
 # ---------------------------------------------------- segmented tile rows
@@ -314,31 +316,31 @@ def test_bound_param_fills_in_each_family_default(rng):
 def test_segmented_tiles_own_the_rows_that_start_in_them(rng, tile):
     lengths = np.concatenate([rng.integers(0, 9, 300), [0, 700, 0, 0, 256, 128, 0, 1], np.zeros(5, int)])
     A = _matrix(list(rng.permutation(lengths[:-5])) + [0] * 5, 900, rng)
-    tile_rows = planning.segmented_tile_rows(A, tile)
+    tile_rows = segmented.segmented_tile_rows(A, tile)
     indptr = np.asarray(A.indptr, dtype=np.int64)
     n_tiles = -(-A.nnz // tile)
     assert tile_rows.size == n_tiles + 1 and tile_rows[0] == 0 and tile_rows[-1] == A.n_rows
     owner = np.minimum(indptr[:-1] // tile, n_tiles - 1)  # trailing empty rows: the last tile
     counts = np.bincount(owner, minlength=n_tiles)
     np.testing.assert_array_equal(np.diff(tile_rows), counts)
-    assert planning.segmented_tile_rows(A, tile) is tile_rows, "cached on the matrix"
+    assert segmented.segmented_tile_rows(A, tile) is tile_rows, "cached on the matrix"
 
 
 def test_segmented_tiles_of_a_matrix_without_nonzeros():
     empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(8, int), (7, 3))
-    np.testing.assert_array_equal(planning.segmented_tile_rows(empty, 256), [0, 7])
+    np.testing.assert_array_equal(segmented.segmented_tile_rows(empty, 256), [0, 7])
     with pytest.raises(InputError):
-        planning.segmented_tile_rows(empty, 0)
+        segmented.segmented_tile_rows(empty, 0)
 
 
 def test_spla_info_shows_the_segmented_tiles_when_auto_runs_them(rng, monkeypatch):
     from spla import analysis
 
-    monkeypatch.setitem(spmv_cuda.AUTO_RULE, "irregular", "segmented")
+    monkeypatch.setitem(rules.AUTO_RULE, "irregular", "segmented")
     A = _matrix([3] * 200 + [1000] + [0, 0] + [5] * 100, 2000, rng)  # one row across 4+ tiles
     mapping = analysis.analyze(A)["mappings"]["auto"]
     summary = mapping["plan"]
-    tile = 32 * spmv_cuda.segmented_default(A.dtype)
+    tile = 32 * segmented.segmented_default(A.dtype)
     assert summary["kernel"] == "segmented" and mapping["groups"] == -(-A.nnz // tile)
     assert summary["counted_rows"] == 1 and summary["cut_rows"] >= 1
     assert mapping["max_work"] <= tile + 303 and "auto runs segmented" in mapping["unit"]
@@ -348,9 +350,9 @@ def test_spla_info_shows_the_segmented_tiles_when_auto_runs_them(rng, monkeypatc
 def test_adaptive2_plan_paths_order_and_product(rng):
     A = _mixed(rng)
     lengths = np.diff(A.indptr)
-    plan = planning.plan2_for(A)
+    plan = adaptive.plan2_for(A)
     t = plan.thresholds
-    assert t.warp_max == planning.ADAPTIVE2_THRESHOLDS["warp_max"] and plan.dense_rows.size == 0
+    assert t.warp_max == adaptive.ADAPTIVE2_THRESHOLDS["warp_max"] and plan.dense_rows.size == 0
     rows = plan.bin("rows").rows
     assert ((lengths[rows] > t.stream_max) & (lengths[rows] <= t.warp_max)).all()
     assert (lengths[plan.bin("block").rows] > t.warp_max).all()
@@ -358,9 +360,9 @@ def test_adaptive2_plan_paths_order_and_product(rng):
     assert sorted(listed.tolist()) == rows.tolist(), "the row list holds exactly the rows path"
     assert (np.diff(lengths[listed]) <= 0).all(), "row list sorted longest first"
     # a grid shorter than TAIL_BLOCKS: every heavy descriptor is in the tail, so all run first
-    kinds = plan.blocks[: plan.n_main_blocks, planning.KIND]
-    assert plan.n_main_blocks < planning.TAIL_BLOCKS
-    heavy = (kinds <= planning.KIND_BLOCK) | (kinds == planning.KIND_ROWS)
+    kinds = plan.blocks[: plan.n_main_blocks, adaptive.KIND]
+    assert plan.n_main_blocks < adaptive.TAIL_BLOCKS
+    heavy = (kinds <= adaptive.KIND_BLOCK) | (kinds == adaptive.KIND_ROWS)
     assert heavy[: heavy.sum()].all()
     x = rng.uniform(-1, 1, A.n_cols)
     y, writes = execute(plan, A, x)
@@ -374,20 +376,20 @@ def test_adaptive2_plan_paths_order_and_product(rng):
 @pytest.mark.parametrize("tail", [25, 60])
 def test_adaptive2_descriptors_run_in_row_order_but_heavy_ones_leave_the_tail(rng, monkeypatch, tail):
     A = _mixed(rng)
-    thresholds = planning.Thresholds(**planning.ADAPTIVE2_THRESHOLDS)
+    thresholds = adaptive.Thresholds(**adaptive.ADAPTIVE2_THRESHOLDS)
 
     def main_blocks(tail_blocks):
-        monkeypatch.setattr(planning, "TAIL_BLOCKS", tail_blocks)
-        plan = planning.build_plan(A, thresholds)
+        monkeypatch.setattr(adaptive, "TAIL_BLOCKS", tail_blocks)
+        plan = adaptive.build_plan(A, thresholds)
         return plan, plan.blocks[: plan.n_main_blocks]
 
     plan, in_row_order = main_blocks(0)
-    first_row = in_row_order[:, planning.ROW_BEGIN].copy()
-    listed = in_row_order[:, planning.KIND] == planning.KIND_ROWS
+    first_row = in_row_order[:, adaptive.ROW_BEGIN].copy()
+    listed = in_row_order[:, adaptive.KIND] == adaptive.KIND_ROWS
     first_row[listed] = plan.row_list[first_row[listed]]  # a rows-path block: its first listed row
     assert (np.diff(first_row) >= 0).all()
-    kinds = in_row_order[:, planning.KIND]
-    heavy = (kinds <= planning.KIND_BLOCK) | (kinds == planning.KIND_ROWS)
+    kinds = in_row_order[:, adaptive.KIND]
+    heavy = (kinds <= adaptive.KIND_BLOCK) | (kinds == adaptive.KIND_ROWS)
     late = heavy & (np.arange(kinds.size) >= kinds.size - tail)
     assert late.any(), "the test matrix puts heavy rows near its end"
     plan, main = main_blocks(tail)
@@ -399,13 +401,13 @@ def test_adaptive2_descriptors_run_in_row_order_but_heavy_ones_leave_the_tail(rn
 def test_adaptive2_rows_widths_and_block_sizes(rng):
     lengths = list(rng.integers(0, 17, 300)) + list(range(17, 300)) + [3000]
     A = _matrix(lengths, 4000, rng)
-    plan = planning.plan_for(A, stream_max=16, warp_max=2048, dense_threshold=2.0)
-    desc = plan.blocks[plan.blocks[:, planning.KIND] == planning.KIND_ROWS]
+    plan = adaptive.plan_for(A, stream_max=16, warp_max=2048, dense_threshold=2.0)
+    desc = plan.blocks[plan.blocks[:, adaptive.KIND] == adaptive.KIND_ROWS]
     lens = np.diff(A.indptr)
     for begin, end, _, width in desc.tolist():
         block_rows = plan.row_list[begin:end]
-        assert width == planning.rows_width(lens[block_rows].max())
-        assert end - begin <= planning.ADAPTIVE_THREADS // width
+        assert width == adaptive.rows_width(lens[block_rows].max())
+        assert end - begin <= adaptive.ADAPTIVE_THREADS // width
     assert set(desc[:, 3].tolist()) == {8, 16, 32}
     y, writes = execute(plan, A, np.ones(A.n_cols))
     assert (writes == 1).all()
@@ -415,10 +417,10 @@ def test_adaptive2_routes_dense_rows_as_sparse_and_splits_them(rng):
     """Round 1's pathology: 2 dense rows of 17k nnz went to a 2-warp GEMV. adaptive2's plan splits them."""
     rows = [list(range(1000, 18000)), list(range(1200, 18100))] + [4] * 3000
     A = _matrix(rows, 20000, rng)
-    assert planning.plan_for(A).dense_rows.tolist() == [0, 1]  # the measured adaptive plan: dense panel
-    plan = planning.plan2_for(A)
+    assert adaptive.plan_for(A).dense_rows.tolist() == [0, 1]  # the measured adaptive plan: dense panel
+    plan = adaptive.plan2_for(A)
     assert plan.dense_rows.size == 0 and plan.bin("split").rows.tolist() == [0, 1]
-    split = plan.blocks[plan.blocks[:, planning.KIND] < 0]
+    split = plan.blocks[plan.blocks[:, adaptive.KIND] < 0]
     assert split.shape[0] == 2 * -(-17000 // plan.thresholds.chunk)
     y, writes = execute(plan, A, np.ones(A.n_cols))
     assert (writes == 1).all()
@@ -428,11 +430,11 @@ def test_adaptive2_routes_dense_rows_as_sparse_and_splits_them(rng):
 def test_warp_max_is_checked(rng):
     A = _mixed(rng, n_rows=50)
     with pytest.raises(InputError, match="warp_max"):
-        planning.plan_for(A, warp_max=100)  # not above stream_max
+        adaptive.plan_for(A, warp_max=100)  # not above stream_max
     with pytest.raises(InputError, match="warp_max"):
-        planning.plan_for(A, warp_max=10**6)  # above chunk
+        adaptive.plan_for(A, warp_max=10**6)  # above chunk
 
 
 def test_auto_rule_is_one_table():
-    assert set(spmv_cuda.AUTO_RULE) == {"huge", "irregular-large", "irregular", "short", "medium"}
-    assert all(k in spmv_cuda.KERNELS for k in spmv_cuda.AUTO_RULE.values())
+    assert set(rules.AUTO_RULE) == {"huge", "irregular-large", "irregular", "short", "medium"}
+    assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())

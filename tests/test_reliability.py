@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 import spla
+from spla import device
 from spla import DeviceMemoryError, InputError, KernelError, MatrixFormatError, analysis, cache, cuda, linalg, mmio
 from spla import io as spla_io
 from spla.cli import main
@@ -105,9 +106,10 @@ class _FakeCupy:
 @pytest.fixture
 def tiny_gpu(monkeypatch):
     """A pretend GPU with 1 MiB free (no CUDA needed)."""
-    monkeypatch.setattr(cuda, "require_cupy", lambda: _FakeCupy)
-    monkeypatch.setattr(cuda, "_import_cupy", lambda: _FakeCupy)
-    monkeypatch.setattr(cuda, "free_device_memory", lambda: 1 << 20)
+    for module in (device, cuda):  # spla.cuda is a deprecated alias holding its own names
+        monkeypatch.setattr(module, "require_cupy", lambda: _FakeCupy)
+        monkeypatch.setattr(module, "_import_cupy", lambda: _FakeCupy)
+        monkeypatch.setattr(module, "free_device_memory", lambda: 1 << 20)
     return _FakeCupy
 
 
@@ -122,14 +124,15 @@ def test_to_device_refuses_a_matrix_larger_than_free_memory(tiny_gpu):
 
 
 def test_out_of_memory_during_the_copy_becomes_device_memory_error(tiny_gpu, monkeypatch):
-    monkeypatch.setattr(cuda, "free_device_memory", lambda: 1 << 50)  # the check passes, the copy fails
+    for module in (device, cuda):  # the check passes, the copy fails
+        monkeypatch.setattr(module, "free_device_memory", lambda: 1 << 50)
     A = spla.load("gen:random:100:4")
     with pytest.raises(DeviceMemoryError, match="--device cpu"):
         A.to_device()
 
 
 def test_cli_prints_device_memory_errors_as_one_line(tiny_gpu, monkeypatch):
-    from spla import report
+    from spla.bench import report
 
     monkeypatch.setattr(report, "device_name", lambda device: "pretend GPU")
     result = CliRunner().invoke(main, ["spmv", "gen:random:20000:16", "--device", "gpu", "--kernel", "scalar"])
@@ -237,10 +240,10 @@ def test_grid_helper_rejects_impossible_launches():
 
 
 def test_spmv_backend_caps_grids_it_loops_over():
-    from spla.backend import spmv_cuda
+    from spla.backends.cuda import spmv as cuda_spmv
 
-    assert spmv_cuda._grid(10**13, 256) == cuda.MAX_GRID_X  # grid-stride kernels: capped, not refused
-    assert spmv_cuda._grid(0, 256) == 1
+    assert cuda_spmv._grid(10**13, 256) == cuda.MAX_GRID_X  # grid-stride kernels: capped, not refused
+    assert cuda_spmv._grid(0, 256) == 1
 
 
 # ===================================================================== CLI: one line, exit 2

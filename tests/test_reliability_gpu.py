@@ -2,7 +2,7 @@
 NaN/Inf propagation and empty matrices through every SpMV/SpMM kernel, memory errors.
 
 Every test is marked ``gpu`` (skipped without CuPy and a device). Kernel names come
-from ``spla.backend.spmv_cuda.KERNELS`` and ``spla.backend.spmm_cuda.KERNELS``.
+from ``spla.backend.rules.KERNELS`` and ``spla.backend.spmm_cuda.KERNELS``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import spla
+from spla import device
 from spla import DeviceMemoryError, SplaError, cuda
 from spla.csr import CSRMatrix
 
@@ -21,9 +22,11 @@ WIDE = 2**31 + 5
 
 
 def _spmv_kernels():
-    from spla.backend import spmv_cuda
+    from spla.ops import spmv as ops_spmv
+    from spla.backends.cuda.runtime import template
+from spla.planning import spmv as rules
 
-    return list(spmv_cuda.KERNELS)
+    return list(rules.KERNELS)
 
 
 def _spmm_kernels():
@@ -48,7 +51,6 @@ def assert_same_special_values(got, want, rtol):
 def test_int64_indices_reach_every_spmv_kernel(kernel):
     import cupy
 
-    from spla.backend import spmv_cuda
 
     # row 2 straddles the int32 boundary: columns 2**31 - 1 and 2**31
     entries = {(0, 0): 2.0, (0, WIDE - 1): 3.0, (2, 2**31 - 1): -1.5, (2, 2**31): 4.0}
@@ -58,7 +60,7 @@ def test_int64_indices_reach_every_spmv_kernel(kernel):
     assert A.index_dtype == np.int64
     dev = A.to_device()
     assert dev.indices.dtype == cupy.int64 and dev.indptr.dtype == cupy.int64
-    assert "long long" in spmv_cuda.kernel_name("scalar", np.float32, dev.index_dtype)
+    assert "long long" in template("spla_spmv_scalar", np.float32, dev.index_dtype)
     x = cupy.zeros(WIDE, dtype=cupy.float32)  # 8.6 GB
     x[0], x[WIDE - 1], x[2**31 - 1], x[2**31] = 10.0, 1.0, 2.0, 5.0
     try:
@@ -94,11 +96,10 @@ def tall_matrix():
 def test_spmv_past_the_65535_block_grid(tall_matrix, kernel):
     import cupy
 
-    from spla.backend import spmv_cuda
 
     A, x, expected = tall_matrix
     out = cupy.full(A.n_rows, cupy.nan, dtype=cupy.float32)  # poisoned: every row must be written
-    y = spmv_cuda.spmv(A, x, kernel=kernel, out=out)
+    y = ops_spmv.spmv(A, x, kernel=kernel, out=out)
     wrong = int(cupy.count_nonzero(y != expected))
     first = int(cupy.argmax(y != expected)) if wrong else -1
     assert wrong == 0, f"{kernel}: {wrong} wrong rows, the first is row {first}"
@@ -168,7 +169,7 @@ def test_empty_matrix_spmm_on_gpu(kernel):
 # ------------------------------------------------------------------ memory
 def test_device_memory_error_before_copying(monkeypatch):
     A = spla.load("gen:random:100000:8")
-    monkeypatch.setattr(cuda, "free_device_memory", lambda: 1 << 20)
+    monkeypatch.setattr(device, "free_device_memory", lambda: 1 << 20)
     with pytest.raises(DeviceMemoryError, match="--device cpu"):
         A.to_device()
     assert "device" not in A._cache

@@ -14,17 +14,19 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spla import plan as planning
+from spla.backends.cuda import spmv as cuda_spmv
 from spla.csr import CSRMatrix
 from spla.errors import InputError, KernelError
+from spla.ops import spmv as ops_spmv
+from spla.planning import adaptive, segmented
+from spla.planning import spmv as rules
 
 pytestmark = pytest.mark.gpu
 
 cupy = pytest.importorskip("cupy")
-from spla.backend import spmv_cuda  # noqa: E402  (after the skip: needs nothing of CuPy at import)
 
 # every registry entry (a new kernel is covered by being registered) plus every kernel parameter
-KERNELS = list(spmv_cuda.KERNELS) + [f"{family}:{value}" for family, values in spmv_cuda.KERNEL_PARAMETERS.items()
+KERNELS = list(rules.KERNELS) + [f"{family}:{value}" for family, values in rules.KERNEL_PARAMETERS.items()
                                      for value in values]
 DTYPES = [np.float32, np.float64]
 INDEX_DTYPES = [np.int32, np.int64]
@@ -116,7 +118,7 @@ CASES = {
     "1-by-n": lambda rng: _random(rng, 1, 5000, 0.9),
     "wide": lambda rng: _random(rng, 300, 2000, 0.05),
     "tall": lambda rng: _random(rng, 2000, 300, 0.05),
-    "block-plus-one": lambda rng: _rows(rng, np.full(spmv_cuda.ROW_BLOCK + 1, 3), 50),
+    "block-plus-one": lambda rng: _rows(rng, np.full(cuda_spmv.ROW_BLOCK + 1, 3), 50),
     "no-nonzeros": lambda rng: sp.csr_matrix((100, 90)),
     "no-rows": lambda rng: sp.csr_matrix((0, 10)),
 }
@@ -161,8 +163,8 @@ def _ids(params):
 
 def _runs(kernel, dtype):
     """segmented:16 exists for float32 only (test_segmented_16_refuses_float64)."""
-    family, param = spmv_cuda.parse_kernel(kernel)
-    return family != "segmented" or param is None or param in spmv_cuda.segmented_entries(dtype)
+    family, param = rules.parse_kernel(kernel)
+    return family != "segmented" or param is None or param in segmented.segmented_entries(dtype)
 
 
 PARAMS = [(case, dtype, index_dtype, kernel) for case in CASES for dtype in DTYPES
@@ -175,7 +177,7 @@ def test_kernel_matches_scipy(rng, case, dtype, index_dtype, kernel):
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
     ref, scale, lengths = _reference(A, x)
     out = cupy.full(A.n_rows, np.nan, dtype=dtype)
-    result = spmv_cuda.spmv(A, x, kernel=kernel, out=out)
+    result = ops_spmv.spmv(A, x, kernel=kernel, out=out)
     _check(result, A, ref, scale, lengths, f"{case}/{kernel}")
     assert result is out
 
@@ -194,16 +196,16 @@ def test_alpha_beta(rng, case, dtype, kernel):
     y_before = y.copy()
     alpha, beta = 2.5, -0.75
     ref, scale, lengths = _reference(A, x, alpha, beta, y)
-    result = spmv_cuda.spmv(A, x, y, alpha=alpha, beta=beta, kernel=kernel)
+    result = ops_spmv.spmv(A, x, y, alpha=alpha, beta=beta, kernel=kernel)
     _check(result, A, ref, scale, lengths, f"{case}/{kernel} alpha={alpha} beta={beta}")
     assert cupy.array_equal(y, y_before), "y must not be modified without out=y"
-    in_place = spmv_cuda.spmv(A, x, y, alpha=alpha, beta=beta, kernel=kernel, out=y)
+    in_place = ops_spmv.spmv(A, x, y, alpha=alpha, beta=beta, kernel=kernel, out=y)
     assert in_place is y
     _check(y, A, ref, scale, lengths, f"{case}/{kernel} in place")
     # alpha only, beta == 0 on a NaN output: y must not be read
     ref0, scale0, _ = _reference(A, x, -3.0)
     out = cupy.full(A.n_rows, np.nan, dtype=dtype)
-    _check(spmv_cuda.spmv(A, x, out, alpha=-3.0, beta=0.0, kernel=kernel, out=out), A, ref0, scale0, lengths,
+    _check(ops_spmv.spmv(A, x, out, alpha=-3.0, beta=0.0, kernel=kernel, out=out), A, ref0, scale0, lengths,
            f"{case}/{kernel} alpha=-3 beta=0 NaN-poisoned y")
 
 
@@ -211,12 +213,12 @@ def test_alpha_beta(rng, case, dtype, kernel):
                                     "segmented:4", "segmented:16"])
 def test_tiny_grids_still_cover_every_row(rng, monkeypatch, kernel):
     """All kernels loop grid-stride; cap the grid at 2 blocks to prove it."""
-    monkeypatch.setattr(spmv_cuda, "MAX_BLOCKS", 2)
+    monkeypatch.setattr(cuda_spmv, "MAX_BLOCKS", 2)
     A = _device_matrix(few_huge_rows(rng), np.float32, np.int32)
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
     ref, scale, lengths = _reference(A, x)
     out = cupy.full(A.n_rows, np.nan, dtype=np.float32)
-    _check(spmv_cuda.spmv(A, x, kernel=kernel, out=out), A, ref, scale, lengths, f"{kernel} on a 2-block grid")
+    _check(ops_spmv.spmv(A, x, kernel=kernel, out=out), A, ref, scale, lengths, f"{kernel} on a 2-block grid")
 
 
 @pytest.mark.parametrize("kernel", ["adaptive", "adaptive2", "segmented"])
@@ -228,8 +230,8 @@ def test_adaptive_repeats_and_new_x(rng, dtype, kernel):
     for call in range(4):
         x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
         ref, scale, lengths = _reference(A, x)
-        _check(spmv_cuda.spmv(A, x, kernel=kernel), A, ref, scale, lengths, f"{kernel} call {call}")
-    assert spmv_cuda.bound_launcher(A, kernel) is not None
+        _check(ops_spmv.spmv(A, x, kernel=kernel), A, ref, scale, lengths, f"{kernel} call {call}")
+    assert ops_spmv.bound_launcher(A, kernel) is not None
 
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=lambda d: np.dtype(d).name)
@@ -239,15 +241,15 @@ def test_adaptive2_rows_path_every_width(rng, dtype, index_dtype):
     lengths = np.concatenate([rng.integers(0, 17, 500), np.arange(17, 300), rng.integers(300, 2049, 40),
                               [5000, 0, 1]])
     A = _device_matrix(_rows(rng, rng.permutation(lengths), 6000), dtype, index_dtype)
-    plan = planning.plan_for(A, stream_max=16, warp_max=2048, dense_threshold=2.0)
-    widths = set(plan.blocks[plan.blocks[:, planning.KIND] == planning.KIND_ROWS, 3].tolist())
+    plan = adaptive.plan_for(A, stream_max=16, warp_max=2048, dense_threshold=2.0)
+    widths = set(plan.blocks[plan.blocks[:, adaptive.KIND] == adaptive.KIND_ROWS, 3].tolist())
     assert widths == {8, 16, 32}
     for beta in (0.0, -0.5):
         x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
         y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))
         ref, scale, lens = _reference(A, x, 0.5, beta, y)
         out = cupy.full(A.n_rows, np.nan, dtype=dtype) if beta == 0 else None
-        result = spmv_cuda.spmv(A, x, y, alpha=0.5, beta=beta, kernel="adaptive2", plan=plan, out=out)
+        result = ops_spmv.spmv_with_plan(A, x, y, alpha=0.5, beta=beta, kernel="adaptive2", row_plan=plan, out=out)
         _check(result, A, ref, scale, lens, f"adaptive2 rows path beta={beta}")
 
 
@@ -256,7 +258,7 @@ def test_adaptive_refuses_a_rows_plan(rng):
     A = _device_matrix(power_law(rng), np.float32, np.int32)
     x = cupy.ones(A.n_cols, dtype=np.float32)
     with pytest.raises(KernelError, match="adaptive2"):
-        spmv_cuda.spmv(A, x, kernel="adaptive", plan=planning.plan2_for(A))
+        ops_spmv.spmv_with_plan(A, x, kernel="adaptive", row_plan=adaptive.plan2_for(A))
 
 
 @pytest.mark.parametrize("kernel", ["scalar", "vector", "adaptive2", "segmented", "auto", "cusparse"])
@@ -266,23 +268,23 @@ def test_cached_launcher_falls_back_for_unusual_calls(rng, kernel):
     A = _device_matrix(power_law(rng), np.float32, np.int32)
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
     ref, scale, lengths = _reference(A, x)
-    _check(spmv_cuda.spmv(A, x, kernel=kernel), A, ref, scale, lengths, f"{kernel} first call")
-    assert spmv_cuda.bound_launcher(A, kernel) is not None
-    _check(spmv_cuda.spmv(A, x, kernel=kernel), A, ref, scale, lengths, f"{kernel} cached call")
+    _check(ops_spmv.spmv(A, x, kernel=kernel), A, ref, scale, lengths, f"{kernel} first call")
+    assert ops_spmv.bound_launcher(A, kernel) is not None
+    _check(ops_spmv.spmv(A, x, kernel=kernel), A, ref, scale, lengths, f"{kernel} cached call")
     wide = cupy.zeros(2 * A.n_cols, dtype=np.float32)
     wide[::2] = x
-    _check(spmv_cuda.spmv(A, wide[::2], kernel=kernel), A, ref, scale, lengths, f"{kernel} strided x")
-    _check(spmv_cuda.spmv(A, x.astype(np.float64), kernel=kernel), A, ref, scale, lengths, f"{kernel} f64 x")
+    _check(ops_spmv.spmv(A, wide[::2], kernel=kernel), A, ref, scale, lengths, f"{kernel} strided x")
+    _check(ops_spmv.spmv(A, x.astype(np.float64), kernel=kernel), A, ref, scale, lengths, f"{kernel} f64 x")
     y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(np.float32))
     ref_ab, scale_ab, _ = _reference(A, x, 2.0, 0.25, y)
-    _check(spmv_cuda.spmv(A, x, y, alpha=2.0, beta=0.25, kernel=kernel), A, ref_ab, scale_ab, lengths,
+    _check(ops_spmv.spmv(A, x, y, alpha=2.0, beta=0.25, kernel=kernel), A, ref_ab, scale_ab, lengths,
            f"{kernel} cached, beta != 0")
     ref_a, scale_a, _ = _reference(A, x, -2.0)
-    _check(spmv_cuda.spmv(A, x, alpha=-2.0, kernel=kernel), A, ref_a, scale_a, lengths, f"{kernel} alpha")
+    _check(ops_spmv.spmv(A, x, alpha=-2.0, kernel=kernel), A, ref_a, scale_a, lengths, f"{kernel} alpha")
     with pytest.raises(InputError, match="length"):
-        spmv_cuda.spmv(A, cupy.ones(A.n_cols + 1, dtype=np.float32), kernel=kernel)
+        ops_spmv.spmv(A, cupy.ones(A.n_cols + 1, dtype=np.float32), kernel=kernel)
     with pytest.raises(InputError, match="out must be"):
-        spmv_cuda.spmv(A, x, kernel=kernel, out=cupy.empty(A.n_rows + 1, dtype=np.float32))
+        ops_spmv.spmv(A, x, kernel=kernel, out=cupy.empty(A.n_rows + 1, dtype=np.float32))
 
 
 def test_spla_spmv_on_a_host_matrix_uses_the_cached_launcher(rng):
@@ -292,7 +294,7 @@ def test_spla_spmv_on_a_host_matrix_uses_the_cached_launcher(rng):
     A = CSRMatrix.from_scipy(host, dtype=np.float32)
     x = rng.uniform(-1, 1, A.n_cols).astype(np.float32)
     first = spla.spmv(A, cupy.asarray(x))
-    assert spmv_cuda.bound_launcher(A, "auto") is not None, "the host matrix keeps the launcher"
+    assert ops_spmv.bound_launcher(A, "auto") is not None, "the host matrix keeps the launcher"
     second = spla.spmv(A, cupy.asarray(x))
     np.testing.assert_array_equal(cupy.asnumpy(first), cupy.asnumpy(second))
     np.testing.assert_allclose(cupy.asnumpy(second), host.astype(np.float64) @ x, rtol=1e-4, atol=1e-4)
@@ -310,31 +312,29 @@ def _dense_panel_matrix(rng):
     return A.tocsr(), np.sort(dense_rows)
 
 
-@pytest.mark.parametrize("use_gemv", [True, False, "adaptive2"], ids=["gemv", "fallback-blocks", "adaptive2"])
+@pytest.mark.parametrize("use_gemv", [True, "adaptive2"], ids=["gemv", "adaptive2"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_dense_panel_rows(rng, monkeypatch, dtype, use_gemv):
     host, dense_rows = _dense_panel_matrix(rng)
     A = _device_matrix(host, dtype, np.int32)
-    plan = planning.plan_for(A, dense_min_nnz=500, dense_threshold=0.5)
+    plan = adaptive.plan_for(A, dense_min_nnz=500, dense_threshold=0.5)
     assert plan.dense_rows.tolist() == dense_rows.tolist(), "the plan must route the 80%-dense rows to the panel"
     assert plan.summary()["paths"]["dense"]["rows"] == 40
     kernel = "adaptive2" if use_gemv == "adaptive2" else "adaptive"  # adaptive2 runs dense rows as blocks
-    if not use_gemv:
-        monkeypatch.setattr(spmv_cuda, "dense_gemv", lambda: None)
     for beta in (0.0, 0.5):
         x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
         y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))
         ref, scale, lengths = _reference(A, x, 1.5, beta, y)
         out = cupy.full(A.n_rows, np.nan, dtype=dtype) if beta == 0 else None
-        result = spmv_cuda.spmv(A, x, y, alpha=1.5, beta=beta, kernel=kernel, plan=plan, out=out)
+        result = ops_spmv.spmv_with_plan(A, x, y, alpha=1.5, beta=beta, kernel=kernel, row_plan=plan, out=out)
         _check(result, A, ref, scale, lengths, f"dense panel ({use_gemv}, {kernel}) beta={beta}")
 
 
 def test_auto_picks_the_irregular_kernel_for_the_heavy_row(rng):
     A = _device_matrix(one_heavy_row(rng), np.float32, np.int32)
-    assert spmv_cuda.choose_kernel(A) == spmv_cuda.AUTO_RULE["irregular"]
+    assert rules.choose_kernel(A) == rules.AUTO_RULE["irregular"]
     poisson = _device_matrix(poisson2d(rng), np.float32, np.int32)
-    assert spmv_cuda.choose_kernel(poisson) == spmv_cuda.AUTO_RULE["short"]
+    assert rules.choose_kernel(poisson) == rules.AUTO_RULE["short"]
 
 
 def test_public_api_and_matmul(rng):
@@ -354,20 +354,20 @@ def test_bad_arguments_fail_loudly(rng):
     A = _device_matrix(_random(rng, 50, 40, 0.1), np.float32, np.int32)
     x = cupy.ones(40, dtype=np.float32)
     with pytest.raises(KernelError, match="unknown SpMV kernel"):
-        spmv_cuda.spmv(A, x, kernel="fast")
+        ops_spmv.spmv(A, x, kernel="fast")
     with pytest.raises(InputError, match="length 40"):
-        spmv_cuda.spmv(A, cupy.ones(41, dtype=np.float32))
+        ops_spmv.spmv(A, cupy.ones(41, dtype=np.float32))
     with pytest.raises(InputError, match="needs y"):
-        spmv_cuda.spmv(A, x, beta=1.0)
-    other = planning.plan_for(_device_matrix(_random(rng, 60, 40, 0.1), np.float32, np.int32))
+        ops_spmv.spmv(A, x, beta=1.0)
+    other = adaptive.plan_for(_device_matrix(_random(rng, 60, 40, 0.1), np.float32, np.int32))
     with pytest.raises(KernelError, match="plan was built"):
-        spmv_cuda.spmv(A, x, kernel="adaptive", plan=other)
+        ops_spmv.spmv_with_plan(A, x, kernel="adaptive", row_plan=other)
     # arrays that start 4 bytes into an allocation: vector's packs would straddle 16-byte lines
     misaligned = CSRMatrix(A.data[1:], A.indices[1:], cupy.asarray([0, A.nnz - 1]), (1, 40), validate=False)
     with pytest.raises(KernelError, match="16-byte boundary"):
-        spmv_cuda.spmv(misaligned, x, kernel="vector")
+        ops_spmv.spmv(misaligned, x, kernel="vector")
     # segmented takes single loads where its 16-byte ones would be misaligned (x is ones: y = row sum)
-    got = cupy.asnumpy(spmv_cuda.spmv(misaligned, x, kernel="segmented"))
+    got = cupy.asnumpy(ops_spmv.spmv(misaligned, x, kernel="segmented"))
     values = cupy.asnumpy(misaligned.data).astype(np.float64)
     np.testing.assert_allclose(got, [values.sum()], rtol=0, atol=1e-6 * np.abs(values).sum())
 
@@ -385,16 +385,16 @@ def test_segmented_on_misaligned_arrays_of_many_tiles(rng, dtype, index_dtype, w
     shifted = CSRMatrix(data, indices, A.indptr, A.shape, validate=False)
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
     ref, scale, lengths = _reference(A, x)
-    _check(spmv_cuda.spmv(shifted, x, kernel="segmented"), A, ref, scale, lengths, "misaligned segmented")
+    _check(ops_spmv.spmv(shifted, x, kernel="segmented"), A, ref, scale, lengths, "misaligned segmented")
 
 
 def test_segmented_16_refuses_float64(rng):
     A = _device_matrix(_random(rng, 50, 40, 0.1), np.float64, np.int32)
     x = cupy.ones(40, dtype=np.float64)
     with pytest.raises(KernelError, match="float32 only"):
-        spmv_cuda.spmv(A, x, kernel="segmented:16")
-    assert spmv_cuda.segmented_entries(np.float64) == (4, 8)
-    assert spmv_cuda.segmented_entries(np.float32) == spmv_cuda.SEGMENTED_ENTRIES
+        ops_spmv.spmv(A, x, kernel="segmented:16")
+    assert segmented.segmented_entries(np.float64) == (4, 8)
+    assert segmented.segmented_entries(np.float32) == segmented.SEGMENTED_ENTRIES
 
 
 @pytest.mark.parametrize("case", ["one-heavy-row", "power-law", "tile-edges"])
@@ -402,6 +402,6 @@ def test_segmented_gives_the_same_bits_every_call(rng, case):
     """Rows cut by tiles are summed in tile order, never by float atomics."""
     A = _device_matrix(CASES[case](rng), np.float32, np.int32)
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
-    first = spmv_cuda.spmv(A, x, kernel="segmented")
+    first = ops_spmv.spmv(A, x, kernel="segmented")
     for _ in range(5):
-        assert cupy.array_equal(spmv_cuda.spmv(A, x, kernel="segmented"), first)
+        assert cupy.array_equal(ops_spmv.spmv(A, x, kernel="segmented"), first)

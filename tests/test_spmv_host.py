@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spla import cuda
-from spla.backend import spmv_cuda
+from spla import cuda, device
+from spla.backends.cuda import spmv as cuda_spmv
 from spla.csr import CSRMatrix
+from spla.ops import spmv as ops_spmv
+from spla.planning import adaptive, segmented
 
 
 class FakeArray:
@@ -26,6 +28,7 @@ class FakeArray:
         self.shape, self.dtype, self.ndim, self.size = self.a.shape, self.a.dtype, self.a.ndim, self.a.size
         self.data = types.SimpleNamespace(ptr=self.a.ctypes.data)
         self.flags = types.SimpleNamespace(c_contiguous=True)
+        self._c_contiguous = True
 
     def astype(self, dtype, copy=True):
         return self if (not copy and np.dtype(dtype) == self.dtype) else FakeArray(self.a.astype(dtype))
@@ -62,11 +65,11 @@ def _fake_cupy(launches):
 def launches(monkeypatch):
     recorded = []
     fake, kernel_for = _fake_cupy(recorded)
-    monkeypatch.setattr(cuda, "_import_cupy", lambda: fake)
-    monkeypatch.setattr(cuda, "gpu_available", lambda: True)
-    monkeypatch.setattr(cuda, "check_fits", lambda *a, **k: None)
+    monkeypatch.setattr(device, "_import_cupy", lambda: fake)
+    monkeypatch.setattr(device, "gpu_available", lambda: True)
+    monkeypatch.setattr(device, "check_fits", lambda *a, **k: None)
     monkeypatch.setattr(cuda.KernelSource, "function", kernel_for)
-    monkeypatch.setattr(spmv_cuda, "_FUNCTIONS", {})
+    monkeypatch.setattr(cuda_spmv, "_FUNCTIONS", {})
     return recorded
 
 
@@ -100,7 +103,7 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
     x = FakeArray(rng.random(100000).astype(np.float32))
     params = _signature(filename, function)
     for call in range(3):
-        out = spmv_cuda.spmv(A, x, kernel=kernel, alpha=2.0 if call == 2 else 1.0)
+        out = ops_spmv.spmv(A, x, kernel=kernel, alpha=2.0 if call == 2 else 1.0)
         name, grid, block, args, shared_mem = launches[-1]
         assert name.startswith(function + "<float, int")
         assert len(args) == len(params), f"{kernel}: {len(args)} arguments for {params}"
@@ -109,24 +112,24 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
         assert args[params.index("alpha")] == (2.0 if call == 2 else 1.0) and args[params.index("beta")] == 0
         assert isinstance(args[params.index("alpha")], np.float32)
         if "row_list" in params:
-            state = spmv_cuda.bound_launcher(A, kernel).state
+            state = ops_spmv.bound_launcher(A, kernel).state
             assert args[params.index("row_list")] is state.row_list
             assert args[params.index("n_blocks")] == state.blocks.shape[0]
         if "tile_rows" in params:
             n_tiles = args[params.index("n_tiles")]
-            K = spmv_cuda.segmented_default(np.float32)
+            K = segmented.segmented_default(np.float32)
             assert args[params.index("nnz")] == A.nnz and n_tiles == -(-A.nnz // (32 * K))
-            assert shared_mem == (spmv_cuda.SEGMENTED_WARPS * 32 * K * 4 if (lengths == 0).any() else 0)
+            assert shared_mem == (segmented.SEGMENTED_WARPS * 32 * K * 4 if (lengths == 0).any() else 0)
             assert args[params.index("tile_rows")].size == n_tiles + 1
-            assert grid[0] * spmv_cuda.SEGMENTED_WARPS >= n_tiles
-        threads = {"adaptive": spmv_cuda.ADAPTIVE_THREADS, "adaptive2": spmv_cuda.ADAPTIVE_THREADS,
-                   "segmented": spmv_cuda.SEGMENTED_THREADS}
-        assert block[0] == threads.get(kernel, spmv_cuda.ROW_BLOCK)
+            assert grid[0] * segmented.SEGMENTED_WARPS >= n_tiles
+        threads = {"adaptive": adaptive.ADAPTIVE_THREADS, "adaptive2": adaptive.ADAPTIVE_THREADS,
+                   "segmented": segmented.SEGMENTED_THREADS}
+        assert block[0] == threads.get(kernel, cuda_spmv.ROW_BLOCK)
     assert len(launches) == 3
-    first = spmv_cuda.bound_launcher(A, kernel)
+    first = ops_spmv.bound_launcher(A, kernel)
     assert first is not None
-    spmv_cuda.spmv(A, x, kernel=kernel)
-    assert spmv_cuda.bound_launcher(A, kernel) is first, "bound once, reused"
+    ops_spmv.spmv(A, x, kernel=kernel)
+    assert ops_spmv.bound_launcher(A, kernel) is first, "bound once, reused"
 
 
 def test_fast_path_declines_what_it_does_not_check(rng, launches):
@@ -134,18 +137,18 @@ def test_fast_path_declines_what_it_does_not_check(rng, launches):
 
     A = _device(sp.random(300, 200, density=0.05, format="csr", random_state=rng))
     x = FakeArray(rng.random(200).astype(np.float32))
-    spmv_cuda.spmv(A, x, kernel="scalar")
-    bound = spmv_cuda.bound_launcher(A, "scalar")
-    assert bound.fast(x, None, 1.0, 0.0, None) is not None
-    assert bound.fast(x, None, 1.0, 0.5, None) is None                       # beta != 0
-    assert bound.fast(FakeArray(rng.random(201).astype(np.float32)), None, 1.0, 0.0, None) is None
-    assert bound.fast(FakeArray(rng.random(200)), None, 1.0, 0.0, None) is None  # float64 x
-    assert bound.fast(rng.random(200).astype(np.float32), None, 1.0, 0.0, None) is None  # NumPy x
-    assert bound.fast(x, None, 1.0, 0.0, FakeArray(np.zeros(299, np.float32))) is None
+    ops_spmv.spmv(A, x, kernel="scalar")
+    bound = ops_spmv.bound_launcher(A, "scalar")
+    assert bound.fast(x, 1.0, 0.0, None) is not None
+    assert bound.fast(x, 1.0, 0.5, None) is None                       # beta != 0
+    assert bound.fast(FakeArray(rng.random(201).astype(np.float32)), 1.0, 0.0, None) is None
+    assert bound.fast(FakeArray(rng.random(200)), 1.0, 0.0, None) is None  # float64 x
+    assert bound.fast(rng.random(200).astype(np.float32), 1.0, 0.0, None) is None  # NumPy x
+    assert bound.fast(x, 1.0, 0.0, FakeArray(np.zeros(299, np.float32))) is None
     with pytest.raises(InputError, match="length 200"):
-        spmv_cuda.spmv(A, FakeArray(np.ones(201, np.float32)), kernel="scalar")
+        ops_spmv.spmv(A, FakeArray(np.ones(201, np.float32)), kernel="scalar")
     with pytest.raises(InputError, match="needs y"):
-        spmv_cuda.spmv(A, x, beta=1.0, kernel="scalar")
+        ops_spmv.spmv(A, x, beta=1.0, kernel="scalar")
 
 
 def test_public_spmv_takes_the_cached_launcher(rng, launches, monkeypatch):
@@ -154,15 +157,13 @@ def test_public_spmv_takes_the_cached_launcher(rng, launches, monkeypatch):
     A = _device(sp.random(300, 200, density=0.05, format="csr", random_state=rng))
     x = FakeArray(rng.random(200).astype(np.float32))
     first = spla.spmv(A, x, kernel="scalar")
-    assert spmv_cuda.bound_launcher(A, "scalar") is not None
+    assert ops_spmv.bound_launcher(A, "scalar") is not None
 
     def checked_path(*args, **kwargs):
         raise AssertionError("the second call should not reach the checked path")
 
-    from spla import matvec
-
-    monkeypatch.setattr(matvec, "as_csr", checked_path)  # spla.spmv's own checks
-    monkeypatch.setattr(spmv_cuda, "_spmv_checked", checked_path)
+    monkeypatch.setattr(ops_spmv, "as_csr", checked_path)  # spla.spmv's own checks
+    monkeypatch.setattr(ops_spmv, "_spmv_checked", checked_path)
     second = spla.spmv(A, x, kernel="scalar")
     assert len(launches) == 2 and launches[-1][3][0] == launches[0][3][0]
     assert second.shape == first.shape

@@ -46,7 +46,7 @@ def test_three_generated_matrices_on_cpu(suite_report, tmp_path, capsys):
     assert len(kernels) == 3 and {row["kernel"] for row in kernels} == {"scipy"}
     for row in kernels:
         assert float(row["ms"]) > 0 and float(row["gbps"]) > 0 and float(row["gflops"]) > 0
-        assert row["ok"] == "True" and float(row["rel_error"]) < 1e-5
+        assert row["ok"] == "True" and float(row["scaled_error"]) < 1e-5
     out = capsys.readouterr().out
     assert "| matrix | rows | nnz |" in out and "random-3000-7" in out
     if importlib.util.find_spec("matplotlib") is not None:

@@ -14,8 +14,20 @@ Scripts under ``scripts/`` import this package, never the CLI.
 from __future__ import annotations
 
 from .check import SPMV_TOLERANCE, SpmvCheck, passes, scaled_error
-from .timing import (Timing, copy_bandwidth_gbps, environment, geomean, spmv_bytes, spmv_flops, throughput,
-                     time_cpu, time_gpu, time_gpu_budgeted, time_in_turns, time_on)
+from .timing import (
+                     Timing,
+                     copy_bandwidth_gbps,
+                     environment,
+                     geomean,
+                     spmv_bytes,
+                     spmv_flops,
+                     throughput,
+                     time_cpu,
+                     time_gpu,
+                     time_gpu_budgeted,
+                     time_in_turns,
+                     time_on,
+)
 
 __all__ = ["SPMV_TOLERANCE", "SpmvCheck", "Timing", "copy_bandwidth_gbps", "environment", "geomean", "passes",
            "scaled_error", "spmv_bytes", "spmv_flops", "throughput", "time_cpu", "time_gpu", "time_gpu_budgeted",

@@ -117,3 +117,24 @@ def bind(A, kernel: str = "auto", row_plan=None):
 
     cupy = device.require_cupy()
     return cuda_spmv.bind(cupy, A.to_device(), plan_spmv(A, kernel, row_plan))
+
+
+def bound_launcher(A, kernel: str = "auto"):
+    """The launcher ``spla.spmv`` cached on A for ``kernel``, or None before the first GPU call."""
+    return A._cache.get(BOUND, {}).get(kernel)
+
+
+def spmv_with_plan(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "adaptive", row_plan=None, out=None):
+    """``spla.spmv`` with a row plan built with other thresholds (``adaptive``/``adaptive2``
+    on the GPU); the launcher is not cached, since the plan is the caller's."""
+    cupy = device.require_cupy()
+    A = as_csr(A).to_device()
+    _check_vectors(A, x, y, out)
+    if beta != 0 and y is None:
+        raise InputError("beta != 0 needs y")
+    x = cupy.ascontiguousarray(x, dtype=A.dtype)
+    if out is None:
+        out = cupy.empty(A.n_rows, dtype=A.dtype)
+    if beta != 0 and y is not out:
+        out[...] = y
+    return bind(A, kernel, row_plan).launch(x, out, A.dtype.type(alpha), A.dtype.type(beta))

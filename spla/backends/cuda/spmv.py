@@ -12,6 +12,7 @@ launches can be captured in a CUDA graph.
 
 from __future__ import annotations
 
+import operator
 import weakref
 
 import numpy as np
@@ -73,6 +74,13 @@ def _grid(n_items: int, per_block: int) -> int:
     return max(1, min(ceil_div(n_items, per_block), MAX_BLOCKS))
 
 
+_CONTIGUOUS = operator.attrgetter("_c_contiguous")
+
+
+def _contiguous_by_flags(a) -> bool:
+    return a.flags.c_contiguous
+
+
 class Launcher:
     """One (matrix, plan) bound: ``launch(x, out, alpha, beta)`` runs it.
 
@@ -92,15 +100,17 @@ class Launcher:
         self.one, self.zero = self.scalar(1), self.scalar(0)
         self.n_rows, self.n_cols = A.shape
         self.x_shape, self.y_shape = (A.shape[1],), (A.shape[0],)
+        # CuPy keeps contiguity as a plain attribute; ``flags`` builds an object per call
+        self.contiguous = _CONTIGUOUS if hasattr(cupy.ndarray, "_c_contiguous") else _contiguous_by_flags
 
     def fast(self, x, alpha, beta, out):
         if (beta != 0 or type(x) is not self.ndarray or x.shape != self.x_shape or x.dtype != self.dtype
-                or not x._c_contiguous or self.get_device() != self.device):
+                or not self.contiguous(x) or self.get_device() != self.device):
             return None
         if out is None:
             out = self.empty(self.n_rows, self.dtype)
         elif (type(out) is not self.ndarray or out.shape != self.y_shape or out.dtype != self.dtype
-              or not out._c_contiguous):
+              or not self.contiguous(out)):
             return None
         return self.launch(x, out, self.one if alpha == 1 else self.scalar(alpha), self.zero)
 
