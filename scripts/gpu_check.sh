@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: GPU tests, then the benchmarks, results to $OUT.
 #
-#   scripts/gpu_check.sh [tests] [spmv] [gemm] [spmm] [solvers] [suite] [load] [quick]
+#   scripts/gpu_check.sh [tests] [spmv] [gemm] [spmm] [solvers] [suite] [load] [hotpath] [corpus]
+#                        [precond] [spgemm] [quick]
 #                                         (default: tests spmv gemm spmm solvers suite)
 # Narrower runs, through the environment:
 #   TESTS_K="segmented"                    pytest -k filter for the tests step
@@ -63,6 +64,10 @@ for s in "${steps[@]}"; do
     spmm)    run_step bench_spmm 180 python3 scripts/bench_spmm.py --out "$RES" $quick ;;
     solvers) run_step bench_solvers 150 python3 scripts/bench_solvers.py --out "$RES" $quick ;;
     load)    run_step bench_load 200 python3 scripts/bench_load.py --out "$RES" ;;
+    hotpath) run_step hot_path 60 python3 scripts/hot_path.py --out "$RES" ;;
+    corpus)  run_step bench_corpus 360 python3 scripts/bench_corpus.py --out "$RES" $real ${CORPUS_ARGS:-} ;;
+    precond) run_step bench_precond 240 python3 scripts/bench_precond.py --out "$RES" $quick ;;
+    spgemm)  run_step bench_spgemm 120 python3 scripts/bench_spgemm.py --out "$RES" $quick ;;
     profile) run_step profile 180 ncu --clock-control none -k "regex:${PROFILE_KERNEL:-segmented}" -s 1 -c 1 \
                  --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
                  --section WarpStateStats --section SchedulerStats \

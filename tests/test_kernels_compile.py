@@ -29,14 +29,21 @@ SOURCES = sorted(KERNEL_DIR.rglob("*.cu"))
 pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
 
 
+def _arch(options) -> str:
+    """The architecture a source is built for: its own -arch option (wgmma needs sm_90a), else sm_90."""
+    return next((o.split("=", 1)[1] for o in options if o.startswith("-arch=")), "sm_90")
+
+
 def _nvcc(source: Path, out: Path, options=()) -> subprocess.CompletedProcess:
-    command = [NVCC, "-arch=sm_90", *options, f"-I{KERNEL_DIR}", "--ptx", "-o", str(out), str(source)]
+    flags = [o for o in options if not o.startswith("-arch=")]
+    command = [NVCC, f"-arch={_arch(options)}", *flags, f"-I{KERNEL_DIR}", "--ptx", "-o", str(out), str(source)]
     return subprocess.run(command, capture_output=True, text=True, timeout=300)
 
 
-def _ptxas(ptx: Path) -> subprocess.CompletedProcess:
+def _ptxas(ptx: Path, options=()) -> subprocess.CompletedProcess:
     ptxas = Path(NVCC).with_name("ptxas")
-    command = [str(ptxas) if ptxas.exists() else "ptxas", "-arch=sm_90", "-o", str(ptx.with_suffix(".cubin")),
+    command = [str(ptxas) if ptxas.exists() else "ptxas", f"-arch={_arch(options)}",
+               "-o", str(ptx.with_suffix(".cubin")),
                str(ptx)]
     return subprocess.run(command, capture_output=True, text=True, timeout=300)
 
@@ -81,7 +88,7 @@ def test_every_source_and_declared_instantiation_compiles(tmp_path):
         flags = source.options if source is not None else options.get(path.resolve(), runtime.NVRTC_OPTIONS)
         result = _nvcc(path, ptx, flags)
         if result.returncode == 0 and source is not None:
-            assembled = _ptxas(ptx)
+            assembled = _ptxas(ptx, source.options)
             if assembled.returncode != 0:
                 return job, assembled
         return job, result
