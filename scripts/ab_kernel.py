@@ -12,7 +12,7 @@ Each variant is the kernel's .cu file compiled with extra NVRTC options
 
 A file variant must travel to the GPU machine with the working tree (not under
 /tmp); the A/B files of segmented's rounds 4-8 are in
-benchmarks/h200-2026-12-02-striped/.
+docs/lab/h200-2026-12-02-striped/.
 
 Every variant is checked against the float64 SciPy reference before it is
 timed (a wrong variant is reported, not timed). Variants and cuSPARSE are timed
