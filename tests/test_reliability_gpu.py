@@ -14,7 +14,10 @@ import scipy.sparse as sp
 import spla
 from spla import device
 from spla import DeviceMemoryError, SplaError, cuda
+from spla.backends.cuda.runtime import template
 from spla.csr import CSRMatrix
+from spla.ops import spmv as ops_spmv
+from spla.planning import spmv as rules
 
 pytestmark = pytest.mark.gpu
 
@@ -22,10 +25,6 @@ WIDE = 2**31 + 5
 
 
 def _spmv_kernels():
-    from spla.ops import spmv as ops_spmv
-    from spla.backends.cuda.runtime import template
-from spla.planning import spmv as rules
-
     return list(rules.KERNELS)
 
 
