@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """SpMV suite of issue 3: every spla kernel beside cuSPARSE, in one run.
 
-For each matrix (generated through spla.generators, plus real .mtx.gz files
+For each matrix (generated through spla.io.generators, plus real .mtx.gz files
 given with --real DIR): the adaptive plan is built once (its time reported
 apart), then every kernel is checked against the float64 CPU reference
 (SciPy) BEFORE it is timed, and timed with CUDA events. float32 runs every
@@ -54,7 +54,7 @@ WARMUP = 3
 
 
 def _load_matrices(args):
-    from spla import generators
+    from spla.io import generators
 
     suite = QUICK if args.quick else SUITE
     if args.only:
@@ -75,7 +75,8 @@ def _load_matrices(args):
 def run_matrix(name, spec, what, A64, gen_s, kernel_lists, copy_gbps, log):
     import cupy
 
-    from spla import bench, plan as planning
+    from spla import bench
+    from spla import plan as planning
     from spla.backend import spmv_cuda
 
     check = bench.SpmvCheck.for_matrix(A64)  # checked by ||y - ref|| / || |A| |x| ||

@@ -49,8 +49,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import spla  # noqa: E402
-from spla import catalog, report as spla_report  # noqa: E402
+from spla import report as spla_report  # noqa: E402
 from spla.errors import SplaError  # noqa: E402
+from spla.io import catalog  # noqa: E402
 
 # The SpMV benchmark's matrix classes (issue 3): regular short rows, x-gather
 # bound, power laws at 916k and 16M rows, a few huge rows, FEM band, dense rows.

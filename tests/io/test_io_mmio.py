@@ -10,7 +10,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from spla import MatrixFormatError
-from spla import mmio
+from spla.io import mmio
 
 BANNER = "%%MatrixMarket matrix coordinate real general\n"
 

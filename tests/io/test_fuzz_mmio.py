@@ -1,6 +1,6 @@
 """Fuzzing the Matrix Market and SNAP readers with hostile files.
 
-Property, for every input: :func:`spla.mmio.read_mtx` / :func:`spla.snap.read_snap`
+Property, for every input: :func:`spla.io.mmio.read_mtx` / :func:`spla.io.snap.read_snap`
 either return exactly the matrix a strict reference reader (written here,
 independently of spla's two-tier parser) builds, which for Matrix Market is
 also what SciPy's ``mmread`` loads whenever SciPy can load it, or raise
@@ -52,7 +52,8 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from spla import MatrixFormatError, mmio, snap  # noqa: E402
+from spla import MatrixFormatError  # noqa: E402
+from spla.io import mmio, snap  # noqa: E402
 
 FUZZ_SECONDS = float(os.environ.get("SPLA_FUZZ_SECONDS", "0") or 0)
 FUZZ_EXAMPLES = int(os.environ.get("SPLA_FUZZ_EXAMPLES", "0") or 0)
