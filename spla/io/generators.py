@@ -51,6 +51,7 @@ import numpy as np
 
 from ..csr import CSRMatrix, index_dtype_for, value_dtype
 from ..errors import InputError
+from .memory import check_host_memory
 
 PREFIX = "gen:"
 
@@ -707,4 +708,36 @@ def from_spec(spec: str, *, seed: int | None = None, dtype=None) -> CSRMatrix:
         raise InputError(f"{spec}: seed given twice ({spec_seed} in the spec, {seed} as an option)")
     chosen_seed = spec_seed if spec_seed is not None else (0 if seed is None else int(seed))
     chosen_dtype = value_dtype(spec_dtype or dtype or np.float64)
+    n_rows, nnz = declared_size(kind.name, args)
+    check_host_memory(memory_needed(n_rows, nnz, chosen_dtype),
+                      f"{spec} matrix ({n_rows:,} rows, about {nnz:,} nnz)")
     return kind.function(*args, seed=chosen_seed, dtype=chosen_dtype)
+
+
+def declared_size(name: str, args) -> tuple[int, int]:
+    """``(rows, nnz)`` a generator will make (nnz an upper estimate), from its arguments alone."""
+    if name == "weblike":
+        return WEB_GOOGLE_ROWS, WEB_GOOGLE_NNZ
+    if name == "powerlaw":
+        return int(args[0]), int(args[0] * args[1])
+    if name == "poisson2d":
+        return int(args[0]) ** 2, 5 * int(args[0]) ** 2
+    if name == "poisson3d":
+        return int(args[0]) ** 3, 7 * int(args[0]) ** 3
+    if name == "banded":
+        return int(args[0]), int(args[0]) * (2 * int(args[1]) + 1)
+    if name == "random":
+        return int(args[0]), int(args[0]) * int(args[1])
+    if name == "hugerows":
+        return int(args[0]), 15 * int(args[0]) + int(args[1]) * int(args[2])
+    if name == "blockdense":
+        return int(args[0]), 15 * int(args[0]) + int(args[1]) * max(1, round(args[3] * args[2]))
+    if name == "rmat":
+        return 2 ** int(args[0]), int(args[1]) * 2 ** int(args[0])
+    raise InputError(f"no size rule for generator {name!r}")
+
+
+def memory_needed(n_rows: int, nnz: int, dtype) -> int:
+    """Peak bytes of a generator: the CSR arrays, int64 row lengths and per-row work arrays."""
+    index = index_dtype_for(nnz, (n_rows, n_rows)).itemsize
+    return (index + 24) * (n_rows + 1) + (index + np.dtype(dtype).itemsize) * nnz

@@ -25,7 +25,13 @@ Semantics follow SciPy: symmetric and skew-symmetric storage is expanded
 (the diagonal is not doubled; a skew-symmetric diagonal must be zero),
 duplicate entries are summed by the CSR conversion and counted, explicit
 zeros are kept in coordinate files, NaN and Inf values are loaded as they are.
-Complex and Hermitian matrices are refused.
+Integer files keep their values exactly: they are read as int64 (a value
+beyond int64 is an error, as in SciPy), and where the matrix type holds only
+floating values a value beyond 2**53 is an error rather than a rounded
+number. Complex files load as complex128; Hermitian storage is expanded with
+the conjugate, and a ``real`` (or ``integer``/``pattern``) Hermitian file is
+symmetric. A UTF-8 byte-order mark before the banner is skipped. Tokens quoted
+in error messages are cut to :data:`SHOW_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -44,13 +50,25 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MatrixFormatError
+from .memory import check_host_memory
 
 INT64_MAX = 2**63 - 1
 FORMATS = ("coordinate", "array")
-FIELDS = ("real", "double", "integer", "pattern")
-SYMMETRIES = ("general", "symmetric", "skew-symmetric")
-COMPLEX_FIELDS = ("complex",)
-COMPLEX_SYMMETRIES = ("hermitian",)
+FIELDS = ("real", "double", "integer", "pattern", "complex")
+SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
+BOM = b"\xef\xbb\xbf"
+# longest token or line quoted in an error message
+SHOW_CHARS = 60
+FLOAT64_EXACT_INT = 2**53
+
+
+def show(text) -> str:
+    """``text`` quoted for a one-line error message, cut to SHOW_CHARS characters."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text[:4 * SHOW_CHARS]).decode("utf-8", "replace")
+    if len(text) > SHOW_CHARS:
+        return repr(text[:SHOW_CHARS]) + f"... ({len(text)} characters)"
+    return repr(text)
 
 # deflate cannot compress better than about 1032:1, so this bounds the text
 # a .gz file can expand to without decompressing it.
@@ -74,6 +92,7 @@ class MtxHeader:
     size_line: int                # 1-based line number of the size line
     body_offset: int              # byte offset of the first body line (decompressed)
     comments: list = field(default_factory=list)
+    note: str = ""                # what the banner needed that SciPy's reader does not do
 
     @property
     def stored_entries(self) -> int:
@@ -81,7 +100,7 @@ class MtxHeader:
         if self.format == "coordinate":
             return self.declared_nnz
         n = self.n_rows
-        if self.symmetry == "symmetric":
+        if self.symmetry in ("symmetric", "hermitian"):
             return n * (n + 1) // 2
         if self.symmetry == "skew-symmetric":
             return n * (n - 1) // 2
@@ -89,9 +108,10 @@ class MtxHeader:
 
     @property
     def fields_per_entry(self) -> int:
+        per_value = 2 if self.field == "complex" else 1
         if self.format == "array":
-            return 1
-        return 2 if self.field == "pattern" else 3
+            return per_value
+        return 2 if self.field == "pattern" else 2 + per_value
 
 
 def _open_binary(path: Path):
@@ -103,35 +123,39 @@ def _open_binary(path: Path):
 def read_header(stream, path) -> MtxHeader:
     """Parse the banner, comments and size line from a binary stream at offset 0."""
     offset = 0
-    first = stream.readline()
+    first = stream.readline(1 << 16)
     offset += len(first)
+    note = ""
+    if first.startswith(BOM):  # a UTF-8 byte-order mark some editors add
+        first, note = first[len(BOM):], "byte-order mark skipped"
     banner = first.decode("ascii", "replace").split()
     if not banner or banner[0].lower() != "%%matrixmarket":
         raise MatrixFormatError("not a Matrix Market file: the first line must start with "
                                 "'%%MatrixMarket matrix coordinate|array <field> <symmetry>'", path=path, line=1)
     if len(banner) != 5:
         raise MatrixFormatError(f"the banner needs 4 words after %%MatrixMarket, found {len(banner) - 1}: "
-                                f"{first.decode('ascii', 'replace').strip()!r}", path=path, line=1)
+                                f"{show(first.decode('ascii', 'replace').strip())}", path=path, line=1)
     obj, fmt, fld, sym = (word.lower() for word in banner[1:])
     if obj != "matrix":
-        raise MatrixFormatError(f"only 'matrix' objects are supported, not {obj!r}", path=path, line=1)
-    if fld in COMPLEX_FIELDS or sym in COMPLEX_SYMMETRIES:
-        raise MatrixFormatError("complex matrices are not supported", path=path, line=1)
+        raise MatrixFormatError(f"only 'matrix' objects are supported, not {show(obj)}", path=path, line=1)
     if fmt not in FORMATS:
-        raise MatrixFormatError(f"unknown format {fmt!r} (expected coordinate or array)", path=path, line=1)
+        raise MatrixFormatError(f"unknown format {show(fmt)} (expected coordinate or array)", path=path, line=1)
     if fld not in FIELDS:
-        raise MatrixFormatError(f"unknown field {fld!r} (expected real, integer or pattern)", path=path, line=1)
-    if sym not in SYMMETRIES:
-        raise MatrixFormatError(f"unknown symmetry {sym!r} (expected general, symmetric or skew-symmetric)",
+        raise MatrixFormatError(f"unknown field {show(fld)} (expected real, integer, complex or pattern)",
                                 path=path, line=1)
+    if sym not in SYMMETRIES:
+        raise MatrixFormatError(f"unknown symmetry {show(sym)} (expected general, symmetric, skew-symmetric "
+                                f"or hermitian)", path=path, line=1)
     if fmt == "array" and fld == "pattern":
         raise MatrixFormatError("an array file cannot have the pattern field", path=path, line=1)
     if sym == "skew-symmetric" and fld == "pattern":
         raise MatrixFormatError("a pattern matrix cannot be skew-symmetric", path=path, line=1)
 
+    if sym == "hermitian" and fld != "complex":
+        sym, note = "symmetric", f"{fld} hermitian read as symmetric"  # a real value is its own conjugate
     line_no, comments = 1, []
     while True:
-        raw = stream.readline()
+        raw = stream.readline(1 << 20)
         if not raw:
             raise MatrixFormatError("the file ends before the size line", path=path, line=line_no + 1)
         line_no += 1
@@ -146,24 +170,24 @@ def read_header(stream, path) -> MtxHeader:
     expected = 3 if fmt == "coordinate" else 2
     what = "rows cols entries" if fmt == "coordinate" else "rows cols"
     if len(words) != expected:
-        raise MatrixFormatError(f"the size line must be '{what}', found {text!r}", path=path, line=line_no)
+        raise MatrixFormatError(f"the size line must be '{what}', found {show(text)}", path=path, line=line_no)
     try:
         sizes = [int(w) for w in words]
         if any("_" in w for w in words):
             raise ValueError
     except ValueError:
-        raise MatrixFormatError(f"the size line must hold integers ('{what}'), found {text!r}",
+        raise MatrixFormatError(f"the size line must hold integers ('{what}'), found {show(text)}",
                                 path=path, line=line_no) from None
     if min(sizes) < 0:
-        raise MatrixFormatError(f"negative size in the size line {text!r}", path=path, line=line_no)
+        raise MatrixFormatError(f"negative size in the size line {show(text)}", path=path, line=line_no)
     if max(sizes) > INT64_MAX:
-        raise MatrixFormatError(f"a size in the size line {text!r} exceeds 2**63 - 1 (no index type holds it)",
+        raise MatrixFormatError(f"a size in the size line {show(text)} exceeds 2**63 - 1 (no index type holds it)",
                                 path=path, line=line_no)
     if sym != "general" and sizes[0] != sizes[1]:
         raise MatrixFormatError(f"a {sym} matrix must be square, the size line says {sizes[0]}x{sizes[1]}",
                                 path=path, line=line_no)
     return MtxHeader(fmt, "real" if fld == "double" else fld, sym, sizes[0], sizes[1],
-                     sizes[2] if fmt == "coordinate" else None, line_no, offset, comments)
+                     sizes[2] if fmt == "coordinate" else None, line_no, offset, comments, note)
 
 
 # Below this many entries the line scanner may allocate for the declared count
@@ -191,28 +215,40 @@ def _check_declared_sizes(header: MtxHeader, path: Path) -> bool:
             f"the size line declares {entries} entries, which need at least {needed} bytes, but {how} "
             f"{available} bytes after it (truncated file or wrong size line)", path=path, line=header.size_line)
     # the CSR row pointer is allocated whatever the nnz; refuse what cannot fit in memory
-    row_pointer_bytes = 8 * (header.n_rows + 1)
-    memory = _physical_memory()
-    if memory and row_pointer_bytes > memory:
-        raise MatrixFormatError(
-            f"the size line declares {header.n_rows} rows: the row pointer alone would need "
-            f"{row_pointer_bytes / 2**30:.1f} GiB, more than this machine's {memory / 2**30:.1f} GiB",
-            path=path, line=header.size_line)
+    check_host_memory(memory_needed(header, on_disk if path.name.endswith(".gz") else 0),
+                      f"{header.n_rows} x {header.n_cols} matrix with {entries} stored entries that "
+                      f"{path.name}:{header.size_line} declares")
     return fits
 
 
-def _physical_memory() -> int | None:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
+def memory_needed(header: MtxHeader, compressed_bytes: int = 0) -> int:
+    """Peak bytes :func:`read_mtx` needs for the matrix the header declares (an upper estimate).
+
+    The parsed triplets (int64 indices) and the CSR arrays are alive together
+    while the CSR is built; Hermitian and (skew-)symmetric storage doubles the
+    entries; an array file is first a dense array; a ``.gz`` body is held
+    decompressed (estimated from its size at a typical 4:1 ratio).
+    """
+    from ..csr import index_dtype_for
+
+    value = 16 if header.field == "complex" else 8
+    entries = header.stored_entries
+    if header.symmetry != "general":
+        entries *= 2
+    if header.format == "array":
+        entries = header.n_rows * header.n_cols
+    index = index_dtype_for(entries, (header.n_rows, header.n_cols)).itemsize
+    needed = entries * (16 + value) + entries * (index + value) + index * (header.n_rows + 1)
+    if header.format == "array":
+        needed += entries * value
+    return needed + 4 * compressed_bytes
 
 
 # ------------------------------------------------------------------ fast path
 _CHECK_WORKERS = max(1, min(4, os.cpu_count() or 1))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _checker_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(_CHECK_WORKERS, thread_name_prefix="spla-mtx-check")
 
@@ -241,7 +277,7 @@ class _BodyCheck:
         self.width = header.fields_per_entry
         # leading fields that are indices
         self.index_fields = 0 if header.format == "array" else 2
-        self.real = header.field == "real"
+        self.real = header.field in ("real", "complex")
         self.allowed = _NUMBER_CHARS if self.real else _WHITESPACE + _DIGITS + b"+-"
         self.tokens = 0
         self.failed = False
@@ -391,6 +427,8 @@ def _body_chunks_plain(path: Path, offset: int, progress):
 
 def _read_fast(path: Path, header: MtxHeader, progress):
     """Parse with SciPy's C++ reader; None when the file needs the line scanner."""
+    if header.note:
+        return None  # a banner SciPy reads differently (BOM, real Hermitian): the scanner reads it
     if header.stored_entries == 0:
         # nothing to parse, and SciPy 1.17's reader dies of SIGFPE (a division by
         # zero, killing the process) on an array file with zero rows
@@ -457,13 +495,15 @@ def _scan(path: Path, header: MtxHeader, progress):
     width = header.fields_per_entry
     is_array = header.format == "array"
     is_int = header.field in ("integer", "pattern")
+    is_complex = header.field == "complex"
     # Grown as entries arrive rather than sized from the size line: a small .gz
     # may declare far more entries than it holds (deflate's ratio only bounds it).
     capacity = min(entries, SCAN_ANYWAY_ENTRIES)
-    values = np.empty(capacity, dtype=np.float64)
+    values = np.empty(capacity, dtype=np.complex128 if is_complex else np.int64 if is_int else np.float64)
     rows = np.empty(0 if is_array else capacity, dtype=np.int64)
     cols = np.empty(0 if is_array else capacity, dtype=np.int64)
-    names = ("value",) if is_array else ("row", "column", "value")[:width]
+    value_names = ("real", "imaginary") if is_complex else ("value",)
+    names = value_names if is_array else (("row", "column") + value_names)[:width]
     count = 0
     line_no = header.size_line
     with _open_binary(path) as stream:
@@ -477,7 +517,7 @@ def _scan(path: Path, header: MtxHeader, progress):
             if len(words) != width:
                 layout = " ".join(names)
                 raise MatrixFormatError(f"expected {width} field{'s' * (width > 1)} ({layout}), "
-                                        f"found {len(words)}: {text[:80]!r}", path=path, line=line_no)
+                                        f"found {len(words)}: {show(text)}", path=path, line=line_no)
             if count == entries:
                 raise MatrixFormatError(f"more entries than the {entries} declared on line {header.size_line}",
                                         path=path, line=line_no)
@@ -497,28 +537,27 @@ def _scan(path: Path, header: MtxHeader, progress):
                 word = words[-1]
                 if is_int:
                     integer = _parse_int(word, "integer value", path, line_no)
-                    if abs(integer) > _FLOAT64_MAX_INT:
-                        raise MatrixFormatError(f"integer value {word[:40]!r} is beyond float64's range",
-                                                path=path, line=line_no)
+                    if not -INT64_MAX - 1 <= integer <= INT64_MAX:
+                        raise MatrixFormatError(f"integer value {show(word)} is beyond int64's range "
+                                                f"(-2**63 .. 2**63 - 1)", path=path, line=line_no)
                     values[count] = integer
+                elif is_complex:
+                    values[count] = complex(_parse_float(words[-2], path, line_no), _parse_float(word, path, line_no))
                 else:
                     values[count] = _parse_float(word, path, line_no)
             if header.symmetry == "skew-symmetric" and not is_array and rows[count] == cols[count] \
                     and values[count] != 0:
-                raise MatrixFormatError(f"a skew-symmetric matrix must have a zero diagonal, found {word}",
+                raise MatrixFormatError(f"a skew-symmetric matrix must have a zero diagonal, found {show(word)}",
                                         path=path, line=line_no)
             count += 1
     if count < entries:
         raise MatrixFormatError(f"truncated: line {header.size_line} declares {entries} entries but the file "
                                 f"ends after {count}", path=path, line=line_no + 1)
     if header.field == "pattern":
-        values[:] = 1.0
+        values = np.ones(count, dtype=np.float64)
     if is_array:
         return _array_body_to_coo(values, header)
     return _expand_symmetry(rows, cols, values, header.symmetry)
-
-
-_FLOAT64_MAX_INT = int(np.finfo(np.float64).max)
 
 
 def _parse_int(word: str, what: str, path, line_no: int) -> int:
@@ -527,7 +566,7 @@ def _parse_int(word: str, what: str, path, line_no: int) -> int:
             raise ValueError
         return int(word)
     except ValueError:
-        raise MatrixFormatError(f"{what} {word!r} is not an integer", path=path, line=line_no) from None
+        raise MatrixFormatError(f"{what} {show(word)} is not an integer", path=path, line=line_no) from None
 
 
 def _parse_float(word: str, path, line_no: int) -> float:
@@ -536,7 +575,7 @@ def _parse_float(word: str, path, line_no: int) -> float:
             raise ValueError
         return float(word)
     except ValueError:
-        raise MatrixFormatError(f"value {word!r} is not a number", path=path, line=line_no) from None
+        raise MatrixFormatError(f"value {show(word)} is not a number", path=path, line=line_no) from None
 
 
 def _array_body_to_coo(values: np.ndarray, header: MtxHeader):
@@ -545,58 +584,43 @@ def _array_body_to_coo(values: np.ndarray, header: MtxHeader):
         dense = values.reshape((n_cols, n_rows)).T  # array files are column-major
         return _array_to_coo(dense)
     # the lower triangle, column by column (strictly lower for skew-symmetric)
-    offset = 0 if header.symmetry == "symmetric" else 1
+    offset = 1 if header.symmetry == "skew-symmetric" else 0
     rows, cols = np.tril_indices(n_rows, -offset)
     order = np.lexsort((rows, cols))
     rows, cols = rows[order], cols[order]
-    dense = np.zeros((n_rows, n_cols))
+    dense = np.zeros((n_rows, n_cols), dtype=values.dtype)
     dense[rows, cols] = values
-    sign = -1.0 if header.symmetry == "skew-symmetric" else 1.0
     off = rows != cols
-    dense[cols[off], rows[off]] = sign * values[off]
+    dense[cols[off], rows[off]] = _mirror(values[off], header.symmetry)
     return _array_to_coo(dense)
+
+
+def _mirror(values, symmetry: str):
+    """The values stored for the upper triangle, from the lower triangle's."""
+    if symmetry == "skew-symmetric":
+        return -values
+    if symmetry == "hermitian":
+        return np.conj(values)
+    return values
 
 
 def _expand_symmetry(rows, cols, values, symmetry: str):
     if symmetry == "general":
         return rows, cols, values
     off = rows != cols
-    mirror = values[off] if symmetry == "symmetric" else -values[off]
+    mirror = _mirror(values[off], symmetry)
     return (np.concatenate((rows, cols[off])), np.concatenate((cols, rows[off])),
             np.concatenate((values, mirror)))
 
 
 # ------------------------------------------------------------------ public API
-def read_mtx(path, *, progress=None):
-    """Read a Matrix Market file into a :class:`spla.CSRMatrix`.
+def read_mtx_scipy(path, *, progress=None):
+    """Read a Matrix Market file into a ``scipy.sparse.csr_matrix`` (the arrays behind :func:`read_mtx`).
 
-    Parameters
-    ----------
-    path : str or os.PathLike
-        A ``.mtx`` or ``.mtx.gz`` file.
-    progress : callable, optional
-        Called as ``progress(stage, fraction)`` (fraction in [0, 1] or None).
-
-    Returns
-    -------
-    A : CSRMatrix
-        float64 values (integer and pattern files too), duplicates summed.
-    info : dict
-        ``format``, ``field``, ``symmetry``, ``entries_in_file``,
-        ``duplicates_summed``, ``parser`` and the header ``comments``.
-
-    Raises
-    ------
-    MatrixFormatError
-        Naming the file and line of the first problem found.
-
-    See Also
-    --------
-    scipy.io.mmread
+    Values are float64, int64 (integer files, exactly) or complex128; the
+    rest is as :func:`read_mtx`.
     """
     import scipy.sparse as sp
-
-    from ..csr import CSRMatrix
 
     path = Path(path)
     try:
@@ -618,11 +642,16 @@ def read_mtx(path, *, progress=None):
     rows, cols, values = triplets
     if progress:
         progress("building CSR", None)
+    value_type = {"complex": np.complex128, "integer": np.int64}.get(header.field, np.float64)
     try:
-        coo = sp.coo_matrix((np.asarray(values, dtype=np.float64), (rows, cols)),
+        coo = sp.coo_matrix((np.asarray(values, dtype=value_type), (rows, cols)),
                             shape=(header.n_rows, header.n_cols))
+        del rows, cols, values, triplets
         csr = coo.tocsr()  # sums duplicates, keeps explicit zeros
-        A = CSRMatrix.from_scipy(csr)
+        coo_nnz = coo.nnz
+        if header.field == "integer" and coo_nnz != csr.nnz:
+            _check_duplicate_sums(coo, csr, path)
+        del coo
     except MemoryError:
         raise MatrixFormatError(
             f"not enough memory for the {header.n_rows} x {header.n_cols} matrix the size line declares "
@@ -633,11 +662,80 @@ def read_mtx(path, *, progress=None):
         "field": header.field,
         "symmetry": header.symmetry,
         "entries_in_file": header.stored_entries,
-        "duplicates_summed": int(coo.nnz - csr.nnz),
+        "duplicates_summed": int(coo_nnz - csr.nnz),
         "parser": parser,
         "comments": header.comments[:20],
     }
+    if header.note:
+        info["note"] = header.note
+    return csr, info
+
+
+def read_mtx(path, *, progress=None):
+    """Read a Matrix Market file into a :class:`spla.CSRMatrix`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.mtx`` or ``.mtx.gz`` file.
+    progress : callable, optional
+        Called as ``progress(stage, fraction)`` (fraction in [0, 1] or None).
+
+    Returns
+    -------
+    A : CSRMatrix
+        Duplicates summed; float64 values for real and pattern files,
+        complex128 for complex ones, integer files exactly (int64 where
+        CSRMatrix holds it, else float64 with every value checked to be exact).
+    info : dict
+        ``format``, ``field``, ``symmetry``, ``entries_in_file``,
+        ``duplicates_summed``, ``parser``, the header ``comments`` and, when
+        the banner needed it, a ``note``.
+
+    Raises
+    ------
+    MatrixFormatError
+        Naming the file and line of the first problem found.
+    HostMemoryError
+        The declared sizes need more memory than is available (before any allocation).
+
+    See Also
+    --------
+    scipy.io.mmread, read_mtx_scipy
+    """
+    from ..csr import CSRMatrix
+
+    csr, info = read_mtx_scipy(path, progress=progress)
+    # SciPy built a valid CSR: skip CSRMatrix's O(rows) re-validation
+    A = CSRMatrix(csr.data, csr.indices, csr.indptr, csr.shape, validate=False)
+    if info["field"] == "integer" and A.dtype.kind != "i":
+        _check_exact_integers(csr.data, Path(path), limit=FLOAT64_EXACT_INT,
+                              what=f"{A.dtype.name}, spla's value type")
     return A, info
+
+
+def _check_duplicate_sums(coo, csr, path) -> None:
+    """Refuse integer duplicates whose sum wrapped around int64 (SciPy sums them silently modulo 2**64)."""
+    data = coo.data
+    if not data.size or max(abs(int(data.max())), abs(int(data.min()))) * data.size <= INT64_MAX:
+        return  # no sum of these values can reach 2**63
+    approximate = coo.astype(np.float64).tocsr()
+    approximate.sort_indices()
+    exact = csr.copy()
+    exact.sort_indices()
+    if np.any(np.abs(approximate.data - exact.data.astype(np.float64)) > 2.0**62):
+        raise MatrixFormatError("the sum of duplicate integer entries overflows int64", path=path)
+
+
+def _check_exact_integers(data: np.ndarray, path, *, limit: int = INT64_MAX, what: str = "int64") -> None:
+    """Refuse integer values (after duplicates are summed) that ``what`` cannot hold exactly."""
+    if not data.size:
+        return
+    low, high = int(data.min()), int(data.max())
+    if high > limit or low < -limit:
+        bad = high if high > limit else low
+        raise MatrixFormatError(f"integer value {bad} cannot be held exactly in {what} (|value| <= {limit}); "
+                                f"spla refuses rather than rounds it", path=path)
 
 
 def write_mtx(path, A, *, comment: str | None = None) -> Path:
