@@ -29,7 +29,7 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import spla  # noqa: E402
 from spla import io as spla_io  # noqa: E402
-from spla import mmio  # noqa: E402
+from spla.io import mmio  # noqa: E402
 
 
 def timed(fn):

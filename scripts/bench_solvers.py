@@ -35,8 +35,9 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import spla  # noqa: E402
-from spla import bench, cuda, generators, linalg  # noqa: E402
+from spla import bench, cuda, linalg  # noqa: E402
 from spla.csr import CSRMatrix  # noqa: E402
+from spla.io import generators  # noqa: E402
 
 CG_VECTOR_PASSES = 11  # p.q: 2 reads; fused step: x, r read+write, p, q read; direction: r, p read, p write
 

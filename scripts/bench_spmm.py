@@ -341,7 +341,8 @@ def main(argv=None):
 
     import cupy
 
-    from spla import bench, generators
+    from spla import bench
+    from spla.io import generators
 
     def log(text):
         print(text, file=sys.stderr, flush=True)

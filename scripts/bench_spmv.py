@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """SpMV suite: every spla kernel beside the lean cuSPARSE call, in one run.
 
-For each matrix (generated through spla.generators, plus real .mtx.gz files
+For each matrix (generated through spla.io.generators, plus real .mtx.gz files
 given with --real DIR): the adaptive plans are built once (their time reported
 apart), then every kernel goes through spla.bench.spmv.compare: checked against
 the float64 SciPy reference BEFORE it is timed, then timed in round-robin rounds
@@ -54,7 +54,7 @@ ROUNDS = 3
 
 
 def _load_matrices(args):
-    from spla import generators
+    from spla.io import generators
 
     suite = QUICK if args.quick else SUITE
     if args.only:

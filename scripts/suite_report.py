@@ -53,6 +53,7 @@ from spla import catalog  # noqa: E402
 from spla.bench import report as spla_report  # noqa: E402
 from spla.bench import spmv as spla_spmv_report  # noqa: E402
 from spla.errors import SplaError  # noqa: E402
+from spla.io import catalog  # noqa: E402
 
 # The SpMV benchmark's matrix classes (issue 3): regular short rows, x-gather
 # bound, power laws at 916k and 16M rows, a few huge rows, FEM band, dense rows.

@@ -41,13 +41,16 @@ import numpy as np
 from .csr import as_csr
 from .planning import adaptive, segmented
 from .planning.spmv import choose_kernel
-from .planning.stats import host_row_lengths
 
 WARP_SIZE = 32
 WARPS_PER_BLOCK = 8
 TOP_SHARE_FRACTION = 0.01
 # bincount is used while the longest row is at most this many times the row count
-HISTOGRAM_MAX_RATIO = 8
+# (its counts then take at most 8 bytes a row); beyond, np.unique sorts a copy
+HISTOGRAM_MAX_RATIO = 1
+# Per-group work and the histogram are computed over this many rows at a time, so
+# the temporaries stay a few MB whatever the row count (a multiple of every group size).
+CHUNK_ROWS = 1 << 20
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -60,7 +63,10 @@ def row_length_histogram(lengths: np.ndarray):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     longest = int(lengths.max())
     if longest <= HISTOGRAM_MAX_RATIO * lengths.size + 1024:
-        counts = np.bincount(lengths, minlength=longest + 1)
+        # chunk by chunk: bincount casts its input to intp, a copy of 8 bytes a row
+        counts = np.zeros(longest + 1, dtype=np.int64)
+        for start in range(0, lengths.size, CHUNK_ROWS):
+            counts += np.bincount(lengths[start:start + CHUNK_ROWS], minlength=longest + 1)
         values = np.flatnonzero(counts)
         return values.astype(np.int64), counts[values].astype(np.int64)
     values, counts = np.unique(lengths, return_counts=True)  # a few huge rows: sort instead
@@ -102,18 +108,31 @@ def _top_share(values, counts, n, total) -> float:
     return top / float(total)
 
 
-def _group_figures(work: np.ndarray, size: int, combine, unit: str):
-    """Work per group of ``size`` consecutive items (``combine`` over each group,
-    the last one padded with zeros): the shared figures, and the total work."""
-    n_groups = -(-work.size // size)
-    padded = np.zeros(n_groups * size, dtype=np.int64)
-    padded[: work.size] = work
-    group_work = combine(padded.reshape(n_groups, size), axis=1) if n_groups else padded
-    total = float(group_work.sum())
-    mean = total / n_groups if n_groups else 0.0
-    longest = int(group_work.max()) if n_groups else 0
+def _group_figures(lengths: np.ndarray, size: int, combine, unit: str, transform=None):
+    """Work per group of ``size`` consecutive rows (``combine`` of ``transform(lengths)`` over
+    each group; the last group may be short): the shared figures, and the total work.
+
+    Lengths are non-negative, so a short last group gives what zero padding would.
+    """
+    n = lengths.size
+    n_groups = -(-n // size)
+    total, longest = 0, 0
+    for start in range(0, n, CHUNK_ROWS):
+        part = lengths[start:start + CHUNK_ROWS]
+        if transform is not None:
+            part = transform(part)
+        full = part.size // size * size
+        if full:
+            groups = combine(part[:full].reshape(-1, size), axis=1)
+            total += int(groups.sum(dtype=np.int64))
+            longest = max(longest, int(groups.max()))
+        if full < part.size:
+            last = int(combine(part[full:].astype(np.int64)))
+            total += last
+            longest = max(longest, last)
+    mean = float(total) / n_groups if n_groups else 0.0
     return {"unit": unit, "groups": int(n_groups), "max_work": longest, "mean_work": mean,
-            "imbalance": _ratio(float(longest), mean)}, total
+            "imbalance": _ratio(float(longest), mean)}, float(total)
 
 
 def thread_per_row(lengths: np.ndarray, nnz: int) -> dict:
@@ -126,10 +145,10 @@ def thread_per_row(lengths: np.ndarray, nnz: int) -> dict:
 
 def warp_per_row(lengths: np.ndarray, nnz: int) -> dict:
     """Figures for one warp per row, WARPS_PER_BLOCK rows per block (see module docstring)."""
-    steps = -(-lengths // WARP_SIZE)
-    figures, total = _group_figures(steps, WARPS_PER_BLOCK, np.sum,
+    figures, total = _group_figures(lengths, WARPS_PER_BLOCK, np.sum,
                                     f"block of {WARPS_PER_BLOCK} warps, one row each; "
-                                    f"work = sum of ceil(row length / {WARP_SIZE})")
+                                    f"work = sum of ceil(row length / {WARP_SIZE})",
+                                    transform=lambda part: -(-part // WARP_SIZE))
     figures["lane_efficiency"] = _ratio(nnz, WARP_SIZE * total)
     return figures
 
@@ -182,6 +201,43 @@ MAPPINGS = {
 }
 
 
+def compact_row_lengths(A) -> np.ndarray:
+    """Row lengths in the narrowest safe type: int32 when nnz fits (4 bytes a row), else int64.
+
+    Written straight into the result (the subtraction is buffered), so no
+    int64 temporary of the row count is made; on the GPU only the lengths
+    cross to the host.
+    """
+    dtype = np.int32 if A.nnz <= np.iinfo(np.int32).max else np.int64
+    indptr = A.indptr
+    if A.on_gpu:
+        return (indptr[1:] - indptr[:-1]).astype(dtype).get()
+    indptr = np.asarray(indptr)
+    lengths = np.empty(indptr.size - 1, dtype=dtype)
+    np.subtract(indptr[1:], indptr[:-1], out=lengths, casting="unsafe")
+    return lengths
+
+
+def _std(values, counts, n, mean) -> float:
+    """Population standard deviation of the lengths, from their histogram."""
+    deviation = values.astype(np.float64) - mean
+    return float(np.sqrt(np.sum(counts * deviation * deviation) / n))
+
+
+# Peak host bytes per row of analyze() with every registered mapping: the row
+# statistics here take about 5, the adaptive plan behind the "auto" mapping the rest.
+ANALYSIS_BYTES_PER_ROW = 72
+
+
+def _check_memory(A) -> None:
+    """One clear error before a tall matrix's analysis would exhaust host memory."""
+    from .io.memory import check_host_memory
+
+    check_host_memory(ANALYSIS_BYTES_PER_ROW * (A.n_rows + 1) + 2 * A.nnz,
+                      f"analysis of the {A.n_rows:,}-row matrix (row statistics and the adaptive plan, "
+                      f"about {ANALYSIS_BYTES_PER_ROW} bytes a row)")
+
+
 def analyze(A) -> dict:
     """Row-length statistics and load-imbalance figures of a sparse matrix.
 
@@ -204,7 +260,8 @@ def analyze(A) -> dict:
     scipy.sparse.csr_matrix.getnnz, numpy.diff
     """
     A = as_csr(A)
-    lengths = host_row_lengths(A)
+    _check_memory(A)
+    lengths = compact_row_lengths(A)
     n_rows, n_cols, nnz = A.n_rows, A.n_cols, A.nnz
     values, counts = row_length_histogram(lengths)
     stats = {
@@ -212,7 +269,7 @@ def analyze(A) -> dict:
         "mean": float(nnz / n_rows) if n_rows else 0.0,
         "median": _median(values, counts, n_rows) if n_rows else 0.0,
         "max": int(values[-1]) if n_rows else 0,
-        "std": float(lengths.std()) if n_rows else 0.0,
+        "std": _std(values, counts, n_rows, nnz / n_rows) if n_rows else 0.0,
         "empty_rows": int(counts[0]) if n_rows and values[0] == 0 else 0,
     }
     stats["cv"] = stats["std"] / stats["mean"] if stats["mean"] else 0.0

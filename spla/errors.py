@@ -53,3 +53,15 @@ class DeviceMemoryError(SplaError, MemoryError):
             f"the {what} needs {needed / 2**30:.2f} GiB on the GPU but only "
             f"{free / 2**30:.2f} GiB is free; use --device cpu (or device='cpu')"
         )
+
+
+class HostMemoryError(SplaError, MemoryError):
+    """The work would not fit in host memory (estimated before allocating)."""
+
+    def __init__(self, needed: int, available: int, what: str = "matrix", limit: str = "available memory"):
+        self.needed = needed
+        self.available = available
+        super().__init__(
+            f"the {what} needs about {needed / 2**30:.2f} GiB of host memory but only "
+            f"{available / 2**30:.2f} GiB is available ({limit})"
+        )

@@ -7,7 +7,8 @@ import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
-from spla import CSRMatrix, InputError, generators, linalg
+from spla import CSRMatrix, InputError, linalg
+from spla.io import generators
 
 
 def _poisson2d():

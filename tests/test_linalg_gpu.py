@@ -9,7 +9,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
 import spla
-from spla import CSRMatrix, generators, linalg
+from spla import CSRMatrix, linalg
+from spla.io import generators
 
 pytestmark = pytest.mark.gpu
 

@@ -47,6 +47,6 @@ def test_wheel_contains_kernels_and_catalog(tmp_path):
         assert f"spla/kernels/{cu.relative_to(ROOT / 'kernels').as_posix()}" in shipped_cu
     if (ROOT / "matrices" / "catalog.json").is_file():
         assert "spla/matrices/catalog.json" in names
-    for module in ("spla/io.py", "spla/mmio.py", "spla/cli/spmv.py", "spla/backend/cpu.py"):
+    for module in ("spla/io/load.py", "spla/io/mmio.py", "spla/cli/spmv.py", "spla/backend/cpu.py"):
         assert module in names
     assert any(n.endswith("entry_points.txt") for n in names)

@@ -6,7 +6,8 @@ import builtins
 
 import pytest
 
-from spla import InputError, generators, plots
+from spla import InputError, plots
+from spla.io import generators
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -17,11 +17,11 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 import spla
-from spla import device
-from spla import DeviceMemoryError, InputError, KernelError, MatrixFormatError, analysis, cache, cuda, linalg, mmio
+from spla import DeviceMemoryError, InputError, KernelError, MatrixFormatError, analysis, cuda, device, linalg
 from spla import io as spla_io
 from spla.cli import main
 from spla.csr import INT32_MAX, CSRMatrix, index_dtype_for
+from spla.io import cache, mmio
 
 WIDE = 2**31 + 5  # a dimension no int32 can index
 
@@ -369,7 +369,7 @@ def test_generate_killed_half_way_leaves_nothing_and_next_run_works(tmp_path, mo
 
 
 def test_fetch_unpack_killed_half_way_leaves_nothing_and_next_run_works(tmp_path, monkeypatch):
-    from spla import fetch
+    from spla.io import fetch
 
     body = b"%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n2 2 2\n"
     archive = tmp_path / "tiny.tar.gz"

@@ -13,10 +13,11 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 import spla
-from spla import generators, plan as planner
+from spla import plan as planner
 from spla.backend import spmm_cuda
 from spla.cli import main
 from spla.errors import InputError, KernelError
+from spla.io import generators
 
 KS = (1, 2, 3, 4, 7, 8, 16, 33, 128)
 TOL = {np.float32: 1e-5, np.float64: 1e-12}

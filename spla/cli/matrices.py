@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from . import main
-from .. import catalog, generators
 from ..errors import InputError
+from ..io import catalog, generators
+from . import main
 
 
 def _present(entry, folder: Path) -> str:
@@ -62,7 +62,7 @@ def fetch_command(names, folder, list_only, suite, force, keep_archive, no_verif
     each catalogue entry names a generated stand-in (see --list --json,
     field stand_in), e.g. `spla spmv gen:weblike` for web-Google.
     """
-    from ..fetch import fetch
+    from ..io.fetch import fetch
 
     folder = catalog.matrices_dir(folder)
     if list_only:
@@ -99,7 +99,7 @@ def generate_command(kind, args, out, seed):
     The same spec and seed give the same matrix on every machine; any
     command taking a SOURCE also accepts the spec directly, without a file.
     """
-    from ..mmio import write_mtx
+    from ..io.mmio import write_mtx
 
     spec = kind if generators.is_spec(kind) else ":".join([generators.PREFIX + kind, *args])
     if generators.is_spec(kind) and args:

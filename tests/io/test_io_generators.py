@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spla import InputError, generators
+from spla import InputError
+from spla.io import generators
 
 
 def assert_valid_csr(A):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 
@@ -11,7 +12,9 @@ import scipy.io
 import scipy.sparse as sp
 
 import spla
-from spla import cache, io
+from spla.io import cache
+
+io = importlib.import_module("spla.io.load")  # the module (spla.io.load is also the function)
 
 
 @pytest.fixture

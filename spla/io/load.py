@@ -24,9 +24,9 @@ import time
 import zipfile
 from pathlib import Path
 
+from ..csr import CSRMatrix
+from ..errors import InputError, MatrixFormatError, SplaError
 from . import cache as _cache
-from .csr import CSRMatrix
-from .errors import InputError, MatrixFormatError, SplaError
 
 GEN_PREFIX = "gen:"
 FILE_KINDS = {".mtx": "mtx", ".mtx.gz": "mtx", ".txt": "snap", ".txt.gz": "snap", ".npz": "npz"}
@@ -266,6 +266,6 @@ def save_npz(path, A) -> Path:
     --------
     scipy.sparse.save_npz
     """
-    from .csr import as_csr
+    from ..csr import as_csr
 
     return _cache.write_npz(path, as_csr(A), {"info": {"saved_by": "spla.io.save_npz"}})

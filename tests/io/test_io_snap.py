@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from spla import MatrixFormatError
-from spla.snap import read_snap
+from spla.io.snap import read_snap
 
 HEADER = "# Directed graph (each unordered pair of nodes is saved once): test.txt\n# Nodes: 5 Edges: 4\n" \
          "# FromNodeId\tToNodeId\n"

@@ -17,8 +17,10 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from spla import InputError, catalog, fetch as fetch_module
-from spla.fetch import FetchError, NoNetworkError, fetch
+from spla import InputError
+from spla.io import catalog
+from spla.io import fetch as fetch_module
+from spla.io.fetch import FetchError, NoNetworkError, fetch
 
 
 def mtx_bytes(A, symmetry="general") -> bytes:

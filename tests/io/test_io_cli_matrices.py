@@ -8,8 +8,8 @@ import numpy as np
 import scipy.io
 from click.testing import CliRunner
 
-from spla import generators
 from spla.cli import main
+from spla.io import generators
 
 
 def run(*args):
@@ -69,7 +69,7 @@ def test_fetch_errors(tmp_path):
 
 
 def test_dense2_is_a_full_generated_matrix():
-    from spla import catalog
+    from spla.io import catalog
 
     entry = catalog.get("dense2")
     A = generators.from_spec(entry.generator)

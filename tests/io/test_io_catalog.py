@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from spla import InputError, SplaError, catalog
+from spla import InputError, SplaError
+from spla.io import catalog
 
 ISSUE_LIST = ["SNAP/web-Google", "SNAP/web-Stanford", "SNAP/web-NotreDame", "SNAP/soc-LiveJournal1",
               "SNAP/roadNet-CA", "SNAP/com-Orkut", "SNAP/amazon0312", "SNAP/cit-Patents", "Williams/webbase-1M",
@@ -53,7 +54,7 @@ def test_entries_are_unique_and_complete(shipped):
 
 
 def test_stand_ins_are_valid_generator_specs(shipped):
-    from spla import generators
+    from spla.io import generators
 
     for entry in shipped:
         for spec in filter(None, (entry.stand_in, entry.generator)):

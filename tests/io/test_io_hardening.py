@@ -1,0 +1,210 @@
+"""Issue 21: memory estimates before allocating, exact integers, complex and Hermitian files,
+byte-order marks and bounded error messages."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from spla import CSRMatrix, MatrixFormatError, analysis
+from spla.io import generators, mmio
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_limited(code: str, limit_bytes: int, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter whose address space is capped at import time + limit."""
+    prelude = textwrap.dedent(f"""
+        import resource, sys
+        sys.path.insert(0, {str(ROOT)!r})
+        import numpy, scipy.sparse, spla, spla.cli
+        with open("/proc/self/status") as f:
+            used = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (used + {limit_bytes}, resource.RLIM_INFINITY))
+    """)
+    return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def write(tmp_path, name, text) -> Path:
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return path
+
+
+# ------------------------------------------------------------------ memory
+def test_tall_nearly_empty_file_is_one_line_under_a_memory_limit(tmp_path):
+    # 5e8 x 5e8 with one entry: its row pointer alone is 2 GB (int32) as in SciPy
+    path = write(tmp_path, "tall.mtx", "%%MatrixMarket matrix coordinate real general\n500000000 500000000 1\n"
+                                       "1 1 2.5\n")
+    start = time.perf_counter()
+    done = run_limited(f"""
+        sys.argv = ["spla", "info", {str(path)!r}, "--no-cache"]
+        spla.cli.main()
+    """, 512 << 20)
+    assert time.perf_counter() - start < 60
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert "GiB of host memory but only" in done.stderr and "ulimit -v" in done.stderr
+
+
+@pytest.mark.parametrize("spec", ["gen:poisson2d:20000", "gen:poisson2d:100000", "gen:rmat:31:64"])
+def test_oversized_generator_specs_are_refused_at_once(spec):
+    start = time.perf_counter()
+    done = run_limited(f"""
+        sys.argv = ["spla", "info", {spec!r}]
+        spla.cli.main()
+    """, 2 << 30)
+    assert time.perf_counter() - start < 30
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert spec in done.stderr and "GiB of host memory" in done.stderr
+
+
+def test_generator_estimate_covers_what_it_builds():
+    for spec in ("gen:poisson2d:60", "gen:poisson3d:12", "gen:banded:500:3", "gen:random:400:7",
+                 "gen:powerlaw:3000:6", "gen:hugerows:2000:4:500", "gen:blockdense:2000:10:300:0.5",
+                 "gen:rmat:10:8"):
+        kind, args, _, _ = generators.parse_spec(spec)
+        n_rows, nnz = generators.declared_size(kind.name, args)
+        A = generators.from_spec(spec)
+        assert A.n_rows == n_rows and A.nnz <= nnz, spec
+
+
+def test_analysis_row_statistics_take_a_few_bytes_a_row(monkeypatch):
+    n = 4_000_000
+    indptr = np.zeros(n + 1, np.int64)
+    indptr[n // 2 + 1:] = 1
+    A = CSRMatrix(np.ones(1), np.zeros(1, np.int64), indptr, (n, n), index_dtype=np.int64)
+    monkeypatch.setattr(analysis, "MAPPINGS", {k: analysis.MAPPINGS[k] for k in ("thread_per_row", "warp_per_row")})
+    monkeypatch.setattr(analysis, "_load_plan_mappings", lambda: None)
+    tracemalloc.start()
+    try:
+        result = analysis.analyze(A)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 6 * n + (16 << 20), f"{peak / n:.1f} bytes a row"
+    assert result["row_length"]["empty_rows"] == n - 1 and result["row_length"]["max"] == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_analysis_figures_match_a_direct_computation(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    lengths = rng.integers(0, 50, size=n) * (rng.random(n) < 0.7)
+    lengths[rng.integers(n)] = int(rng.integers(0, 5000))
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    cols = n + 5000
+    A = CSRMatrix(np.ones(indptr[-1]), rng.integers(0, cols, indptr[-1]), indptr, (n, cols))
+    got = analysis.analyze(A)
+    assert got["row_length"]["std"] == pytest.approx(float(lengths.std()), rel=1e-12, abs=1e-12)
+    assert got["row_length"]["median"] == float(np.median(lengths))
+    warps = -(-n // 32)
+    padded = np.zeros(warps * 32, np.int64)
+    padded[:n] = lengths
+    work = padded.reshape(warps, 32).max(axis=1)
+    thread = got["mappings"]["thread_per_row"]
+    assert thread["max_work"] == work.max() and thread["mean_work"] == pytest.approx(work.mean())
+    blocks = -(-n // 8)
+    steps = np.zeros(blocks * 8, np.int64)
+    steps[:n] = -(-lengths // 32)
+    block_work = steps.reshape(blocks, 8).sum(axis=1)
+    warp = got["mappings"]["warp_per_row"]
+    assert warp["max_work"] == block_work.max() and warp["mean_work"] == pytest.approx(block_work.mean())
+
+
+# ------------------------------------------------------------------ exact integers
+def test_integers_past_2_53_are_exact_or_refused(tmp_path):
+    path = write(tmp_path, "big.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n"
+                                      "1 1 9007199254740993\n2 2 -5\n")
+    csr, info = mmio.read_mtx_scipy(path)
+    assert csr.dtype == np.int64 and csr[0, 0] == 2**53 + 1
+    expected = scipy.io.mmread(str(path)).tocsr()
+    assert (csr != expected).nnz == 0
+    try:
+        A, _ = mmio.read_mtx(path)
+    except MatrixFormatError as exc:  # CSRMatrix without int64 values: refused, never rounded
+        assert "9007199254740993" in str(exc) and "exactly" in str(exc)
+    else:
+        assert A.dtype == np.int64 and int(A.data[0]) == 2**53 + 1
+
+
+def test_integers_beyond_int64_are_refused_like_scipy(tmp_path):
+    path = write(tmp_path, "huge.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 1\n"
+                                       "1 1 92233720368547758070\n")
+    with pytest.raises(MatrixFormatError, match="beyond int64"):
+        mmio.read_mtx_scipy(path)
+    with pytest.raises((OverflowError, ValueError)):
+        scipy.io.mmread(str(path))
+
+
+def test_duplicate_integer_sums_that_overflow_are_refused(tmp_path):
+    big = 2**62 + 7
+    path = write(tmp_path, "dup.mtx", f"%%MatrixMarket matrix coordinate integer general\n1 1 2\n1 1 {big}\n"
+                                      f"1 1 {big}\n")
+    with pytest.raises(MatrixFormatError, match="overflows int64"):
+        mmio.read_mtx_scipy(path)
+
+
+# ------------------------------------------------------------------ complex, Hermitian, BOM
+COMPLEX_FILES = {
+    "coordinate hermitian": "%%MatrixMarket matrix coordinate complex hermitian\n3 3 3\n1 1 2.5 0\n3 1 4 1\n"
+                            "2 2 -1 0\n",
+    "coordinate general": "%%MatrixMarket matrix coordinate complex general\n2 3 2\n1 3 1 -2\n2 1 0.5 7e-3\n",
+    "coordinate skew": "%%MatrixMarket matrix coordinate complex skew-symmetric\n2 2 1\n2 1 1 2\n",
+    "array hermitian": "%%MatrixMarket matrix array complex hermitian\n2 2\n1 0\n3 4\n5 0\n",
+    "array general": "%%MatrixMarket matrix array complex general\n2 1\n1 2\n3 4\n",
+}
+
+
+@pytest.mark.parametrize("name", COMPLEX_FILES)
+def test_complex_files_load_as_complex128_like_scipy(tmp_path, name):
+    path = write(tmp_path, "c.mtx", COMPLEX_FILES[name])
+    csr, info = mmio.read_mtx_scipy(path)
+    assert csr.dtype == np.complex128
+    np.testing.assert_array_equal(csr.toarray(), sp.csr_matrix(scipy.io.mmread(str(path))).toarray())
+    try:
+        A, _ = mmio.read_mtx(path)
+    except Exception as exc:  # noqa: BLE001 - CSRMatrix without complex support refuses in its own words
+        assert "complex" in str(exc)
+    else:
+        assert A.dtype == np.complex128
+
+
+def test_real_hermitian_is_symmetric(tmp_path):
+    path = write(tmp_path, "rh.mtx", "%%MatrixMarket matrix coordinate real hermitian\n3 3 2\n1 1 2.5\n3 1 4\n")
+    A, info = mmio.read_mtx(path)
+    want = np.array([[2.5, 0, 4], [0, 0, 0], [4, 0, 0]])
+    np.testing.assert_array_equal(A.to_scipy().toarray(), want)
+    assert info["symmetry"] == "symmetric" and "hermitian" in info["note"]
+
+
+def test_utf8_byte_order_mark_is_skipped(tmp_path):
+    text = "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2.5\n2 1 -1\n"
+    A, info = mmio.read_mtx(write(tmp_path, "bom.mtx", b"\xef\xbb\xbf" + text.encode()))
+    B, _ = mmio.read_mtx(write(tmp_path, "plain.mtx", text))
+    assert (A.to_scipy() != B.to_scipy()).nnz == 0 and "byte-order mark" in info["note"]
+
+
+# ------------------------------------------------------------------ bounded messages
+@pytest.mark.parametrize("where", ["value", "index", "field count", "banner"])
+def test_a_megabyte_token_is_cut_in_the_error(tmp_path, where):
+    token = "x" * (1 << 20)
+    body = {"value": f"1 1 {token}\n", "index": f"1{token} 1 1\n", "field count": f"1 1 1 {token}\n",
+            "banner": ""}[where]
+    banner = f"%%MatrixMarket matrix coordinate real {token}\n" if where == "banner" else \
+        "%%MatrixMarket matrix coordinate real general\n"
+    path = write(tmp_path, "t.mtx", banner + "2 2 1\n" + body)
+    with pytest.raises(MatrixFormatError) as caught:
+        mmio.read_mtx(path)
+    message = str(caught.value)
+    assert len(message) < 400 and "\n" not in message, message[:500]
