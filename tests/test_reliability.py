@@ -21,6 +21,7 @@ from spla import DeviceMemoryError, InputError, KernelError, MatrixFormatError, 
 from spla import io as spla_io
 from spla.cli import main
 from spla.csr import INT32_MAX, CSRMatrix, index_dtype_for
+from spla.planning.stats import host_row_lengths
 from spla.io import cache, mmio
 
 WIDE = 2**31 + 5  # a dimension no int32 can index
@@ -83,7 +84,7 @@ def test_analysis_sums_row_lengths_in_int64():
 def test_row_lengths_of_an_int32_matrix_come_out_int64():
     A = CSRMatrix.from_scipy(sp.random(50, 40, density=0.2, format="csr", random_state=1))
     assert A.index_dtype == np.int32
-    assert A.row_lengths().dtype == np.int64 and analysis.host_row_lengths(A).dtype == np.int64
+    assert A.row_lengths().dtype == np.int64 and host_row_lengths(A).dtype == np.int64
 
 
 # ===================================================================== GPU memory, without a GPU
