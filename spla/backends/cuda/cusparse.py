@@ -1,0 +1,158 @@
+"""The cuSPARSE anchors: SpMV and SpMM with descriptors and work buffer built once per matrix.
+
+spla's kernels are measured against cuSPARSE called the lean way (a matrix
+descriptor, dense descriptors re-pointed only when the caller's arrays move,
+one work buffer), so the comparison is kernel against kernel; and against
+``cupyx.scipy.sparse.csr_matrix @ x`` (:func:`cupyx_matrix`), cuSPARSE as a
+CuPy user calls it. Both live here so SpMV and SpMM share one set-up.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...device import require_cupy
+from ...errors import KernelError
+
+# cusparseSpMVAlg_t values from cusparse.h (CuPy's bindings do not name all of them).
+SPMV_ALGORITHMS = {"default": 0, "csr_alg1": 2, "csr_alg2": 3}
+# cusparseOrder_t: CUSPARSE_ORDER_ROW is 2 in cusparse.h, for bindings that do not export the name
+ORDER_ROW = 2
+
+
+def _libraries():
+    from cupy._core import _dtype
+    from cupy.cuda import device
+    from cupy_backends.cuda.libs import cusparse
+    from cupyx import cusparse as cxs
+
+    return _dtype, device, cusparse, cxs
+
+
+def cupyx_matrix(A):
+    """The cupyx csr_matrix of device matrix A, built once (a CuPy user holds one)."""
+    matrix = A._cache.get("cupyx")
+    if matrix is None:
+        matrix = A._cache["cupyx"] = A.to_cupyx()
+    return matrix
+
+
+def spmv_algorithm(alg) -> int:
+    """The cusparseSpMVAlg_t value of ``alg``: a name of :data:`SPMV_ALGORITHMS` or the enum value."""
+    if isinstance(alg, str):
+        if alg not in SPMV_ALGORITHMS:
+            raise KernelError(f"unknown cuSPARSE SpMV algorithm {alg!r}; expected one of {', '.join(SPMV_ALGORITHMS)}")
+        return SPMV_ALGORITHMS[alg]
+    if int(alg) not in SPMV_ALGORITHMS.values():
+        raise KernelError(f"unknown cusparseSpMVAlg_t value {alg}; expected one of {sorted(SPMV_ALGORITHMS.values())}")
+    return int(alg)
+
+
+class CusparseSpmv:
+    """``out = alpha * A @ x + beta * out`` through ``cusparseSpMV``, set up once for device matrix A.
+
+    The matrix descriptor, both vector descriptors, the work buffer and a
+    default output are built here; a call re-points a vector descriptor only
+    when its array's pointer changed since the last call, so a timing loop
+    over the same x and out is exactly one ``cusparseSpMV``. ``alg`` is
+    ``"default"``, ``"csr_alg1"`` (deterministic) or ``"csr_alg2"``, or the
+    cusparseSpMVAlg_t value.
+    """
+
+    def __init__(self, A, alg="default"):
+        _dtype, device, cusparse, cxs = _libraries()
+        cupy = require_cupy()
+        self.lib = cusparse
+        self.nnz = A.nnz
+        self.matrix = A.to_cupyx()  # keeps the arrays the descriptor points to alive
+        self.handle = device.get_cusparse_handle()
+        self.mat = cxs.SpMatDescriptor.create(self.matrix)
+        self.out = cupy.zeros(A.n_rows, dtype=A.dtype)
+        self._x = cupy.zeros(A.n_cols, dtype=A.dtype)
+        self.vec_x = cxs.DnVecDescriptor.create(self._x)
+        self.vec_y = cxs.DnVecDescriptor.create(self.out)
+        self.x_ptr, self.y_ptr = self._x.data.ptr, self.out.data.ptr
+        self.alpha = np.ones(1, dtype=A.dtype)
+        self.beta = np.zeros(1, dtype=A.dtype)
+        self.compute_type = _dtype.to_cuda_dtype(A.dtype)
+        self.op = cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
+        self.alg = spmv_algorithm(alg)
+        size = cusparse.spMV_bufferSize(self.handle, self.op, self.alpha.ctypes.data, self.mat.desc,
+                                        self.vec_x.desc, self.beta.ctypes.data, self.vec_y.desc,
+                                        self.compute_type, self.alg)
+        self.buffer = cupy.empty(max(1, size), dtype=np.int8)
+
+    def __call__(self, x, out=None, alpha=1.0, beta=0.0):
+        out = self.out if out is None else out
+        if self.nnz == 0:  # cuSPARSE refuses empty matrices on some versions; the answer is beta * out
+            if beta == 0:
+                out.fill(0)
+            else:
+                out *= out.dtype.type(beta)
+            return out
+        lib = self.lib
+        if x.data.ptr != self.x_ptr:
+            lib.dnVecSetValues(self.vec_x.desc, x.data.ptr)
+            self.x_ptr = x.data.ptr
+        if out.data.ptr != self.y_ptr:
+            lib.dnVecSetValues(self.vec_y.desc, out.data.ptr)
+            self.y_ptr = out.data.ptr
+        self.alpha[0], self.beta[0] = alpha, beta
+        lib.spMV(self.handle, self.op, self.alpha.ctypes.data, self.mat.desc, self.vec_x.desc,
+                 self.beta.ctypes.data, self.vec_y.desc, self.compute_type, self.alg, self.buffer.data.ptr)
+        return out
+
+
+class CusparseSpmm:
+    """``out = alpha * A @ X + beta * out`` through ``cusparseSpMM`` with descriptors and buffer built once per (A, k).
+
+    Row-major X and out (``CUSPARSE_ORDER_ROW``), the layout spla's kernels
+    use; the dense descriptors are re-pointed at each call's arrays.
+    """
+
+    def __init__(self, A, x, out):
+        _dtype, device, cusparse, cxs = _libraries()
+        self.lib = cusparse
+        self.matrix = A.to_cupyx()  # keeps the arrays the descriptor points to alive
+        self.handle = device.get_cusparse_handle()
+        self.mat = cxs.SpMatDescriptor.create(self.matrix)
+        self.value_type = _dtype.to_cuda_dtype(A.dtype)
+        self.dense_x = self._dense(x)
+        self.dense_out = self._dense(out)
+        self.alpha = np.ones(1, dtype=A.dtype)
+        self.beta = np.zeros(1, dtype=A.dtype)
+        self.op = cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
+        self.alg = getattr(cusparse, "CUSPARSE_SPMM_ALG_DEFAULT", None)
+        if self.alg is None:
+            self.alg = cusparse.CUSPARSE_MM_ALG_DEFAULT
+        size = cusparse.spMM_bufferSize(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc,
+                                        self.dense_x, self.beta.ctypes.data, self.dense_out,
+                                        self.value_type, self.alg)
+        self.buffer = require_cupy().empty(max(1, size), dtype=np.int8)
+
+    def _dense(self, M):
+        rows, cols = M.shape
+        order = getattr(self.lib, "CUSPARSE_ORDER_ROW", ORDER_ROW)
+        return self.lib.createDnMat(rows, cols, cols, M.data.ptr, self.value_type, order)
+
+    def _point(self, desc, M):
+        set_values = getattr(self.lib, "dnMatSetValues", None)
+        if set_values is None:  # older bindings: a fresh descriptor per call (host work only)
+            self.lib.destroyDnMat(desc)
+            return self._dense(M)
+        set_values(desc, M.data.ptr)
+        return desc
+
+    def __call__(self, x, out, alpha, beta):
+        lib = self.lib
+        self.dense_x = self._point(self.dense_x, x)
+        self.dense_out = self._point(self.dense_out, out)
+        self.alpha[0], self.beta[0] = alpha, beta
+        lib.spMM(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc, self.dense_x,
+                 self.beta.ctypes.data, self.dense_out, self.value_type, self.alg, self.buffer.data.ptr)
+        return out
+
+    def __del__(self):
+        for desc in (getattr(self, "dense_x", None), getattr(self, "dense_out", None)):
+            if desc:
+                self.lib.destroyDnMat(desc)
