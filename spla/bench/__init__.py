@@ -180,7 +180,7 @@ class SpmvCheck:
     magnitude: float
 
     @classmethod
-    def for_matrix(cls, A64, seed: int = 12345) -> "SpmvCheck":
+    def for_matrix(cls, A64, seed: int = 12345) -> SpmvCheck:
         import numpy as np
 
         x = np.random.default_rng(seed).uniform(-1, 1, A64.n_cols).astype(np.float32).astype(np.float64)
