@@ -45,8 +45,8 @@ def kernel_names(device: str, kernel: str) -> list:
     return [GPU_ANCHOR] + [name for name in chosen if name != GPU_ANCHOR]
 
 
-def run_kernel(A_dev, X, name: str, *, dense_gemm: str | None = None):
-    """``A_dev @ X`` on the GPU with a public kernel or a variant, through the CUDA backend's plan hook.
+def run_kernel(A_dev, X, name: str, Y=None, *, alpha=1.0, beta=0.0, dense_gemm: str | None = None):
+    """``alpha * A_dev @ X + beta * Y`` on the GPU with a public kernel or a variant, through the CUDA backend's plan hook.
 
     ``dense_gemm`` forces the GEMM engine of the dense panels (a GEMM kernel
     name or ``"auto"``) for ``adaptive``/``fused`` and their variants.
@@ -56,7 +56,7 @@ def run_kernel(A_dev, X, name: str, *, dense_gemm: str | None = None):
     kernel, options = spmm_kernel(name)
     if dense_gemm is not None:
         options["dense_gemm"] = dense_gemm
-    return cuda_spmm.spmm(A_dev, X, kernel=kernel, **options)
+    return cuda_spmm.spmm(A_dev, X, Y, alpha=alpha, beta=beta, kernel=kernel, **options)
 
 
 def plan_for(A_dev, k: int, name: str = "auto", **options) -> planning.SpmmPlan:

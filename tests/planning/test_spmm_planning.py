@@ -13,6 +13,7 @@ from spla.errors import KernelError
 from spla.planning import gemm as G
 from spla.planning import spmm as P
 
+
 # ------------------------------------------------------- host-side scheduling
 def _assert_partition(n_rows, groups, long_rows, dense_rows):
     every = np.concatenate([g.rows for g in groups] + [long_rows, np.asarray(dense_rows, np.int64)])
