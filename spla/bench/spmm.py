@@ -205,3 +205,38 @@ def format_spmm_report(r: dict) -> str:
     if r.get("plan"):
         text += "\nadaptive schedule:\n" + "\n".join("  " + line for line in r["plan"])
     return text
+
+
+# ---------------------------------------------------------------- hooks for scripts/bench_spmm.py
+SMALL_K_MAX = planning.REGK_MAX_K  # fused and regk hold k columns in registers up to this k
+to_json = report.to_json
+
+
+def auto_choice(A_dev, k: int) -> str:
+    """The kernel ``auto`` runs for A at k."""
+    return planning.choose_kernel(A_dev, k)
+
+
+def spmv_auto_choice(A_dev) -> str:
+    """The kernel the SpMV ``auto`` rule runs for A (the SpMV planner's)."""
+    from ..backend import spmv_cuda  # becomes spla.planning.spmv.choose_kernel at the merge
+
+    return spmv_cuda.choose_kernel(A_dev)
+
+
+def split_k_engines() -> list:
+    """GEMM kernels for skinny, long-K products (the dense panels' candidates besides cuBLAS and dbuf)."""
+    from ..planning.gemm import ALL_KERNELS
+
+    return [name for name in ALL_KERNELS if "split" in name]
+
+
+def load_matrix(spec: str, dtype=np.float64):
+    """A generator spec or file as a host CSRMatrix of ``dtype``."""
+    from .. import generators
+
+    if spec.startswith("gen:"):
+        return generators.from_spec(spec, dtype=dtype)
+    from .. import io
+
+    return io.load(spec).astype(dtype)
