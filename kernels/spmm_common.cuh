@@ -22,7 +22,7 @@ template <> struct Vec<double, 2> { using type = double2; };
 
 // The widest load (in elements) that tiles K values exactly: 16 bytes when
 // K * sizeof(T) is a multiple of 16, else 8, else one element. The host
-// (spla/backend/spmm_cuda.py, `_regk_vector_width`) mirrors this rule to check
+// (spla/planning/spmm.py, `regk_vector_width`) mirrors this rule to check
 // pointer and leading-dimension alignment before it enables vector access.
 template <typename T, int K>
 struct RowVector {

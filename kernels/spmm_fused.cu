@@ -1,6 +1,6 @@
 // spmm_fused: the whole adaptive SpMM schedule for k <= 16 in ONE launch.
 //
-// Why: the multi-launch schedule (spmm_cuda.run_adaptive) issues one launch
+// Why: the multi-launch schedule (backends/cuda/spmm_hybrid.py) issues one launch
 // per plan bin and length class (6-8 on a power-law graph, plus the zeroing
 // of the long rows), and launches on one stream run back to back, so every
 // class pays its own tail: the launch waits for its slowest warp (a 1,000-nnz

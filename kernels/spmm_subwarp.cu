@@ -15,7 +15,7 @@
 // the host picks (CL, J) as for spmm_warp.cu (`warp_shape`), a k wider than
 // one tile is split over blockIdx.y.
 //
-// Constraints (asserted on the host, spla/backend/spmm_cuda.py):
+// Constraints (asserted on the host, spla/backends/cuda/spmm_launch.py):
 //   blockDim.x is a multiple of 32 (so groups never straddle warps);
 //   row-major X and out; VEC > 1 needs k % VEC == 0, ldx, ldo, ldy multiples
 //   of VEC and x, out, y_in aligned to VEC * sizeof(T) bytes;

@@ -22,7 +22,7 @@
 // the whole row (row_ids[i] when use_row_ids, else i) and the warp writes
 // alpha * sum + beta * y_in, reading y_in only when use_y_in.
 //
-// Constraints (asserted on the host, spla/backend/spmm_cuda.py):
+// Constraints (asserted on the host, spla/backends/cuda/spmm_launch.py):
 //   blockDim.x is a multiple of 32; X and out are row-major (ldx, ldo);
 //   VEC > 1 needs k % VEC == 0, ldx, ldo, ldy multiples of VEC and x, out,
 //   y_in aligned to VEC * sizeof(T) bytes; gridDim.y * CL*VEC*J >= k.

@@ -32,9 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spla import cuda  # noqa: E402
+from spla.bench import gemm as gemm_bench  # noqa: E402
 from spla.errors import SplaError  # noqa: E402
-from spla.cli import gemm as gemm_cli  # noqa: E402
 
 MAIN_SIZES = [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192), (16384, 64, 4096)]
 PANEL_SIZES = [(2000, 8, 100_000), (2000, 32, 100_000)]
@@ -100,19 +99,18 @@ def cublas_tf32(sizes, timeout_s=150):
 def run_gpu(args):
     import cupy
 
-    from spla.backend import gemm_cuda
-
-    names = [name for name in list(gemm_cuda.KERNELS) + list(gemm_cuda.EXTRA_KERNELS) + [AUTO_ROW]
-             if name not in args.skip]
-    results = {"gpu": cuda.device_name(), "cupy": cupy.__version__, "python": platform.python_version(),
+    # the registry (the path, then the kernels auto chooses), the benchmark variants, then auto
+    names = [name for name in gemm_bench.gemm_names() if name != AUTO_ROW] + [AUTO_ROW]
+    names = [name for name in names if name not in args.skip]
+    results = {"gpu": gemm_bench.device_name(), "cupy": cupy.__version__, "python": platform.python_version(),
                "date": datetime.datetime.now().isoformat(timespec="seconds"), "sizes": {}, "skipped": []}
     rate = {}  # TFLOP/s at the previous size: the estimate for the next one
     for size in SIZES:
         m, n, k = size
         started = time.perf_counter()
-        A, B = gemm_cli.random_operands(m, n, k, cupy, seed=0)
+        A, B = gemm_bench.random_operands(m, n, k, cupy, seed=0)
         reference = cupy.matmul(A.astype(cupy.float64), B.astype(cupy.float64))
-        anchor = gemm_cli.measure_gpu("cublas", A, B, reference, repeat=args.repeat, budget_s=args.budget)
+        anchor = gemm_bench.measure_gpu("cublas", A, B, reference, repeat=args.repeat, budget_s=args.budget)
         rows = {}
         for name in names:
             if name in EXTRA_AT and size not in EXTRA_AT[name]:
@@ -128,7 +126,7 @@ def run_gpu(args):
                                               f"(from {rate[name]:.2f} TFLOP/s at the previous size)")
                     continue
                 try:
-                    row = gemm_cli.measure_gpu(name, A, B, reference, repeat=args.repeat, budget_s=args.budget)
+                    row = gemm_bench.measure_gpu(name, A, B, reference, repeat=args.repeat, budget_s=args.budget)
                 except SplaError as exc:  # e.g. tf32_wgmma without an sm_90a build: a row, not a crash
                     row = {"kernel": name, "error": str(exc), "ms": None, "tflops": None,
                            "rel_fro_err": float("inf")}
@@ -208,10 +206,10 @@ def main(argv=None):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    if cuda.gpu_available():
+    if gemm_bench.gpu_available():
         results = run_gpu(args)
     else:
-        report = gemm_cli.run(1024, 1024, 1024, ["numpy"], repeat=3, device="cpu")
+        report = gemm_bench.run(1024, 1024, 1024, ["numpy"], repeat=3, device="cpu")
         results = {"gpu": None, "date": datetime.datetime.now().isoformat(timespec="seconds"),
                    "note": report["note"], "skipped": [],
                    "sizes": {"1024x1024x1024": {"m": 1024, "n": 1024, "k": 1024, "cublas_tflops": None,

@@ -53,7 +53,7 @@ KERNELS = ["auto", "regk", "subwarp", "warp", "adaptive", "fused", "fused16", "c
 SMALL_K_ONLY = {"regk", "fused", "fused16"}  # past k = 16 fused runs the adaptive schedule: not re-measured
 # (label, kernel, panel engine, family): "vs no dense path" compares within a family
 # (the same sparse schedule with and without the panel). Split-K GEMM-core
-# kernels, when spla.backend.gemm_cuda has them, get rows of their own (_split_k_engines).
+# kernels get rows of their own (spla.bench.spmm.split_k_engines).
 HYBRID_RUNS = [("hybrid (cuBLAS panel)", "adaptive", "cublas", "adaptive"),
                ("hybrid (GEMM core dbuf)", "adaptive", "dbuf", "adaptive"),
                ("hybrid (GEMM core regblock)", "adaptive", "regblock", "adaptive"),
@@ -114,36 +114,37 @@ def measure(cupy, run, reference, bench, k, nnz, nbytes):
 
 
 def run_matrix(cupy, name, spec, what, A64, gen_s, log, kernels=KERNELS):
+    import spla
     from spla import bench
-    from spla.backend import spmm_cuda, spmv_cuda
+    from spla.bench import spmm as spmm_bench
 
     m = Matrix(cupy, A64, max(KS))
     A = m.A
     record = {"name": name, "source": spec, "what": what, "shape": list(A.shape), "nnz": A.nnz, "load_s": gen_s,
               "results": []}
     began = time.perf_counter()
-    schedule = spmm_cuda.schedule_for(A)
+    spmm_bench.plan_for(A, KS[0], "adaptive")
     record["schedule_s"] = time.perf_counter() - began
     x1 = cupy.ascontiguousarray(m.x(cupy, 1)[:, 0])
     spmv_ref = m.cupyx64 @ x1.astype(np.float64)
     spmv_bytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize)
-    spmv_row = measure(cupy, lambda: ops_spmv.spmv(A, x1, kernel="auto"), spmv_ref, bench, 1,
+    spmv_row = measure(cupy, lambda: spla.spmv(A, x1, kernel="auto"), spmv_ref, bench, 1,
                        A.nnz, spmv_bytes)
-    record["spmv_auto"] = {**spmv_row, "kernel": rules.choose_kernel(A)}
+    record["spmv_auto"] = {**spmv_row, "kernel": spmm_bench.spmv_auto_choice(A)}
     if spmv_row["status"] != "ok":
         log(f"  {name} auto SpMV: {spmv_row['status'].upper()} {spmv_row.get('message', spmv_row.get('rel_error'))}")
     for k in KS:
         X = m.x(cupy, k)
         reference = m.reference(cupy, k)
         nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize, k=k)
-        record[f"auto_k{k}"] = spmm_cuda.choose_kernel(A, k)
-        record[f"schedule_k{k}"] = schedule.summary(k, A.dtype)
-        if k <= spmm_cuda.REGK_MAX_K:
-            record[f"fused_schedule_k{k}"] = spmm_cuda.fused_for(A).summary(k, A.dtype)
+        record[f"auto_k{k}"] = spmm_bench.auto_choice(A, k)
+        record[f"schedule_k{k}"] = spmm_bench.plan_for(A, k, "adaptive").summary()
+        if k <= spmm_bench.SMALL_K_MAX:
+            record[f"fused_schedule_k{k}"] = spmm_bench.plan_for(A, k, "fused").summary()
         for kernel in kernels:
-            if kernel in SMALL_K_ONLY and k > spmm_cuda.REGK_MAX_K:
+            if kernel in SMALL_K_ONLY and k > spmm_bench.SMALL_K_MAX:
                 continue
-            row = measure(cupy, lambda: spmm_cuda.spmm(A, X, kernel=kernel), reference, bench, k, A.nnz, nbytes)
+            row = measure(cupy, lambda: spmm_bench.run_kernel(A, X, kernel), reference, bench, k, A.nnz, nbytes)
             row.update(kernel=kernel, k=k)
             record["results"].append(row)
             if row["status"] != "ok":
@@ -169,16 +170,16 @@ def _speedups(record, k):
 
 def run_hybrid(cupy, name, spec, what, A64, gen_s, log):
     from spla import bench
-    from spla.backend import spmm_cuda
+    from spla.bench import spmm as spmm_bench
 
     m = Matrix(cupy, A64, max(KS))
     A = m.A
     began = time.perf_counter()
-    schedule = spmm_cuda.schedule_for(A)
-    sparse_schedule = spmm_cuda.schedule_for(A, dense=False)
+    schedule = spmm_bench.plan_for(A, KS[0], "adaptive").schedule
+    spmm_bench.plan_for(A, KS[0], "adaptive-sparse")
     record = {"name": name, "source": spec, "what": what, "shape": list(A.shape), "nnz": A.nnz, "load_s": gen_s,
               "schedule_s": time.perf_counter() - began, "dense_rows": schedule.dense_rows,
-              "panels": [{"rows": int(p.host_rows.size), "cols": p.col_end - p.col_begin, "density": p.density}
+              "panels": [{"rows": int(p.rows.size), "cols": p.col_end - p.col_begin, "density": p.density}
                          for p in schedule.panels], "results": []}
     if not schedule.panels:
         log(f"  {name}: the plan routed no rows to the dense panel; the hybrid comparison is void")
@@ -186,22 +187,21 @@ def run_hybrid(cupy, name, spec, what, A64, gen_s, log):
         X = m.x(cupy, k)
         reference = m.reference(cupy, k)
         nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize, k=k)
-        record[f"schedule_k{k}"] = schedule.summary(k, A.dtype)
-        record[f"sparse_schedule_k{k}"] = sparse_schedule.summary(k, A.dtype)
-        runs = HYBRID_RUNS + [(f"hybrid (GEMM core {e})", "adaptive", e, "adaptive") for e in _split_k_engines()]
-        if k <= spmm_cuda.REGK_MAX_K:
-            runs += FUSED_HYBRID_RUNS + [(f"fused hybrid (GEMM core {e})", "fused", e, "fused")
-                                         for e in _split_k_engines()]
+        record[f"schedule_k{k}"] = spmm_bench.plan_for(A, k, "adaptive").summary()
+        record[f"sparse_schedule_k{k}"] = spmm_bench.plan_for(A, k, "adaptive-sparse").summary()
+        engines = spmm_bench.split_k_engines()
+        runs = HYBRID_RUNS + [(f"hybrid (GEMM core {e})", "adaptive", e, "adaptive") for e in engines]
+        if k <= spmm_bench.SMALL_K_MAX:
+            runs += FUSED_HYBRID_RUNS + [(f"fused hybrid (GEMM core {e})", "fused", e, "fused") for e in engines]
         runs += [("cuSPARSE (cached)", "cusparse", None, None), ("cuSPARSE (cupyx @)", "cusparse-cupy", None, None)]
         for label, kernel, engine, family in runs:
-            run = (lambda: spmm_cuda.spmm(A, X, kernel=kernel, dense_gemm=engine)) if engine else \
-                (lambda: spmm_cuda.spmm(A, X, kernel=kernel))
+            run = (lambda: spmm_bench.run_kernel(A, X, kernel, dense_gemm=engine)) if engine else \
+                (lambda: spmm_bench.run_kernel(A, X, kernel))
             row = measure(cupy, run, reference, bench, k, A.nnz, nbytes)
             row.update(label=label, kernel=kernel, engine=engine, family=family, k=k)
             if engine:
-                cols = schedule.panels[0].col_end - schedule.panels[0].col_begin if schedule.panels else 0
-                row["engine_runs"] = (spmm_cuda.gemm_core_auto_choice(schedule.dense_rows, k, cols, A.dtype)
-                                      if engine == "auto" else engine)
+                panels = spmm_bench.plan_for(A, k, kernel, dense_gemm=engine).panels
+                row["engine_runs"] = panels[0].name if panels else engine
             record["results"].append(row)
             if row["status"] != "ok":
                 log(f"  {name} k={k} {label}: {row['status'].upper()} {row.get('message', row.get('rel_error'))}")
@@ -220,15 +220,6 @@ def run_hybrid(cupy, name, spec, what, A64, gen_s, log):
     del m
     cupy.get_default_memory_pool().free_all_blocks()
     return record
-
-
-def _split_k_engines():
-    """GEMM-core kernels built for skinny, long-K products (a name with "split"), if the GEMM issue has them."""
-    try:
-        from spla.backend import gemm_cuda
-    except ImportError:
-        return []
-    return [name for name in getattr(gemm_cuda, "ALL_KERNELS", {}) if "split" in name]
 
 
 def summarize(records, hybrid):
@@ -342,7 +333,7 @@ def main(argv=None):
     import cupy
 
     from spla import bench
-    from spla.io import generators
+    from spla.bench import spmm as spmm_bench
 
     def log(text):
         print(text, file=sys.stderr, flush=True)
@@ -357,7 +348,7 @@ def main(argv=None):
     records = []
     for name, spec, what in suite:
         t0 = time.perf_counter()
-        A64 = generators.from_spec(spec, dtype=np.float64)
+        A64 = spmm_bench.load_matrix(spec, np.float64)
         gen_s = time.perf_counter() - t0
         log(f"{name}: {A64.n_rows:,} rows, {A64.nnz:,} nnz (generated in {gen_s:.1f} s)")
         records.append(run_matrix(cupy, name, spec, what, A64, gen_s, log))
@@ -366,7 +357,7 @@ def main(argv=None):
     if not args.only or "hybrid" in args.only:
         name, spec, what = hybrid_entry
         t0 = time.perf_counter()
-        A64 = generators.from_spec(spec, dtype=np.float64)
+        A64 = spmm_bench.load_matrix(spec, np.float64)
         gen_s = time.perf_counter() - t0
         log(f"{name}: {A64.n_rows:,} rows, {A64.nnz:,} nnz (generated in {gen_s:.1f} s)")
         hybrid = run_hybrid(cupy, name, spec, what, A64, gen_s, log)
@@ -377,9 +368,7 @@ def main(argv=None):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "bench_spmm.json"
-    from spla.report import to_json
-
-    path.write_text(to_json(result))
+    path.write_text(spmm_bench.to_json(result))
     log(f"wrote {path} ({meta['wall_s']:.0f} s)")
     print(markdown(records, hybrid, summary, meta))
     return 0

@@ -22,9 +22,9 @@ _LAZY = {
     "load": ("spla.io", "load"),
     "analyze": ("spla.analysis", "analyze"),
     "spmv": ("spla.ops.spmv", "spmv"),
-    "spmm": ("spla.matmat", "spmm"),
-    "gemm": ("spla.dense", "gemm"),
-    "gemv": ("spla.dense", "gemv"),
+    "spmm": ("spla.ops.spmm", "spmm"),
+    "gemm": ("spla.ops.gemm", "gemm"),
+    "gemv": ("spla.ops.gemm", "gemv"),
     "pagerank": ("spla.graph", "pagerank"),
     "linalg": ("spla.linalg", None),
 }

@@ -2,7 +2,7 @@
 NaN/Inf propagation and empty matrices through every SpMV/SpMM kernel, memory errors.
 
 Every test is marked ``gpu`` (skipped without CuPy and a device). Kernel names come
-from ``spla.backend.rules.KERNELS`` and ``spla.backend.spmm_cuda.KERNELS``.
+from ``spla.planning.spmv.KERNELS`` and ``spla.planning.spmm.KERNELS``.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ def _spmv_kernels():
 
 
 def _spmm_kernels():
-    from spla.backend import spmm_cuda
+    from spla.planning import spmm as spmm_planning
 
-    return list(spmm_cuda.KERNELS)
+    return list(spmm_planning.KERNELS)
 
 
 def assert_same_special_values(got, want, rtol):

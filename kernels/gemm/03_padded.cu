@@ -4,9 +4,9 @@
 // that it then reads down a column is padded to [32][33].
 // Step 2's warp reads As[ty][k] (one address: a broadcast) and Bs[k][tx] (32
 // consecutive words), so it has no bank conflicts for padding to remove; a
-// first version of this step that only padded step 2's arrays was slower
-// (6.9 vs 8.3 TFLOP/s at 4096^3, H200): 33-word rows break the 16-byte
-// alignment that lets the compiler fetch As[ty][k .. k + 3] as one broadcast.
+// version that only padded step 2's arrays would be slower: 33-word rows
+// break the 16-byte alignment that lets the compiler fetch As[ty][k .. k + 3]
+// as one broadcast.
 // Here lane tx owns row tx of the 32 x 32 output tile and ty (8 warps) picks
 // 4 consecutive columns 4 ty .. 4 ty + 3. Per k a thread reads one A value
 // As[tx][k] and one 16-byte broadcast Bs[k][4 ty .. + 3] and does 4 FMAs:
@@ -15,11 +15,10 @@
 // padded [32][33] array puts lane tx on bank (tx + k) % 32, conflict-free.
 // Bs is walked along rows and keeps 16-byte aligned, unpadded rows.
 //
-// Bank-conflict demonstration (registry extras): spla_gemm_padded<0> is this
-// step without the pad; spla_gemm_transposed_b<32, 0 | 1> is step 2 with the
-// B tile stored transposed (Bt[n][k], read down a column), unpadded or padded.
-// Measured (H200, 4096^3, 2026-12-02): padded<1> 18.1 TFLOP/s (step 2:
-// 8.3), padded<0> 6.2; transposed_b<32, 0> 1.7, transposed_b<32, 1> 6.9.
+// Bank-conflict demonstration (benchmark variants, spla/bench/variants.py):
+// spla_gemm_padded<0> is this step without the pad; spla_gemm_transposed_b<32,
+// 0 | 1> is step 2 with the B tile stored transposed (Bt[n][k], read down a
+// column), unpadded or padded. See BENCHMARKS.md for their rates.
 //
 // Tiles load with plain coalesced loads (lanes walk k for A, n for B),
 // zero-filled at the edges as in step 2.

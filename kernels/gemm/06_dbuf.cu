@@ -21,8 +21,7 @@
 // A and B; the host pads otherwise) and K > 0: the first tile's copies are
 // issued unconditionally (a guard there costs registers and spills), so the
 // host handles K == 0 (C = beta * C) itself.
-// Measured (H200, 2026-12-02, TFLOP/s): 45.4 at 4096^3 (cuBLAS 49.0, 93%),
-// 45.9 at 8192^3 (90%); regblock 38.4.
+// See BENCHMARKS.md for its rate against regblock and cuBLAS.
 //
 // The same idea for small grids: spla_gemm_dbuf64 (registry "dbuf64", the
 // "auto" choice when 128 x 128 tiles leave SMs idle), at the end of this file.
@@ -204,11 +203,8 @@ __global__ void __launch_bounds__(DB_THREADS, 2)
 //    lanes sharing a row read one address (a broadcast).
 //  * With nothing to transpose the pipeline is STAGES deep (STAGES - 1
 //    k-tiles in flight, as in 07_tf32.cu), still one __syncthreads per k-tile.
-// A 128 x 128 version of this kernel was slower than spla_gemm_dbuf (36.3
-// TFLOP/s with 3 stages, 39.1 with 4, at 4096^3) and was dropped; the 64 x 64
-// one won where grids are small. Measured (H200, 2026-12-02, TFLOP/s):
-// 25.3 at 1024^3 (vec4 19.4, dbuf 18.1), 28.4 at 16384 x 64 x 4096 (vec4
-// 20.1, dbuf 20.0), 38.6 at 4096^3.
+// At 128 x 128 this layout is slower than spla_gemm_dbuf; at 64 x 64 it
+// wins where grids are small (see BENCHMARKS.md).
 // Tile: 64 threads; dynamic shared memory STAGES * (64 * (BK + 4) + BK * 64)
 // * 4 bytes; __launch_bounds__(64, 4) so it may take ~170 registers without
 // spilling. The k loop is unrolled by 2 (not fully): a full unroll lets the

@@ -29,16 +29,10 @@
 // the tensor core truncates to TF32 (see tf32_operand in gemm_common.cuh):
 // no cvt instruction per fragment element (32 per 32 mma per warp), a
 // truncation bias of ~1e-3 relative in C.
-// Measured (H200, 2026-12-02, TFLOP/s; cuBLAS TF32 355.2 at 4096^3, 388.5 at
-// 8192^3): "tf32" 141.03 at 4096^3 (40%), 132.15 at 8192^3, 40.17 at 1024^3;
-// "tf32_trunc" 161.41 at 4096^3 (+14%: no cvt), 137.63 at 8192^3. The per-warp
-// fragment loads from shared memory set the pace, not the tensor cores;
-// 09_tf32_wgmma.cu removes them. Tried and dropped: 8 warps of 64 x 32 (130),
-// a 256 x 128 tile (126), BK = 16 with 4 stages (131), and a second version
-// (ldmatrix A fragments, renumbered float4 B loads, L2-grouped block order)
-// that gave 131-145 TFLOP/s at 4096^3 and 8192^3, no better than this one.
-// 3 blocks per SM (<= 168 registers, BK = 16) spills 30-120 bytes with
-// 64 x 64 warp tiles, so it was not registered.
+// The per-warp fragment loads from shared memory set the pace, not the
+// tensor cores; 09_tf32_wgmma.cu removes them. 3 blocks per SM (<= 168
+// registers) would spill with 64 x 64 warp tiles, hence 2. See BENCHMARKS.md
+// for the rates of "tf32" and "tf32_trunc" against cuBLAS TF32.
 #include "gemm/gemm_common.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool ROUND = true>

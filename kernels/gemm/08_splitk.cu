@@ -4,8 +4,8 @@
 // The shape it is for: the SpMM hybrid path multiplies a dense row panel
 // (M = 2,000 rows, K = 100,000 columns) by X (K x N, N = 8 or 32). With one
 // block per output tile and all of K inside the block, 128 x 128 tiles give
-// 16 blocks on 132 SMs: dbuf took 10.6 ms where cuBLAS takes ~0.3 ms (H200,
-// 2026-12-02). The product is bound by reading A (800 MB) once.
+// 16 blocks on 132 SMs, leaving most of the GPU idle, while the product is
+// bound by reading A (800 MB) once. See BENCHMARKS.md.
 //
 // Changed from the tile kernels (06_dbuf.cu): the grid gets a third
 // dimension. Block z multiplies k-tiles [z * tiles_per_slice, (z + 1) *

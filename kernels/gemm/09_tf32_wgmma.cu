@@ -7,9 +7,8 @@
 // which to round them); the tensor cores use the TF32 part (sign, exponent,
 // top 10 mantissa bits). Relative error in C ~1e-3 (as "tf32_trunc").
 //
-// Measured (H200, 2026-12-02, TFLOP/s, the B transpose included): 326.69 at
-// 4096^3 (92% of cuBLAS TF32, 355.2), 297.59 at 8192^3 (77% of 388.5), 43.69
-// at 1024^3; step 7 gave 141.03 ("tf32") and 161.41 ("tf32_trunc") at 4096^3.
+// See BENCHMARKS.md for its rate (the B transpose included) against cuBLAS
+// TF32 and step 7.
 //
 // Why it wins: a warpgroup reads both operands from shared memory through
 // descriptors, so there are no per-warp fragment loads. Step 7 (mma.sync

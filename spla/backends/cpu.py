@@ -29,3 +29,33 @@ def _axpby(result, y, alpha, beta, dtype, out=None):
         return result
     out[...] = result
     return out
+
+
+def gemm(A, B, C=None, alpha=1.0, beta=0.0, out=None):
+    """``alpha * A @ B + beta * C`` with NumPy's matmul in the result dtype of A and B.
+
+    ``out`` (default: C, else a new array) is written in place and returned;
+    C is read only when ``beta != 0``.
+    """
+    dtype = np.result_type(A.dtype, B.dtype)
+    product = np.asarray(np.matmul(A.astype(dtype, copy=False), B.astype(dtype, copy=False)), dtype=dtype)
+    if out is None:
+        out = C if C is not None else np.empty(product.shape, dtype=dtype)
+    return _write_scaled(product, out, C, alpha, beta)
+
+
+def gemv(M, x, y=None, alpha=1.0, beta=0.0, out=None):
+    """``alpha * M @ x + beta * y`` in M's dtype; ``out`` (default: y) is written and returned."""
+    product = np.asarray(M @ x.astype(M.dtype, copy=False), dtype=M.dtype)
+    if out is None:
+        out = y if y is not None else np.empty(product.shape, dtype=M.dtype)
+    return _write_scaled(product, out, y, alpha, beta)
+
+
+def _write_scaled(product, out, c, alpha, beta):
+    """out = alpha * product + beta * c, never reading c when beta == 0."""
+    product *= product.dtype.type(alpha)
+    if beta != 0:
+        product += product.dtype.type(beta) * c
+    out[...] = product
+    return out

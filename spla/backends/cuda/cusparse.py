@@ -1,11 +1,10 @@
-"""cuSPARSE as the anchor every spla kernel is measured beside, and the cupyx cache.
+"""The cuSPARSE anchors: SpMV and SpMM with descriptors and work buffer built once per matrix.
 
-:func:`spmv_anchor` is the *lean* call: the matrix descriptor, both vector
-descriptors and the work buffer are built once per matrix; a call re-points a
-vector descriptor only when its pointer changed, and writes into the caller's
-preallocated output. ``CUSPARSE_SPMV_CSR_ALG1`` (CuPy's enum value 2) and the
-deterministic ``CSR_ALG2`` (value 3, which CuPy does not name) are both
-available; benchmarks take the faster per matrix.
+spla's kernels are measured against cuSPARSE called the lean way (a matrix
+descriptor, dense descriptors re-pointed only when the caller's arrays move,
+one work buffer), so the comparison is kernel against kernel; and against
+``cupyx.scipy.sparse.csr_matrix @ x`` (:func:`cupyx_matrix`), cuSPARSE as a
+CuPy user calls it. Both live here so SpMV and SpMM share one set-up.
 """
 
 from __future__ import annotations
@@ -13,74 +12,163 @@ from __future__ import annotations
 import numpy as np
 
 from ...device import require_cupy
+from ...errors import KernelError
 
-# cusparseSpMVAlg_t values (cusparse.h): CuPy names ALG1 but not ALG2.
-CSR_ALG1 = 2
-CSR_ALG2 = 3
-SPMV_ALGORITHMS = {1: CSR_ALG1, 2: CSR_ALG2}
+# cusparseSpMVAlg_t values from cusparse.h (CuPy's bindings do not name all of them).
+SPMV_ALGORITHMS = {"default": 0, "csr_alg1": 2, "csr_alg2": 3}
+# cusparseOrder_t: CUSPARSE_ORDER_ROW is 2 in cusparse.h, for bindings that do not export the name
+ORDER_ROW = 2
+
+
+def _libraries():
+    from cupy._core import _dtype
+    from cupy.cuda import device
+    from cupy_backends.cuda.libs import cusparse
+    from cupyx import cusparse as cxs
+
+    return _dtype, device, cusparse, cxs
 
 
 def cupyx_matrix(A):
-    """A's ``cupyx.scipy.sparse.csr_matrix`` sharing its arrays, built once per matrix."""
+    """The cupyx csr_matrix of device matrix A, built once (a CuPy user holds one)."""
     matrix = A._cache.get("cupyx")
     if matrix is None:
         matrix = A._cache["cupyx"] = A.to_cupyx()
     return matrix
 
 
-class SpmvAnchor:
-    """``cusparseSpMV`` on one matrix: ``anchor(x, out, alpha, beta)`` writes ``out``."""
+def spmv_algorithm(alg) -> int:
+    """The cusparseSpMVAlg_t value of ``alg``: a name of :data:`SPMV_ALGORITHMS` or the enum value."""
+    if isinstance(alg, str):
+        if alg not in SPMV_ALGORITHMS:
+            raise KernelError(f"unknown cuSPARSE SpMV algorithm {alg!r}; expected one of {', '.join(SPMV_ALGORITHMS)}")
+        return SPMV_ALGORITHMS[alg]
+    if int(alg) not in SPMV_ALGORITHMS.values():
+        raise KernelError(f"unknown cusparseSpMVAlg_t value {alg}; expected one of {sorted(SPMV_ALGORITHMS.values())}")
+    return int(alg)
 
-    def __init__(self, A, alg: int = 1):
-        from cupy._core import _dtype
-        from cupy.cuda import device
-        from cupy_backends.cuda.libs import cusparse
-        from cupyx import cusparse as cxs
 
+class CusparseSpmv:
+    """``out = alpha * A @ x + beta * out`` through ``cusparseSpMV``, set up once for device matrix A.
+
+    The matrix descriptor, both vector descriptors, the work buffer and a
+    default output are built here; a call re-points a vector descriptor only
+    when its array's pointer changed since the last call, so a timing loop
+    over the same x and out is exactly one ``cusparseSpMV``. ``alg`` is
+    ``"default"``, ``"csr_alg1"`` or ``"csr_alg2"`` (the deterministic one), or
+    the cusparseSpMVAlg_t value. Launches follow CuPy's current stream, so a
+    call can be captured in a CUDA graph.
+    """
+
+    def __init__(self, A, alg="default"):
+        _dtype, device, cusparse, cxs = _libraries()
         cupy = require_cupy()
         self.lib = cusparse
-        self.cupy = cupy
-        self.matrix = cupyx_matrix(A)  # keeps the arrays the descriptor points to alive
+        self.nnz = A.nnz
+        self.matrix = A.to_cupyx()  # keeps the arrays the descriptor points to alive
         self.handle = device.get_cusparse_handle()
         self.mat = cxs.SpMatDescriptor.create(self.matrix)
-        # placeholder vectors: the descriptors are re-pointed to the caller's arrays
-        self.x_ptr = self.out_ptr = self.stream_ptr = -1
-        self.vec_x = cxs.DnVecDescriptor.create(cupy.empty(A.n_cols, A.dtype))
-        self.vec_y = cxs.DnVecDescriptor.create(cupy.empty(A.n_rows, A.dtype))
+        self.out = cupy.zeros(A.n_rows, dtype=A.dtype)
+        self._x = cupy.zeros(A.n_cols, dtype=A.dtype)
+        self.vec_x = cxs.DnVecDescriptor.create(self._x)
+        self.vec_y = cxs.DnVecDescriptor.create(self.out)
+        self.x_ptr, self.y_ptr = self._x.data.ptr, self.out.data.ptr
+        self.current_stream, self.stream_ptr = cupy.cuda.get_current_stream, -1
         self.alpha = np.ones(1, dtype=A.dtype)
         self.beta = np.zeros(1, dtype=A.dtype)
         self.compute_type = _dtype.to_cuda_dtype(A.dtype)
         self.op = cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
-        self.alg = SPMV_ALGORITHMS[alg]
+        self.alg = spmv_algorithm(alg)
         size = cusparse.spMV_bufferSize(self.handle, self.op, self.alpha.ctypes.data, self.mat.desc,
                                         self.vec_x.desc, self.beta.ctypes.data, self.vec_y.desc,
                                         self.compute_type, self.alg)
         self.buffer = cupy.empty(max(1, size), dtype=np.int8)
-        self.alpha_ptr, self.beta_ptr = self.alpha.ctypes.data, self.beta.ctypes.data
 
-    def __call__(self, x, out, alpha, beta):
+    def __call__(self, x, out=None, alpha=1.0, beta=0.0):
+        out = self.out if out is None else out
+        if self.nnz == 0:  # cuSPARSE refuses empty matrices on some versions; the answer is beta * out
+            if beta == 0:
+                out.fill(0)
+            else:
+                out *= out.dtype.type(beta)
+            return out
         lib = self.lib
-        if x.data.ptr != self.x_ptr:
-            self.x_ptr = x.data.ptr
-            lib.dnVecSetValues(self.vec_x.desc, self.x_ptr)
-        if out.data.ptr != self.out_ptr:
-            self.out_ptr = out.data.ptr
-            lib.dnVecSetValues(self.vec_y.desc, self.out_ptr)
-        stream = self.cupy.cuda.get_current_stream().ptr
-        if stream != self.stream_ptr:  # follow CuPy's current stream (graph capture)
-            self.stream_ptr = stream
+        stream = self.current_stream().ptr
+        if stream != self.stream_ptr:
             lib.setStream(self.handle, stream)
+            self.stream_ptr = stream
+        if x.data.ptr != self.x_ptr:
+            lib.dnVecSetValues(self.vec_x.desc, x.data.ptr)
+            self.x_ptr = x.data.ptr
+        if out.data.ptr != self.y_ptr:
+            lib.dnVecSetValues(self.vec_y.desc, out.data.ptr)
+            self.y_ptr = out.data.ptr
         self.alpha[0], self.beta[0] = alpha, beta
-        lib.spMV(self.handle, self.op, self.alpha_ptr, self.mat.desc, self.vec_x.desc, self.beta_ptr,
-                 self.vec_y.desc, self.compute_type, self.alg, self.buffer.data.ptr)
+        lib.spMV(self.handle, self.op, self.alpha.ctypes.data, self.mat.desc, self.vec_x.desc,
+                 self.beta.ctypes.data, self.vec_y.desc, self.compute_type, self.alg, self.buffer.data.ptr)
         return out
 
 
-def spmv_anchor(A, alg: int | None = None) -> SpmvAnchor:
-    """The lean cuSPARSE SpMV of A with algorithm ``alg`` (1 or 2; default 1), cached on A."""
-    alg = alg or 1
-    key = ("cusparse-spmv", alg)
+def spmv_anchor(A, alg: int | None = None) -> CusparseSpmv:
+    """The lean cuSPARSE SpMV of device matrix A, cached on A: ``alg`` 1 (CSR_ALG1, the
+    default) or 2 (the deterministic CSR_ALG2), as ``kernel="cusparse:1"``/``"cusparse:2"``."""
+    key = ("cusparse-spmv", alg or 1)
     anchor = A._cache.get(key)
     if anchor is None:
-        anchor = A._cache[key] = SpmvAnchor(A, alg)
+        anchor = A._cache[key] = CusparseSpmv(A, "csr_alg2" if alg == 2 else "csr_alg1")
     return anchor
+
+
+class CusparseSpmm:
+    """``out = alpha * A @ X + beta * out`` through ``cusparseSpMM`` with descriptors and buffer built once per (A, k).
+
+    Row-major X and out (``CUSPARSE_ORDER_ROW``), the layout spla's kernels
+    use; the dense descriptors are re-pointed at each call's arrays.
+    """
+
+    def __init__(self, A, x, out):
+        _dtype, device, cusparse, cxs = _libraries()
+        self.lib = cusparse
+        self.matrix = A.to_cupyx()  # keeps the arrays the descriptor points to alive
+        self.handle = device.get_cusparse_handle()
+        self.mat = cxs.SpMatDescriptor.create(self.matrix)
+        self.value_type = _dtype.to_cuda_dtype(A.dtype)
+        self.dense_x = self._dense(x)
+        self.dense_out = self._dense(out)
+        self.alpha = np.ones(1, dtype=A.dtype)
+        self.beta = np.zeros(1, dtype=A.dtype)
+        self.op = cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
+        self.alg = getattr(cusparse, "CUSPARSE_SPMM_ALG_DEFAULT", None)
+        if self.alg is None:
+            self.alg = cusparse.CUSPARSE_MM_ALG_DEFAULT
+        size = cusparse.spMM_bufferSize(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc,
+                                        self.dense_x, self.beta.ctypes.data, self.dense_out,
+                                        self.value_type, self.alg)
+        self.buffer = require_cupy().empty(max(1, size), dtype=np.int8)
+
+    def _dense(self, M):
+        rows, cols = M.shape
+        order = getattr(self.lib, "CUSPARSE_ORDER_ROW", ORDER_ROW)
+        return self.lib.createDnMat(rows, cols, cols, M.data.ptr, self.value_type, order)
+
+    def _point(self, desc, M):
+        set_values = getattr(self.lib, "dnMatSetValues", None)
+        if set_values is None:  # older bindings: a fresh descriptor per call (host work only)
+            self.lib.destroyDnMat(desc)
+            return self._dense(M)
+        set_values(desc, M.data.ptr)
+        return desc
+
+    def __call__(self, x, out, alpha, beta):
+        lib = self.lib
+        self.dense_x = self._point(self.dense_x, x)
+        self.dense_out = self._point(self.dense_out, out)
+        self.alpha[0], self.beta[0] = alpha, beta
+        lib.spMM(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc, self.dense_x,
+                 self.beta.ctypes.data, self.dense_out, self.value_type, self.alg, self.buffer.data.ptr)
+        return out
+
+    def __del__(self):
+        for desc in (getattr(self, "dense_x", None), getattr(self, "dense_out", None)):
+            if desc:
+                self.lib.destroyDnMat(desc)

@@ -21,6 +21,7 @@ from ...errors import KernelError
 from ...planning import adaptive, segmented
 from ...planning.spmv import LANE_WIDTHS, SpmvPlan
 from . import cusparse, dense_panels
+from .gemm import gemv
 from .runtime import INDEX_TYPES, MAX_GRID_X, VALUE_TYPES, KernelSource, ceil_div, template
 
 # Threads per block of the row kernels: whole warps (the warp/vector kernels
@@ -148,8 +149,7 @@ class _AdaptiveState:
         # Zeroed once; the last chunk of each split row resets its counter.
         self.split_counters = cupy.zeros(max(1, n_split), dtype=np.uint32)
         self.chunk = np.int64(plan.thresholds.chunk)
-        self.panels = [dense_panels.DevicePanel(cupy, A, panel.rows, panel.col_begin, panel.col_end, dtype)
-                       for panel in plan.dense_panels]
+        self.panels = dense_panels.gather_panels(A, plan.dense_panels, dtype)
 
 
 class _AdaptiveLauncher(Launcher):
@@ -177,8 +177,9 @@ class _AdaptiveLauncher(Launcher):
     def launch(self, x, out, alpha, beta):
         if self.kernel is not None:
             self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta, *self.tail))
-        for panel in self.panels:
-            panel.gemv_into(x, out, alpha, beta)
+        for panel in self.panels:  # rows dense enough for the GEMV core
+            rows = out[panel.rows] if beta != 0 else self.empty(panel.rows.size, self.dtype)
+            out[panel.rows] = gemv(panel.matrix, x[panel.col_begin:panel.col_end], rows, alpha=alpha, beta=beta)
         return out
 
 

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 import spla
+from spla import generators
 from spla import plan as planner
 from spla.cli import main
 from spla.errors import InputError, KernelError
@@ -20,7 +21,12 @@ from spla.io import generators
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
 
-from spla.backend import spmm_cuda  # noqa: E402  (after the CuPy check)
+from spla.backends.cuda import spmm_launch  # noqa: E402  (after the CuPy check)
+from spla.backends.cuda.gemm import multiprocessor_count  # noqa: E402
+from spla.bench.spmm import run_kernel  # noqa: E402
+from spla.bench.variants import SPMM_VARIANTS  # noqa: E402
+from spla.planning import gemm as G  # noqa: E402
+from spla.planning import spmm as P  # noqa: E402
 
 KS = (1, 2, 3, 4, 7, 8, 16, 33, 128)
 DTYPES = (np.float32, np.float64)
@@ -33,7 +39,17 @@ ALL_KERNELS = SPLA_KERNELS + ("spmv-loop", "cusparse", "cusparse-cupy")
 
 
 def fits(kernel, k):
-    return kernel != "regk" or k <= spmm_cuda.REGK_MAX_K
+    return kernel != "regk" or k <= P.REGK_MAX_K
+
+
+def spmm_any(M, X, *args, kernel, **kw):
+    """spla.spmm for public kernels; the benchmark hook (spla.bench.spmm.run_kernel) for variants."""
+    if kernel not in SPMM_VARIANTS:
+        return spmm_any(M, X, *args, kernel=kernel, **kw)
+    M = spla.as_csr(M).to_device()
+    Y = args[0] if args else kw.pop("Y", None)
+    Y = None if Y is None else cupy.asarray(Y).astype(M.dtype, copy=False)
+    return run_kernel(M, cupy.asarray(X).astype(M.dtype, copy=False), kernel, Y, **kw)
 
 
 def check(Y, A, X, alpha=1.0, beta=0.0, Y0=None):
@@ -76,7 +92,7 @@ def rows_of_lengths(rng, lengths, n_cols, dtype=np.float64):
 
 def run(A, X, *args, kernel, index_dtype=None, **kw):
     M = spla.CSRMatrix.from_scipy(A, index_dtype=index_dtype)
-    return spla.spmm(M, X, *args, kernel=kernel, **kw)
+    return spmm_any(M, X, *args, kernel=kernel, **kw)
 
 
 # -------------------------------------------------------------- random inputs
@@ -104,7 +120,7 @@ def test_int64_indices(rng, kernel, k, dtype):
     X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(dtype))
     M = spla.CSRMatrix.from_scipy(A, index_dtype=np.int64)
     assert M.index_dtype == np.int64
-    check(spla.spmm(M, X, kernel=kernel), A, X)
+    check(spmm_any(M, X, kernel=kernel), A, X)
 
 
 # ----------------------------------------------------------- structured cases
@@ -211,7 +227,7 @@ def test_x_layouts(rng, kernel, k, layout):
 def test_f_order_regk_reads_columns_directly(rng):
     A = mixed_matrix(rng, 300, 900, dtype=np.float32)
     X = cupy.asfortranarray(cupy.asarray(rng.standard_normal((900, 8)).astype(np.float32)))
-    operand = spmm_cuda.as_operand(X, allow_colmajor=True)
+    operand = spmm_launch.as_operand(X, allow_colmajor=True)
     assert operand.colmajor and operand.ld == 900 and operand.array is X
     check(run(A, X, kernel="regk"), A, X)
 
@@ -222,7 +238,7 @@ def test_long_rows_are_segmented(rng):
     lengths[[5, 1234, 2999]] = [5000, 20_000, 1025]
     A = rows_of_lengths(rng, lengths, 200_000, np.float32)  # 2.5-10% dense: not for the dense panel
     M = spla.CSRMatrix.from_scipy(A).to_device()
-    schedule = spmm_cuda.schedule_for(M)
+    schedule = P.hybrid_schedule(M)
     assert set(schedule.long_rows.tolist()) == {5, 1234, 2999}
     assert schedule.n_segments == 5 + 20 + 2 and not schedule.panels
     X = cupy.asarray(rng.standard_normal((A.shape[1], 8)).astype(np.float32))
@@ -239,29 +255,25 @@ def test_fused_long_rows_and_every_class(rng, k, order):
     rng.shuffle(lengths)
     A = rows_of_lengths(rng, lengths, 150_000, np.float32)  # long rows 0.7-3% dense: not for the dense panel
     M = spla.CSRMatrix.from_scipy(A).to_device()
-    fs = spmm_cuda.fused_for(M)
+    fs = P.fused_schedule(M)
     kinds = fs.table[:, 1].tolist()
-    assert kinds[0] == spmm_cuda.FUSED_KIND_SEGMENT and fs.n_long_rows == 2 and not fs.panels
-    assert set(kinds) == {spmm_cuda.FUSED_KIND_SEGMENT, *spmm_cuda.FUSED_SUBS}, "every class is exercised"
+    assert kinds[0] == P.FUSED_KIND_SEGMENT and fs.n_long_rows == 2 and not fs.panels
+    assert set(kinds) == {P.FUSED_KIND_SEGMENT, *P.FUSED_SUBS}, "every class is exercised"
     X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(np.float32), order=order)
     Y0 = cupy.full((A.shape[0], k), cupy.nan, dtype=np.float32)
     check(spla.spmm(M, X, Y0, beta=0.0, kernel="fused"), A, X)
     Y0 = cupy.asarray(rng.standard_normal((A.shape[0], k)).astype(np.float32))
     check(spla.spmm(M, X, Y0, alpha=2.0, beta=-3.0, kernel="fused"), A, X, 2.0, -3.0, Y0)
-    check(spla.spmm(M, X, Y0, alpha=0.5, beta=1.0, kernel="fused16"), A, X, 0.5, 1.0, Y0)
+    check(spmm_any(M, X, Y0, alpha=0.5, beta=1.0, kernel="fused16"), A, X, 0.5, 1.0, Y0)
     # called twice: the cached schedule and functions give the same answer again
-    short = cupy.asarray(lengths <= spmm_cuda.SEGMENT_NNZ)  # segment sums use atomics: order may vary there
+    short = cupy.asarray(lengths <= P.SEGMENT_NNZ)  # segment sums use atomics: order may vary there
     first = spla.spmm(M, X, kernel="fused")
     assert cupy.array_equal(first[short], spla.spmm(M, X, kernel="fused")[short])
 
 
 def _gemm_engines(dtype):
     engines = ["cublas"]
-    try:
-        from spla.backend import gemm_cuda
-    except ImportError:
-        return engines
-    split_k = [name for name in getattr(gemm_cuda, "ALL_KERNELS", {}) if "split" in name]
+    split_k = [name for name in G.ALL_KERNELS if "split" in name]
     return engines + (["regblock", "dbuf"] + split_k if np.dtype(dtype) == np.float32 else [])
 
 
@@ -271,36 +283,35 @@ def test_hybrid_dense_panel(rng, dtype, k):
     A = generators.from_spec("gen:blockdense:20000:30:8192:0.6", dtype=dtype)
     M = A.to_device()
     plan = planner.plan_for(M)
-    schedule = spmm_cuda.schedule_for(M)
+    schedule = P.hybrid_schedule(M)
     assert plan.dense_rows.size == 30, "the plan should route the 30 dense rows to the dense path"
     assert schedule.dense_rows == 30 and schedule.panels
     panel = schedule.panels[0]
     assert panel.density >= plan.thresholds.dense_threshold
     dense_set = set(plan.dense_rows.tolist())
-    assert not any(dense_set & set(g.host_rows.tolist()) for g in schedule.groups), "dense rows run twice"
+    assert not any(dense_set & set(g.rows.tolist()) for g in schedule.groups), "dense rows run twice"
     S = A.to_scipy()
     X = cupy.asarray(rng.standard_normal((A.n_cols, k)).astype(dtype))
     Y0 = cupy.asarray(rng.standard_normal((A.n_rows, k)).astype(dtype))
     for engine in _gemm_engines(dtype):
-        check(spmm_cuda.spmm(M, X, kernel="adaptive", dense_gemm=engine), S, X)
-        check(spmm_cuda.spmm(M, X, Y0, alpha=-1.0, beta=0.5, kernel="adaptive", dense_gemm=engine),
+        check(run_kernel(M, X, "adaptive", dense_gemm=engine), S, X)
+        check(run_kernel(M, X, "adaptive", Y0, alpha=-1.0, beta=0.5, dense_gemm=engine),
               S, X, -1.0, 0.5, Y0)
-    assert not spmm_cuda.schedule_for(M, dense=False).panels
-    check(spla.spmm(M, X, kernel="adaptive-sparse"), S, X)
-    fs = spmm_cuda.fused_for(M)
+    assert not P.hybrid_schedule(M, dense=False).panels
+    check(run_kernel(M, X, "adaptive-sparse"), S, X)
+    fs = P.fused_schedule(M)
     assert fs.panels and not fs.n_long_rows, "fused: the dense rows go to the panel, not to segments"
     listed = set(cupy.asnumpy(fs.row_list).tolist()) if fs.table[:, 1].max() > 0 else set()
     assert not dense_set & listed, "fused: dense rows run twice"
     # the default panel engine (dense_gemm_kernel: the GEMM core's split-K rule or cuBLAS) is what auto runs
-    print("default panel engine:", spmm_cuda.dense_gemm_kernel(30, k, dtype, panel.col_end - panel.col_begin),
-          spmm_cuda.gemm_core_auto_choice(30, k, panel.col_end - panel.col_begin, dtype))
+    print("default panel engine:", P.dense_gemm_kernel(30, k, dtype, panel.width, multiprocessor_count()))
     for engine in _gemm_engines(dtype) + ["auto"]:
-        check(spmm_cuda.spmm(M, X, kernel="fused", dense_gemm=engine), S, X)
-        check(spmm_cuda.spmm(M, X, Y0, alpha=-1.0, beta=0.5, kernel="fused", dense_gemm=engine),
+        check(run_kernel(M, X, "fused", dense_gemm=engine), S, X)
+        check(run_kernel(M, X, "fused", Y0, alpha=-1.0, beta=0.5, dense_gemm=engine),
               S, X, -1.0, 0.5, Y0)
-    assert spmm_cuda.fused_for(M, dense=False).n_long_rows == 30
-    check(spla.spmm(M, X, kernel="fused-sparse"), S, X)
-    check(spla.spmm(M, X, Y0, alpha=-1.0, beta=0.5, kernel="fused-sparse"), S, X, -1.0, 0.5, Y0)
+    assert P.fused_schedule(M, dense=False).n_long_rows == 30
+    check(run_kernel(M, X, "fused-sparse"), S, X)
+    check(run_kernel(M, X, "fused-sparse", Y0, alpha=-1.0, beta=0.5), S, X, -1.0, 0.5, Y0)
     check(spla.spmm(M, X, kernel="auto"), S, X)
 
 
@@ -330,6 +341,6 @@ def test_cli_spmm_all_kernels_on_gpu():
                                                 "--kernel", "all", "--repeat", "3", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)["spmm"]
-    assert {row["kernel"] for row in report["rows"]} >= set(spmm_cuda.KERNELS) - {"auto"}
+    assert {row["kernel"] for row in report["rows"]} >= set(P.KERNELS) - {"auto"}
     assert all(row.get("ok") for row in report["rows"]), [r for r in report["rows"] if not r.get("ok")]
     assert report["plan"]

@@ -4,7 +4,7 @@ The host's constants must be the kernel's; with nvcc present, the file must
 assemble for sm_90a (ptxas checks the wgmma operands and descriptors' use)
 with no register spills and HGMMA-bound PTX, and for plain sm_90 (the CI
 compile test's target) to a body without wgmma. Its numerical checks are the
-GPU tests in test_gemm_gpu.py, which cover every registry entry.
+GPU tests in tests/backends/test_gemm_cuda.py, which cover every registry entry.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ import subprocess
 
 import pytest
 
-from spla import cuda
-from spla.backend import gemm_cuda
+from spla.backends.cuda import gemm as cuda_gemm
+from spla.backends.cuda.runtime import kernel_dir
+from spla.planning import gemm as G
 
 NVCC = shutil.which("nvcc")
-SOURCE = cuda.kernel_dir() / "gemm" / "09_tf32_wgmma.cu"
+SOURCE = kernel_dir() / "gemm" / "09_tf32_wgmma.cu"
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
 
 
@@ -30,29 +31,29 @@ def kernel_constant(name):
 
 
 def test_host_constants_match_the_kernel():
-    entry = gemm_cuda.ALL_KERNELS["tf32_wgmma"]
+    entry = G.ALL_KERNELS["tf32_wgmma"]
     assert entry.tile == (kernel_constant("BM"), kernel_constant("BN"))
-    assert gemm_cuda.WGMMA_BK == kernel_constant("BK")
-    assert gemm_cuda.WGMMA_STAGES == kernel_constant("STAGES")
+    assert G.WGMMA_BK == kernel_constant("BK")
+    assert G.WGMMA_STAGES == kernel_constant("STAGES")
     assert entry.threads == kernel_constant("THREADS")
-    assert gemm_cuda.WGMMA_TRANSPOSE_TILE == kernel_constant("TRANSPOSE_TILE")
+    assert G.WGMMA_TRANSPOSE_TILE == kernel_constant("TRANSPOSE_TILE")
     # STAGES x (A tile + Bt tile) of 128-byte rows, + 1 KB to align the tiles to 1024 bytes.
     assert entry.dynamic_shared == kernel_constant("STAGES") * (kernel_constant("BM") + kernel_constant("BN")) * 128 \
         + 1024
-    assert gemm_cuda.STATIC_SHARED_LIMIT < entry.dynamic_shared <= gemm_cuda.OPT_IN_SHARED_LIMIT
+    assert G.STATIC_SHARED_LIMIT < entry.dynamic_shared <= G.OPT_IN_SHARED_LIMIT
 
 
 def test_registry_entry_is_separate_and_lower_precision():
-    entry = gemm_cuda.ALL_KERNELS["tf32_wgmma"]
-    assert "tf32_wgmma" in gemm_cuda.EXTRA_KERNELS and "tf32_wgmma" not in gemm_cuda.KERNELS
+    entry = G.ALL_KERNELS["tf32_wgmma"]
+    assert "tf32_wgmma" in G.EXTRA_KERNELS and "tf32_wgmma" not in G.KERNELS
     assert entry.precision == "tf32" and entry.tf32_rounding == "truncate" and entry.k_major_b
-    assert "-arch=sm_90a" in entry.source.options
-    assert [name for name, e in gemm_cuda.ALL_KERNELS.items() if e.k_major_b] == ["tf32_wgmma"]
+    assert "-arch=sm_90a" in cuda_gemm.source_of(entry).options
+    assert [name for name, e in G.ALL_KERNELS.items() if e.k_major_b] == ["tf32_wgmma"]
     assert "Changed from step 7" in SOURCE.read_text()
 
 
 def _nvcc(*args, output):
-    command = [NVCC, *args, "-std=c++17", f"-I{cuda.kernel_dir()}", "-o", str(output), str(SOURCE)]
+    command = [NVCC, *args, "-std=c++17", f"-I{kernel_dir()}", "-o", str(output), str(SOURCE)]
     return subprocess.run(command, capture_output=True, text=True, timeout=300)
 
 

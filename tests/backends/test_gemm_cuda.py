@@ -21,13 +21,31 @@ import pytest
 import spla
 
 cupy = pytest.importorskip("cupy")
-from spla.backend import gemm_cuda  # noqa: E402  (needs the importorskip above first)
+from spla.backends.cuda import gemm as cuda_gemm  # noqa: E402  (needs the importorskip above first)
+from spla.bench import variants as V  # noqa: E402
+from spla.planning import gemm as G  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
-ALL_NAMES = list(gemm_cuda.KERNELS) + list(gemm_cuda.EXTRA_KERNELS)
-SPLA_NAMES = [name for name in ALL_NAMES if gemm_cuda.ALL_KERNELS[name].source is not None]
-VECTOR_NAMES = [name for name in SPLA_NAMES if gemm_cuda.ALL_KERNELS[name].vector_loads]
+ENTRIES = {**G.ALL_KERNELS, **V.GEMM_VARIANTS}  # the registry and the benchmark variants: every kernel that runs
+ALL_NAMES = list(ENTRIES)
+SPLA_NAMES = [name for name in ALL_NAMES if ENTRIES[name].is_spla]
+VECTOR_NAMES = [name for name in SPLA_NAMES if ENTRIES[name].vector_loads]
+
+
+def _plan(A, B, kernel):
+    return cuda_gemm.plan(V.gemm_kernel(kernel), np.result_type(A.dtype, B.dtype), (A.shape[0], B.shape[1], A.shape[1]))
+
+
+def run_gemm(A, B, C, *, kernel, alpha=1.0, beta=0.0):
+    """spla.gemm for registry names; the planning/backend hook for benchmark variants."""
+    if kernel not in V.GEMM_VARIANTS:
+        return spla.gemm(A, B, C, alpha=alpha, beta=beta, kernel=kernel)
+    return cuda_gemm.gemm(A, B, C, _plan(A, B, kernel), alpha=alpha, beta=beta)
+
+
+def bind(A, B, C, *, kernel):
+    return cuda_gemm.bind(A, B, C, _plan(A, B, kernel))
 
 # (M, N, K): 1x1x1, a row vector result, odd everything, skinny, tile tails and
 # non-multiples of 4, K = 0, exact tiles, several k-tiles with tails.
@@ -72,7 +90,7 @@ def check_product(name, result, A, B, *, alpha=1.0, beta=0.0, C0=None):
     if beta != 0:
         reference = reference + beta * C0.astype(np.float64)
     k = A.shape[1]
-    entry = gemm_cuda.ALL_KERNELS[name]
+    entry = ENTRIES[name]
     if entry.precision == "tf32":
         error = relative_error(result, reference)
         assert error < 5e-3, f"{name}: relative error {error:.2e} against float64"
@@ -99,7 +117,7 @@ def test_kernel_matches_float64_reference(name, shape, rng):
     M, N, K = shape
     A, B = random(rng, (M, K)), random(rng, (K, N))
     C = cupy.full((M, N), cupy.nan, dtype=cupy.float32)  # beta = 0: must be overwritten, never read
-    returned = gemm_cuda.gemm(cupy.asarray(A), cupy.asarray(B), C, kernel=name)
+    returned = run_gemm(cupy.asarray(A), cupy.asarray(B), C, kernel=name)
     assert returned is C
     check_product(name, C, A, B)
 
@@ -109,7 +127,7 @@ def test_alpha_and_beta(name, rng):
     M, N, K = 67, 45, 38
     A, B, C0 = random(rng, (M, K)), random(rng, (K, N)), random(rng, (M, N))
     C = cupy.asarray(C0)
-    gemm_cuda.gemm(cupy.asarray(A), cupy.asarray(B), C, alpha=1.5, beta=-0.75, kernel=name)
+    run_gemm(cupy.asarray(A), cupy.asarray(B), C, alpha=1.5, beta=-0.75, kernel=name)
     check_product(name, C, A, B, alpha=1.5, beta=-0.75, C0=C0)
 
 
@@ -118,10 +136,10 @@ def test_k_zero_scales_c(name, rng):
     C0 = random(rng, (9, 10))
     C = cupy.asarray(C0)
     A, B = cupy.zeros((9, 0), cupy.float32), cupy.zeros((0, 10), cupy.float32)
-    gemm_cuda.gemm(A, B, C, beta=2.0, kernel=name)
+    run_gemm(A, B, C, beta=2.0, kernel=name)
     np.testing.assert_allclose(cupy.asnumpy(C), 2.0 * C0, rtol=1e-6)
     C = cupy.full((9, 10), cupy.nan, dtype=cupy.float32)
-    gemm_cuda.gemm(A, B, C, beta=0.0, kernel=name)
+    run_gemm(A, B, C, beta=0.0, kernel=name)
     assert not cupy.any(C != 0), f"{name}: K = 0, beta = 0 must give zeros"
 
 
@@ -135,7 +153,7 @@ def test_non_contiguous_operands_and_output(name, rng):
     B_view = cupy.asarray(B_t).T
     C_dev = cupy.asarray(C_big)
     C_view = C_dev[:, ::2]
-    gemm_cuda.gemm(A_view, B_view, C_view, alpha=0.5, beta=2.0, kernel=name)
+    run_gemm(A_view, B_view, C_view, alpha=0.5, beta=2.0, kernel=name)
     check_product(name, C_view, A_big[::2, 1::3], B_t.T, alpha=0.5, beta=2.0, C0=C_big[:, ::2])
     np.testing.assert_array_equal(cupy.asnumpy(C_dev[:, 1::2]), C_big[:, 1::2])  # untouched columns
 
@@ -152,13 +170,13 @@ def test_misaligned_views(name, rng):
     c_buffer = cupy.full(M * N + 1, cupy.nan, dtype=cupy.float32)
     c_view = c_buffer[1:].reshape(M, N)
     assert a_view.flags.c_contiguous and a_view.data.ptr % 16 != 0
-    gemm_cuda.gemm(a_view, cupy.asarray(B), c_view, kernel=name)
+    run_gemm(a_view, cupy.asarray(B), c_view, kernel=name)
     check_product(name, c_view, A, B)
     assert cupy.isnan(c_buffer[0]), "wrote outside C"
 
 
 def test_auto_is_a_float32_kernel_and_float64_goes_to_cublas(rng):
-    assert gemm_cuda.resolve_kernel("auto", np.float32).precision == "fp32"
+    assert G.resolve_kernel("auto", np.float32).precision == "fp32"
     A, B = rng.standard_normal((40, 30)), rng.standard_normal((30, 20))
     C = spla.gemm(cupy.asarray(A), cupy.asarray(B))
     assert isinstance(C, cupy.ndarray) and C.dtype == np.float64
@@ -179,7 +197,7 @@ def test_public_gemm_runs_on_the_gpu(shape, rng):
     A, B = random(rng, (M, K)), random(rng, (K, N))
     C = spla.gemm(cupy.asarray(A), cupy.asarray(B), kernel="auto")
     assert isinstance(C, cupy.ndarray)
-    check_product(gemm_cuda.auto_kernel(np.float32, (M, N, K)), C, A, B)
+    check_product(G.auto_kernel(np.float32, (M, N, K), cuda_gemm.multiprocessor_count()), C, A, B)
 
 
 @pytest.mark.parametrize("name", SPLA_NAMES)
@@ -192,7 +210,7 @@ def test_every_tile_of_a_tall_grid_is_written(name, rng):
     M, N, K = 1157, 300, 40
     A, B = random(rng, (M, K)), random(rng, (K, N))
     C = cupy.full((M, N), cupy.nan, dtype=cupy.float32)
-    gemm_cuda.gemm(cupy.asarray(A), cupy.asarray(B), C, kernel=name)
+    run_gemm(cupy.asarray(A), cupy.asarray(B), C, kernel=name)
     check_product(name, C, A, B)
 
 
@@ -205,9 +223,9 @@ def test_split_k_through_auto(shape, beta, rng):
     # host's C preparation (memset, untouched, scaled). NaN-poisoned C for
     # beta == 0 checks that the memset happens and C is never read.
     M, N, K = shape
-    name = gemm_cuda.auto_kernel(np.float32, shape)
+    name = G.auto_kernel(np.float32, shape, cuda_gemm.multiprocessor_count())
     assert name in ("splitk", "splitk_n8"), name
-    slices, _ = gemm_cuda.split_k_slices(gemm_cuda.ALL_KERNELS[name], M, N, gemm_cuda.round_up4(K))
+    slices, _ = G.split_k_slices(ENTRIES[name], M, N, G.round_up4(K), cuda_gemm.multiprocessor_count())
     assert slices > 8
     A, B = random(rng, (M, K)), random(rng, (K, N))
     C0 = random(rng, (M, N))
@@ -220,7 +238,7 @@ def test_split_k_bind_repeats_without_accumulating(rng):
     # Each call must prepare C again (beta = 0: zeros) before the slices add into it.
     A, B = random(rng, (200, 6000)), random(rng, (6000, 16))
     C = cupy.full((200, 16), cupy.nan, dtype=cupy.float32)
-    launch = gemm_cuda.bind(cupy.asarray(A), cupy.asarray(B), C, kernel="splitk")
+    launch = bind(cupy.asarray(A), cupy.asarray(B), C, kernel="splitk")
     launch()
     launch()
     check_product("splitk", C, A, B)
@@ -229,7 +247,7 @@ def test_split_k_bind_repeats_without_accumulating(rng):
 def test_bind_repeats_the_same_product(rng):
     A, B = random(rng, (130, 70)), random(rng, (70, 90))
     C = cupy.full((130, 90), cupy.nan, dtype=cupy.float32)
-    launch = gemm_cuda.bind(cupy.asarray(A), cupy.asarray(B), C, kernel="regblock")
+    launch = bind(cupy.asarray(A), cupy.asarray(B), C, kernel="regblock")
     launch()
     launch()
     check_product("regblock", C, A, B)
@@ -244,7 +262,7 @@ def test_wgmma_is_built_for_sm90a():
     # The probe kernel of 09_tf32_wgmma.cu says whether NVRTC really produced
     # sm_90a code (else the GEMM kernel only writes NaN).
     wgmma_device_or_skip()
-    gemm_kernel, transpose_kernel = gemm_cuda._wgmma_functions(cupy.cuda.Device().id)
+    gemm_kernel, transpose_kernel = cuda_gemm.wgmma_functions(cupy.cuda.Device().id)
     assert gemm_kernel is not None and transpose_kernel is not None
 
 
@@ -268,7 +286,7 @@ def test_wgmma_is_exact_on_small_integers(shape, rng):
     A = rng.integers(-4, 5, (M, K)).astype(np.float32)
     B = rng.integers(-4, 5, (K, N)).astype(np.float32)
     C = cupy.full((M, N), cupy.nan, dtype=cupy.float32)
-    gemm_cuda.gemm(cupy.asarray(A), cupy.asarray(B), C, kernel="tf32_wgmma")
+    run_gemm(cupy.asarray(A), cupy.asarray(B), C, kernel="tf32_wgmma")
     result, expected = cupy.asnumpy(C), A @ B
     assert np.array_equal(result, expected), describe_mismatch(result, expected)
 
@@ -281,7 +299,7 @@ def test_wgmma_large_grids_alpha_beta(shape, beta, rng):
     M, N, K = shape
     A, B, C0 = random(rng, (M, K)), random(rng, (K, N)), random(rng, (M, N))
     C = cupy.full((M, N), cupy.nan, dtype=cupy.float32) if beta == 0 else cupy.asarray(C0)
-    gemm_cuda.gemm(cupy.asarray(A), cupy.asarray(B), C, alpha=0.5, beta=beta, kernel="tf32_wgmma")
+    run_gemm(cupy.asarray(A), cupy.asarray(B), C, alpha=0.5, beta=beta, kernel="tf32_wgmma")
     check_product("tf32_wgmma", C, A, B, alpha=0.5, beta=beta, C0=C0)
 
 
@@ -291,7 +309,7 @@ def test_wgmma_bind_sees_a_changed_b(rng):
     A, B = random(rng, (256, 96)), random(rng, (96, 300))
     A_dev, B_dev = cupy.asarray(A), cupy.asarray(B)
     C = cupy.full((256, 300), cupy.nan, dtype=cupy.float32)
-    launch = gemm_cuda.bind(A_dev, B_dev, C, kernel="tf32_wgmma")
+    launch = bind(A_dev, B_dev, C, kernel="tf32_wgmma")
     launch()
     check_product("tf32_wgmma", C, A, B)
     B_dev *= -2.0

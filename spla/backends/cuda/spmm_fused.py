@@ -1,0 +1,107 @@
+"""SpMM ``fused``: a :class:`~spla.planning.spmm.FusedSchedule` as one launch (kernels/spmm_fused.cu).
+
+The schedule's class table, row list and segments are uploaded once and
+cached on the matrix; a call inits the segmented rows (``beta * Y`` or 0,
+spla_spmm_init_rows), launches the fused grid, then runs the dense panels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...device import require_cupy
+from ...planning import spmm as planning
+from ...planning.spmm import BLOCK, REGK_K
+from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, grid_1d, template
+from .spmm_hybrid import device_panels, run_panels
+from .spmm_launch import Operand, regk_vec_ok, scalar, types
+
+
+def fused_name(value, index, k_reg, colmajor) -> str:
+    return template("spla_spmm_fused", value, index, k_reg, bool(colmajor))
+
+
+def init_rows_name(value, index) -> str:
+    return template("spla_spmm_init_rows", value, index)
+
+
+FUSED_SOURCES = {
+    (value, index, colmajor): KernelSource("spmm_fused.cu", [
+        fused_name(value, index, k_reg, colmajor) for k_reg in REGK_K] + [init_rows_name(value, index)])
+    for value in VALUE_TYPES for index in INDEX_TYPES for colmajor in (False, True)
+}
+
+
+@dataclass(frozen=True)
+class _DeviceFused:
+    table: Any
+    row_list: Any
+    seg_row: Any          # device segment arrays (placeholders when there are none)
+    seg_begin: Any
+    seg_end: Any
+    long_rows: Any        # device ids of the segmented rows, or None
+    panels: list
+
+
+def _upload(A, schedule: planning.FusedSchedule) -> _DeviceFused:
+    key = ("device", schedule.key)
+    if key not in A._cache:
+        cupy = require_cupy()
+        placeholder = A.indptr[:1]
+        seg_row = seg_begin = seg_end = placeholder
+        if schedule.segments is not None:
+            rows_of_seg, begins, ends = schedule.segments
+            seg_row = cupy.asarray(rows_of_seg.astype(A.index_dtype))
+            seg_begin, seg_end = cupy.asarray(begins), cupy.asarray(ends)
+        row_list = (cupy.asarray(schedule.row_list.astype(A.index_dtype)) if schedule.row_list.size
+                    else placeholder)
+        long_rows = cupy.asarray(schedule.long_rows.astype(A.index_dtype)) if schedule.long_rows.size else None
+        A._cache[key] = _DeviceFused(cupy.asarray(schedule.table), row_list, seg_row, seg_begin, seg_end,
+                                     long_rows, device_panels(A, schedule.panels))
+    return A._cache[key]
+
+
+class FusedLauncher:
+    """A bound ``fused`` plan (k <= 16): ``launcher(x, k, out, y_in, alpha, beta)``; reads row- or column-major X."""
+
+    allow_colmajor = True
+
+    def __init__(self, A, plan: planning.SpmmPlan):
+        self.A = A
+        self.plan = plan
+        assert isinstance(plan.schedule, planning.FusedSchedule)
+        self.schedule = plan.schedule
+        self.state = _upload(A, plan.schedule)
+        self.functions: dict = {}  # colmajor -> (fused, init_rows), compiled on first use of that layout
+
+    def _functions(self, colmajor: bool):
+        if colmajor not in self.functions:
+            value, index = types(self.A)
+            source = FUSED_SOURCES[(value, index, colmajor)]
+            k_reg = planning.next_pow2(self.plan.k)
+            self.functions[colmajor] = (source.function(fused_name(value, index, k_reg, colmajor)),
+                                        source.function(init_rows_name(value, index)))
+        return self.functions[colmajor]
+
+    def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta):
+        A, fs, state = self.A, self.schedule, self.state
+        fused, init_rows = self._functions(x.colmajor)
+        vec_ok = regk_vec_ok(A, x, k, out, y_in)
+        alpha_t, beta_t = scalar(A, alpha), scalar(A, beta)
+        ldo = np.int64(out.shape[1])
+        y_array = out if y_in is None else y_in.array
+        ldy = np.int64(0 if y_in is None else y_in.ld)
+        use_y = np.int32(y_in is not None)
+        if fs.n_long_rows:
+            init_rows((grid_1d(fs.n_long_rows * k, BLOCK),), (BLOCK,), (
+                state.long_rows, np.int64(fs.n_long_rows), np.int64(k), beta_t, y_array, ldy, use_y, out, ldo))
+        if fs.n_blocks:
+            fused((fs.n_blocks,), (BLOCK,), (
+                A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
+                state.table, np.int32(fs.table.shape[0]), state.row_list, state.seg_row, state.seg_begin,
+                state.seg_end, np.int32(vec_ok), alpha_t, beta_t, y_array, ldy, use_y, out, ldo))
+        if state.panels:
+            run_panels(A, state.panels, self.plan.panels, x, k, out, y_in, alpha, beta)

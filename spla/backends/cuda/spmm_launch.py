@@ -1,0 +1,189 @@
+"""SpMM kernel declarations and single launches: regk, warp, subwarp (kernels/spmm_*.cu).
+
+Every function here launches exactly what it is told; the shapes (lanes per
+row, column tiles, vector widths) come from :mod:`spla.planning.spmm`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...device import require_cupy
+from ...errors import KernelError
+from ...planning import spmm as planning
+from ...planning.spmm import BLOCK, REGK_K, REGK_MAX_K, REGK_SUB, WARP_VECTOR
+from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, grid_1d, template
+
+
+def warp_name(value, index, vec, cl, j, segmented) -> str:
+    return template("spla_spmm_warp", value, index, vec, cl, j, bool(segmented))
+
+
+def subwarp_name(value, index, vec, cl, j) -> str:
+    return template("spla_spmm_subwarp", value, index, vec, cl, j)
+
+
+def regk_name(value, index, k_reg, sub, colmajor) -> str:
+    return template("spla_spmm_regk", value, index, k_reg, sub, bool(colmajor))
+
+
+# One KernelSource per (value, index[, layout]) dtype pair so that a
+# float32/int32 run compiles only its own instantiations.
+_PAIRS = [(value, index) for value in VALUE_TYPES for index in INDEX_TYPES]
+WARP_SOURCES = {
+    (value, index): KernelSource("spmm_warp.cu", [
+        warp_name(value, index, vec, cl, j, segmented)
+        for vec in (1, WARP_VECTOR[value]) for cl, j in planning.warp_configs() for segmented in (False, True)])
+    for value, index in _PAIRS
+}
+SUBWARP_SOURCES = {
+    (value, index): KernelSource("spmm_subwarp.cu", [
+        subwarp_name(value, index, vec, cl, j) for vec in (1, WARP_VECTOR[value]) for cl, j in planning.warp_configs()])
+    for value, index in _PAIRS
+}
+REGK_SOURCES = {
+    (value, index, colmajor): KernelSource("spmm_regk.cu", [
+        regk_name(value, index, k_reg, sub, colmajor) for k_reg in REGK_K for sub in REGK_SUB])
+    for value, index in _PAIRS for colmajor in (False, True)
+}
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A dense block as the kernels see it: base array, leading dimension, layout."""
+
+    array: Any      # cupy.ndarray (may be a strided view)
+    ld: int            # elements between consecutive rows (row-major) or columns (column-major)
+    colmajor: bool
+
+
+def as_operand(M, *, allow_colmajor: bool) -> Operand:
+    """Describe M for a kernel without copying when its strides allow it.
+
+    Row-major needs a unit column stride and a row stride >= k; column-major
+    (only where the kernel supports it) a unit row stride and a column stride
+    >= n. Anything else (negative, zero or odd strides) becomes a
+    C-contiguous copy.
+    """
+    cupy = require_cupy()
+    n, k = M.shape
+    item = M.itemsize
+    s0, s1 = M.strides
+    if M.size and s0 > 0 and s1 > 0 and s0 % item == 0 and s1 % item == 0:
+        if (s1 == item or k == 1) and s0 >= k * item:
+            return Operand(M, s0 // item, False)
+        if allow_colmajor and (s0 == item or n == 1) and s1 >= n * item:
+            return Operand(M, s1 // item, True)
+    M = cupy.ascontiguousarray(M)
+    return Operand(M, max(k, 1), False)
+
+
+def aligned(array, nbytes: int) -> bool:
+    return array.data.ptr % nbytes == 0
+
+
+def types(A) -> tuple:
+    """(value dtype, index dtype) of A, refusing pairs no kernel is instantiated for."""
+    if A.dtype not in VALUE_TYPES or A.index_dtype not in INDEX_TYPES:
+        raise KernelError(f"no SpMM kernel for {A.dtype}/{A.index_dtype}")
+    return np.dtype(A.dtype), np.dtype(A.index_dtype)
+
+
+def scalar(A, value):
+    return A.dtype.type(value)
+
+
+def regk_vec_ok(A, x: Operand, k: int, out, y_in: Operand | None) -> bool:
+    """Whether regk/fused may use vector loads for this k and these arrays (see spmm_common.cuh)."""
+    k_reg = planning.next_pow2(k)
+    width = planning.regk_vector_width(A.dtype.itemsize, k_reg)
+    vbytes = width * A.dtype.itemsize
+    return (not x.colmajor and k == k_reg and x.ld % width == 0 and aligned(x.array, vbytes)
+            and aligned(out, vbytes)
+            and (y_in is None or (y_in.ld % width == 0 and aligned(y_in.array, vbytes))))
+
+
+def launch_regk(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None, sub: int = 1):
+    """One spla_spmm_regk launch over all rows or the device row ids ``rows``."""
+    if k > REGK_MAX_K:
+        raise KernelError(f"regk keeps k columns in registers, at most {REGK_MAX_K}; k={k} (use warp)")
+    if sub not in REGK_SUB:
+        raise KernelError(f"regk runs {REGK_SUB} lanes per row, not {sub}")
+    value, index = types(A)
+    n_work = A.n_rows if rows is None else int(rows.size)
+    if n_work == 0:
+        return
+    k_reg = planning.next_pow2(k)
+    vec_ok = regk_vec_ok(A, x, k, out, y_in)
+    kernel = REGK_SOURCES[(value, index, x.colmajor)].function(regk_name(value, index, k_reg, sub, x.colmajor))
+    grid = grid_1d(n_work * sub, BLOCK)
+    kernel((grid,), (BLOCK,), (
+        A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
+        A.indptr if rows is None else rows, np.int32(rows is not None), np.int64(n_work), np.int32(vec_ok),
+        scalar(A, alpha), scalar(A, beta),
+        out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
+        out, np.int64(out.shape[1])))
+
+
+def warp_vector(A, x: Operand, k: int, out, y_in: Operand | None) -> int:
+    """16-byte vectors for the warp/subwarp kernels when k, the leading dimensions and pointers allow, else 1."""
+    vec = WARP_VECTOR[A.dtype]
+    vbytes = vec * A.dtype.itemsize
+    ok = (k % vec == 0 and x.ld % vec == 0 and aligned(x.array, vbytes) and aligned(out, vbytes)
+          and (y_in is None or (y_in.ld % vec == 0 and aligned(y_in.array, vbytes))))
+    return vec if ok else 1
+
+
+def launch_warp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None, segments=None):
+    """One spla_spmm_warp launch: whole rows (all, or device ``rows``) or ``segments``.
+
+    ``segments`` = (row ids, begin, end) device arrays; the caller must have
+    written ``beta * y_in`` (or zeros) into those rows of ``out``.
+    """
+    if x.colmajor:
+        raise KernelError("the warp kernel reads row-major X; pass a C-ordered X (spmm does this for you)")
+    value, index = types(A)
+    if segments is not None:
+        row_ids, seg_begin, seg_end = segments
+        n_work = int(row_ids.size)
+    else:
+        row_ids, seg_begin, seg_end = rows, None, None
+        n_work = A.n_rows if rows is None else int(rows.size)
+    if n_work == 0:
+        return
+    vec = warp_vector(A, x, k, out, None if segments is not None else y_in)
+    cl, j, tiles = planning.warp_shape(k, vec)
+    kernel = WARP_SOURCES[(value, index)].function(warp_name(value, index, vec, cl, j, segments is not None))
+    grid = (grid_1d(n_work * 32, BLOCK), tiles)
+    y_use = y_in if segments is None else None
+    use_y = y_use is not None
+    kernel(grid, (BLOCK,), (
+        A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
+        A.indptr if row_ids is None else row_ids, np.int32(row_ids is not None),
+        A.indptr if seg_begin is None else seg_begin, A.indptr if seg_end is None else seg_end,
+        np.int64(n_work), scalar(A, alpha), scalar(A, beta),
+        out if y_use is None else y_use.array, np.int64(0 if y_use is None else y_use.ld), np.int32(use_y),
+        out, np.int64(out.shape[1])))
+
+
+def launch_subwarp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None):
+    """One spla_spmm_subwarp launch: a group of CL lanes per row (all rows, or device ``rows``)."""
+    if x.colmajor:
+        raise KernelError("the subwarp kernel reads row-major X; pass a C-ordered X (spmm does this for you)")
+    value, index = types(A)
+    n_work = A.n_rows if rows is None else int(rows.size)
+    if n_work == 0:
+        return
+    vec = warp_vector(A, x, k, out, y_in)
+    cl, j, tiles = planning.warp_shape(k, vec)
+    kernel = SUBWARP_SOURCES[(value, index)].function(subwarp_name(value, index, vec, cl, j))
+    grid = (grid_1d(n_work * cl, BLOCK), tiles)
+    kernel(grid, (BLOCK,), (
+        A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
+        A.indptr if rows is None else rows, np.int32(rows is not None), np.int64(n_work),
+        scalar(A, alpha), scalar(A, beta),
+        out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
+        out, np.int64(out.shape[1])))

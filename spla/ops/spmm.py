@@ -1,0 +1,128 @@
+"""``spla.spmm``: ``Y = alpha * A @ X + beta * Y`` for a dense block X.
+
+The front door validates once, picks the side from X (NumPy: the SciPy
+reference in :mod:`spla.backends.cpu`; CuPy: the CUDA kernels), asks
+:mod:`spla.planning.spmm` for a plan on the GPU and hands it to
+:mod:`spla.backends.cuda.spmm`. ``A @ X`` on a :class:`~spla.CSRMatrix`
+with a 2-D X lands here.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..backends import cpu
+from ..csr import as_csr
+from ..device import array_module
+from ..errors import InputError, KernelError
+from ..planning import spmm as planning
+
+
+def _check_block(A, X, Y):
+    if not hasattr(X, "ndim") or not hasattr(X, "shape") or hasattr(X, "tocsr"):
+        raise InputError(f"X must be a dense 2-D NumPy or CuPy array, got {type(X).__name__}")
+    if X.ndim != 2 or X.shape[0] != A.n_cols:
+        raise InputError(f"X must be a 2-D array with {A.n_cols} rows (A is {A.n_rows}x{A.n_cols}), "
+                         f"got shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise InputError(f"X must hold real numbers, got dtype {X.dtype}")
+    if Y is not None:
+        if getattr(Y, "ndim", None) != 2 or tuple(Y.shape) != (A.n_rows, X.shape[1]):
+            raise InputError(f"Y must have shape ({A.n_rows}, {X.shape[1]}), got {getattr(Y, 'shape', None)}")
+        if Y.dtype.kind not in "biuf":
+            raise InputError(f"Y must hold real numbers, got dtype {Y.dtype}")
+
+
+def _check_out(A, X, out):
+    shape = (A.n_rows, X.shape[1])
+    if getattr(out, "ndim", None) != 2 or tuple(out.shape) != shape:
+        raise InputError(f"out must have shape {shape}, got {getattr(out, 'shape', None)}")
+    if out.dtype != A.dtype:
+        raise InputError(f"out must be {A.dtype} (A's value dtype), got {out.dtype}")
+
+
+def _check_scalar(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"{name} must be a real number, got {value!r}")
+    return float(value)
+
+
+def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
+    """Sparse matrix times dense block: ``alpha * A @ X + beta * Y``.
+
+    Parameters
+    ----------
+    A : CSRMatrix, scipy.sparse or cupyx.scipy.sparse matrix
+    X : 2-D numpy.ndarray or cupy.ndarray, shape (n_cols, k)
+        Its module decides where the product runs; A is moved there (the copy
+        is cached on A). C order, F order and strided views are all accepted:
+        on the GPU, ``regk`` and ``fused`` read either order directly and the
+        other kernels take a C-contiguous copy of an X that is not row-major.
+    Y : 2-D array of shape (n_rows, k), optional
+        Read only when ``beta != 0`` (so a NaN-filled Y with ``beta=0`` is fine).
+    alpha, beta : float
+    kernel : str
+        GPU kernel from ``spla.planning.spmm.KERNELS`` (``auto``, ``regk``,
+        ``warp``, ``subwarp``, ``adaptive``, ``fused``, ``spmv-loop``,
+        ``cusparse``, ``cusparse-cupy``); on the CPU only ``auto``/``scipy``.
+    out : 2-D array of shape (n_rows, k) and A's value dtype, optional
+        Written in place and returned (it may be Y itself). Without it a new
+        C-contiguous array is returned.
+
+    Returns
+    -------
+    out : (n_rows, k) array of A's value dtype on X's side.
+
+    Raises
+    ------
+    InputError
+        Shape, dtype or scalar mismatches; X, Y and out on different sides.
+    KernelError
+        Unknown kernel, or one that cannot run this shape (``regk`` past k=16).
+
+    See Also
+    --------
+    scipy.sparse.csr_matrix.dot, cupyx.scipy.sparse.csr_matrix.dot, cupyx.cusparse.spmm
+    """
+    A = as_csr(A)
+    _check_block(A, X, Y)
+    alpha = _check_scalar("alpha", alpha)
+    beta = _check_scalar("beta", beta)
+    xp = array_module(X, Y, out)
+    if out is not None:
+        _check_out(A, X, out)
+    if beta == 0:
+        Y = None  # never read: BLAS semantics
+    if xp is np:
+        if kernel not in planning.CPU_KERNELS:
+            raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU use one of {planning.CPU_KERNELS}")
+        A = A.to_host()
+        Y = None if Y is None else Y.astype(A.dtype, copy=False)
+        result = cpu.spmm(A, X.astype(A.dtype, copy=False), Y, alpha, beta)
+        if out is None:
+            return np.ascontiguousarray(result)
+        out[...] = result
+        return out
+    from ..backends.cuda import spmm as cuda_spmm
+
+    if kernel not in planning.KERNELS:
+        raise KernelError(f"unknown SpMM kernel {kernel!r}; expected one of {', '.join(planning.KERNELS)}")
+    A = A.to_device()
+    X = X.astype(A.dtype, copy=False)
+    Y = None if Y is None else Y.astype(A.dtype, copy=False)
+    if out is not None and out.flags.c_contiguous and not _overlaps(out, X, Y):
+        return cuda_spmm.spmm(A, X, Y, alpha=alpha, beta=beta, kernel=kernel, out=out)
+    result = cuda_spmm.spmm(A, X, Y, alpha=alpha, beta=beta, kernel=kernel)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def _overlaps(out, *inputs) -> bool:
+    """Whether out may share memory with an input: then the result goes through a fresh buffer."""
+    import cupy
+
+    return any(a is not None and bool(cupy.may_share_memory(out, a)) for a in inputs)

@@ -1,0 +1,565 @@
+"""SpMM planning: ``Y = alpha * A @ X + beta * Y`` for a dense block X of k columns.
+
+Host-only NumPy: the ``auto`` rule, the launch shapes of each kernel, the
+hybrid (multi-launch) and fused (one-launch) schedules, and the engine of each
+dense panel. :func:`plan_spmm` returns an immutable :class:`SpmmPlan`;
+:func:`spla.backends.cuda.spmm.bind` uploads it and returns a launcher.
+
+Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
+
+``regk``
+    kernels/spmm_regk.cu. k <= 16: a group of SUB lanes (1, 2, 4, 8, from the
+    mean row length) per row keeps all k output columns in registers. Reads A
+    once; takes row-major and column-major X as they are.
+``warp``
+    kernels/spmm_warp.cu. One warp per row: (col, val) loaded once per chunk
+    of 32 and broadcast by shuffles while the lanes stream X's rows with
+    vector loads. Any k (wider k is split into column tiles over gridDim.y).
+``subwarp``
+    kernels/spmm_subwarp.cu. Short rows at k > 16: a group of lanes spanning
+    k takes one row, 32/group rows per warp, no shuffles. Any k.
+``adaptive``
+    The SpMV row plan's bins, each cut into length classes run by the kernel
+    shape that suits them at this k (rows up to 64 nonzeros: ``regk`` for
+    k <= 16, else ``subwarp``; longer rows: ``warp``); rows longer than
+    ``SEGMENT_NNZ`` are cut into segments of that many nonzeros, one warp
+    each (atomicAdd into Y); the plan's dense panels are gathered once into
+    dense blocks and multiplied through the GEMM core (:func:`dense_gemm_kernel`).
+``fused``
+    kernels/spmm_fused.cu, k <= 16 (wider k runs ``adaptive``): the whole
+    adaptive schedule as ONE launch: each length class (lanes per row 1..32,
+    about 8 nonzeros per lane) and the segments of long rows are block ranges
+    of one grid, longest work first, so their tails overlap instead of adding
+    up (plus a tiny init of the segmented rows, and the dense panels).
+``spmv-loop``
+    k separate ``auto`` SpMVs, one per column: what a user without SpMM pays.
+``cusparse``
+    cuSPARSE SpMM (row-major X and Y) with descriptors and buffer built once
+    per matrix and k: the kernel-level anchor.
+``cusparse-cupy``
+    ``cupyx.scipy.sparse.csr_matrix @ X``: cuSPARSE as a CuPy user calls it.
+``auto``
+    :func:`choose_kernel`: k == 1 -> ``spmv-loop``; a longest row over
+    ``SEGMENT_NNZ`` nonzeros or over ``8 * mean + 64`` (skewed rows) ->
+    ``fused`` for k <= 16, else ``adaptive``; else a mean row length <= 64 ->
+    ``regk`` (k <= 16) or ``subwarp`` (k > 16); else ``warp``. See
+    BENCHMARKS.md for the measurements behind each threshold.
+
+Baseline variants (the hybrid schedules without their dense panels, fused
+with 16 nonzeros per lane) are options of :func:`plan_spmm`, named in
+:mod:`spla.bench.variants`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import KernelError
+from . import gemm as gemm_planning
+
+BLOCK = 256  # threads per block for every SpMM launch: 8 warps
+assert BLOCK % 32 == 0, "sub-warp groups and warps must not straddle blocks"
+
+REGK_K = (1, 2, 4, 8, 16)      # columns held in registers by spla_spmm_regk
+REGK_MAX_K = REGK_K[-1]
+REGK_SUB = (1, 2, 4, 8)        # lanes per row in spla_spmm_regk
+WARP_CL = (1, 2, 4, 8, 16, 32)  # lanes along k in spla_spmm_warp
+WARP_J_WIDE = (2, 4)            # vectors per lane once CL == 32
+MAX_GRID_Y = 65535
+MAX_GRID_X = 2**31 - 1
+
+# Rows longer than this are cut into segments of this many nonzeros, one warp
+# each: a warp walks a row chunk by chunk (32 entries, one dependent load each),
+# so one very long row on one warp would finish long after the rest of the matrix.
+SEGMENT_NNZ = 1024
+
+WARP_VECTOR = {np.dtype(np.float32): 4, np.dtype(np.float64): 2}  # 16-byte loads
+
+# Length classes that refine each row-plan bin for SpMM: the "stream" bin spans
+# rows of 0..256 nonzeros, and a thread per row is right for the short end but
+# leaves a warp waiting on its longest row at the long end. A class of rows up
+# to L nonzeros runs regk with L / 8 lanes per row (k <= 16) or subwarp
+# (k > 16); longer rows run the warp kernel.
+LENGTH_CLASSES = tuple(8 * sub for sub in REGK_SUB)  # 8, 16, 32, 64
+
+# The fused kernel (kernels/spmm_fused.cu): a row of L nonzeros gets the fewest
+# lanes SUB (1..32) with L <= nnz_per_lane * SUB; rows over SEGMENT_NNZ are cut
+# into segments of 32 lanes each (atomicAdd into rows spla_spmm_init_rows has
+# set to beta * Y or 0 just before).
+FUSED_SUBS = (1, 2, 4, 8, 16, 32)
+FUSED_KIND_SEGMENT = -32   # kernels/spmm_fused.cu: SPLA_FUSED_KIND_SEGMENT
+FUSED_NNZ_PER_LANE = 8
+FUSED_LAUNCH_ORDER = (FUSED_KIND_SEGMENT, 32, 16, 8, 4, 2, 1)  # longest work is dispatched first
+
+# The dense panels' GEMM: spla's GEMM core gives each 128 x 128 tile of the
+# product to one block and walks all of K in it, so a panel of R rows times
+# X (k columns) has only ceil(R/128) * ceil(k/128) tiles over a long K. When
+# the GEMM ``auto`` rule picks a split-K kernel for the panel's shape the
+# panel takes it; else ``dbuf`` when its tiles cover every SM, else cuBLAS.
+GEMM_CORE_TILE = 128
+PANEL_ALIGN = 4  # panel column spans are widened to this many columns (float4 loads, no per-call pad)
+
+KERNELS = ("regk", "warp", "subwarp", "adaptive", "fused", "spmv-loop", "cusparse", "cusparse-cupy", "auto")
+CPU_KERNELS = ("auto", "scipy")
+SMALL_K_ONLY = ("regk",)  # refuse k > REGK_MAX_K
+
+
+# ---------------------------------------------------------------- row statistics
+def _row_stats(A) -> tuple:
+    """(mean, max) row length of A, cached on A.
+
+    Stand-in for ``spla.planning.stats.row_stats`` until that lands: only
+    indptr crosses from the GPU.
+    """
+    key = "spmm-row-stats"
+    if key not in A._cache:
+        lengths = np.diff(host_indptr(A))
+        mean = float(A.nnz / A.n_rows) if A.n_rows else 0.0
+        longest = int(lengths.max()) if A.n_rows else 0
+        A._cache[key] = (mean, longest)
+    return A._cache[key]
+
+
+def host_indptr(A) -> np.ndarray:
+    """A's row pointer as an int64 NumPy array (the cached host copy when there is one)."""
+    host = A._cache.get("host")
+    indptr = host.indptr if host is not None else A.indptr
+    return np.asarray(indptr.get() if hasattr(indptr, "get") else indptr, dtype=np.int64)
+
+
+def _row_plan(A):
+    """The SpMV adaptive row plan of A (bins and dense panels), cached on A by its planner."""
+    from ..plan import plan_for  # becomes spla.planning.adaptive.plan_for at the merge
+
+    return plan_for(A)
+
+
+# ---------------------------------------------------------------- kernel shapes
+def next_pow2(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def regk_sub(mean_row_length: float) -> int:
+    """Lanes per row for spla_spmm_regk: about one nonzero per lane per 8 entries."""
+    for sub in REGK_SUB:
+        if mean_row_length <= 8 * sub:
+            return sub
+    return REGK_SUB[-1]
+
+
+def regk_vector_width(itemsize: int, k_reg: int) -> int:
+    """Mirror of RowVector<T, K>::width in kernels/spmm_common.cuh (elements)."""
+    row_bytes = k_reg * itemsize
+    if row_bytes % 16 == 0:
+        return 16 // itemsize
+    if row_bytes % 8 == 0:
+        return 8 // itemsize
+    return 1
+
+
+def warp_configs() -> list:
+    """Every (CL, J) spla_spmm_warp and spla_spmm_subwarp are instantiated for."""
+    return [(cl, 1) for cl in WARP_CL] + [(32, j) for j in WARP_J_WIDE]
+
+
+def warp_shape(k: int, vec: int):
+    """(CL, J, column tiles) for spla_spmm_warp: fewest lanes along k that cover it."""
+    per_lane_vectors = ceil_div(k, vec)
+    if per_lane_vectors <= 32:
+        cl, j = next_pow2(per_lane_vectors), 1
+    else:
+        cl = 32
+        j = WARP_J_WIDE[0] if per_lane_vectors <= 32 * WARP_J_WIDE[0] else WARP_J_WIDE[-1]
+    tiles = ceil_div(k, cl * vec * j)
+    if tiles > MAX_GRID_Y:
+        raise KernelError(f"k={k} needs {tiles} column tiles, over CUDA's grid.y limit {MAX_GRID_Y}")
+    return cl, j, tiles
+
+
+def fused_sub(length: int, nnz_per_lane: int = FUSED_NNZ_PER_LANE) -> int:
+    """Lanes per row of this many nonzeros in the fused kernel (rows <= SEGMENT_NNZ)."""
+    for sub in FUSED_SUBS:
+        if length <= nnz_per_lane * sub:
+            return sub
+    return FUSED_SUBS[-1]
+
+
+# ---------------------------------------------------------------- auto rule
+def choose_from_stats(mean: float, longest: int, k: int) -> str:
+    """The ``auto`` rule on row statistics (documented in the module docstring)."""
+    if k == 1:
+        return "spmv-loop"
+    if longest > SEGMENT_NNZ or longest > 8 * mean + 64:
+        return "fused" if k <= REGK_MAX_K else "adaptive"
+    if mean <= LENGTH_CLASSES[-1]:
+        return "regk" if k <= REGK_MAX_K else "subwarp"
+    return "warp"
+
+
+def choose_kernel(A, k: int) -> str:
+    """The kernel ``auto`` runs for matrix A at k columns."""
+    mean, longest = _row_stats(A)
+    return choose_from_stats(mean, longest, k)
+
+
+# ---------------------------------------------------------------- hybrid schedule
+@dataclass(frozen=True)
+class RowGroup:
+    """Rows of one plan bin and length class that one launch handles."""
+
+    name: str
+    rows: np.ndarray   # host row ids, ascending
+    nnz: int
+    mean_length: float
+    max_length: int
+
+    def shape(self, k: int) -> str:
+        """'regk', 'subwarp' or 'warp': the kernel shape for these rows at this k."""
+        if self.max_length > LENGTH_CLASSES[-1]:
+            return "warp"
+        return "regk" if k <= REGK_MAX_K else "subwarp"
+
+    def describe(self, k: int) -> str:
+        shape = self.shape(k)
+        if shape == "regk":
+            return f"regk (K={next_pow2(k)}, {regk_sub(self.max_length)} lanes/row)"
+        if shape == "subwarp":
+            return "subwarp (lanes along k, several rows per warp)"
+        return "warp (a warp per row)"
+
+
+@dataclass(frozen=True)
+class PanelSpec:
+    """One dense panel: rows gathered into a dense ``len(rows) x (col_end - col_begin)`` block."""
+
+    rows: np.ndarray   # host row ids in panel order
+    col_begin: int
+    col_end: int       # exclusive
+    nnz: int
+
+    @property
+    def width(self) -> int:
+        return self.col_end - self.col_begin
+
+    @property
+    def density(self) -> float:
+        return self.nnz / max(1, self.rows.size * self.width)
+
+
+def widened_panel(panel, n_cols: int, align: int = PANEL_ALIGN) -> PanelSpec:
+    """A row-plan panel with its column span widened to a multiple of ``align`` (zeros, within the matrix),
+    so that the GEMM core's float4 loads need no per-call padded copy."""
+    width = ceil_div(panel.col_end - panel.col_begin, align) * align
+    col_begin = panel.col_begin
+    if width <= n_cols:
+        col_begin = min(col_begin, n_cols - width)
+    else:
+        width = panel.col_end - panel.col_begin
+    return PanelSpec(np.asarray(panel.rows, dtype=np.int64), int(col_begin), int(col_begin + width), int(panel.nnz))
+
+
+def panels_for(A) -> tuple:
+    """The row plan's dense panels of A as :class:`PanelSpec` (cached; shared by hybrid and fused)."""
+    if "spmm-panel-specs" not in A._cache:
+        A._cache["spmm-panel-specs"] = tuple(widened_panel(p, A.n_cols) for p in _row_plan(A).dense_panels)
+    return A._cache["spmm-panel-specs"]
+
+
+def split_rows(lengths: np.ndarray, bins, dense_rows, *, long_row: int = SEGMENT_NNZ):
+    """Partition every row exactly once into launch groups and long rows.
+
+    ``bins`` are (name, host row ids) from the row plan; each is refined into
+    the ``LENGTH_CLASSES`` (``"stream<=8"``, ...; ``"block>64"`` for longer).
+    Rows longer than ``long_row`` go to the segmented path. ``dense_rows``
+    (handled by the dense panels) are left out. A row the plan lists twice goes
+    to the first place that claims it, and rows no bin names form the group
+    "rest", so every output row is written exactly once.
+    """
+    assert long_row > LENGTH_CLASSES[-1], "length classes must lie below the segmented rows"
+    n_rows = lengths.shape[0]
+    claimed = np.zeros(n_rows, dtype=bool)
+    claimed[np.asarray(dense_rows, dtype=np.int64)] = True
+    groups, long_rows = [], []
+    bounds = (-1,) + LENGTH_CLASSES + (long_row,)
+
+    def take(name, rows):
+        # sorted, unique and unclaimed through a mask: O(n rows), where np.unique sorts
+        mask = np.zeros(n_rows, dtype=bool)
+        mask[np.asarray(rows, dtype=np.int64)] = True
+        rows = np.flatnonzero(mask & ~claimed)
+        claimed[rows] = True
+        lens = lengths[rows]
+        long_rows.append(rows[lens > long_row])
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            chosen = rows[(lens > lo) & (lens <= hi)]
+            if chosen.size:
+                label = f"{name}<={hi}" if hi in LENGTH_CLASSES else f"{name}>{lo}"
+                cl = lengths[chosen]
+                groups.append(RowGroup(label, chosen, int(cl.sum()), float(cl.mean()), int(cl.max())))
+
+    for name, rows in bins:
+        take(name, rows)
+    take("rest", np.flatnonzero(~claimed))
+    return groups, np.concatenate(long_rows)
+
+
+def segment_ranges(indptr: np.ndarray, long_rows: np.ndarray, seg_nnz: int = SEGMENT_NNZ):
+    """(row of each segment, begin, end): the long rows' nonzeros in seg_nnz pieces."""
+    begins = indptr[long_rows].astype(np.int64)
+    ends = indptr[long_rows + 1].astype(np.int64)
+    counts = -(-(ends - begins) // seg_nnz)
+    seg_row = np.repeat(long_rows, counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    within = np.arange(seg_row.size, dtype=np.int64) - first
+    seg_begin = np.repeat(begins, counts) + within * seg_nnz
+    seg_end = np.minimum(seg_begin + seg_nnz, np.repeat(ends, counts))
+    return seg_row, seg_begin, seg_end
+
+
+def _panel_lines(panels, engines) -> list:
+    return [f"dense panel: {p.rows.size:,} rows x {p.width:,} columns [{p.col_begin}, {p.col_end}), "
+            f"{p.nnz:,} nnz, density {p.density:.2f} -> GEMM {engine}" for p, engine in zip(panels, engines)]
+
+
+@dataclass(frozen=True)
+class HybridSchedule:
+    """How ``adaptive`` runs one matrix at any k: launch groups, long-row segments, dense panels."""
+
+    key: tuple
+    groups: tuple                  # RowGroup
+    long_rows: np.ndarray          # host ids of the rows cut into segments
+    segments: tuple | None         # host (row ids, begin, end)
+    panels: tuple                  # PanelSpec, empty without a dense path
+
+    @property
+    def n_segments(self) -> int:
+        return 0 if self.segments is None else int(self.segments[0].size)
+
+    @property
+    def dense_rows(self) -> int:
+        return int(sum(p.rows.size for p in self.panels))
+
+    def summary(self, k: int, engines=()) -> list:
+        """One line per launch group, for ``spla spmm`` and the benchmark."""
+        lines = [f"{g.name}: {g.rows.size:,} rows, {g.nnz:,} nnz (mean {g.mean_length:.1f}, "
+                 f"max {g.max_length}) -> {g.describe(k)}" for g in self.groups]
+        if self.long_rows.size:
+            lines.append(f"long rows: {self.long_rows.size:,} rows over {SEGMENT_NNZ} nnz -> "
+                         f"{self.n_segments:,} warp segments of {SEGMENT_NNZ} nnz (atomicAdd)")
+        return lines + _panel_lines(self.panels, engines)
+
+
+def hybrid_schedule(A, *, dense: bool = True) -> HybridSchedule:
+    """The ``adaptive`` schedule of A (cached on A); ``dense=False`` keeps the dense rows on the sparse path."""
+    key = ("spmm-hybrid", dense)
+    if key in A._cache:
+        return A._cache[key]
+    row_plan = _row_plan(A)
+    indptr = host_indptr(A)
+    lengths = np.diff(indptr)
+    dense_bin = [b for b in row_plan.bins if b.name == "dense"]
+    bins = [(b.name, b.rows) for b in row_plan.bins if b.name != "dense" or not dense]
+    panels = panels_for(A) if dense else ()
+    dense_rows = np.concatenate([p.rows for p in panels]) if panels else np.zeros(0, np.int64)
+    if dense and dense_bin and dense_bin[0].rows.size != dense_rows.size:
+        raise KernelError(f"plan bug: the dense bin has {dense_bin[0].rows.size} rows but its panels "
+                          f"{dense_rows.size}")
+    groups, long_rows = split_rows(lengths, bins, dense_rows)
+    segments = segment_ranges(indptr, long_rows) if long_rows.size else None
+    schedule = HybridSchedule(key, tuple(groups), long_rows, segments, panels)
+    A._cache[key] = schedule
+    return schedule
+
+
+# ---------------------------------------------------------------- fused schedule
+def fused_partition(lengths: np.ndarray, excluded_rows=(), *, nnz_per_lane: int = FUSED_NNZ_PER_LANE,
+                    long_row: int = SEGMENT_NNZ):
+    """Split every row not in ``excluded_rows`` into fused work classes.
+
+    Returns ([(kind, host row ids ascending)], long rows): kind is the lanes
+    per row (``FUSED_SUBS``), in ``FUSED_LAUNCH_ORDER``; rows longer than
+    ``long_row`` are returned separately for ``segment_ranges``. Every row
+    (empty ones included: they still write beta * Y or 0) lands in exactly
+    one place.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    keep = np.ones(lengths.size, dtype=bool)
+    keep[np.asarray(excluded_rows, dtype=np.int64)] = False
+    long_mask = keep & (lengths > long_row)
+    sub_of_row = np.full(lengths.size, FUSED_SUBS[-1], dtype=np.int64)
+    for sub in reversed(FUSED_SUBS):  # smallest sub that fits wins: assign from the widest down
+        sub_of_row[lengths <= nnz_per_lane * sub] = sub
+    short = keep & ~long_mask
+    classes = []
+    for kind in FUSED_LAUNCH_ORDER:
+        if kind == FUSED_KIND_SEGMENT:
+            continue
+        rows = np.flatnonzero(short & (sub_of_row == kind))
+        if rows.size:
+            classes.append((kind, rows))
+    return classes, np.flatnonzero(long_mask)
+
+
+def fused_table(classes, n_segments: int):
+    """(int64 table, row list, blocks) for ``fused_partition``'s classes plus n_segments segments.
+
+    Table rows are [first block, kind, item offset, items]."""
+    entries, row_chunks = [], []
+    first_block, offset = 0, 0
+    if n_segments:
+        entries.append((first_block, FUSED_KIND_SEGMENT, 0, n_segments))
+        first_block += ceil_div(n_segments, BLOCK // 32)
+    for kind, rows in classes:
+        entries.append((first_block, kind, offset, rows.size))
+        first_block += ceil_div(rows.size, BLOCK // kind)
+        offset += rows.size
+        row_chunks.append(rows)
+    table = np.asarray(entries, dtype=np.int64).reshape(-1, 4)
+    row_list = np.concatenate(row_chunks) if row_chunks else np.zeros(0, dtype=np.int64)
+    return table, row_list, first_block
+
+
+@dataclass(frozen=True)
+class FusedSchedule:
+    """Everything one fused launch needs (host arrays), built once per (matrix, dense, nnz_per_lane)."""
+
+    key: tuple
+    table: np.ndarray          # int64 (n_classes, 4): first block, kind, item offset, items
+    row_list: np.ndarray       # the rows of every row class, in launch order
+    segments: tuple | None     # host (row ids, begin, end) of the long rows' segments
+    long_rows: np.ndarray      # the segmented rows (for spla_spmm_init_rows)
+    n_blocks: int
+    panels: tuple              # PanelSpec
+
+    @property
+    def n_long_rows(self) -> int:
+        return int(self.long_rows.size)
+
+    def summary(self, k: int, engines=()) -> list:
+        lines = []
+        for first, kind, _offset, items in self.table.tolist():
+            what = (f"{items:,} segments of <= {SEGMENT_NNZ} nnz, 32 lanes each (atomicAdd)"
+                    if kind == FUSED_KIND_SEGMENT else f"{items:,} rows, {kind} lanes/row")
+            lines.append(f"fused class from block {first:,}: {what}")
+        lines.append(f"one launch of {self.n_blocks:,} blocks (K={next_pow2(k)})"
+                     + (f" after init of {self.n_long_rows:,} long rows" if self.n_long_rows else ""))
+        return lines + _panel_lines(self.panels, engines)
+
+
+def fused_schedule(A, *, dense: bool = True, nnz_per_lane: int = FUSED_NNZ_PER_LANE) -> FusedSchedule:
+    """The fused schedule of A (cached on A)."""
+    key = ("spmm-fused", dense, nnz_per_lane)
+    if key in A._cache:
+        return A._cache[key]
+    indptr = host_indptr(A)
+    lengths = np.diff(indptr)
+    panels = panels_for(A) if dense else ()
+    excluded = np.concatenate([p.rows for p in panels]) if panels else np.zeros(0, np.int64)
+    classes, long_rows = fused_partition(lengths, excluded, nnz_per_lane=nnz_per_lane)
+    segments = segment_ranges(indptr, long_rows) if long_rows.size else None
+    table, row_list, n_blocks = fused_table(classes, 0 if segments is None else int(segments[0].size))
+    if n_blocks > MAX_GRID_X:
+        raise KernelError(f"the fused schedule needs {n_blocks} blocks, over CUDA's grid limit")
+    schedule = FusedSchedule(key, table, row_list, segments, long_rows, n_blocks, panels)
+    A._cache[key] = schedule
+    return schedule
+
+
+# ---------------------------------------------------------------- dense panels
+def dense_gemm_kernel(n_rows: int, k: int, dtype, n_cols: int | None = None, multiprocessors=None) -> str:
+    """The GEMM engine for a dense panel of n_rows x n_cols at this k (see ``GEMM_CORE_TILE``).
+
+    ``auto`` (the GEMM rule itself) when that rule picks a split-K kernel for
+    (n_rows, k, n_cols); else ``dbuf`` for float32 when its 128 x 128 tile grid
+    covers every SM; otherwise ``cublas``. The GEMM core is float32-only.
+    """
+    if np.dtype(dtype) != np.float32:
+        return "cublas"
+    sms = multiprocessors or gemm_planning.DEFAULT_MULTIPROCESSORS
+    if n_cols is not None and "split" in gemm_planning.auto_kernel(np.float32, (n_rows, k, n_cols), sms):
+        return "auto"
+    tiles = ceil_div(n_rows, GEMM_CORE_TILE) * ceil_div(k, GEMM_CORE_TILE)
+    return "dbuf" if tiles >= sms else "cublas"
+
+
+def panel_plans(panels, k: int, dtype, *, dense_gemm: str | None = None, multiprocessors=None) -> tuple:
+    """One :class:`~spla.planning.gemm.GemmPlan` per panel: panel (rows x width) @ X[span] (width x k)."""
+    plans = []
+    for p in panels:
+        engine = dense_gemm or dense_gemm_kernel(p.rows.size, k, dtype, p.width, multiprocessors)
+        plans.append(gemm_planning.plan_gemm(engine, dtype, (p.rows.size, k, p.width), multiprocessors))
+    return tuple(plans)
+
+
+# ---------------------------------------------------------------- the plan
+@dataclass(frozen=True)
+class SpmmPlan:
+    """How one SpMM runs: the kernel family, its parameters and schedule.
+
+    ``kernel`` is what runs (``auto`` resolved; ``fused`` past k = 16 becomes
+    ``adaptive``); ``requested`` what was asked for. ``schedule`` is a
+    :class:`HybridSchedule` (``adaptive``) or :class:`FusedSchedule`
+    (``fused``); ``panels`` the GEMM plan of each of its dense panels.
+    """
+
+    kernel: str
+    requested: str
+    k: int
+    dtype: np.dtype
+    regk_sub: int = 1
+    schedule: HybridSchedule | FusedSchedule | None = None
+    panels: tuple = field(default=())
+
+    @property
+    def key(self) -> tuple:
+        """What a bound launcher depends on (for caching it on the matrix)."""
+        return (self.kernel, self.k, self.dtype.str, self.regk_sub,
+                None if self.schedule is None else self.schedule.key, tuple(p.name for p in self.panels))
+
+    def summary(self) -> list:
+        """What the schedule does at this k (empty for single-launch kernels)."""
+        if self.schedule is None:
+            return []
+        return self.schedule.summary(self.k, [p.name for p in self.panels])
+
+
+def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_lane: int = FUSED_NNZ_PER_LANE,
+              dense_gemm: str | None = None, multiprocessors=None) -> SpmmPlan:
+    """The plan of ``A @ X`` for X of k columns with ``kernel`` (a name of :data:`KERNELS`).
+
+    Parameters
+    ----------
+    A : CSRMatrix (host or device; only indptr and the row plan are read)
+    k : int
+    kernel : str
+    dense, nnz_per_lane, dense_gemm
+        Schedule options (benchmark variants): keep the dense rows on the
+        sparse path, lanes per nonzero of the fused classes, and a forced GEMM
+        engine for the dense panels (a GEMM kernel name or ``"auto"``).
+    multiprocessors : int, optional
+        SMs of the device (the GEMM rules); None assumes the default device.
+    """
+    if kernel not in KERNELS:
+        raise KernelError(f"unknown SpMM kernel {kernel!r}; expected one of {', '.join(KERNELS)}")
+    k = int(k)
+    name = choose_kernel(A, k) if kernel == "auto" else kernel
+    if name == "regk" and k > REGK_MAX_K:
+        raise KernelError(f"regk keeps k columns in registers, at most {REGK_MAX_K}; k={k} (use warp)")
+    if name == "fused" and k > REGK_MAX_K:  # the fused kernel holds k columns in registers
+        name = "adaptive"
+    dtype = np.dtype(A.dtype)
+    if name == "regk":
+        return SpmmPlan(name, kernel, k, dtype, regk_sub=regk_sub(_row_stats(A)[0]))
+    if name in ("adaptive", "fused"):
+        schedule = (hybrid_schedule(A, dense=dense) if name == "adaptive"
+                    else fused_schedule(A, dense=dense, nnz_per_lane=nnz_per_lane))
+        return SpmmPlan(name, kernel, k, dtype, schedule=schedule,
+                        panels=panel_plans(schedule.panels, k, dtype, dense_gemm=dense_gemm,
+                                           multiprocessors=multiprocessors))
+    return SpmmPlan(name, kernel, k, dtype)
