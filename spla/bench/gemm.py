@@ -3,7 +3,7 @@
 One row per kernel: median milliseconds, TFLOP/s, the fraction of cuBLAS
 SGEMM measured in the same run, and the error against a float64 reference:
 judged by ``||C - ref|| / || |A| |B| ||`` per precision
-(:data:`spla.bench.scaled.SCALED_TOLERANCE`), with the plain relative errors
+(:data:`spla.bench.check.TOLERANCE`), with the plain relative errors
 reported beside it. Without a GPU only NumPy runs (and the report says so).
 Used by ``spla gemm`` and scripts/bench_gemm.py.
 """
@@ -17,7 +17,8 @@ import numpy as np
 from .. import bench
 from ..device import array_module, device_name, gpu_available, require_cupy
 from ..errors import InputError, KernelError, SplaError
-from .scaled import SCALED_TOLERANCE, scaled_error
+from .check import TOLERANCE as SCALED_TOLERANCE
+from .check import scaled_error
 from .variants import gemm_kernel, gemm_names
 
 

@@ -18,7 +18,8 @@ from .. import bench, report
 from ..device import require_cupy
 from ..errors import InputError, KernelError, SplaError
 from ..planning import spmm as planning
-from .scaled import SCALED_TOLERANCE, scaled_error
+from .check import TOLERANCE as SCALED_TOLERANCE
+from .check import scaled_error
 from .variants import spmm_kernel, spmm_names
 
 CPU_KERNEL = report.CPU_KERNEL  # one CPU kernel (SciPy) for SpMV and SpMM

@@ -127,7 +127,7 @@ def grid_1d(n_threads: int, block: int) -> int:
 
 
 # The modules that declare kernels: importing them fills KernelSource.declared.
-LAUNCHER_MODULES = ("spla.backends.cuda.spmv", "spla.backend.spmm_cuda", "spla.backend.gemm_cuda",
+LAUNCHER_MODULES = ("spla.backends.cuda.spmv", "spla.backends.cuda.spmm", "spla.backends.cuda.gemm",
                     "spla.linalg._kernels", "spla.graph")
 
 
