@@ -33,6 +33,11 @@ __all__ = ["CSRMatrix", "as_csr", "SplaError", "InputError", "KernelError", "Mat
            "NoGPUError", "DeviceMemoryError", *_LAZY]
 
 
+def __dir__():
+    """The public API (lazy attributes included, so tab completion finds them) and loaded globals."""
+    return sorted(set(__all__) | set(globals()))
+
+
 def __getattr__(name):
     if name not in _LAZY:
         raise AttributeError(f"module 'spla' has no attribute {name!r}")

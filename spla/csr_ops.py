@@ -1,0 +1,580 @@
+"""The sparse-array surface of :class:`spla.CSRMatrix`, with ``scipy.sparse.csr_array`` semantics.
+
+Where each operation runs:
+
+- On the host every operation is SciPy's own (a ``csr_array`` view of the
+  matrix's arrays), so values, result dtypes and errors are SciPy's.
+- On the GPU, elementwise operations on the stored values run in CuPy; the
+  result dtype (and any error) comes from running the same operation on a
+  1 x 1 SciPy stand-in, so the GPU side follows SciPy's dtype rules too.
+  Structural operations (sums and products of sparse matrices, column
+  indexing, reductions, clean-ups) run in ``cupyx.scipy.sparse``, which holds
+  float32/float64/complex64/complex128 values only; integer and bool
+  matrices take a round trip through SciPy on the host and come back to the
+  GPU (exact, slower).
+- Products with dense vectors and blocks in float32/float64 go through
+  ``spla.spmv``/``spla.spmm`` (spla's kernels), after casting the matrix and
+  the operand to NumPy's promoted dtype; complex products go through SciPy or
+  cupyx and integer ones through SciPy: the imaginary part and integer
+  exactness are never dropped.
+
+CSRMatrix is 2-D only. Where ``csr_array`` returns a 1-D sparse array it
+returns what ``csr_matrix`` returns instead: ``A[i]`` is a 1 x n CSRMatrix,
+``A[:, j]`` an m x 1 one. ``max``/``min`` over an axis return dense 1-D
+arrays (as ``sum`` does in SciPy).
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+from . import cuda
+from .csr import SUPPORTED_DTYPES, CSRMatrix, _is_int, _is_sparse
+from .errors import InputError
+
+CUPYX_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.float32, np.float64, np.complex64, np.complex128))
+# The dtypes cupyx's structural operations (cuSPARSE) compute in; bool is held but not computed.
+_CUPYX_COMPUTE = CUPYX_DTYPES[1:]
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+# ------------------------------------------------------------------ plumbing
+def scipy_view(A):
+    """A ``scipy.sparse.csr_array`` over the host arrays (copied from the GPU if needed)."""
+    import scipy.sparse as sp
+
+    h = A.to_host()
+    return sp.csr_array((h.data, h.indices, h.indptr), shape=h.shape)
+
+
+def _stand_in(obj):
+    """A 1 x 1 SciPy (or 1-element NumPy) object of obj's dtype, to learn SciPy's result dtype."""
+    import scipy.sparse as sp
+
+    if isinstance(obj, CSRMatrix) or _is_sparse(obj):
+        return sp.csr_array(np.ones((1, 1), dtype=obj.dtype))
+    if hasattr(obj, "dtype") and hasattr(obj, "ndim") and obj.ndim > 0:
+        return np.ones((1,) * obj.ndim, dtype=obj.dtype)
+    return obj
+
+
+def _scipy_dtype(op, *operands) -> np.dtype:
+    """The dtype SciPy gives ``op(*operands)``; SciPy's error if it refuses the operation."""
+    result = op(*(_stand_in(o) for o in operands))
+    return np.dtype(getattr(result, "dtype", type(result)))
+
+
+def _wrap(result, gpu: bool):
+    """A SciPy/cupyx result as spla returns it: sparse -> CSRMatrix, dense -> array, on the GPU if ``gpu``."""
+    if _is_sparse(result):
+        if len(result.shape) == 1:  # csr_array's 1-D results: spla is 2-D only, give them dense
+            result = result.toarray()
+        else:
+            out = CSRMatrix(result)
+            return out.to_device() if gpu and not out.on_gpu else out
+    if isinstance(result, np.ndarray):
+        result = np.asarray(result)  # np.matrix from a csr_matrix -> ndarray
+        if gpu:
+            return cuda.require_cupy().asarray(result)
+    return result
+
+
+def _compute_on_gpu(*dtypes) -> bool:
+    return all(np.dtype(d) in _CUPYX_COMPUTE for d in dtypes)
+
+
+def _library(A):
+    """(the matrix as SciPy csr_array or cupyx csr_matrix, whether results go back to the GPU)."""
+    if A.on_gpu and _compute_on_gpu(A.dtype):
+        return A.to_cupyx(), True
+    return scipy_view(A), A.on_gpu
+
+
+def _same_side(A, other) -> CSRMatrix:
+    """other (CSRMatrix or scipy/cupyx sparse) as a CSRMatrix on A's side."""
+    B = other if isinstance(other, CSRMatrix) else CSRMatrix(other)
+    return B.to_device() if A.on_gpu else B.to_host()
+
+
+def _with_data(A, data) -> CSRMatrix:
+    return CSRMatrix(data, A.indices, A.indptr, A.shape, index_dtype=A.index_dtype, validate=False)
+
+
+def _on_values(A, scipy_op, value_op) -> CSRMatrix:
+    """An operation on the stored values that keeps the structure (SciPy's ``_with_data``)."""
+    if not A.on_gpu:
+        return _wrap(scipy_op(scipy_view(A)), False)
+    dtype = _scipy_dtype(scipy_op, A)
+    data = A.data.astype(dtype) if np.can_cast(A.dtype, dtype) else A.data
+    return _with_data(A, value_op(data).astype(dtype, copy=False))
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, numbers.Number) or (isinstance(value, np.generic)) or (
+        getattr(value, "ndim", None) == 0 and not _is_sparse(value))
+
+
+def _as_dense(value):
+    """A NumPy/CuPy array from an array-like operand (lists become NumPy)."""
+    return value if cuda.is_cupy_array(value) else np.asarray(value)
+
+
+# ------------------------------------------------------------------ arithmetic
+def negative(A) -> CSRMatrix:
+    return _on_values(A, operator.neg, operator.neg)
+
+
+def absolute(A) -> CSRMatrix:
+    return _on_values(A, abs, abs)
+
+
+def conj(A) -> CSRMatrix:
+    if A.dtype.kind != "c":
+        return A.copy()
+    return _on_values(A, lambda S: S.conj(), lambda d: d.conj())
+
+
+def scalar_multiply(A, c) -> CSRMatrix:
+    return _on_values(A, lambda S: S * c, lambda d: d * c)
+
+
+def scalar_divide(A, c) -> CSRMatrix:
+    return _on_values(A, lambda S: S / c, lambda d: d * (1 / c))
+
+
+def power(A, n, dtype=None) -> CSRMatrix:
+    if not _is_scalar(n):
+        raise NotImplementedError("input is not scalar")
+    return _on_values(A, lambda S: S.power(n, dtype=dtype),
+                      lambda d: d ** n)
+
+
+def _binary(A, other, op, gpu_op=None):
+    """``op(A, other)`` for a sparse or dense ``other``, SciPy's semantics and dtype on both sides.
+
+    ``gpu_op`` computes it in cupyx (operands cast to SciPy's result dtype); without
+    it, or for dtypes cupyx lacks, the GPU side goes through SciPy and back.
+    """
+    if isinstance(other, CSRMatrix) or _is_sparse(other):
+        B = _same_side(A, other)
+        if not A.on_gpu:
+            return _wrap(op(scipy_view(A), scipy_view(B)), False)
+        dtype = _scipy_dtype(op, A, B)
+        if gpu_op is not None and _compute_on_gpu(dtype):
+            return _wrap(_cupyx_call(lambda: gpu_op(A.astype(dtype).to_cupyx(), B.astype(dtype).to_cupyx())),
+                         True)
+        return _wrap(op(scipy_view(A), scipy_view(B)), True)
+    dense = _as_dense(other)
+    if cuda.is_cupy_array(dense) or A.on_gpu:
+        cupy = cuda.require_cupy()
+        dtype = _scipy_dtype(op, A, dense)
+        dense = cupy.asarray(dense)
+        dev = A.to_device()
+        if gpu_op is not None and _compute_on_gpu(dtype) and _compute_on_gpu(dense.dtype):
+            return _wrap(_cupyx_call(lambda: gpu_op(dev.astype(dtype).to_cupyx(), dense.astype(dtype))), True)
+        return _wrap(op(scipy_view(A), cupy.asnumpy(dense)), True)
+    return _wrap(op(scipy_view(A), dense), False)
+
+
+def add(A, other):
+    if _is_scalar(other):
+        if other == 0:
+            return A.copy()
+        raise NotImplementedError("adding a nonzero scalar to a sparse array is not supported")
+    return _binary(A, other, operator.add, operator.add)
+
+
+def subtract(A, other):
+    if _is_scalar(other):
+        if other == 0:
+            return A.copy()
+        raise NotImplementedError("subtracting a nonzero scalar from a sparse array is not supported")
+    return _binary(A, other, operator.sub, operator.sub)
+
+
+def rsubtract(A, other):
+    if _is_scalar(other):
+        if other == 0:
+            return negative(A)
+        raise NotImplementedError("subtracting a sparse array from a nonzero scalar is not supported")
+    return _binary(A, other, lambda a, b: b - a, lambda a, b: b - a)
+
+
+def multiply(A, other):
+    """Elementwise product (SciPy's ``multiply``; a scalar scales the values)."""
+    if _is_scalar(other):
+        return scalar_multiply(A, other)
+    return _binary(A, other, lambda a, b: a.multiply(b), lambda a, b: a.multiply(b))
+
+
+def divide(A, other):
+    if _is_scalar(other):
+        return scalar_divide(A, other)
+    return _binary(A, other, operator.truediv)
+
+
+def _cupyx_call(fn):
+    """Run a cupyx operation, turning CuPy's out-of-memory into DeviceMemoryError."""
+    try:
+        return fn()
+    except Exception as exc:
+        if cuda.is_out_of_memory(exc):
+            raise cuda.device_memory_error(exc, "sparse result") from None
+        raise
+
+
+# ------------------------------------------------------------------ products
+def _upcast(*dtypes) -> np.dtype:
+    """SciPy's ``upcast``: NumPy's promotion, then the first sparse dtype that holds it."""
+    dtype = np.result_type(*dtypes)
+    if dtype in SUPPORTED_DTYPES:
+        return dtype
+    for candidate in SUPPORTED_DTYPES:
+        if np.can_cast(dtype, candidate):
+            return candidate
+    raise InputError(f"no sparse dtype holds {dtype}")
+
+
+def spgemm_bytes(A, B, dtype) -> tuple[int, int]:
+    """(intermediate products, device bytes cuSPARSE's SpGEMM may need) for A @ B.
+
+    The product count bounds nnz(A @ B); cuSPARSE keeps the products, the
+    result and its work buffers, each up to that size in values and indices.
+    """
+    row_lengths = B.xp.diff(B.indptr).astype(np.int64)
+    products = int(row_lengths[A.indices].sum()) if A.nnz else 0
+    entry = np.dtype(dtype).itemsize + 4
+    return products, 3 * products * entry + 2 * (A.shape[0] + 1) * 8
+
+
+def sparse_matmul(A, other) -> CSRMatrix:
+    """A @ B for a sparse B (SpGEMM): SciPy on the host, cuSPARSE through cupyx on the GPU."""
+    B = _same_side(A, other)
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"dimension mismatch: {A.shape} @ {B.shape}")
+    if not A.on_gpu:
+        return _wrap(scipy_view(A) @ scipy_view(B), False)
+    dtype = _upcast(A.dtype, B.dtype)
+    if not _compute_on_gpu(dtype):
+        return _wrap(scipy_view(A) @ scipy_view(B), True)
+    products, needed = spgemm_bytes(A, B, dtype)
+    if products > 2**31 - 1:
+        raise InputError(f"A @ B has {products} intermediate products, more than cuSPARSE's 32-bit "
+                         f"SpGEMM indexes; compute it on the host (A.to_host() @ B.to_host())")
+    cuda.check_fits(needed, "sparse product A @ B")
+
+    def product():
+        a = A.astype(dtype).to_cupyx().copy()
+        b = B.astype(dtype).to_cupyx().copy()
+        a.sum_duplicates()  # cuSPARSE's SpGEMM wants sorted, duplicate-free rows
+        b.sum_duplicates()
+        return a @ b
+
+    return _wrap(_cupyx_call(product), True)
+
+
+def matmul(A, other):
+    """``A @ other`` with csr_array's semantics (result dtype by NumPy promotion)."""
+    if isinstance(other, CSRMatrix) or _is_sparse(other):
+        return sparse_matmul(A, other)
+    if _is_scalar(other):
+        raise ValueError("Scalar operands are not allowed, use '*' instead")
+    x = _as_dense(other)
+    if x.ndim not in (1, 2):
+        raise ValueError(f"matmul needs a 1-D or 2-D operand, got {x.ndim}-D")
+    if x.shape[0] != A.shape[1]:
+        raise ValueError(f"dimension mismatch: A is {A.shape[0]}x{A.shape[1]}, operand has shape {x.shape}")
+    gpu = cuda.is_cupy_array(x)
+    A = A.to_device() if gpu else A.to_host()  # x decides the side, as in spla.spmv
+    xp = A.xp
+    dtype = _upcast(A.dtype, x.dtype)
+    out_shape = (A.shape[0],) + tuple(x.shape[1:])
+    if A.nnz == 0 or 0 in out_shape:
+        return xp.zeros(out_shape, dtype=dtype)
+    if dtype in _KERNEL_DTYPES:
+        from . import matmat, matvec
+
+        kernel_A = A.astype(dtype)
+        operand = xp.ascontiguousarray(x.astype(dtype, copy=False))
+        return matvec.spmv(kernel_A, operand) if x.ndim == 1 else matmat.spmm(kernel_A, operand)
+    if gpu and _compute_on_gpu(dtype):
+        return A.astype(dtype).to_cupyx() @ x.astype(dtype)
+    if gpu:  # integer and bool products: SciPy's exact arithmetic on the host
+        return xp.asarray(scipy_view(A) @ x.get())
+    return np.asarray(scipy_view(A) @ x)
+
+
+def rmatmul(A, other):
+    """``other @ A``: (A^T @ other^T)^T."""
+    if isinstance(other, CSRMatrix) or _is_sparse(other):
+        return sparse_matmul(_same_side(A, other), A)
+    if _is_scalar(other):
+        raise ValueError("Scalar operands are not allowed, use '*' instead")
+    x = _as_dense(other)
+    if x.ndim == 1:
+        return matmul(A.transpose(), x)
+    if x.ndim != 2:
+        raise ValueError(f"matmul needs a 1-D or 2-D operand, got {x.ndim}-D")
+    return matmul(A.transpose(), x.T).T
+
+
+def adjoint_matmul(A, x):
+    """A^H @ x without conjugating the matrix: conj(A^T @ conj(x))."""
+    if A.dtype.kind != "c" and x.dtype.kind != "c":
+        return matmul(A.transpose(), x)
+    return matmul(A.transpose(), x.conj()).conj()
+
+
+def transpose(A) -> CSRMatrix:
+    if A.on_gpu and _compute_on_gpu(A.dtype):
+        return CSRMatrix(A.to_cupyx().T.tocsr(), index_dtype=A.index_dtype)
+    T = CSRMatrix(scipy_view(A).T.tocsr(), index_dtype=A.index_dtype)
+    return T.to_device() if A.on_gpu else T
+
+
+# ------------------------------------------------------------------ indexing
+def _normalise_row(i: int, n: int) -> int:
+    if not -n <= i < n:
+        raise IndexError(f"row index ({i}) out of range")
+    return i % n if n else i
+
+
+def _row_positions(A, key):
+    """The rows ``key`` picks as a slice of contiguous rows or an int64 index array."""
+    n = A.shape[0]
+    xp = A.xp
+    if _is_int(key):
+        return xp.asarray([_normalise_row(int(key), n)], dtype=np.int64)
+    if isinstance(key, slice):
+        start, stop, step = key.indices(n)
+        if step == 1:
+            return slice(start, max(start, stop))
+        return xp.arange(start, stop, step, dtype=np.int64)
+    rows = xp.asarray(key)
+    if rows.dtype == np.bool_:
+        if rows.shape != (n,):
+            raise IndexError(f"boolean row index has shape {rows.shape}, the matrix has {n} rows")
+        return xp.nonzero(rows)[0].astype(np.int64)
+    if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+        raise IndexError("row indices must be integers, slices, or 1-D integer or boolean arrays")
+    rows = rows.astype(np.int64)
+    if rows.size and (int(rows.min()) < -n or int(rows.max()) >= n):
+        raise IndexError(f"row index out of range for {n} rows")
+    return xp.where(rows < 0, rows + n, rows)
+
+
+def take_rows(A, key) -> CSRMatrix:
+    """The rows ``key`` selects (an int, a slice, an index or boolean array), as CSR.
+
+    Gathers the rows' runs of ``indices``/``data`` with array operations on the
+    matrix's side: no Python loop, no conversion, one pass over the output.
+    """
+    rows = _row_positions(A, key)
+    xp, index_dtype = A.xp, A.index_dtype
+    if isinstance(rows, slice):
+        lo, hi = int(A.indptr[rows.start]), int(A.indptr[rows.stop])
+        indptr = A.indptr[rows.start:rows.stop + 1] - lo
+        return CSRMatrix(A.data[lo:hi], A.indices[lo:hi], indptr, (rows.stop - rows.start, A.shape[1]),
+                         index_dtype=index_dtype, validate=False)
+    starts = A.indptr[rows].astype(np.int64)
+    lengths = A.indptr[rows + 1].astype(np.int64) - starts
+    indptr = xp.zeros(rows.shape[0] + 1, dtype=np.int64)
+    xp.cumsum(lengths, out=indptr[1:])
+    total = int(indptr[-1])
+    position = xp.arange(total, dtype=np.int64)
+    owner = xp.searchsorted(indptr[1:], position, side="right")
+    source = position - indptr[owner] + starts[owner]
+    return CSRMatrix(A.data[source], A.indices[source], indptr, (rows.shape[0], A.shape[1]),
+                     index_dtype=index_dtype, validate=False)
+
+
+def _element(A, i, j):
+    n_rows, n_cols = A.shape
+    i = _normalise_row(int(i), n_rows)
+    if not -n_cols <= j < n_cols:
+        raise IndexError(f"column index ({j}) out of range")
+    j = int(j) % n_cols
+    lo, hi = int(A.indptr[i]), int(A.indptr[i + 1])
+    values = A.data[lo:hi][A.indices[lo:hi] == j]
+    if A.dtype == np.bool_:
+        value = values.any()
+    else:
+        value = values.sum(dtype=A.dtype)  # duplicates add up, as in SciPy
+    return value if A.on_gpu else A.dtype.type(value)
+
+
+def _is_full_slice(key) -> bool:
+    return isinstance(key, slice) and key == slice(None)
+
+
+def _is_array_key(key) -> bool:
+    return not (_is_int(key) or isinstance(key, slice))
+
+
+def _library_index(A, key):
+    """``csr_matrix[key]`` (2-D results, as spla is 2-D) in SciPy, or in cupyx on the GPU."""
+    if A.on_gpu and _compute_on_gpu(A.dtype):
+        cupy = cuda.require_cupy()
+        key = tuple(k if _is_int(k) or isinstance(k, slice) else cupy.asarray(k) for k in key)
+        return _wrap(A.to_cupyx()[key], True)
+    import scipy.sparse as sp
+
+    key = tuple(k if _is_int(k) or isinstance(k, slice) else np.asarray(cuda_to_host(k)) for k in key)
+    host = A.to_host()
+    result = sp.csr_matrix((host.data, host.indices, host.indptr), shape=host.shape)[key]
+    return _wrap(result, A.on_gpu)
+
+
+def cuda_to_host(a):
+    return a.get() if cuda.is_cupy_array(a) else a
+
+
+def getitem(A, key):
+    """``A[key]``: rows fast on both sides, columns through SciPy/cupyx."""
+    if isinstance(key, tuple):
+        if len(key) == 1:
+            key = (key[0], slice(None))
+        if len(key) != 2:
+            raise IndexError(f"CSRMatrix takes one or two indices, got {len(key)}")
+        row, col = key
+    else:
+        row, col = key, slice(None)
+    if row is Ellipsis:
+        row = slice(None)
+    if col is Ellipsis:
+        col = slice(None)
+    if _is_int(row) and _is_int(col):
+        return _element(A, row, col)
+    if _is_array_key(row) and _is_array_key(col):  # paired fancy indices: SciPy's rules
+        return _library_index(A, (row, col))
+    rows = take_rows(A, row)
+    if _is_full_slice(col):
+        return rows
+    return _library_index(rows, (slice(None), col))
+
+
+# ------------------------------------------------------------------ reductions
+def _axis(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, tuple):
+        if sorted(a % 2 for a in axis) == [0, 1]:
+            return None
+        if len(axis) != 1:
+            raise ValueError(f"invalid axis {axis} for a 2-D array")
+        axis = axis[0]
+    if not _is_int(axis) or not -2 <= axis < 2:
+        raise ValueError(f"axis {axis} out of range for a 2-D array")
+    return int(axis) % 2
+
+
+def _reduce(A, name, axis, **kwargs):
+    """SciPy's reduction ``name`` on either side; axis results as dense 1-D arrays."""
+    axis = _axis(axis)
+    S, gpu = _library(A)
+    result = getattr(S, name)(axis=axis, **kwargs)
+    if _is_sparse(result):  # max/min over an axis are sparse in SciPy and cupyx
+        result = result.toarray()
+    if cuda.is_cupy_array(result):  # cupyx keeps 2-D axis results and its own dtypes
+        dtype = _scipy_dtype(lambda T: getattr(T, name)(axis=axis, **kwargs), A)
+        return (result if axis is None else result.ravel()).astype(dtype, copy=False)
+    if axis is None:
+        return result
+    return _wrap(np.asarray(result).ravel(), gpu)
+
+
+def sum_(A, axis=None, dtype=None):
+    return _reduce(A, "sum", axis, dtype=dtype)
+
+
+def mean(A, axis=None, dtype=None):
+    return _reduce(A, "mean", axis, dtype=dtype)
+
+
+def max_(A, axis=None, explicit=False):
+    return _reduce(A, "max", axis, **({"explicit": True} if explicit else {}))
+
+
+def min_(A, axis=None, explicit=False):
+    return _reduce(A, "min", axis, **({"explicit": True} if explicit else {}))
+
+
+def diagonal(A, k=0):
+    """The k-th diagonal, on the matrix's side (duplicates summed, like SciPy)."""
+    S, gpu = _library(A)
+    diag = S.diagonal(k)
+    return diag if cuda.is_cupy_array(diag) else _wrap(np.asarray(diag), gpu)
+
+
+def trace(A, offset=0):
+    return diagonal(A, offset).sum()
+
+
+# ------------------------------------------------------------------ conversions and clean-up
+def toarray(A):
+    S, gpu = _library(A)
+    dense = S.toarray()
+    return dense if cuda.is_cupy_array(dense) else _wrap(np.asarray(dense), gpu)
+
+
+def to_library(A, fmt: str):
+    """The matrix as a SciPy ``{fmt}_array`` on the host or a cupyx ``{fmt}_matrix`` on the GPU."""
+    if A.on_gpu:
+        return A.to_cupyx().asformat(fmt)
+    return scipy_view(A).asformat(fmt, copy=True)
+
+
+def _clean_up(A, method: str) -> None:
+    """Run SciPy's/cupyx's in-place clean-up on copies and take its arrays."""
+    if A.on_gpu and _compute_on_gpu(A.dtype):
+        import cupyx.scipy.sparse as csp
+
+        S = csp.csr_matrix((A.data.copy(), A.indices.copy(), A.indptr.copy()), shape=A.shape)
+        getattr(S, method)()
+        data, indices, indptr = S.data, S.indices, S.indptr
+    else:
+        import scipy.sparse as sp
+
+        h = A.to_host()
+        S = sp.csr_array((h.data.copy(), h.indices.copy(), h.indptr.copy()), shape=A.shape)
+        getattr(S, method)()
+        data, indices, indptr = S.data, S.indices, S.indptr
+        if A.on_gpu:
+            cupy = cuda.require_cupy()
+            data, indices, indptr = cupy.asarray(data), cupy.asarray(indices), cupy.asarray(indptr)
+    A._set_arrays(data, indices.astype(A.index_dtype, copy=False), indptr.astype(A.index_dtype, copy=False))
+
+
+def _rows_increase(A, strict: bool) -> bool:
+    if A.nnz < 2:
+        return True
+    ind = A.indices
+    ok = ind[1:] > ind[:-1] if strict else ind[1:] >= ind[:-1]
+    starts = A.indptr[1:-1]
+    starts = starts[(starts > 0) & (starts < A.nnz)]
+    ok[starts - 1] = True  # a new row may start anywhere
+    return bool(ok.all())
+
+
+def has_sorted_indices(A) -> bool:
+    return _rows_increase(A, strict=False)
+
+
+def has_canonical_format(A) -> bool:
+    return _rows_increase(A, strict=True)
+
+
+# ------------------------------------------------------------------ NumPy protocol
+def array_function(A, func, args, kwargs):
+    """``np.dot``, ``np.shape`` and ``np.ndim`` on a CSRMatrix; NotImplemented for the rest."""
+    if func is np.dot and len(args) == 2 and not kwargs:
+        a, b = args
+        return a @ b if isinstance(a, CSRMatrix) else rmatmul(b, a)
+    if func is np.shape:
+        return A.shape
+    if func is np.ndim:
+        return 2
+    return NotImplemented
