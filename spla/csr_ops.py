@@ -295,11 +295,12 @@ def matmul(A, other):
     if A.nnz == 0 or 0 in out_shape:
         return xp.zeros(out_shape, dtype=dtype)
     if dtype in _KERNEL_DTYPES:
-        from . import matmat, matvec
+        from .ops.spmm import spmm
+        from .ops.spmv import spmv
 
         kernel_A = A.astype(dtype)
         operand = xp.ascontiguousarray(x.astype(dtype, copy=False))
-        return matvec.spmv(kernel_A, operand) if x.ndim == 1 else matmat.spmm(kernel_A, operand)
+        return spmv(kernel_A, operand) if x.ndim == 1 else spmm(kernel_A, operand)
     if gpu and _compute_on_gpu(dtype):
         return A.astype(dtype).to_cupyx() @ x.astype(dtype)
     if gpu:  # integer and bool products: SciPy's exact arithmetic on the host
