@@ -11,8 +11,8 @@ module. Tolerances follow SciPy: converged when
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 import numpy as np
 
@@ -33,13 +33,13 @@ class System:
     dtype: np.dtype
     xp: object
     matvec: Callable
-    psolve: Optional[Callable]  # None: no preconditioner
+    psolve: Callable | None  # None: no preconditioner
     inverse_diagonal: object  # the Jacobi diagonal on b's side (fused on the GPU), else None
     b: object
     x: object  # a private copy of x0 (or zeros); solvers update it in place
     x0_given: bool
     check_every: int
-    matrix: Optional[CSRMatrix] = None  # the CSR matrix behind matvec, when there is one
+    matrix: CSRMatrix | None = None  # the CSR matrix behind matvec, when there is one
 
     @property
     def on_gpu(self) -> bool:
