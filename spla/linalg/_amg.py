@@ -276,15 +276,10 @@ class AMGPreconditioner:
             (non-finite residual, or the Krylov solver's code).
         """
         if accel is not None:
-            from . import _krylov
-
-            solvers: dict[str, Callable[..., Any]] = {"cg": _krylov.cg, "bicgstab": _krylov.bicgstab, "gmres": _krylov.gmres,
-                       "minres": _krylov.minres}
-            if accel not in solvers:
-                raise InputError(f"accel must be None or one of {sorted(solvers)}, got {accel!r}")
+            solver = _krylov_solver(accel)
             A = self._host_levels[0].A if not cuda.is_cupy_array(b) else self._hierarchy(
                 cuda.array_module(b), _float(b.dtype)).levels[0].A
-            return solvers[accel](A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=self, callback=callback)
+            return solver(A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=self, callback=callback)
         xp = cuda.array_module(b)
         if b.ndim != 1 and not (b.ndim == 2 and b.shape[1] == 1):
             raise InputError(f"b must be a vector of length {self.shape[0]}, got shape {b.shape}")
@@ -319,6 +314,16 @@ class AMGPreconditioner:
             if callback is not None:
                 callback(x)
         return x, maxiter
+
+
+def _krylov_solver(accel: str) -> Callable[..., Any]:
+    from . import _krylov
+
+    solvers: dict[str, Callable[..., Any]] = {"cg": _krylov.cg, "bicgstab": _krylov.bicgstab,
+                                              "gmres": _krylov.gmres, "minres": _krylov.minres}
+    if accel not in solvers:
+        raise InputError(f"accel must be None or one of {sorted(solvers)}, got {accel!r}")
+    return solvers[accel]
 
 
 def _float(dtype) -> np.dtype:
@@ -419,9 +424,4 @@ def amg_solve(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, accel="cg", c
         maxiter = 100 if accel is None else 10 * M.shape[0]
     if accel is None:
         return M.solve(b, x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback)
-    from . import _krylov
-
-    solvers: dict[str, Callable[..., Any]] = {"cg": _krylov.cg, "bicgstab": _krylov.bicgstab, "gmres": _krylov.gmres, "minres": _krylov.minres}
-    if accel not in solvers:
-        raise InputError(f"accel must be None or one of {sorted(solvers)}, got {accel!r}")
-    return solvers[accel](A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, callback=callback)
+    return _krylov_solver(accel)(A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, callback=callback)
