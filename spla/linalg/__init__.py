@@ -35,10 +35,11 @@ from ._triangular import (
                           TriangularSolver,
                           ic0,
                           ilu0,
+                          level_sets,
                           spsolve_triangular,
 )
 
 __all__ = ["cg", "bicgstab", "gmres", "minres", "block_cg", "jacobi", "JacobiPreconditioner",
            "aslinearoperator", "make_system", "DEFAULT_GPU_CHECK_EVERY", "amg", "amg_solve", "AMGPreconditioner",
            "ilu0", "ic0", "ILU0Preconditioner", "IC0Preconditioner", "spsolve_triangular", "TriangularSolver",
-           "SingularTriangularError"]
+           "SingularTriangularError", "level_sets"]
