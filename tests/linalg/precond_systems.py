@@ -30,7 +30,7 @@ def anisotropic2d(n, epsilon=0.01):
     return (epsilon * sp.kron(eye, T) + sp.kron(T, eye)).tocsr()
 
 
-def jumping2d(n, jump=1e3):
+def jumping2d(n, jump=1e2):
     """-div(k grad u) on an n x n cell grid, k = jump in a central square and 1 elsewhere (Dirichlet)."""
     k = np.ones((n, n))
     k[n // 4: 3 * n // 4, n // 4: 3 * n // 4] = jump
