@@ -10,8 +10,7 @@ import pytest
 from conftest import to_host
 from precond_systems import NONSYMMETRIC_SYSTEMS, SPD_SYSTEMS
 
-from spla import CSRMatrix
-from spla import linalg
+from spla import CSRMatrix, linalg
 
 HAVE_PYAMG = True
 try:
@@ -27,13 +26,13 @@ PRECONDITIONERS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _system(name, dtype):
     make = {**SPD_SYSTEMS, **NONSYMMETRIC_SYSTEMS}[name]
     return CSRMatrix.from_scipy(make().astype(dtype))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _preconditioner(name, precond, dtype):
     return PRECONDITIONERS[precond](_system(name, dtype))
 
