@@ -40,7 +40,7 @@ TRISOLVE_SOURCE = cuda.KernelSource("solver_trisolve.cu", [
     for t in _VALUE_TYPES.values() for i in _INDEX_TYPES.values() for unit in ("false", "true")])
 
 #: On the CPU the level sweep is used when levels hold this many rows on average; below, SciPy's solve.
-CPU_SWEEP_MIN_ROWS_PER_LEVEL = 2048
+CPU_SWEEP_MIN_ROWS_PER_LEVEL = 256
 
 
 class SingularTriangularError(InputError, np.linalg.LinAlgError):
