@@ -3,7 +3,10 @@
 ``x, info = cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None,
 callback=None)`` and likewise :func:`bicgstab`, :func:`gmres` (``restart=20``),
 :func:`minres`; :func:`block_cg` for an n x k block of right-hand sides;
-:func:`jacobi` builds a diagonal preconditioner. NumPy in -> NumPy out, CuPy
+:func:`jacobi` builds a diagonal preconditioner, :func:`amg` a smoothed-aggregation
+multigrid one (set-up through pyamg, cycle on b's side), :func:`ilu0` and
+:func:`ic0` incomplete factorisations applied by level-scheduled triangular
+solves (:func:`spsolve_triangular`, :class:`TriangularSolver`). NumPy in -> NumPy out, CuPy
 in -> CuPy out; a :class:`spla.CSRMatrix` goes to whichever side b is on.
 
 ``info``: 0 converged (``||b - A x|| <= max(rtol ||b||, atol)``), > 0 the
@@ -21,9 +24,22 @@ See Also
 scipy.sparse.linalg, cupyx.scipy.sparse.linalg
 """
 
+from ._amg import AMGPreconditioner, amg, amg_solve
 from ._block import block_cg
 from ._krylov import bicgstab, cg, gmres, minres
 from ._system import DEFAULT_GPU_CHECK_EVERY, JacobiPreconditioner, aslinearoperator, jacobi, make_system
+from ._triangular import (
+                          IC0Preconditioner,
+                          ILU0Preconditioner,
+                          SingularTriangularError,
+                          TriangularSolver,
+                          ic0,
+                          ilu0,
+                          level_sets,
+                          spsolve_triangular,
+)
 
 __all__ = ["cg", "bicgstab", "gmres", "minres", "block_cg", "jacobi", "JacobiPreconditioner",
-           "aslinearoperator", "make_system", "DEFAULT_GPU_CHECK_EVERY"]
+           "aslinearoperator", "make_system", "DEFAULT_GPU_CHECK_EVERY", "amg", "amg_solve", "AMGPreconditioner",
+           "ilu0", "ic0", "ILU0Preconditioner", "IC0Preconditioner", "spsolve_triangular", "TriangularSolver",
+           "SingularTriangularError", "level_sets"]

@@ -172,7 +172,7 @@ class DeviceKernels:
         self._elementwise["bicgstab_finish"](phat, shat, t, alpha, ts, tt, x, r, omega, state)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _elementwise_kernels():
     """The ElementwiseKernels, built once per process (CuPy caches the binaries per device).
 

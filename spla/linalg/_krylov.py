@@ -35,6 +35,7 @@ needs those, so they synchronise once per (inner) iteration.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -62,6 +63,12 @@ _PARAMETERS_DOC = """
     check_every : int, optional
         Iterations between convergence checks; default 1 on the CPU and
         ``DEFAULT_GPU_CHECK_EVERY`` on the GPU (see the module notes).
+    capture : bool, optional
+        cg only, GPU only: record two iterations' launches once into a CUDA
+        graph and replay it between convergence checks (default on where it
+        applies: a sparse A, no callback, M None or :func:`jacobi`, and
+        ``check_every >= 2``). The iterates are those of ``capture=False``,
+        which launches each kernel from Python (for debugging).
 
     Returns
     -------
@@ -101,7 +108,8 @@ def _initial_residual(system):
     return system.b.copy()
 
 
-def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None):
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None,
+       capture=None):
     system = make_system(A, b, x0, M, check_every=check_every)
     xp, x, n = system.xp, system.x, system.n
     _, atol, maxiter, done = _start("cg", system, rtol, atol, maxiter)
@@ -122,18 +130,60 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     p = z.copy()
     if dinv is not None:
         z = xp.empty_like(r)  # the fused step writes D^{-1} r here
-    for iteration in range(1, maxiter + 1):
-        rho, fresh = rho_and_rr[(iteration - 1) % 2], rho_and_rr[iteration % 2]
-        q = system.matvec(p)
+    # one-element views made once: a captured graph must see the same pointers every replay
+    views = [(rho_and_rr[(k - 1) % 2][:1], rho_and_rr[k % 2], rho_and_rr[k % 2][:1], rho_and_rr[k % 2][1:])
+             for k in (0, 1)]
+    matvec_into: Callable | None = None
+    if _wants_capture(capture, system, callback, general_m):
+        matvec_into = system.matvec_into()
+    q = xp.empty_like(r) if matvec_into is not None else None
+
+    def steps(iteration):
+        nonlocal q, z
+        rho, fresh, fresh_first, fresh_rest = views[iteration % 2]
+        if matvec_into is not None:
+            matvec_into(p, q)
+        else:
+            q = system.matvec(p)
         K.dot(p, q, pq)
         if dinv is not None:
-            K.cg_step(x, r, z, p, q, dinv, rho[:1], pq, state, fresh)
+            K.cg_step(x, r, z, p, q, dinv, rho, pq, state, fresh)
         elif general_m:
-            K.cg_step(x, r, None, p, q, None, rho[:1], pq, state, fresh[1:])
+            K.cg_step(x, r, None, p, q, None, rho, pq, state, fresh_rest)
+            assert system.psolve is not None
             z = system.psolve(r)
-            K.dot(r, z, fresh[:1])
+            K.dot(r, z, fresh_first)
         else:
-            K.cg_step(x, r, None, p, q, None, rho[:1], pq, state, fresh[:1])
+            K.cg_step(x, r, None, p, q, None, rho, pq, state, fresh_first)
+
+    def direction(iteration):
+        rho, _, fresh_first, _ = views[iteration % 2]
+        K.cg_direction(p, z, fresh_first, rho)
+
+    def two_iterations():
+        for k in (1, 2):
+            steps(k)
+            direction(k)
+
+    graph = None
+    iteration = 0
+    while iteration < maxiter:
+        following = iteration + 1
+        # a replay runs an odd and an even iteration, and only between convergence checks
+        if (matvec_into is not None and iteration >= 2 and following % 2 == 1 and following < maxiter
+                and following % system.check_every != 0):
+            if graph is None:
+                graph = _capture(xp, two_iterations)
+                if graph is None:
+                    matvec_into = None  # capture refused: go on launching one kernel at a time
+                    continue
+            graph.launch()
+            iteration += 2
+            directed = True
+        else:
+            steps(following)
+            iteration = following
+            directed = False
         if callback is not None:
             callback(x)
         if iteration % system.check_every == 0 or iteration == maxiter:
@@ -143,8 +193,55 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
             rr_index = 2 * (1 + iteration % 2) + (0 if system.psolve is None else 1)
             if math.sqrt(max(host[rr_index], 0.0)) < atol:
                 return x, 0
-        K.cg_direction(p, z, fresh[:1], rho[:1])
+        if not directed:
+            direction(iteration)
     return x, maxiter
+
+
+def _wants_capture(capture, system, callback, general_m) -> bool:
+    """Capture CG's iterations into a CUDA graph? Default yes on the GPU where it applies."""
+    if capture is not None and not isinstance(capture, bool):
+        raise InputError(f"capture must be True, False or None, got {capture!r}")
+    if capture is False or not system.on_gpu or callback is not None or general_m:
+        return False
+    return system.matrix is not None and hasattr(system.xp.cuda.Stream, "begin_capture")
+
+
+def _refuse_allocation(size):
+    raise MemoryError("spla.linalg: no allocation may happen inside a captured solver iteration")
+
+
+def _capture(xp, launches):
+    """A ``cupy.cuda.Graph`` of what ``launches()`` queues, or None where capture fails.
+
+    Capture runs on a fresh stream (the legacy default stream cannot be
+    captured) with allocation refused: memory the pool handed out inside the
+    capture would be freed, and reused, while the graph still writes it.
+    Nothing runs during capture, so a refused capture changes no state.
+    """
+    errors = (MemoryError, RuntimeError, xp.cuda.runtime.CUDARuntimeError, xp.cuda.driver.CUDADriverError)
+    stream = xp.cuda.Stream(non_blocking=True)
+    graph = None
+    with stream, xp.cuda.using_allocator(_refuse_allocation):
+        try:
+            stream.begin_capture()
+        except errors:
+            return None
+        try:
+            launches()
+        except errors:
+            pass  # end_capture below then fails too (an invalidated capture) or is discarded
+        else:
+            try:
+                graph = stream.end_capture()
+            except errors:
+                graph = None
+            return graph
+        try:
+            stream.end_capture()
+        except errors:
+            pass
+    return graph
 
 
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None):
@@ -405,6 +502,9 @@ for _solver, _summary, _see_also in (
             "    check_every : int, optional\n"
             "        Iterations between convergence checks; default 1 on the CPU and\n"
             "        ``DEFAULT_GPU_CHECK_EVERY`` on the GPU (see the module notes).\n", "")
+    if _solver is not cg:
+        _doc_parameters = _doc_parameters[:_doc_parameters.find("    capture : bool")] + \
+            _doc_parameters[_doc_parameters.find("    Returns"):]
     _solver.__doc__ = f"""{_summary}
 {_doc_parameters}
     See Also

@@ -11,8 +11,8 @@ module. Tolerances follow SciPy: converged when
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 import numpy as np
 
@@ -33,13 +33,22 @@ class System:
     dtype: np.dtype
     xp: object
     matvec: Callable
-    psolve: Optional[Callable]  # None: no preconditioner
+    psolve: Callable | None  # None: no preconditioner
     inverse_diagonal: object  # the Jacobi diagonal on b's side (fused on the GPU), else None
     b: object
     x: object  # a private copy of x0 (or zeros); solvers update it in place
     x0_given: bool
     check_every: int
-    matrix: Optional[CSRMatrix] = None  # the CSR matrix behind matvec, when there is one
+    matrix: CSRMatrix | None = None  # the CSR matrix behind matvec, when there is one
+
+    def matvec_into(self):
+        """``f(v, out)`` writing A v into a preallocated ``out`` with no allocation, or None.
+
+        Only a CSR matrix on the GPU has one (what a captured CUDA graph needs).
+        """
+        if self.xp is np or self.matrix is None:
+            return None
+        return device_spmv_into(self.matrix.astype(self.dtype).to_device())
 
     @property
     def on_gpu(self) -> bool:
@@ -164,6 +173,19 @@ def _build_matvec(A, xp, dtype, what: str):
         return A.matvec, None
     dense = A.astype(dtype, copy=False)
     return dense.dot, None
+
+
+def device_spmv_into(device_matrix):
+    """``f(v, out)``: spla's GPU SpMV of a device CSRMatrix into ``out``, or None where unavailable.
+
+    spla.spmv has no ``out=``; the backend's entry point has. This is the
+    one import of the backend in spla.linalg.
+    """
+    try:
+        from ..backend.spmv_cuda import spmv as backend_spmv
+    except ImportError:
+        return None
+    return lambda v, out: backend_spmv(device_matrix, v, out=out)
 
 
 def check_square(A, what: str = "A") -> int:

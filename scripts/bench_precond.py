@@ -1,0 +1,228 @@
+"""Time to solution with spla's preconditioners and captured CG, beside their anchors.
+
+Three parts, each checked before it is timed:
+
+- amg: 2D Poisson N^2 (N = 2048; --quick 128) to rtol 1e-8: AMG-preconditioned
+  CG (set-up and solve timed apart) vs spla's plain CG vs pyamg's own
+  ``solve(accel='cg')`` on the CPU (set-up + solve). The true residual of
+  every x is computed and must be <= 1.01 rtol ||b||.
+- ic0: 2D Poisson N^2 (N = 1024; --quick 128): one IC(0) application (both
+  triangular solves, analysis done once) vs one SpMV of A, vs cupyx's
+  ``spsolve_triangular`` (GPU) or SciPy's (CPU) for the same two solves; the
+  results must agree.
+- capture: CG per-iteration time on 2D Poisson 256^2 and 1024^2 (--quick 64,
+  128), ``capture=True`` vs ``capture=False``, a fixed iteration count
+  (rtol 0); the two x must be equal.
+
+Runs on the GPU when CuPy and a device are present (``--device cpu`` forces the
+CPU). Writes bench_precond.json to --out.
+
+    PYTHONPATH=. python scripts/bench_precond.py --out $OUT
+    PYTHONPATH=. python scripts/bench_precond.py --quick --device cpu --out /tmp
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from spla import CSRMatrix, cuda, linalg, spmv  # noqa: E402
+
+
+def poisson2d(n: int) -> sp.csr_matrix:
+    line = sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1], format="csr")
+    eye = sp.eye(n, format="csr")
+    return (sp.kron(eye, line) + sp.kron(line, eye)).tocsr()
+
+
+class Side:
+    def __init__(self, device: str):
+        self.gpu = device == "gpu"
+        self.xp = cuda.require_cupy() if self.gpu else np
+
+    def sync(self):
+        if self.gpu:
+            self.xp.cuda.get_current_stream().synchronize()
+
+    def timed(self, fn):
+        self.sync()
+        start = time.perf_counter()
+        result = fn()
+        self.sync()
+        return result, time.perf_counter() - start
+
+    def repeat(self, fn, repeats: int) -> float:
+        """Median seconds of ``repeats`` calls (after one untimed call)."""
+        fn()
+        times = [self.timed(fn)[1] for _ in range(repeats)]
+        return statistics.median(times)
+
+    def host(self, a):
+        return a.get() if self.gpu else np.asarray(a)
+
+
+def relative_residual(A_host, b_host, x) -> float:
+    return float(np.linalg.norm(b_host - A_host @ x) / np.linalg.norm(b_host))
+
+
+def count_iterations(solver, *args, **kwargs) -> int:
+    seen = [0]
+    solver(*args, callback=lambda xk: seen.__setitem__(0, seen[0] + 1), **kwargs)
+    return seen[0]
+
+
+def bench_amg(side: Side, n: int, rtol: float) -> dict:
+    A_host = poisson2d(n)
+    A = CSRMatrix.from_scipy(A_host)
+    A = A.to_device() if side.gpu else A
+    b_host = np.ones(A_host.shape[0])
+    b = side.xp.asarray(b_host)
+    out: dict = {"problem": f"poisson2d {n}^2", "n": A_host.shape[0], "rtol": rtol}
+
+    linalg.cg(A, b, rtol=rtol, maxiter=2)  # compile kernels, bind the SpMV
+    (x, info), seconds = side.timed(lambda: linalg.cg(A, b, rtol=rtol))
+    residual = relative_residual(A_host, b_host, side.host(x))
+    out["plain_cg"] = {"info": info, "seconds": seconds, "relative_residual": residual,
+                       "iterations": count_iterations(linalg.cg, A, b, rtol=rtol), "ok": residual <= 1.01 * rtol}
+
+    def setup():
+        M = linalg.amg(A_host)
+        M.matvec(b)  # the hierarchy goes to b's side here
+        return M
+
+    M, setup_seconds = side.timed(setup)
+    (x, info), solve_seconds = side.timed(lambda: linalg.cg(A, b, rtol=rtol, M=M))
+    residual = relative_residual(A_host, b_host, side.host(x))
+    out["amg_cg"] = {"info": info, "setup_seconds": setup_seconds, "solve_seconds": solve_seconds,
+                     "total_seconds": setup_seconds + solve_seconds, "relative_residual": residual,
+                     "iterations": count_iterations(linalg.cg, A, b, rtol=rtol, M=M), "levels": M.level_sizes(),
+                     "operator_complexity": M.operator_complexity(), "ok": residual <= 1.01 * rtol}
+    try:
+        import pyamg
+    except ImportError:
+        out["pyamg"] = {"skipped": "pyamg is not installed"}
+        return out
+    residuals: list = []
+    start = time.perf_counter()
+    ml = pyamg.smoothed_aggregation_solver(sp.csr_matrix(A_host))
+    pyamg_setup = time.perf_counter() - start
+    x = ml.solve(b_host, tol=rtol, accel="cg", residuals=residuals)
+    pyamg_total = time.perf_counter() - start
+    residual = relative_residual(A_host, b_host, x)
+    out["pyamg"] = {"setup_seconds": pyamg_setup, "total_seconds": pyamg_total, "iterations": len(residuals) - 1,
+                    "relative_residual": residual, "ok": residual <= 1.01 * rtol,
+                    "note": "pyamg defaults (symmetric Gauss-Seidel smoothing) on this machine's CPU"}
+    out["speedup_vs_plain_cg"] = out["plain_cg"]["seconds"] / out["amg_cg"]["total_seconds"]
+    out["speedup_vs_pyamg"] = pyamg_total / out["amg_cg"]["total_seconds"]
+    return out
+
+
+def bench_ic0(side: Side, n: int, repeats: int) -> dict:
+    A_host = poisson2d(n)
+    A = CSRMatrix.from_scipy(A_host)
+    A = A.to_device() if side.gpu else A
+    rng = np.random.default_rng(0)
+    v_host = rng.standard_normal(A_host.shape[0])
+    v = side.xp.asarray(v_host)
+    M, setup_seconds = side.timed(lambda: linalg.ic0(A_host))
+    z = side.host(M @ v)
+    L = M.L
+    from scipy.sparse.linalg import spsolve_triangular as scipy_solve
+
+    want = scipy_solve(L.T.tocsr(), scipy_solve(L, v_host, lower=True), lower=False)
+    error = float(np.abs(z - want).max() / np.abs(want).max())
+    out: dict = {"problem": f"poisson2d {n}^2", "n": A_host.shape[0], "setup_seconds": setup_seconds,
+                 "levels": [M._first.levels, M._second.levels], "max_relative_error": error, "ok": error < 1e-10}
+    out["apply_seconds"] = side.repeat(lambda: M @ v, repeats)
+    out["spmv_seconds"] = side.repeat(lambda: spmv(A, v), repeats)
+    out["apply_over_spmv"] = out["apply_seconds"] / out["spmv_seconds"]
+    if side.gpu:
+        from cupyx.scipy.sparse import csr_matrix as cupyx_csr
+        from cupyx.scipy.sparse.linalg import spsolve_triangular as cupyx_solve
+
+        lower, upper = cupyx_csr(L), cupyx_csr(L.T.tocsr())
+        anchor = "cupyx.scipy.sparse.linalg.spsolve_triangular"
+
+        def reference():
+            return cupyx_solve(upper, cupyx_solve(lower, v, lower=True), lower=False)
+    else:
+        anchor = "scipy.sparse.linalg.spsolve_triangular"
+
+        def reference():
+            return scipy_solve(L.T.tocsr(), scipy_solve(L, v_host, lower=True), lower=False)
+    result, seconds = side.timed(reference)  # once: cupyx redoes its analysis every call
+    anchor_error = float(np.abs(side.host(result) - want).max() / np.abs(want).max())
+    out["anchor"] = {"name": anchor, "seconds": seconds, "max_relative_error": anchor_error}
+    out["speedup_vs_anchor"] = seconds / out["apply_seconds"]
+    return out
+
+
+def bench_capture(side: Side, n: int, iterations: int) -> dict:
+    A_host = poisson2d(n)
+    A = CSRMatrix.from_scipy(A_host)
+    A = A.to_device() if side.gpu else A
+    b = side.xp.asarray(np.ones(A_host.shape[0]))
+    out: dict = {"problem": f"poisson2d {n}^2", "n": A_host.shape[0], "iterations": iterations}
+    results = {}
+    for capture in (False, True):
+        linalg.cg(A, b, rtol=0.0, maxiter=8, capture=capture)  # warm-up: kernels, SpMV binding
+        (x, info), seconds = side.timed(lambda c=capture: linalg.cg(A, b, rtol=0.0, maxiter=iterations, capture=c))
+        results[capture] = side.host(x)
+        out["captured" if capture else "uncaptured"] = {"info": info, "seconds": seconds,
+                                                        "us_per_iteration": seconds / iterations * 1e6}
+    out["same_x"] = bool(np.array_equal(results[True], results[False]))
+    out["speedup"] = out["uncaptured"]["seconds"] / out["captured"]["seconds"]
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("."))
+    parser.add_argument("--quick", action="store_true", help="small sizes (a CPU smoke run)")
+    parser.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
+    parser.add_argument("--parts", default="amg,ic0,capture")
+    args = parser.parse_args(argv)
+    device = args.device if args.device != "auto" else ("gpu" if cuda.gpu_available() else "cpu")
+    side = Side(device)
+    parts = set(args.parts.split(","))
+    report: dict = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "device": device,
+                    "python": platform.python_version(), "quick": args.quick}
+    if side.gpu:
+        cupy = side.xp
+        report["gpu"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+        report["cupy"] = cupy.__version__
+    started = time.perf_counter()
+    if "amg" in parts:
+        report["amg"] = bench_amg(side, 128 if args.quick else 2048, 1e-8)
+        print(json.dumps(report["amg"], indent=1), flush=True)
+    if "ic0" in parts:
+        report["ic0"] = bench_ic0(side, 128 if args.quick else 1024, 3 if args.quick else 20)
+        print(json.dumps(report["ic0"], indent=1), flush=True)
+    if "capture" in parts:
+        sizes = (64, 128) if args.quick else (256, 1024)
+        report["capture"] = [bench_capture(side, n, 200 if args.quick else 2000) for n in sizes]
+        print(json.dumps(report["capture"], indent=1), flush=True)
+    report["seconds"] = time.perf_counter() - started
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "bench_precond.json"
+    path.write_text(json.dumps(report, indent=2))
+    checks = [report.get("amg", {}).get(k, {}).get("ok", True) for k in ("plain_cg", "amg_cg", "pyamg")]
+    checks.append(report.get("ic0", {}).get("ok", True))
+    checks += [entry["same_x"] for entry in report.get("capture", [])]
+    print(f"wrote {path} ({report['seconds']:.1f} s); checks {'passed' if all(checks) else 'FAILED'}")
+    return 0 if all(checks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,513 @@
+"""Sparse triangular solves with a level-set analysis built once, and ILU(0)/IC(0).
+
+A triangular system's rows form a dependency graph (row i needs x_k for
+every off-diagonal entry (i, k)). The *levels* of that graph (level 0: rows
+with no dependency; level l: rows whose dependencies all sit in levels < l)
+can each be solved in parallel. :class:`TriangularSolver` computes them once
+(:func:`level_sets`) and keeps the strict triangle reordered level by level,
+so one application is a sweep over the levels:
+
+- GPU: ``kernels/solver_trisolve.cu``. A level with many rows is one launch
+  (a thread per row); a run of consecutive small levels is one launch of a
+  single block that steps through them with a barrier between levels, which
+  is what keeps a 2D grid's ~2 sqrt(n) thin diagonal levels from costing one
+  launch each.
+- CPU: the same sweep with a SciPy product per level, or SciPy's
+  ``spsolve_triangular`` when the levels are too small for the sweep to pay.
+
+:func:`ilu0` and :func:`ic0` factor on the host (vectorised over the rows of
+a level, the same schedule) and apply through two such solvers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import cuda
+from ..csr import CSRMatrix, as_csr
+from ..errors import InputError
+
+TRISOLVE_BLOCK = 256  # threads per block of the one-level kernel
+GROUP_BLOCK = 1024  # threads of the single block that sweeps a run of small levels
+GROUP_MAX_ROWS = 2 * GROUP_BLOCK  # levels up to this many rows join a single-block run
+_VALUE_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+_INDEX_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+TRISOLVE_SOURCE = cuda.KernelSource("solver_trisolve.cu", [
+    f"spla_trisolve_{kind}<{t}, {i}, {unit}>" for kind in ("level", "levels_block")
+    for t in _VALUE_TYPES.values() for i in _INDEX_TYPES.values() for unit in ("false", "true")])
+
+#: On the CPU the level sweep is used when levels hold this many rows on average; below, SciPy's solve.
+CPU_SWEEP_MIN_ROWS_PER_LEVEL = 256
+
+
+class SingularTriangularError(InputError, np.linalg.LinAlgError):
+    """A zero on the diagonal of a triangular factor (SciPy raises LinAlgError for it)."""
+
+
+def _strict_and_diagonal(T: sp.csr_matrix, lower: bool):
+    """(strict triangle as sorted CSR, diagonal) of a host CSR matrix; the other triangle is ignored."""
+    T = sp.csr_matrix(T)
+    strict = sp.tril(T, k=-1, format="csr") if lower else sp.triu(T, k=1, format="csr")
+    strict.sum_duplicates()
+    strict.sort_indices()
+    return strict, T.diagonal()
+
+
+def level_sets(strict: sp.csr_matrix):
+    """Level sets of a strict triangle's dependency graph.
+
+    Parameters
+    ----------
+    strict : scipy.sparse CSR, n x n
+        Row i depends on row k for every stored (i, k); the graph must be
+        acyclic (a strict triangle is).
+
+    Returns
+    -------
+    order : int64 array, shape (n,)
+        The rows, level by level (ascending row order within a level).
+    level_ptr : int64 array, shape (levels + 1,)
+        Level l is ``order[level_ptr[l]:level_ptr[l + 1]]``.
+    """
+    n = strict.shape[0]
+    pending = np.diff(strict.indptr).astype(np.int64)  # dependencies not yet solved, per row
+    dependents = strict.T.tocsr()  # row k of the transpose: the rows that need x_k
+    frontier = np.flatnonzero(pending == 0)
+    pieces, sizes = [], [0]
+    while frontier.size:
+        pieces.append(frontier)
+        sizes.append(frontier.size)
+        starts, stops = dependents.indptr[frontier], dependents.indptr[frontier + 1]
+        counts = stops - starts
+        if not counts.sum():
+            break
+        # the dependents of every frontier row, gathered without a Python loop
+        offsets = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+        rows, hits = np.unique(dependents.indices[offsets], return_counts=True)
+        pending[rows] -= hits
+        frontier = rows[pending[rows] == 0]
+    order = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    if order.size != n:
+        raise InputError("the dependency graph has a cycle: not a triangular matrix")
+    return order.astype(np.int64), np.cumsum(sizes).astype(np.int64)
+
+
+class TriangularSolver:
+    """Solves ``T x = b`` for one sparse triangular T; the analysis is done once.
+
+    Parameters
+    ----------
+    T : CSRMatrix or scipy/cupyx sparse matrix, n x n
+        Only its ``lower`` (or upper) triangle and diagonal are read.
+    lower : bool
+    unit_diagonal : bool
+        Take the diagonal as ones (T's diagonal is not read).
+
+    ``solve(b)`` takes NumPy or CuPy b of shape (n,) or (n, k); the GPU copy
+    of the analysis is made on the first GPU call and kept.
+    """
+
+    def __init__(self, T, *, lower: bool = True, unit_diagonal: bool = False):
+        csr = as_csr(T).to_host()
+        if csr.n_rows != csr.n_cols:
+            raise InputError(f"a triangular solve needs a square matrix, got {csr.n_rows}x{csr.n_cols}")
+        if csr.dtype.kind == "c":
+            raise InputError("complex systems are not supported by spla")
+        self.shape = (csr.n_rows, csr.n_cols)
+        self.dtype = np.dtype(csr.dtype) if csr.dtype.kind == "f" else np.dtype(np.float64)
+        self.lower = bool(lower)
+        self.unit_diagonal = bool(unit_diagonal)
+        strict, diagonal = _strict_and_diagonal(csr.to_scipy(), self.lower)
+        if not self.unit_diagonal:
+            zero = np.flatnonzero(diagonal == 0)
+            if zero.size:
+                raise SingularTriangularError(f"A is singular: zero entry on diagonal (row {int(zero[0])})")
+        self.order, self.level_ptr = level_sets(strict)
+        self.levels = int(self.level_ptr.size - 1)
+        # the strict triangle with its rows in level order: slot s holds row order[s]
+        self._strict = strict
+        self._reordered = strict[self.order]
+        self._reordered.sort_indices()
+        self._inverse_diagonal = (np.ones(self.shape[0]) if self.unit_diagonal
+                                  else 1.0 / diagonal.astype(np.float64))
+        self._host: dict = {}
+        self._device: dict = {}
+
+    # ------------------------------------------------------------------ CPU
+    def _host_plan(self, dtype):
+        plan = self._host.get(dtype.str)
+        if plan is None:
+            reordered = self._reordered.astype(dtype)
+            inverse = self._inverse_diagonal[self.order].astype(dtype)
+            n = self.shape[0]
+            sweep = n >= CPU_SWEEP_MIN_ROWS_PER_LEVEL * max(self.levels, 1)
+            if sweep:
+                steps = []
+                for level in range(self.levels):
+                    begin, end = int(self.level_ptr[level]), int(self.level_ptr[level + 1])
+                    rows = self.order[begin:end]
+                    block = reordered[begin:end]
+                    steps.append((rows, block if block.nnz else None, inverse[begin:end]))
+                plan = ("sweep", steps)
+            else:
+                diagonal = sp.diags(np.ones(n) if self.unit_diagonal else 1.0 / self._inverse_diagonal)
+                plan = ("scipy", sp.csr_matrix(self._strict + diagonal).astype(dtype))
+            self._host[dtype.str] = plan
+        return plan
+
+    def _solve_host(self, b, dtype):
+        kind, plan = self._host_plan(dtype)
+        if kind == "scipy":
+            from scipy.sparse.linalg import spsolve_triangular as scipy_solve
+
+            return scipy_solve(plan, b, lower=self.lower, unit_diagonal=self.unit_diagonal)
+        x = np.empty_like(b)
+        for rows, block, inverse in plan:
+            rhs = b[rows]
+            if block is not None:
+                rhs = rhs - (block @ x if b.ndim == 1 else block @ x)
+            x[rows] = rhs * (inverse if b.ndim == 1 else inverse[:, None])
+        return x
+
+    # ------------------------------------------------------------------ GPU
+    def _device_plan(self, cupy, dtype):
+        key = (cupy.cuda.Device().id, dtype.str)
+        plan = self._device.get(key)
+        if plan is not None:
+            return plan
+        n = self.shape[0]
+        reordered = self._reordered
+        index_dtype = np.dtype(np.int32) if max(n, reordered.nnz) < 2**31 - 1 else np.dtype(np.int64)
+        ctype, itype = _VALUE_TYPES[dtype], _INDEX_TYPES[index_dtype]
+        unit = "true" if self.unit_diagonal else "false"
+        level_kernel = TRISOLVE_SOURCE.function(f"spla_trisolve_level<{ctype}, {itype}, {unit}>")
+        block_kernel = TRISOLVE_SOURCE.function(f"spla_trisolve_levels_block<{ctype}, {itype}, {unit}>")
+        arrays = (cupy.asarray(self.order.astype(index_dtype)),
+                  cupy.asarray(reordered.indptr.astype(np.int64)),
+                  cupy.asarray(reordered.indices.astype(index_dtype)),
+                  cupy.asarray(reordered.data.astype(dtype)),
+                  cupy.asarray(self._inverse_diagonal[self.order].astype(dtype)))
+        level_ptr = cupy.asarray(self.level_ptr)
+        # consecutive small levels go to one single-block launch; large ones get a launch each
+        launches: list[tuple[Any, tuple, tuple, tuple]] = []
+        sizes = np.diff(self.level_ptr)
+        k = 0
+        while k < self.levels:
+            if sizes[k] <= GROUP_MAX_ROWS:
+                first = k
+                while k < self.levels and sizes[k] <= GROUP_MAX_ROWS:
+                    k += 1
+                launches.append((block_kernel, (1,), (GROUP_BLOCK,),
+                                 (level_ptr, np.int64(first), np.int64(k))))
+            else:
+                begin, end = int(self.level_ptr[k]), int(self.level_ptr[k + 1])
+                grid = min(cuda.ceil_div(end - begin, TRISOLVE_BLOCK), 65535)
+                launches.append((level_kernel, (grid,), (TRISOLVE_BLOCK,), (np.int64(begin), np.int64(end))))
+                k += 1
+        plan = (arrays, launches, level_ptr)
+        self._device[key] = plan
+        return plan
+
+    def _solve_device(self, b, dtype, out=None):
+        cupy = cuda.require_cupy()
+        arrays, launches, _ = self._device_plan(cupy, dtype)
+        if b.ndim == 2:
+            return cupy.stack([self._solve_device(cupy.ascontiguousarray(b[:, j]), dtype)
+                               for j in range(b.shape[1])], axis=1)
+        x = cupy.empty_like(b) if out is None else out
+        for kernel, grid, block, tail in launches:
+            kernel(grid, block, arrays + (b, x) + tail)
+        return x
+
+    def launch_count(self) -> int:
+        """Kernel launches of one GPU solve (after grouping small levels)."""
+        small = np.diff(self.level_ptr) <= GROUP_MAX_ROWS
+        # a large level is one launch, and so is each run of consecutive small ones
+        return int((~small).sum() + (small & ~np.r_[False, small[:-1]]).sum())
+
+    # --------------------------------------------------------------- public
+    def solve(self, b, out=None):
+        """x with ``T x = b`` for b of shape (n,) or (n, k), on b's side (b is not modified)."""
+        if b.shape[0] != self.shape[0] or b.ndim not in (1, 2):
+            raise InputError(f"b must have shape (n,) or (n, k) with n = {self.shape[0]}, got {b.shape}")
+        dtype = _solve_dtype(self.dtype, b.dtype)
+        if cuda.is_cupy_array(b):
+            cupy = cuda.require_cupy()
+            return self._solve_device(cupy.ascontiguousarray(b, dtype=dtype), dtype, out)
+        return self._solve_host(np.ascontiguousarray(b, dtype=dtype), dtype)
+
+    def __repr__(self) -> str:
+        side = "lower" if self.lower else "upper"
+        return (f"<spla.linalg.TriangularSolver {side} {self.shape[0]}x{self.shape[1]}, nnz {self._strict.nnz} "
+                f"off the diagonal, {self.levels} levels>")
+
+
+def _solve_dtype(matrix_dtype, vector_dtype) -> np.dtype:
+    vector_dtype = np.dtype(vector_dtype)
+    if vector_dtype.kind == "c":
+        raise InputError("complex systems are not supported by spla")
+    if np.dtype(matrix_dtype) == np.float32 and vector_dtype == np.float32:
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False, unit_diagonal=False):
+    """Solve ``A x = b`` for a sparse triangular A (SciPy's signature).
+
+    Parameters
+    ----------
+    A : CSRMatrix, scipy/cupyx sparse matrix, shape (n, n)
+        Only the lower (``lower=True``) or upper triangle and the diagonal are
+        read; entries of the other triangle are ignored.
+    b : numpy.ndarray or cupy.ndarray, shape (n,) or (n, k)
+        Decides the side the solve runs on.
+    lower : bool
+    overwrite_A, overwrite_b : bool
+        Accepted for SciPy compatibility; spla never writes A or b.
+    unit_diagonal : bool
+        Take A's diagonal as ones.
+
+    Returns
+    -------
+    x : array on b's side, float32 when A and b are float32, else float64.
+
+    Raises
+    ------
+    SingularTriangularError
+        (a ``numpy.linalg.LinAlgError``) a zero on the diagonal.
+    InputError
+        Shapes that do not fit, complex values.
+
+    Notes
+    -----
+    Each call analyses A (its level sets) anew; to solve with one matrix many
+    times build a :class:`TriangularSolver` once and call its ``solve``.
+
+    See Also
+    --------
+    scipy.sparse.linalg.spsolve_triangular, cupyx.scipy.sparse.linalg.spsolve_triangular
+    """
+    del overwrite_A, overwrite_b
+    return TriangularSolver(A, lower=lower, unit_diagonal=unit_diagonal).solve(b)
+
+
+# ---------------------------------------------------------------- factorise
+def _ilu0_factor(A: sp.csr_matrix):
+    """ILU(0) of a host CSR matrix: (L strictly lower, U upper with diagonal), on A's pattern.
+
+    IKJ elimination restricted to the pattern: for each row i and each of
+    its lower entries (i, k) in column order, ``a_ik /= u_kk`` then
+    ``a_im -= a_ik u_km`` for every stored (i, m) with m > k. Rows of one
+    level of L's dependency graph are independent, so each step runs for
+    all rows of a level at once.
+    """
+    A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+    A.sum_duplicates()
+    A.sort_indices()
+    n = A.shape[0]
+    indptr, indices = A.indptr.astype(np.int64), A.indices.astype(np.int64)
+    data = A.data
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    diagonal_positions = np.full(n, -1, dtype=np.int64)
+    on_diagonal = np.flatnonzero(indices == rows)
+    diagonal_positions[rows[on_diagonal]] = on_diagonal
+    missing = np.flatnonzero(diagonal_positions < 0)
+    if missing.size:
+        raise InputError(f"ILU(0) needs every diagonal entry in A's pattern; row {int(missing[0])} has none")
+    lower = np.flatnonzero(indices < rows)  # positions of (i, k), k < i
+    lower_row, lower_col = rows[lower], indices[lower]
+    # every update (i, k) -> (i, m): the row k's upper entries (k, m), m > k
+    upper_start = diagonal_positions[lower_col] + 1
+    counts = indptr[lower_col + 1] - upper_start
+    total = int(counts.sum())
+    parent = np.repeat(np.arange(lower.size, dtype=np.int64), counts)
+    source = np.repeat(upper_start - np.cumsum(counts) + counts, counts) + np.arange(total, dtype=np.int64)
+    keys = rows * n + indices  # ascending: CSR with sorted indices
+    wanted = lower_row[parent] * n + indices[source]
+    target = np.searchsorted(keys, wanted)
+    found = target < keys.size
+    found[found] &= keys[target[found]] == wanted[found]
+    parent, source, target = parent[found], source[found], target[found]
+
+    strict_lower = sp.csr_matrix((np.ones(lower.size), (lower_row, lower_col)), shape=(n, n))
+    order, level_ptr = level_sets(strict_lower)
+    level_of_row = np.empty(n, dtype=np.int64)
+    level_of_row[order] = np.repeat(np.arange(level_ptr.size - 1), np.diff(level_ptr))
+    rank = lower - indptr[lower_row]  # lower entries come first in a sorted row
+    # batches: (level, rank); within a batch no two updates share a target
+    batch_key = level_of_row[lower_row] * (int(rank.max(initial=0)) + 1) + rank
+    entry_order = np.argsort(batch_key, kind="stable")
+    sorted_keys = batch_key[entry_order]
+    new_batch = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]] if lower.size else np.zeros(0, dtype=bool)
+    batch_starts = np.flatnonzero(new_batch)
+    batch_of_entry = np.empty(lower.size, dtype=np.int64)
+    batch_of_entry[entry_order] = np.cumsum(new_batch) - 1
+    update_order = np.argsort(batch_of_entry[parent], kind="stable")
+    parent, source, target = parent[update_order], source[update_order], target[update_order]
+    update_bounds = np.searchsorted(batch_of_entry[parent], np.arange(batch_starts.size + 1))
+    entry_bounds = np.r_[batch_starts, lower.size]
+    for batch in range(batch_starts.size):
+        entries = entry_order[entry_bounds[batch]:entry_bounds[batch + 1]]
+        positions = lower[entries]
+        data[positions] /= data[diagonal_positions[lower_col[entries]]]
+        u0, u1 = update_bounds[batch], update_bounds[batch + 1]
+        if u1 > u0:
+            data[target[u0:u1]] -= data[lower[parent[u0:u1]]] * data[source[u0:u1]]
+    pivots = data[diagonal_positions]
+    bad = np.flatnonzero((pivots == 0) | ~np.isfinite(pivots))
+    if bad.size:
+        raise InputError(f"ILU(0) broke down: pivot {pivots[bad[0]]} in row {int(bad[0])}")
+    return sp.tril(A, k=-1, format="csr"), sp.triu(A, k=0, format="csr")
+
+
+class _FactorPreconditioner:
+    """Shared operator face of ILU0/IC0: ``matvec(v) = U^{-1} L^{-1} v`` on v's side."""
+
+    shape: tuple
+    dtype: np.dtype
+    _first: TriangularSolver
+    _second: TriangularSolver
+
+    def matvec(self, v):
+        return self._second.solve(self._first.solve(v.ravel()))
+
+    def matmat(self, V):
+        return self._second.solve(self._first.solve(V))
+
+    def __matmul__(self, v):
+        return self.matvec(v) if v.ndim == 1 else self.matmat(v)
+
+    def solve(self, v):
+        """The preconditioner applied to v (both triangular solves)."""
+        return self.matvec(v)
+
+
+class ILU0Preconditioner(_FactorPreconditioner):
+    """ILU(0): ``A ~ L U``, L unit lower and U upper on A's pattern; see :func:`ilu0`.
+
+    Attributes
+    ----------
+    L : scipy.sparse.csr_matrix
+        Strictly lower part (the unit diagonal is implied).
+    U : scipy.sparse.csr_matrix
+        Upper triangle with the diagonal.
+    """
+
+    def __init__(self, L, U, dtype):
+        self.L, self.U = L, U
+        self.shape = L.shape
+        self.dtype = np.dtype(dtype)
+        self._first = TriangularSolver(L.astype(self.dtype), lower=True, unit_diagonal=True)
+        self._second = TriangularSolver(U.astype(self.dtype), lower=False)
+
+    def __repr__(self) -> str:
+        return (f"<spla.linalg.ILU0Preconditioner {self.shape[0]}x{self.shape[1]}, levels "
+                f"{self._first.levels} + {self._second.levels}>")
+
+
+class IC0Preconditioner(_FactorPreconditioner):
+    """IC(0): ``A ~ L L^T``, L lower with A's lower pattern; see :func:`ic0`.
+
+    Attributes
+    ----------
+    L : scipy.sparse.csr_matrix
+        The lower-triangular factor with its diagonal.
+    """
+
+    def __init__(self, L, dtype):
+        self.L = L
+        self.shape = L.shape
+        self.dtype = np.dtype(dtype)
+        self._first = TriangularSolver(L.astype(self.dtype), lower=True)
+        self._second = TriangularSolver(L.T.tocsr().astype(self.dtype), lower=False)
+
+    def __repr__(self) -> str:
+        return (f"<spla.linalg.IC0Preconditioner {self.shape[0]}x{self.shape[1]}, levels "
+                f"{self._first.levels} + {self._second.levels}>")
+
+
+def _host_scipy(A, what: str) -> tuple[sp.csr_matrix, np.dtype]:
+    csr = A if isinstance(A, CSRMatrix) else as_csr(A)
+    csr = csr.to_host()
+    if csr.n_rows != csr.n_cols:
+        raise InputError(f"{what} needs a square matrix, got {csr.n_rows}x{csr.n_cols}")
+    if csr.dtype.kind == "c":
+        raise InputError("complex systems are not supported by spla")
+    dtype = np.dtype(np.float32) if csr.dtype == np.float32 else np.dtype(np.float64)
+    return sp.csr_matrix(csr.to_scipy()), dtype
+
+
+def ilu0(A) -> ILU0Preconditioner:
+    """Incomplete LU factorisation with no fill-in, ILU(0), as a preconditioner.
+
+    Parameters
+    ----------
+    A : CSRMatrix, scipy/cupyx sparse matrix or dense array, n x n
+        Every diagonal entry must be in A's pattern. Factored on the host in
+        float64; the factors are kept in A's dtype (float32 stays float32).
+
+    Returns
+    -------
+    ILU0Preconditioner
+        ``M=`` for any solver; applying it is two triangular solves (level
+        sets analysed once, GPU kernels for CuPy vectors). ``.L``, ``.U``
+        hold the factors.
+
+    Raises
+    ------
+    InputError
+        Not square, a diagonal entry missing from the pattern, a zero pivot.
+
+    See Also
+    --------
+    scipy.sparse.linalg.spilu, ic0
+    """
+    host, dtype = _host_scipy(A, "ILU(0)")
+    L, U = _ilu0_factor(host)
+    return ILU0Preconditioner(L, U, dtype)
+
+
+def ic0(A) -> IC0Preconditioner:
+    """Incomplete Cholesky factorisation with no fill-in, IC(0), as a preconditioner.
+
+    Parameters
+    ----------
+    A : CSRMatrix, scipy/cupyx sparse matrix or dense array, n x n
+        Symmetric positive definite (its lower triangle's pattern is L's).
+
+    Returns
+    -------
+    IC0Preconditioner
+        ``M = (L L^T)^{-1}`` for :func:`cg` and the other solvers; ``.L`` is
+        the factor.
+
+    Raises
+    ------
+    InputError
+        Not square or not symmetric, a diagonal entry missing, or a pivot
+        <= 0 (IC(0) does not exist for every SPD matrix; ILU(0) or a
+        diagonal shift may).
+
+    Notes
+    -----
+    For symmetric A, ILU(0)'s U equals ``D L^T`` on the same pattern, so
+    IC(0) is ``L D^{1/2}`` from the ILU(0) elimination.
+    """
+    host, dtype = _host_scipy(A, "IC(0)")
+    asymmetry = abs(host - host.T)
+    scale = abs(host).max() if host.nnz else 0.0
+    if asymmetry.nnz and asymmetry.max() > 1e-10 * scale:
+        raise InputError("IC(0) needs a symmetric matrix (use ilu0 for a nonsymmetric one)")
+    L, U = _ilu0_factor(host)
+    pivots = U.diagonal()
+    bad = np.flatnonzero(pivots <= 0)
+    if bad.size:
+        raise InputError(f"IC(0) broke down: pivot {pivots[bad[0]]:.3g} <= 0 in row {int(bad[0])} "
+                         "(A not positive definite, or IC(0) unstable for it; try ilu0)")
+    root = np.sqrt(pivots)
+    factor = (sp.csr_matrix(L) @ sp.diags(root) + sp.diags(root)).tocsr()
+    factor.sort_indices()
+    return IC0Preconditioner(factor, dtype)

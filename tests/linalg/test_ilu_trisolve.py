@@ -1,0 +1,166 @@
+"""ilu0 / ic0 against dense-loop references; spsolve_triangular against SciPy on both sides."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import assert_matches_scipy, to_host
+from precond_systems import convection_diffusion2d, poisson2d
+from scipy.sparse.linalg import spsolve_triangular as scipy_solve_triangular
+
+from spla import CSRMatrix
+from spla.errors import InputError
+from spla.linalg import (
+    SingularTriangularError,
+    TriangularSolver,
+    _triangular,
+    ic0,
+    ilu0,
+    level_sets,
+    spsolve_triangular,
+)
+
+
+def dense_ilu0(A):
+    """Textbook ILU(0) (IKJ, updates only on the pattern), one entry at a time."""
+    a = A.toarray().astype(np.float64)
+    pattern = a != 0
+    n = a.shape[0]
+    for i in range(1, n):
+        for k in range(i):
+            if pattern[i, k]:
+                a[i, k] /= a[k, k]
+                for j in range(k + 1, n):
+                    if pattern[i, j]:
+                        a[i, j] -= a[i, k] * a[k, j]
+    return np.tril(a, -1), np.triu(a)
+
+
+def dense_ic0(A):
+    """Textbook IC(0): column Cholesky keeping only A's lower pattern."""
+    a = A.toarray().astype(np.float64)
+    pattern = np.tril(a != 0)
+    n = a.shape[0]
+    L = np.zeros_like(a)
+    for k in range(n):
+        L[k, k] = np.sqrt(a[k, k] - np.dot(L[k, :k], L[k, :k]))
+        for i in range(k + 1, n):
+            if pattern[i, k]:
+                L[i, k] = (a[i, k] - np.dot(L[i, :k], L[k, :k])) / L[k, k]
+    return L
+
+
+def _random_diagonally_heavy(rng, n, density, symmetric=False):
+    R = sp.random(n, n, density=density, random_state=rng, format="csr")
+    R.data -= 0.5
+    if symmetric:
+        R = R + R.T
+    return (R + sp.eye(n) * (2.0 + density * n)).tocsr()
+
+
+@pytest.mark.parametrize("n,density", [(30, 0.15), (80, 0.05)])
+def test_ilu0_equals_the_dense_loop(rng, n, density):
+    A = _random_diagonally_heavy(rng, n, density)
+    L, U = dense_ilu0(A)
+    M = ilu0(CSRMatrix.from_scipy(A))
+    np.testing.assert_allclose(M.L.toarray(), L, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(M.U.toarray(), U, rtol=1e-12, atol=1e-14)
+
+
+def test_ilu0_of_a_tridiagonal_matrix_is_its_exact_lu():
+    A = sp.diags([np.full(9, -1.0), np.full(10, 3.0), np.full(9, -2.0)], [-1, 0, 1], format="csr")
+    M = ilu0(A)
+    np.testing.assert_allclose(((M.L + sp.eye(10)) @ M.U).toarray(), A.toarray(), atol=1e-13)
+
+
+@pytest.mark.parametrize("n,density", [(30, 0.15), (90, 0.04)])
+def test_ic0_equals_the_dense_loop(rng, n, density):
+    A = _random_diagonally_heavy(rng, n, density, symmetric=True)
+    M = ic0(A)
+    np.testing.assert_allclose(M.L.toarray(), dense_ic0(A), rtol=1e-12, atol=1e-14)
+
+
+def test_ic0_on_poisson_matches_the_dense_loop_and_keeps_float32():
+    A = poisson2d(7).astype(np.float32)
+    M = ic0(A)
+    np.testing.assert_allclose(M.L.toarray(), dense_ic0(A), rtol=1e-12)
+    assert M.dtype == np.float32
+    assert (M @ np.ones(49, dtype=np.float32)).dtype == np.float32
+
+
+def test_level_sets_respect_every_dependency(rng):
+    A = _random_diagonally_heavy(rng, 200, 0.03)
+    strict = sp.tril(A, k=-1, format="csr")
+    order, level_ptr = level_sets(strict)
+    assert sorted(order) == list(range(200))
+    level = np.empty(200, dtype=int)
+    level[order] = np.repeat(np.arange(level_ptr.size - 1), np.diff(level_ptr))
+    rows, cols = strict.nonzero()
+    assert np.all(level[rows] > level[cols])
+    # each row is exactly one past its deepest dependency (the levels are the shortest schedule)
+    deepest = np.full(200, -1)
+    np.maximum.at(deepest, rows, level[cols])
+    assert np.array_equal(level, deepest + 1)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("unit_diagonal", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sweep", [False, True], ids=["scipy-or-sweep", "sweep"])
+def test_spsolve_triangular_matches_scipy(xp, rng, monkeypatch, lower, unit_diagonal, dtype, sweep):
+    if sweep:
+        monkeypatch.setattr(_triangular, "CPU_SWEEP_MIN_ROWS_PER_LEVEL", 1)
+    A = _random_diagonally_heavy(rng, 150, 0.05).astype(dtype)
+    T = (sp.tril(A) if lower else sp.triu(A)).tocsr()
+    b = rng.standard_normal(150).astype(dtype)
+    want = scipy_solve_triangular(T, b, lower=lower, unit_diagonal=unit_diagonal)
+    got = spsolve_triangular(CSRMatrix.from_scipy(T), xp.asarray(b), lower=lower, unit_diagonal=unit_diagonal)
+    assert_matches_scipy(got, want, dtype=dtype)
+    B = rng.standard_normal((150, 3)).astype(dtype)
+    want = scipy_solve_triangular(T, B, lower=lower, unit_diagonal=unit_diagonal)
+    got = spsolve_triangular(T, xp.asarray(B), lower=lower, unit_diagonal=unit_diagonal)
+    assert_matches_scipy(got, want, dtype=dtype)
+
+
+@pytest.mark.parametrize("shape", ["grid", "wide-levels"])
+def test_triangular_solver_reuses_its_analysis(xp, rng, shape):
+    if shape == "grid":  # 2 sqrt(n) thin levels: one single-block launch on the GPU
+        T = sp.tril(poisson2d(40)).tocsr()
+    else:  # two levels of 3000 rows: one launch per level on the GPU
+        n = 6000
+        T = (sp.eye(n) * 2 + sp.diags(np.full(n - 3000, -1.0), -3000)).tocsr()
+    solver = TriangularSolver(T, lower=True)
+    assert solver.launch_count() == (1 if shape == "grid" else 2)
+    for _ in range(2):
+        b = rng.standard_normal(T.shape[0])
+        assert_matches_scipy(solver.solve(xp.asarray(b)), scipy_solve_triangular(T, b, lower=True))
+
+
+def test_singular_and_bad_inputs():
+    T = sp.csr_matrix(np.array([[0.0, 0.0], [1.0, 3.0]]))
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        spsolve_triangular(T, np.ones(2))
+    with pytest.raises(SingularTriangularError):
+        spsolve_triangular(T, np.ones(2))
+    assert spsolve_triangular(T, np.ones(2), unit_diagonal=True).tolist() == [1.0, 0.0]
+    with pytest.raises(InputError, match="shape"):
+        spsolve_triangular(sp.eye(3, format="csr"), np.ones(4))
+    with pytest.raises(InputError, match="square"):
+        ilu0(sp.random(4, 5, density=0.5, format="csr"))
+    with pytest.raises(InputError, match="diagonal"):
+        ilu0(sp.csr_matrix(np.array([[1.0, 1.0], [1.0, 0.0]])))
+    with pytest.raises(InputError, match="symmetric"):
+        ic0(convection_diffusion2d(5))
+    with pytest.raises(InputError, match="pivot"):
+        ic0(sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]])))
+
+
+def test_ilu0_as_an_operator_is_two_triangular_solves(xp, rng):
+    A = convection_diffusion2d(12)
+    M = ilu0(A)
+    v = rng.standard_normal(A.shape[0])
+    lower = sp.tril(M.L, k=-1) + sp.eye(A.shape[0])
+    want = scipy_solve_triangular(M.U.tocsr(), scipy_solve_triangular(lower.tocsr(), v), lower=False)
+    assert_matches_scipy(M @ xp.asarray(v), want)
+    assert to_host(M.matvec(xp.asarray(v))).shape == (A.shape[0],)
