@@ -175,7 +175,8 @@ class _StagedExchange:
 
         self.host_recvs = [(buf, np.empty(buf.shape, dtype=buf.dtype)) for _, buf in recvs]
         host_sends = [(rank, cupy.asnumpy(buf)) for rank, buf in sends]
-        self.inner = _MpiExchange(mpi, host_sends, [(rank, host) for (rank, _), (_, host) in zip(recvs, self.host_recvs)])
+        host_recvs = [(rank, host) for (rank, _), (_, host) in zip(recvs, self.host_recvs)]
+        self.inner = _MpiExchange(mpi, host_sends, host_recvs)
 
     def wait(self) -> None:
         self.inner.wait()

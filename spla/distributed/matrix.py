@@ -24,6 +24,7 @@ rectangular one x is split evenly (or by ``col_partition``).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -208,7 +209,9 @@ class DistCSRMatrix:
         DistCSRMatrix
         """
         comm = _make_comm(comm, backend, device)
-        meta, host, error = None, None, None
+        meta: Any = None
+        host: Any = None
+        error = None
         if comm.rank == 0:
             try:
                 host = as_csr(A, dtype=dtype).to_host().to_scipy()
@@ -221,7 +224,10 @@ class DistCSRMatrix:
         shape, dtype_str, row_offsets, col_offsets = comm.bcast(meta)
         lo, hi = row_offsets[comm.rank], row_offsets[comm.rank + 1]
         row_lengths = np.empty(hi - lo, dtype=np.int64)
-        lengths_all = counts = None
+        lengths_all: Any = None
+        counts: Any = None
+        send_idx: Any = None
+        send_val: Any = None
         if comm.rank == 0:
             lengths_all = np.diff(host.indptr).astype(np.int64)
             counts = (host.indptr[row_offsets[1:]] - host.indptr[row_offsets[:-1]]).astype(np.int64)
@@ -231,11 +237,9 @@ class DistCSRMatrix:
         indices = np.empty(nnz_local, dtype=np.int64)
         data = np.empty(nnz_local, dtype=np.dtype(dtype_str))
         if comm.rank == 0:
-            displs = np.concatenate(([0], np.cumsum(counts)[:-1])).tolist()
+            displs = np.concatenate((np.zeros(1, np.int64), np.cumsum(counts)[:-1])).tolist()
             send_idx = [host.indices.astype(np.int64), (counts.tolist(), displs)]
             send_val = [np.ascontiguousarray(host.data), (counts.tolist(), displs)]
-        else:
-            send_idx = send_val = None
         comm.mpi.Scatterv(send_idx, indices, root=0)
         comm.mpi.Scatterv(send_val, data, root=0)
         import scipy.sparse as sp

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -86,7 +87,8 @@ def read_mtx_distributed(path, comm=None, partition=None, *, dtype=None, device:
     """
     comm = _make_comm(comm, backend, device)
     path = Path(path)
-    header, error = None, None
+    header: Any = None
+    error = None
     if comm.rank == 0:
         try:
             if path.name.endswith(".gz"):

@@ -149,7 +149,7 @@ def _cg(system, rtol, atol, maxiter, callback):
     if math.sqrt(max(rr, 0.0)) < atol:
         return x, 0
     p = z.copy()
-    for iteration in range(1, maxiter + 1):
+    for _iteration in range(maxiter):
         q = system.matvec(p)
         pq = float(system.dots((p, q))[0])
         if pq == 0 or not math.isfinite(pq) or not math.isfinite(rho / pq):
@@ -432,7 +432,7 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     Z = system.psolve(R) if system.psolve is not None else R
     rho = system.column_dots(R, Z)
     P = Z.copy()
-    for iteration in range(1, maxiter + 1):
+    for _iteration in range(maxiter):
         if not active.any():
             break
         Q = system.matvec(P)
