@@ -34,6 +34,8 @@ def _body_range(path: Path, body_offset: int, rank: int, size: int) -> bytes:
         if start > body_offset:
             f.seek(start - 1)
             f.readline()  # the line running through `start` began in the previous range
+        else:
+            f.seek(start)
         begin = f.tell()
         if begin >= stop:
             return b""
