@@ -25,8 +25,7 @@ import scipy.sparse.linalg as spla_scipy
 from mpi4py import MPI
 
 import spla
-from spla.distributed import (DistCSRMatrix, DistributedError, bicgstab, block_cg, cg, gmres, minres, pagerank,
-                              spmm)
+from spla.distributed import DistCSRMatrix, DistributedError, bicgstab, block_cg, cg, gmres, minres, pagerank, spmm
 
 comm = MPI.COMM_WORLD
 rank, size = comm.rank, comm.size
