@@ -89,3 +89,40 @@ def test_gpu_two_ranks_share_one_gpu_host_staged_mpi(rng, tmp_path):
     result = launch(2, "gpu", _seed(rng), tmp_path, "gpu", "mpi-staged")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "CHECKS OK" in result.stdout
+
+
+def test_cli_spmv_solve_pagerank_distributed_report_once(tmp_path, rng):
+    import json
+
+    import numpy as np
+    import scipy.sparse.linalg
+
+    import spla
+
+    source = "gen:poisson2d:24"
+    A = spla.load(source).to_scipy()
+    result = launch(2, "spmv", source, "--distributed", "--dtype", "float64", "--json", module="spla")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)  # one JSON document: only rank 0 printed
+    assert [r["rank"] for r in report["ranks"]] == [0, 1]
+    assert sum(r["nnz"] for r in report["ranks"]) == report["nnz"] == A.nnz
+    assert report["relative_error"] < 1e-12
+    assert report["exchange_entries"] == sum(r["ghosts"] for r in report["ranks"]) > 0
+    result = launch(2, "solve", source, "--distributed", "--json", "--rtol", "1e-10", module="spla")
+    assert result.returncode == 0, result.stderr
+    solved = json.loads(result.stdout)
+    _, info = scipy.sparse.linalg.cg(A, np.ones(A.shape[0]), rtol=1e-10)
+    assert solved["info"] == info == 0 and solved["relative_residual"] < 1e-10
+    import scipy.io
+    import scipy.sparse as sp
+
+    graph = tmp_path / "graph.mtx"  # a plain .mtx: the CLI reads it in parallel
+    scipy.io.mmwrite(graph, sp.random(300, 300, density=0.02, random_state=rng, format="csr"))
+    result = launch(2, "pagerank", graph, "--distributed", "--json", "--top", "3", "--tol", "1e-10", module="spla")
+    assert result.returncode == 0, result.stderr
+    ranks = spla.pagerank(spla.load(graph, cache=False), tol=1e-10, device="cpu")
+    top = json.loads(result.stdout)["top"]
+    np.testing.assert_allclose([t["rank"] for t in top], np.sort(ranks)[::-1][:3], rtol=1e-8)
+    result = launch(2, "spmv", str(tmp_path / "missing.mtx"), "--distributed", module="spla")
+    assert result.returncode != 0
+    assert result.stderr.count("spla: error:") == 1, result.stderr
