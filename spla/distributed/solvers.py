@@ -144,8 +144,7 @@ def _cg(system, rtol, atol, maxiter, callback):
     if done is not None:
         return done
     r = _residual(system)
-    z = system.psolve(r) if system.psolve is not None else r
-    rho, rr = system.dots((r, z), (r, r))
+    z, rho, rr = _precondition(system, r)
     if math.sqrt(max(rr, 0.0)) < atol:
         return x, 0
     p = z.copy()
@@ -157,8 +156,7 @@ def _cg(system, rtol, atol, maxiter, callback):
         alpha = rho / pq
         x += scalar(alpha) * p
         r -= scalar(alpha) * q
-        z = system.psolve(r) if system.psolve is not None else r
-        rho_new, rr = system.dots((r, z), (r, r))
+        z, rho_new, rr = _precondition(system, r)
         if callback is not None:
             callback(system.wrap(x))
         if not math.isfinite(rr):
@@ -170,6 +168,16 @@ def _cg(system, rtol, atol, maxiter, callback):
         p += z
         rho = rho_new
     return x, maxiter
+
+
+def _precondition(system, r):
+    """(z = M r, r.z, r.r) with one Allreduce; without M, z is r and one dot serves both."""
+    if system.psolve is None:
+        rr = float(system.dots((r, r))[0])
+        return r, rr, rr
+    z = system.psolve(r)
+    rz, rr = system.dots((r, z), (r, r))
+    return z, rz, rr
 
 
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
