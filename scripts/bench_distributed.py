@@ -67,14 +67,14 @@ def main(argv=None) -> int:
         iterations = args.cg_iterations
         for _ in range(args.rounds):
             comm.Barrier()
-            spmv_dist.append(_timed(lambda: D @ x, xp, args.repeat))
+            spmv_dist.append(_timed(lambda D=D, x=x: D @ x, xp, args.repeat))
             comm.Barrier()
             start = time.perf_counter()
             cg(D, b, rtol=1e-30, maxiter=iterations)
             _sync(xp)
             cg_dist.append((time.perf_counter() - start) / iterations)
             if single:
-                spmv_single.append(_timed(lambda: spla.spmv(local, x_single), xp, args.repeat))
+                spmv_single.append(_timed(lambda A=local, v=x_single: spla.spmv(A, v), xp, args.repeat))
                 start = time.perf_counter()
                 spla.linalg.cg(local, x_single, rtol=1e-30, maxiter=iterations, check_every=1)
                 _sync(xp)
