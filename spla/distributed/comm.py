@@ -127,7 +127,10 @@ class Communicator:
 
             buf = cupy.ascontiguousarray(cupy.asarray(values, dtype=cupy.float64))
             stream = cupy.cuda.get_current_stream()
-            self._nccl.allReduce(buf.data.ptr, buf.data.ptr, buf.size, _nccl_type(buf.dtype), 0, stream.ptr)
+            from cupy.cuda import nccl
+
+            self._nccl.allReduce(buf.data.ptr, buf.data.ptr, buf.size, _nccl_type(buf.dtype), nccl.NCCL_SUM,
+                                 stream.ptr)
             return buf.get()
         host = np.ascontiguousarray(values.get() if is_cupy_array(values) else values, dtype=np.float64)
         out = np.empty_like(host)

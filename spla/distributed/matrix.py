@@ -451,7 +451,7 @@ class DistCSRMatrix:
         xp = self.xp
         z_local = self._check_local(z_local, self.n_local_rows)
         if self._transposes is None:
-            self._transposes = (self.diag.transpose(), self.offdiag.transpose())
+            self._transposes = (self._host_transpose(self.diag), self._host_transpose(self.offdiag))
         diag_t, off_t = self._transposes
         plan = self.plan
         contributions = spmv(off_t, z_local) if off_t.nnz else xp.zeros(plan.recv_count, dtype=self.dtype)
@@ -466,6 +466,11 @@ class DistCSRMatrix:
         if plan.send_count:
             _scatter_add(xp, y, plan.send_index, incoming)
         return y
+
+    def _host_transpose(self, block: CSRMatrix) -> CSRMatrix:
+        """block^T built by SciPy (empty blocks too, which cuSPARSE's csr2csc may refuse), on the data's side."""
+        transposed = CSRMatrix.from_scipy(block.to_host().to_scipy().T.tocsr())
+        return transposed.to_device() if self.comm.on_gpu else transposed
 
     def timed_matvec(self, x: DistVector, repeat: int = 10) -> dict:
         """Median seconds of this rank's parts of an SpMV: ``diag``, ``offdiag``, ``exchange`` (pack, send,

@@ -25,7 +25,18 @@ import scipy.sparse.linalg as spla_scipy
 from mpi4py import MPI
 
 import spla
-from spla.distributed import DistCSRMatrix, DistributedError, bicgstab, block_cg, cg, gmres, minres, pagerank, spmm
+from spla.distributed import (
+    DistCSRMatrix,
+    DistributedError,
+    bicgstab,
+    block_cg,
+    cg,
+    communicator,
+    gmres,
+    minres,
+    pagerank,
+    spmm,
+)
 
 comm = MPI.COMM_WORLD
 rank, size = comm.rank, comm.size
@@ -34,6 +45,12 @@ device = sys.argv[4] if len(sys.argv) > 4 else "cpu"
 backend = sys.argv[5] if len(sys.argv) > 5 else "auto"
 rng = np.random.default_rng(seed)
 checks = 0
+# one communicator for every matrix: a GPU backend (NCCL) is set up once, not per matrix
+if device == "gpu":
+    from spla.distributed.comm import select_gpu
+
+    select_gpu(comm)
+DIST_COMM = communicator(comm, backend=backend, device=device)
 
 
 def close(got, want, rtol=1e-10, what=""):
@@ -57,7 +74,7 @@ def random_matrix(m, n, density, empty_rows=0, spd=False):
 
 
 def build(A, **kwargs):
-    return DistCSRMatrix.from_global(A if rank == 0 else None, device=device, backend=backend, **kwargs)
+    return DistCSRMatrix.from_global(A if rank == 0 else None, DIST_COMM, **kwargs)
 
 
 def check_spmv(A, what, **kwargs):
@@ -89,7 +106,7 @@ def check_products():
     close(Y, square @ X, what="spmm")
     # per-rank row blocks, and the vector algebra
     lo, hi = D.row_offsets[rank], D.row_offsets[rank + 1]
-    R = DistCSRMatrix.from_row_blocks(square[lo:hi], device=device, backend=backend)
+    R = DistCSRMatrix.from_row_blocks(square[lo:hi], DIST_COMM)
     x = rng.standard_normal(61)
     y = R.gather(R @ R.distribute_vector(x if rank == 0 else None))
     close(y, square @ x, what="from_row_blocks")
@@ -164,7 +181,7 @@ def check_mtx():
     comm.Barrier()
     for name, want in (("general", A), ("symmetric", S), ("pattern", (A != 0).astype(float)),
                        ("integer", sp.csr_matrix(np.round(A.toarray() * 10)))):
-        D = DistCSRMatrix.from_mtx(paths[name], device=device, backend=backend)
+        D = DistCSRMatrix.from_mtx(paths[name], DIST_COMM)
         assert D.shape == want.shape, f"{name}: shape {D.shape}"
         x = rng.standard_normal(want.shape[1])
         close(D.gather(D @ D.distribute_vector(x if rank == 0 else None)), want @ x, what=f"mtx {name}")
