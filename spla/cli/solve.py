@@ -8,6 +8,7 @@ import time
 import click
 import numpy as np
 
+from . import distributed as distributed_cli
 from .. import cuda, io
 from ..errors import InputError
 from . import main
@@ -67,7 +68,8 @@ def _sync(xp):
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Write the residual history (one point per iteration) to this PNG (needs matplotlib).")
-def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, device, as_json, plot_path):
+@distributed_cli.distributed_option()
+def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, device, as_json, plot_path, distributed):
     """Solve A x = b for the matrix SOURCE with an iterative method.
 
     Prints the iterations, the final relative residual ||b - A x|| / ||b||
@@ -76,6 +78,10 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
     iteration (an extra SpMV and norm per iteration, so timings are then
     not representative).
     """
+    if distributed:
+        return distributed_cli.run("solve", source, method=method, rhs=rhs, precond=precond, rtol=rtol, atol=atol,
+                                   maxiter=maxiter, restart=restart, device=device, as_json=as_json,
+                                   plot_path=plot_path)
     from .. import linalg
 
     A = io.load(source)
@@ -168,7 +174,8 @@ def _plot(history, path, title):
 @click.option("--top", type=int, default=10, show_default=True, help="How many top-ranked nodes to print.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def pagerank_command(source, alpha, tol, max_iter, top, device, as_json):
+@distributed_cli.distributed_option()
+def pagerank_command(source, alpha, tol, max_iter, top, device, as_json, distributed):
     """PageRank of the graph SOURCE (entry (i, j) = edge i -> j), networkx's conventions.
 
     Node ids are row indices (0-based). Prints the top nodes, the iterations
@@ -177,6 +184,9 @@ def pagerank_command(source, alpha, tol, max_iter, top, device, as_json):
     iteration matrix) and total times. A run that stopped after one or two
     iterations is flagged on stderr: its ranking is close to the start vector.
     """
+    if distributed:
+        return distributed_cli.run("pagerank", source, alpha=alpha, tol=tol, max_iter=max_iter, top=top, device=device,
+                                   as_json=as_json)
     from ..graph import pagerank
 
     if top < 0:

@@ -5,10 +5,15 @@ from __future__ import annotations
 import click
 
 from . import main
+<<<<<<< HEAD
 from .. import analysis, device as _device, io
 from ..bench import report
 from ..bench.spmv import format_report, spmv_report
 from ..planning.spmv import KERNELS, PARAMETER_HELP
+=======
+from . import distributed as distributed_cli
+from .. import analysis, io, report
+>>>>>>> distributed
 from ..errors import SplaError
 
 SOURCE_HELP = """SOURCE is a Matrix Market file (.mtx, .mtx.gz), a SNAP edge list (.txt,
@@ -115,7 +120,8 @@ def _json_load_info(A) -> dict:
 @repeat_option()
 @click.option("--json", "as_json", is_flag=True, help="Print analysis and report as one JSON object.")
 @no_cache_option()
-def spmv_command(source, device, kernel, dtype, repeat, as_json, no_cache):
+@distributed_cli.distributed_option()
+def spmv_command(source, device, kernel, dtype, repeat, as_json, no_cache, distributed):
     """Measure sparse matrix-vector multiply y = A @ x on SOURCE.
 
     Loads SOURCE, prints its load-imbalance analysis, then runs each kernel on
@@ -132,7 +138,13 @@ def spmv_command(source, device, kernel, dtype, repeat, as_json, no_cache):
       spla spmv matrices/web-Google.mtx.gz --device gpu --kernel all
       spla spmv gen:poisson2d:2048 --dtype float64 --json
     """
+<<<<<<< HEAD
     chosen = _device.resolve_device(device)
+=======
+    if distributed:
+        return distributed_cli.run("spmv", source, device=device, dtype=dtype, repeat=repeat, as_json=as_json)
+    chosen = report.resolve_device(device)
+>>>>>>> distributed
     names = report.kernel_names(chosen, kernel)  # reject a bad --kernel before the (slow) load
     A = _load(source, no_cache)
     result = analysis.analyze(A)
