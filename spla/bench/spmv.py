@@ -26,6 +26,7 @@ import numpy as np
 from .. import device as _device
 from ..csr import as_csr
 from ..errors import SplaError
+from ..planning.spmv import describe_choice
 from . import check, report, timing
 
 ANCHORS = ("cusparse:1", "cusparse:2")
@@ -176,6 +177,7 @@ def spmv_report(A, *, device: str = "cpu", kernel: str = "auto", dtype="float32"
         return _cpu_report(A, A_run, names, dtype, report.check_repeat(device, repeat), result)
     measured = compare(A, [n for n in names if not n.startswith("cusparse")] + ["cusparse-cupy"] *
                        ("cusparse-cupy" in names), dtype=dtype, rounds=repeat or 5, seed=seed)
+    result["auto"] = describe_choice(A_run.to_device())  # what auto ran and why (rule or measurement)
     result["copy_bandwidth_gbps"] = timing.copy_bandwidth_gbps()
     result["anchor"] = "cusparse"
     result["anchor_algorithm"] = measured["anchor"]

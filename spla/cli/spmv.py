@@ -148,5 +148,18 @@ def spmv_command(source, device, kernel, dtype, repeat, as_json, no_cache):
                                    "analysis": result, "spmv": measured}))
         return
     click.echo(format_report(measured))
+    if "auto" in measured:
+        click.echo(auto_line(measured["auto"]))
     _fail_if_wrong(measured)
+
+
+AUTO_SOURCES = {"rule": "the rule on row statistics", "measured": "measured by spla.tune in this run",
+                "cached": "measured earlier on this GPU (tuning cache)"}
+
+
+def auto_line(choice: dict) -> str:
+    """What ``auto`` runs and why: the rule, or a measurement (this run or the tuning cache)."""
+    why = AUTO_SOURCES.get(choice.get("source", "rule"), choice.get("source", "rule"))
+    rule = "" if choice.get("source", "rule") == "rule" else f"; the rule picks {choice.get('rule')}"
+    return f"auto runs   {choice['kernel']}: {why} (class {choice['class']}{rule})"
 
