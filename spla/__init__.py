@@ -3,7 +3,7 @@
 Public API (imported lazily, so ``import spla`` stays cheap and works without CuPy):
 
 - :class:`CSRMatrix`, :func:`load`, :func:`analyze`
-- :func:`spmv`, :func:`spmm`, :func:`gemm`, :func:`gemv`, :func:`pagerank`
+- :func:`spmv`, :func:`tune`, :func:`spmm`, :func:`gemm`, :func:`gemv`, :func:`pagerank`
 - :mod:`spla.linalg` (cg, bicgstab, gmres, minres, block_cg, jacobi)
 - exceptions in :mod:`spla.errors`
 """
@@ -22,6 +22,7 @@ _LAZY = {
     "load": ("spla.io", "load"),
     "analyze": ("spla.analysis", "analyze"),
     "spmv": ("spla.ops.spmv", "spmv"),
+    "tune": ("spla.bench.tune", "tune"),
     "spmm": ("spla.ops.spmm", "spmm"),
     "gemm": ("spla.ops.gemm", "gemm"),
     "gemv": ("spla.ops.gemm", "gemv"),

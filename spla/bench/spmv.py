@@ -26,6 +26,7 @@ import numpy as np
 from .. import device as _device
 from ..csr import as_csr
 from ..errors import SplaError
+from ..planning.spmv import choose_kernel, describe_choice
 from . import check, report, timing
 
 ANCHORS = ("cusparse:1", "cusparse:2")
@@ -83,12 +84,13 @@ def compare(A, kernels, *, dtype="float32", rounds: int = 5, budget_s: float = 0
     """Check, then time ``kernels`` and both cuSPARSE algorithms on A in round-robin rounds (GPU).
 
     Returns a dict with the matrix, the anchor (``cusparse:1`` or ``:2``, the
-    faster by device time) and one row per kernel: ``status`` ("ok", "wrong",
+    faster by device time) and one row per kernel (``auto``'s row also says
+    which kernel it ``runs``, fixed before any ``tune`` row tunes A): ``status`` ("ok", "wrong",
     "failed"), ``error`` (scaled), ``per_call_us`` and ``device_us`` (medians over
     rounds, with every round kept), ``speedup`` (anchor per-call time / the
     kernel's) and ``device_speedup`` (the same by device time).
     """
-    from ..ops.spmv import spmv
+    from ..ops.spmv import bind, spmv
 
     cupy = _device.require_cupy()
     dtype = np.dtype(dtype)
@@ -102,9 +104,16 @@ def compare(A, kernels, *, dtype="float32", rounds: int = 5, budget_s: float = 0
     runs = {}
     for name in names:
         row = rows[name] = {"kernel": name}
+        kernel = name
+        if name == "auto":  # pin what auto runs now, so a later "tune" row cannot change the auto row
+            try:
+                bind(A_run, "auto")  # takes a tuned choice from the tuning cache, if any
+                kernel = row["runs"] = choose_kernel(A_run)
+            except Exception:  # noqa: BLE001  (the check below records the failure)
+                pass
 
-        def run(name=name):
-            return spmv(A_run, x, kernel=name, out=out)
+        def run(kernel=kernel):
+            return spmv(A_run, x, kernel=kernel, out=out)
 
         out.fill(np.nan)  # poison: a kernel that skips a row fails the check
         if verify.record(row, lambda run=run: run().copy(), dtype, name):
@@ -176,6 +185,7 @@ def spmv_report(A, *, device: str = "cpu", kernel: str = "auto", dtype="float32"
         return _cpu_report(A, A_run, names, dtype, report.check_repeat(device, repeat), result)
     measured = compare(A, [n for n in names if not n.startswith("cusparse")] + ["cusparse-cupy"] *
                        ("cusparse-cupy" in names), dtype=dtype, rounds=repeat or 5, seed=seed)
+    result["auto"] = describe_choice(A_run.to_device())  # what auto ran and why (rule or measurement)
     result["copy_bandwidth_gbps"] = timing.copy_bandwidth_gbps()
     result["anchor"] = "cusparse"
     result["anchor_algorithm"] = measured["anchor"]

@@ -5,15 +5,11 @@ from __future__ import annotations
 import click
 
 from . import main
-<<<<<<< HEAD
 from .. import analysis, device as _device, io
 from ..bench import report
 from ..bench.spmv import format_report, spmv_report
 from ..planning.spmv import KERNELS, PARAMETER_HELP
-=======
 from . import distributed as distributed_cli
-from .. import analysis, io, report
->>>>>>> distributed
 from ..errors import SplaError
 
 SOURCE_HELP = """SOURCE is a Matrix Market file (.mtx, .mtx.gz), a SNAP edge list (.txt,
@@ -138,13 +134,9 @@ def spmv_command(source, device, kernel, dtype, repeat, as_json, no_cache, distr
       spla spmv matrices/web-Google.mtx.gz --device gpu --kernel all
       spla spmv gen:poisson2d:2048 --dtype float64 --json
     """
-<<<<<<< HEAD
-    chosen = _device.resolve_device(device)
-=======
     if distributed:
         return distributed_cli.run("spmv", source, device=device, dtype=dtype, repeat=repeat, as_json=as_json)
-    chosen = report.resolve_device(device)
->>>>>>> distributed
+    chosen = _device.resolve_device(device)
     names = report.kernel_names(chosen, kernel)  # reject a bad --kernel before the (slow) load
     A = _load(source, no_cache)
     result = analysis.analyze(A)
@@ -160,5 +152,18 @@ def spmv_command(source, device, kernel, dtype, repeat, as_json, no_cache, distr
                                    "analysis": result, "spmv": measured}))
         return
     click.echo(format_report(measured))
+    if "auto" in measured:
+        click.echo(auto_line(measured["auto"]))
     _fail_if_wrong(measured)
+
+
+AUTO_SOURCES = {"rule": "the rule on row statistics", "measured": "measured by spla.tune in this run",
+                "cached": "measured earlier on this GPU (tuning cache)"}
+
+
+def auto_line(choice: dict) -> str:
+    """What ``auto`` runs and why: the rule, or a measurement (this run or the tuning cache)."""
+    why = AUTO_SOURCES.get(choice.get("source", "rule"), choice.get("source", "rule"))
+    rule = "" if choice.get("source", "rule") == "rule" else f"; the rule picks {choice.get('rule')}"
+    return f"auto runs   {choice['kernel']}: {why} (class {choice['class']}{rule})"
 

@@ -509,7 +509,8 @@ def blockdense(n: int, dense_rows: int, dense_cols: int, density: float, *, seed
     return _short_rows_with(n, rows, per_row, seed, dtype, column_window=(first, dense_cols))
 
 
-def rmat(scale: int, edge_factor: int, *, seed: int = 0, dtype=np.float64, permute: bool = True) -> CSRMatrix:
+def rmat(scale: int, edge_factor: int, *, seed: int = 0, dtype=np.float64, permute: bool = True,
+         probabilities=RMAT_PROBABILITIES) -> CSRMatrix:
     """An RMAT (Kronecker) graph: 2^SCALE vertices, EDGEFACTOR * 2^SCALE edges drawn.
 
     Each edge picks one of four quadrants at every one of SCALE levels with
@@ -518,7 +519,8 @@ def rmat(scale: int, edge_factor: int, *, seed: int = 0, dtype=np.float64, permu
     duplicate edges merged, so nnz is somewhat below the number drawn.
     Values are random in (0, 1]. Memory: ~24 bytes per drawn edge.
     ``permute=False`` (Python only) keeps the raw Kronecker ids, whose
-    quadrant shares are the probabilities above.
+    quadrant shares are the probabilities above. ``probabilities`` (Python
+    only) replaces Graph500's (a, b, c, d); they must be positive and sum to 1.
 
     See Also
     --------
@@ -526,10 +528,12 @@ def rmat(scale: int, edge_factor: int, *, seed: int = 0, dtype=np.float64, permu
     """
     if not 1 <= scale <= 31 or edge_factor < 1:
         raise InputError(f"gen:rmat needs 1 <= SCALE <= 31 and EDGEFACTOR >= 1, got {scale}, {edge_factor}")
+    if len(probabilities) != 4 or min(probabilities) <= 0 or abs(sum(probabilities) - 1) > 1e-9:
+        raise InputError(f"RMAT probabilities must be four positive numbers summing to 1, got {probabilities}")
     n = 1 << scale
     edges = edge_factor * n
     rng = np.random.default_rng(np.random.SeedSequence([seed, 8]))
-    a, b, c, _ = RMAT_PROBABILITIES
+    a, b, c, _ = probabilities
     keys = np.empty(edges, dtype=np.int64)  # row * n + col
     step = 1 << 21
     starts = list(range(0, edges, step))

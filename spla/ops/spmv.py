@@ -12,6 +12,7 @@ from .. import device
 from ..backends import cpu
 from ..csr import CSRMatrix, as_csr
 from ..errors import InputError, KernelError
+from ..planning import tune as plan_tune
 from ..planning.spmv import CPU_KERNELS, plan_spmv
 
 BOUND = "spmv-bound"  # A._cache[BOUND][kernel] -> launcher of spla.backends.cuda.spmv
@@ -32,8 +33,12 @@ def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
     alpha, beta : float
     kernel : str
         On the GPU a name from ``spla.planning.spmv.KERNELS`` (``"auto"``,
-        ``"scalar"``, ``"warp:8"``, ``"segmented"``, ``"cusparse"``, ...); on
-        the CPU ``"auto"`` or ``"scipy"``.
+        ``"tune"``, ``"scalar"``, ``"warp:8"``, ``"segmented"``,
+        ``"cusparse"``, ...); on the CPU ``"auto"`` or ``"scipy"``. ``"auto"``
+        never measures: it runs the rule's choice, or a winner the tuning
+        cache holds for A on this GPU. ``"tune"`` measures on the first call
+        for A (``spla.tune``), then runs the winner, as ``"auto"`` does from
+        then on.
     out : array, optional
         Where the result is written (contiguous, A's dtype, x's side); may be
         ``y`` itself for an in-place update. Default: a new array.
@@ -116,9 +121,23 @@ def bind(A, kernel: str = "auto", row_plan=None):
     from ..backends.cuda import spmv as cuda_spmv
 
     cupy = device.require_cupy()
-    return cuda_spmv.bind(cupy, A.to_device(), plan_spmv(A, kernel, row_plan))
+    A = A.to_device()
+    if kernel in ("auto", "tune"):
+        resolve_tuned(A, measure=kernel == "tune")
+    return cuda_spmv.bind(cupy, A, plan_spmv(A, kernel, row_plan))
 
 
+def resolve_tuned(A, measure: bool) -> None:
+    """Before planning ``auto`` or ``tune`` on the device matrix A: take a winner
+    from the tuning cache when it holds one for A on this GPU, else (``measure``,
+    i.e. ``kernel="tune"``) tune now. ``auto`` alone never measures."""
+    if A._cache.get(plan_tune.SOURCE_KEY) in ("measured", "cached"):
+        return
+    plan_tune.apply_cached(A, device.device_name())
+    if measure and A._cache.get(plan_tune.SOURCE_KEY) not in ("measured", "cached"):
+        from ..bench.tune import tune
+
+        tune(A)
 def bound_launcher(A, kernel: str = "auto"):
     """The launcher ``spla.spmv`` cached on A for ``kernel``, or None before the first GPU call."""
     return A._cache.get(BOUND, {}).get(kernel)

@@ -33,7 +33,10 @@ KERNELS = {
                  "4-deep load pipelining, no dense path (kernels/spmv_adaptive2.cu)",
     "segmented": "fixed tiles of 32*K nonzeros, one warp each, loads striped across the warp, "
                  "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)",
-    "auto": "picks one of the above from the row statistics (see choose_kernel)",
+    "auto": "picks one of the above from the row statistics (see choose_kernel), or the winner of an "
+            "earlier tuning of this matrix on this GPU (the tuning cache); never measures",
+    "tune": "times the plausible kernels on this matrix on its first call (at most ~50 SpMVs or 30 ms), "
+            "checks each against the rule's choice, runs the fastest and remembers it (spla.planning.tune)",
     "cusparse": "the lean cuSPARSE call: descriptors and buffer built once, output preallocated (the anchor)",
     "cusparse-cupy": "cupyx.scipy.sparse csr_matrix @ x: cuSPARSE as a CuPy user calls it",
 }
@@ -129,23 +132,35 @@ def matrix_class(s: RowStats) -> str:
     return "medium"
 
 
+def rule_kernel(A) -> str:
+    """The kernel the rule picks for A from its row statistics (ignores tuning)."""
+    klass = matrix_class(row_stats(A))
+    return "scalar" if klass == "empty" else AUTO_RULE[klass]
+
+
 def choose_kernel(A) -> str:
     """The kernel ``auto`` runs for A (a name from :data:`KERNELS`): the tuned
-    choice when A has been tuned, else the rule's; cached on A."""
+    choice when A has been tuned (``spla.tune``, or a hit in the tuning cache),
+    else the rule's; cached on A."""
     choice = A._cache.get("spmv-auto")
     if choice is None:
-        klass = matrix_class(row_stats(A))
-        choice = A._cache["spmv-auto"] = "scalar" if klass == "empty" else AUTO_RULE[klass]
+        choice = A._cache["spmv-auto"] = rule_kernel(A)
     return choice
 
 
 def describe_choice(A) -> dict:
-    """What auto picks for A and why: for ``spla info`` and benchmark reports."""
+    """What auto picks for A and why: for ``spla info`` and benchmark reports.
+
+    ``source`` says why: ``"rule"`` (the row statistics), ``"measured"``
+    (``spla.tune`` timed it in this process) or ``"cached"`` (an earlier
+    tuning of this matrix on this GPU, from the tuning cache); ``rule`` is
+    what the rule alone would pick.
+    """
     s = row_stats(A)
     name = choose_kernel(A)
     family, param = parse_kernel(name)
     info = {"kernel": name, "class": matrix_class(s), "mean_row": s.mean, "max_row": s.max, "cv": s.cv,
-            "source": A._cache.get("spmv-auto-source", "rule")}
+            "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
     if family in ("warp", "vector"):
         info["lanes"] = bound_param(A, family, param)
     return info
@@ -191,7 +206,7 @@ def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) ->
     cannot run (segmented:16 on float64, a row plan built for another matrix).
     """
     family, param = parse_kernel(kernel)
-    if family == "auto":
+    if family in ("auto", "tune"):  # "tune" measures first (spla.ops.spmv.bind), then runs the choice
         family, param = parse_kernel(choose_kernel(A))
     if row_plan is not None and family not in ("adaptive", "adaptive2"):
         raise KernelError(f"a row plan only applies to adaptive and adaptive2, not {family}")

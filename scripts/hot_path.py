@@ -1,0 +1,111 @@
+#!/usr/bin/env python
+"""Host cost of one SpMV call on a tiny matrix: spla.spmv's hot path vs a bare launch vs lean cuSPARSE.
+
+On a matrix small enough that the kernel takes a few microseconds, a loop of
+back-to-back calls is bound by what the host spends per call. Timed per
+call (wall time of ``--calls`` calls between two synchronisations, median of
+``--repeat`` runs):
+
+- ``bare``: the same CuPy ``RawKernel`` spla's scalar kernel is, launched
+  with prebuilt arguments (the floor for any launch from Python);
+- ``spla.spmv(A, x, out=y)`` for each kernel, after a first call bound and
+  cached the launcher on A (the hot path: a dict lookup, a few checks, one launch);
+- ``cusparse``: the lean ``cusparseSpMV`` call (descriptors, buffer and output
+  built once), called directly;
+- ``device``: the scalar kernel's device time from a CUDA graph of launches,
+  so the host cost is per call minus nothing the GPU does.
+
+The issue's target: the hot path at most 6 us a call, about 1 us over a bare launch.
+
+    PYTHONPATH=. python scripts/hot_path.py                  # ~10 s on an H200
+    PYTHONPATH=. python scripts/hot_path.py --json $OUT/hot_path.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+KERNELS = ("auto", "scalar", "warp", "vector", "adaptive2", "segmented", "cusparse")
+
+
+def per_call_us(cupy, fn, calls: int, repeat: int) -> float:
+    stream = cupy.cuda.get_current_stream()
+    samples = []
+    for _ in range(repeat):
+        fn()
+        stream.synchronize()
+        began = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        stream.synchronize()
+        samples.append((time.perf_counter() - began) / calls * 1e6)
+    return statistics.median(samples)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--side", type=int, default=32, help="2-D Laplacian of side N (default 32: 1024 rows)")
+    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    parser.add_argument("--json", default=None, help="also write the figures here")
+    args = parser.parse_args(argv)
+
+    import cupy
+
+    import spla
+    from spla import generators
+    from spla.backends.cuda import cusparse
+    from spla.backends.cuda import spmv as cuda_spmv
+    from spla.bench.spmv import device_seconds
+    from spla.bench.timing import environment
+
+    A = generators.poisson2d(args.side).astype(args.dtype).to_device()
+    x = cupy.asarray(np.random.default_rng(0).uniform(-1, 1, A.n_cols).astype(args.dtype))
+    y = cupy.empty(A.n_rows, dtype=A.dtype)
+    one, zero = A.dtype.type(1), A.dtype.type(0)
+
+    kernel = cuda_spmv.function(cupy, "scalar", A.dtype, A.index_dtype)
+    grid, block = (max(1, -(-A.n_rows // cuda_spmv.ROW_BLOCK)),), (cuda_spmv.ROW_BLOCK,)
+    bare_args = (np.int64(A.n_rows), A.indptr, A.indices, A.data, x, y, one, zero)
+    anchor = cusparse.spmv_anchor(A)
+    runs: dict[str, Callable[[], object]] = {"bare RawKernel launch": lambda: kernel(grid, block, bare_args),
+                                             "cusparse (lean call, direct)": lambda: anchor(x, y, one, zero)}
+
+    def hot(name: str) -> Callable[[], object]:
+        return lambda: spla.spmv(A, x, out=y, kernel=name)
+
+    for name in KERNELS:
+        runs[f"spla.spmv(A, x, out=y, kernel={name!r})"] = hot(name)
+    want = A.to_host().to_scipy() @ x.get()
+    results = {}
+    for label, fn in runs.items():
+        y.fill(np.nan)
+        fn()
+        error = float(np.abs(y.get() - want).max() / max(np.abs(want).max(), 1e-30))
+        results[label] = {"per_call_us": per_call_us(cupy, fn, args.calls, args.repeat), "max_rel_error": error}
+    device_us = device_seconds(cupy, runs["bare RawKernel launch"], 1000) * 1e6
+    bare = results["bare RawKernel launch"]["per_call_us"]
+    print(f"{A.n_rows} x {A.n_cols}, {A.nnz} nnz, {args.dtype}; scalar kernel device time {device_us:.2f} us; "
+          f"median of {args.repeat} loops of {args.calls} calls")
+    print(f"{'call':<48} {'us/call':>8} {'over bare':>10}")
+    for label, r in results.items():
+        r["over_bare_us"] = r["per_call_us"] - bare
+        print(f"{label:<48} {r['per_call_us']:8.2f} {r['over_bare_us']:+10.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"environment": environment(), "matrix": {"rows": A.n_rows, "nnz": A.nnz, "dtype": args.dtype},
+                       "device_us": device_us, "calls": args.calls, "repeat": args.repeat, "results": results},
+                      f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

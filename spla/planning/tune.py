@@ -1,0 +1,243 @@
+"""The host side of SpMV tuning: which kernels to try, and the persistent cache.
+
+``spla.tune(A)`` (measuring: :mod:`spla.bench.tune`) times a short list of
+kernels on the actual matrix and keeps the fastest. This module decides the
+list (:func:`candidates`: the rule's choice first, then the plausible
+alternatives) and remembers winners across processes in a small JSON file
+(:class:`TuneCache`), keyed by a :func:`fingerprint` of the matrix and the GPU.
+
+Tuning is off by default: ``kernel="auto"`` never measures, it takes the rule
+of :func:`spla.planning.spmv.choose_kernel`, or a winner found in the tuning
+cache by an earlier ``spla.tune`` / ``kernel="tune"``. So results and speed
+never depend on timing noise unless a user asked for tuning once. Any kernel
+gives the same product to rounding, and a candidate is only accepted after its
+result matched the rule's choice, so tuning changes speed, never answers.
+
+The cache lives at ``$SPLA_TUNE_CACHE`` when set (a file path; ``off``
+disables reading and writing), else ``$XDG_CACHE_HOME/spla/tune.json``, else
+``~/.cache/spla/tune.json``. A corrupt or unwritable file is ignored with a
+warning; it never raises.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import KernelError
+from . import segmented
+from .spmv import AUTO_LONG_ROW, LANE_WIDTHS, bound_param, lanes_for, pack_entries, parse_kernel, rule_kernel
+from .stats import host_indptr, row_stats
+
+CACHE_ENV = "SPLA_TUNE_CACHE"
+CACHE_FORMAT = 1
+# Entries kept in the file: the oldest go first (a winner is a few hundred bytes).
+CACHE_ENTRIES = 2000
+# The tuner's default cost: at most this many timed SpMVs, and this much device time.
+MAX_SPMVS = 50
+BUDGET_MS = 30.0
+# Row-length histogram bins of the fingerprint: 0, 1, 2-3, 4-7, ... (powers of two).
+HISTOGRAM_BINS = 24
+
+# Where tuned choices are recorded on a matrix (choose_kernel reads the first).
+CHOICE_KEY = "spmv-auto"
+SOURCE_KEY = "spmv-auto-source"
+FINGERPRINT_KEY = "tune-fingerprint"
+LOOKED_UP_KEY = "tune-cache-looked-up"
+
+
+# ------------------------------------------------------------- candidates
+def _widths_around(width: int) -> list[int]:
+    """The lane width and its neighbours in LANE_WIDTHS (2-3 widths)."""
+    i = LANE_WIDTHS.index(width)
+    return [LANE_WIDTHS[j] for j in (i, i - 1, i + 1) if 0 <= j < len(LANE_WIDTHS)]
+
+
+def candidates(A) -> list[str]:
+    """The kernels the tuner times on A, the rule's choice first.
+
+    Alternatives: ``scalar`` (only when no row exceeds ``AUTO_LONG_ROW``: one
+    thread walking a long row is never competitive), ``warp`` and ``vector``
+    at the lanes rule's width and its two neighbours, ``adaptive2``, and
+    ``segmented`` at every K the dtype takes. Names carry their parameter
+    (``"warp:8"``), so a winner is one exact configuration. An empty matrix
+    has one candidate.
+    """
+    s = row_stats(A)
+    rule = rule_kernel(A)
+    if s.nnz == 0 or s.n_rows == 0:
+        return [rule]
+    names = [rule]
+    if s.max <= AUTO_LONG_ROW:
+        names.append("scalar")
+    for family, step in (("vector", pack_entries(A.dtype, A.index_dtype)), ("warp", 1)):
+        names += [f"{family}:{w}" for w in _widths_around(lanes_for(s.mean, step))]
+    names.append("adaptive2")
+    names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
+    # "vector" and "vector:8" can name one configuration: keep the first spelling
+    unique: dict[str, str] = {}
+    for name in names:
+        unique.setdefault(_canonical(A, name), name)
+    return list(unique.values())
+
+
+def _canonical(A, name: str) -> str:
+    family, param = parse_kernel(name)
+    param = bound_param(A, family, param)
+    return family if param is None else f"{family}:{param}"
+
+
+# ------------------------------------------------------------ fingerprint
+def row_histogram(lengths: np.ndarray) -> list[int]:
+    """Counts of rows of length 0, 1, 2-3, 4-7, ... (the last bin takes the rest)."""
+    bins = np.zeros(lengths.shape[0], dtype=np.int64)
+    positive = lengths > 0
+    bins[positive] = np.minimum(np.floor(np.log2(lengths[positive])).astype(np.int64) + 1, HISTOGRAM_BINS - 1)
+    return np.bincount(bins, minlength=HISTOGRAM_BINS).tolist()
+
+
+def fingerprint_fields(A, device_name: str) -> dict:
+    """What identifies a tuning problem: A's structure, its types, the GPU and spla's version.
+
+    The column indices are not hashed (that would read the whole matrix):
+    two matrices with one row pointer share a winner, which is still a
+    correct kernel for both, only perhaps not the fastest.
+    """
+    from .. import __version__
+
+    indptr = host_indptr(A)
+    return {"shape": [int(A.shape[0]), int(A.shape[1])], "nnz": int(A.nnz),
+            "rows": row_histogram(np.diff(indptr)),
+            "indptr": hashlib.blake2b(np.ascontiguousarray(indptr).tobytes(), digest_size=16).hexdigest(),
+            "dtype": np.dtype(A.dtype).name, "index_dtype": np.dtype(A.index_dtype).name,
+            "gpu": str(device_name), "spla": __version__}
+
+
+def fingerprint(A, device_name: str) -> str:
+    """A hex key for A on one GPU (cached on A per GPU name)."""
+    cached = A._cache.get(FINGERPRINT_KEY)
+    if cached is not None and cached[0] == device_name:
+        return cached[1]
+    fields = fingerprint_fields(A, device_name)
+    key = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+    A._cache[FINGERPRINT_KEY] = (device_name, key)
+    return key
+
+
+# ------------------------------------------------------------------ cache
+def cache_path() -> Path | None:
+    """The tuning cache file, or None when ``$SPLA_TUNE_CACHE`` is ``off``."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return None if explicit.lower() in ("off", "0", "none", "false") else Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "spla" / "tune.json"
+
+
+class TuneCache:
+    """The persistent tuning cache: ``{fingerprint: entry}`` in one JSON file.
+
+    Reads and writes never raise: a missing file is empty, a corrupt or
+    unreadable one is empty with a warning, a failed write warns and is
+    dropped. Writes go to a temporary file in the same folder, then
+    ``os.replace``, so a reader never sees half a file.
+    """
+
+    def __init__(self, path: Path | None = None):
+        self.path = cache_path() if path is None else Path(path)
+
+    def load(self) -> dict:
+        """Every entry, ``{}`` when absent, disabled, corrupt or unreadable."""
+        if self.path is None or not self.path.exists():
+            return {}
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                content = json.load(f)
+            if not isinstance(content, dict) or content.get("format") != CACHE_FORMAT:
+                raise ValueError(f"not a format-{CACHE_FORMAT} spla tuning cache")
+            entries = content.get("entries")
+            if not isinstance(entries, dict):
+                raise ValueError("no entries")
+            return {k: v for k, v in entries.items() if isinstance(v, dict) and isinstance(v.get("kernel"), str)}
+        except (OSError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+            warnings.warn(f"ignoring the spla tuning cache {self.path}: {exc}", RuntimeWarning, stacklevel=2)
+            return {}
+
+    def lookup(self, key: str) -> dict | None:
+        return self.load().get(key)
+
+    def store(self, key: str, entry: dict) -> bool:
+        """Add or replace one entry (keeping the newest CACHE_ENTRIES); False when it could not be written."""
+        if self.path is None:
+            return False
+        entries = self.load()
+        entries.pop(key, None)
+        entries[key] = {**entry, "stored": time.time()}
+        if len(entries) > CACHE_ENTRIES:
+            newest = sorted(entries, key=lambda k: entries[k].get("stored", 0.0))[-CACHE_ENTRIES:]
+            entries = {k: entries[k] for k in newest}
+        tmp = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tune-", suffix=".json", dir=self.path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({"format": CACHE_FORMAT, "entries": entries}, f, indent=0, sort_keys=True)
+            os.replace(tmp, self.path)
+            return True
+        except OSError as exc:
+            warnings.warn(f"could not write the spla tuning cache {self.path}: {exc}", RuntimeWarning, stacklevel=2)
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            return False
+
+
+def holders(A) -> list:
+    """A and the copies of it on the other side whose choice must agree."""
+    found = {id(m): m for m in (A, A._cache.get("host"), A._cache.get("device")) if m is not None}
+    return list(found.values())
+
+
+def set_choice(A, kernel: str, source: str) -> None:
+    """Record ``kernel`` as what ``auto`` runs on A (and its host/device copies)."""
+    for m in holders(A):
+        m._cache[CHOICE_KEY] = kernel
+        m._cache[SOURCE_KEY] = source
+        bound = m._cache.get("spmv-bound")
+        if bound:  # a launcher bound for the old choice must not keep running
+            bound.pop("auto", None)
+            bound.pop("tune", None)
+
+
+def apply_cached(A, device_name: str, cache: TuneCache | None = None) -> str | None:
+    """Set A's ``auto`` choice from the tuning cache; the kernel, or None on a miss.
+
+    Looks once per matrix and only when the cache file exists, so untuned
+    users pay nothing (not even the fingerprint).
+    """
+    if A._cache.get(SOURCE_KEY) in ("measured", "cached") or A._cache.get(LOOKED_UP_KEY) == device_name:
+        return None
+    for m in holders(A):
+        m._cache[LOOKED_UP_KEY] = device_name
+    cache = TuneCache() if cache is None else cache
+    if cache.path is None or not cache.path.exists():
+        return None
+    entry = cache.lookup(fingerprint(A, device_name))
+    if entry is None:
+        return None
+    kernel = entry["kernel"]
+    try:
+        parse_kernel(kernel)
+    except KernelError:  # a name from another spla version: ignore the entry
+        return None
+    set_choice(A, kernel, "cached")
+    return kernel

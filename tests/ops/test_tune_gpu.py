@@ -1,0 +1,128 @@
+"""spla.tune and kernel="tune" on the GPU: the winner is a checked candidate,
+becomes what auto runs (on the caller's matrix and its device copy), products
+stay right to rounding, the cost stays bounded, and the tuning cache makes a
+new matrix object with the same structure start tuned."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import assert_matches_scipy
+
+import spla
+from spla import generators
+from spla.csr import CSRMatrix
+from spla.planning import spmv as policy
+from spla.planning import tune as plan_tune
+
+pytestmark = pytest.mark.gpu
+cupy = pytest.importorskip("cupy")
+
+
+@pytest.fixture
+def cache_file(tmp_path, monkeypatch):
+    path = tmp_path / "tune.json"
+    monkeypatch.setenv(plan_tune.CACHE_ENV, str(path))
+    return path
+
+
+def _wide(rng):
+    lengths = rng.integers(6000, 9000, 8)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    indices = np.concatenate([np.sort(rng.choice(2_000_000, size=k, replace=False)) for k in lengths])
+    return CSRMatrix(rng.uniform(-1, 1, indptr[-1]), indices, indptr, (8, 2_000_000))
+
+
+MATRICES = {
+    "poisson2d": lambda rng: generators.poisson2d(300),
+    "powerlaw": lambda rng: generators.powerlaw(200_000, 8),
+    "hugerows": lambda rng: generators.hugerows(100_000, 4, 50_000),
+    "banded": lambda rng: generators.banded(50_000, 24),
+    "wide": _wide,
+    "empty-rows": lambda rng: spla.as_csr(sp.random(5000, 4000, density=0.001, format="csr", random_state=1)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", MATRICES)
+def test_tune_picks_a_checked_candidate_and_auto_runs_it(name, dtype, rng, cache_file):
+    A = MATRICES[name](rng).astype(dtype)
+    result = spla.tune(A)
+    names = [row["kernel"] for row in result["candidates"]]
+    assert names == plan_tune.candidates(A) and result["rule"] == names[0]
+    winner = next(row for row in result["candidates"] if row["kernel"] == result["kernel"])
+    assert winner["status"] == "ok" and winner["error"] <= 2e-5 * (1 if dtype == np.float32 else 1e-8)
+    assert all(row["status"] in ("ok", "pruned", "wrong", "failed") for row in result["candidates"])
+    assert sum(row["status"] == "ok" for row in result["candidates"]) >= 2
+    assert result["speedup_vs_rule"] >= 1.0
+    for m in (A, A.to_device()):
+        assert policy.choose_kernel(m) == result["kernel"]
+        assert policy.describe_choice(m)["source"] == "measured"
+    # bounded: max_spmvs timed launches, or as many as fit in the budget (plus one round of slack)
+    assert result["device_ms"] <= 3 * result["budget_ms"] or result["spmvs"] <= 2 * result["max_spmvs"]
+    x = rng.uniform(-1, 1, A.n_cols).astype(dtype)
+    want = A.to_scipy().astype(np.float64) @ x.astype(np.float64)
+    assert_matches_scipy(spla.spmv(A, cupy.asarray(x)), want, dtype=dtype)
+    assert result["persisted"] and result["fingerprint"] in json.loads(cache_file.read_text())["entries"]
+
+
+def test_a_new_process_starts_tuned_from_the_cache(rng, cache_file):
+    A = generators.powerlaw(100_000, 8).astype(np.float32)
+    winner = spla.tune(A)["kernel"]
+    later = CSRMatrix(A.data.copy(), A.indices.copy(), A.indptr.copy(), A.shape)  # nothing cached on it
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
+    y = spla.spmv(later, x)  # auto: a cache hit, no measuring
+    assert policy.describe_choice(later)["source"] == "cached"
+    assert policy.choose_kernel(later) == winner
+    assert "tune-result" not in later.to_device()._cache
+    assert_matches_scipy(y, A.to_scipy().astype(np.float64) @ x.get().astype(np.float64), dtype=np.float32)
+
+
+def test_kernel_tune_measures_once_then_runs_the_winner(rng, cache_file):
+    A = generators.poisson2d(200)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
+    want = A.to_scipy() @ x.get()
+    assert policy.describe_choice(A)["source"] == "rule"
+    y = spla.spmv(A, x, kernel="tune")
+    assert_matches_scipy(y, want, dtype=np.float64)
+    result = A.to_device()._cache["tune-result"]
+    assert policy.describe_choice(A)["source"] == "measured" and policy.choose_kernel(A) == result["kernel"]
+    out = cupy.full(A.n_rows, np.nan)
+    assert spla.spmv(A, x, kernel="tune", out=out) is out
+    assert A.to_device()._cache["tune-result"] is result  # not measured again
+    assert_matches_scipy(out, want, dtype=np.float64)
+    assert_matches_scipy(spla.spmv(A, x, y=out, alpha=2.0, beta=-1.0, kernel="tune"), want, dtype=np.float64)
+
+
+def test_auto_bound_before_tuning_follows_the_winner(rng, cache_file):
+    A = generators.powerlaw(50_000, 8)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
+    spla.spmv(A, x)  # binds auto to the rule's choice
+    stale = A._cache["spmv-bound"]["auto"]
+    result = spla.tune(A, persist=False)
+    assert not cache_file.exists() and result["persisted"] is False
+    assert_matches_scipy(spla.spmv(A, x), A.to_scipy() @ x.get(), dtype=np.float64)
+    assert A._cache["spmv-bound"]["auto"] is not stale  # rebound for the winner
+    assert policy.choose_kernel(A) == result["kernel"]
+
+
+def test_cg_converges_on_a_tuned_matrix(rng, cache_file):
+    A = generators.poisson2d(64)
+    spla.tune(A)
+    b = cupy.asarray(rng.uniform(-1, 1, A.n_rows))
+    x, info = spla.linalg.cg(A, b, rtol=1e-10, maxiter=2000)
+    assert info == 0
+    assert float(cupy.linalg.norm(A.to_cupyx() @ x - b) / cupy.linalg.norm(b)) < 1e-8
+
+
+def test_unwritable_cache_only_warns(rng, tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(plan_tune.CACHE_ENV, str(blocker / "tune.json"))
+    A = generators.poisson2d(50)
+    with pytest.warns(RuntimeWarning, match="could not write"):
+        result = spla.tune(A)
+    assert result["persisted"] is False and policy.describe_choice(A)["source"] == "measured"

@@ -1,0 +1,219 @@
+"""spla.planning.tune on the CPU: candidate lists, fingerprints, the persistent
+tuning cache (atomic, tolerant of corrupt and unwritable files) and how ``auto``
+takes a cached winner. The measuring half is GPU-only (tests/ops/test_tune_gpu.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spla
+from spla import generators
+from spla.csr import CSRMatrix
+from spla.planning import segmented
+from spla.planning import spmv as policy
+from spla.planning import tune as plan_tune
+
+GPU = "NVIDIA H200"
+
+
+@pytest.fixture
+def cache_file(tmp_path, monkeypatch):
+    """A private tuning cache for the test (never the user's)."""
+    path = tmp_path / "cache" / "tune.json"
+    monkeypatch.setenv(plan_tune.CACHE_ENV, str(path))
+    return path
+
+
+def _rows(rng, lengths, n_cols):
+    lengths = np.asarray(lengths, dtype=np.int64)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    indices = np.concatenate([np.sort(rng.choice(n_cols, size=k, replace=False)) for k in lengths]
+                             + [np.empty(0, dtype=np.int64)])
+    return CSRMatrix(rng.uniform(-1, 1, indptr[-1]), indices, indptr, (len(lengths), n_cols))
+
+
+MATRICES = {
+    "poisson2d": lambda rng: generators.poisson2d(40),
+    "banded": lambda rng: generators.banded(600, 40),
+    "powerlaw": lambda rng: generators.powerlaw(4000, 6),
+    "hugerows": lambda rng: generators.hugerows(3000, 2, 2500),
+    "wide": lambda rng: _rows(rng, rng.integers(1500, 2500, 6), 100_000),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", MATRICES)
+def test_candidates_rule_first_distinct_and_plannable(name, dtype, rng):
+    A = MATRICES[name](rng).astype(dtype)
+    names = plan_tune.candidates(A)
+    assert names[0] == policy.rule_kernel(A)
+    assert 5 <= len(names) <= 12
+    configurations = set()
+    for kernel in names:
+        family, param = policy.parse_kernel(kernel)
+        configurations.add((family, policy.bound_param(A, family, param)))
+        plan = policy.plan_spmv(A, kernel)  # every candidate can run on A
+        assert plan.family == family
+    assert len(configurations) == len(names), "two candidates name one configuration"
+    families = {policy.parse_kernel(n)[0] for n in names}
+    assert {"warp", "vector", "adaptive2", "segmented"} <= families
+    s = policy.row_stats(A)
+    assert ("scalar" in families) == (s.max <= policy.AUTO_LONG_ROW or names[0] == "scalar")
+    ks = {policy.bound_param(A, "segmented", policy.parse_kernel(n)[1]) for n in names if n.startswith("segmented")}
+    assert ks == set(segmented.segmented_entries(dtype))
+    for family, step in (("warp", 1), ("vector", policy.pack_entries(A.dtype, A.index_dtype))):
+        widths = sorted(policy.bound_param(A, family, policy.parse_kernel(n)[1]) for n in names
+                        if n.startswith(family))
+        centre = policy.lanes_for(s.mean, step)
+        assert centre in widths and 2 <= len(widths) <= 3
+        assert all(abs(policy.LANE_WIDTHS.index(w) - policy.LANE_WIDTHS.index(centre)) <= 1 for w in widths)
+
+
+def test_candidates_of_an_empty_matrix():
+    for A in (spla.as_csr(sp.csr_matrix((7, 5))), spla.as_csr(sp.csr_matrix((0, 5)))):
+        assert plan_tune.candidates(A) == ["scalar"]
+
+
+def test_row_histogram_bins_by_powers_of_two(rng):
+    lengths = np.concatenate([rng.integers(0, 5000, 500), [0, 1, 2, 3, 4, 7, 8, 2**30]])
+    got = plan_tune.row_histogram(lengths)
+    want = [0] * plan_tune.HISTOGRAM_BINS
+    for k in lengths:
+        b = 0 if k == 0 else min(int(k).bit_length(), plan_tune.HISTOGRAM_BINS - 1)
+        want[b] += 1
+    assert got == want and sum(got) == lengths.size
+
+
+def test_fingerprint_separates_what_changes_the_winner(rng, monkeypatch):
+    A = _rows(rng, rng.integers(0, 30, 200), 300)
+    key = plan_tune.fingerprint(A, GPU)
+    same = CSRMatrix(A.data.copy(), A.indices.copy(), A.indptr.copy(), A.shape)
+    assert plan_tune.fingerprint(same, GPU) == key  # the same structure in a new object
+    assert plan_tune.fingerprint(A.astype(np.float32), GPU) != key
+    assert plan_tune.fingerprint(A, "NVIDIA A100") != key
+    assert plan_tune.fingerprint(CSRMatrix(A.data, A.indices, A.indptr, A.shape, index_dtype=np.int64), GPU) != key
+    # one entry moved to the next row: same shape and nnz, another indptr
+    lengths = np.diff(A.indptr)
+    i = int(np.flatnonzero(lengths > 0)[0])
+    lengths[i] -= 1
+    lengths[i + 1] += 1
+    moved = _rows(rng, lengths, 300)
+    assert moved.nnz == A.nnz and plan_tune.fingerprint(moved, GPU) != key
+    monkeypatch.setattr(spla, "__version__", "999")
+    fresh = CSRMatrix(A.data, A.indices, A.indptr, A.shape)
+    assert plan_tune.fingerprint(fresh, GPU) != key
+    fields = plan_tune.fingerprint_fields(A, GPU)
+    assert fields["shape"] == list(A.shape) and fields["nnz"] == A.nnz and fields["gpu"] == GPU
+    assert fields["dtype"] == "float64" and fields["index_dtype"] == A.index_dtype.name
+
+
+def test_cache_path_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv(plan_tune.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert plan_tune.cache_path() == tmp_path / "spla" / "tune.json"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert plan_tune.cache_path() == tmp_path / "home" / ".cache" / "spla" / "tune.json"
+    monkeypatch.setenv(plan_tune.CACHE_ENV, "off")
+    assert plan_tune.cache_path() is None
+    assert plan_tune.TuneCache().store("k", {"kernel": "scalar"}) is False
+    assert plan_tune.TuneCache().load() == {}
+
+
+def test_cache_round_trip_is_atomic_and_bounded(cache_file, monkeypatch):
+    cache = plan_tune.TuneCache()
+    assert cache.path == cache_file and cache.load() == {}
+    assert cache.store("a", {"kernel": "warp:8", "us": {"warp:8": 3.5}})
+    assert cache.store("b", {"kernel": "adaptive2"})
+    assert plan_tune.TuneCache().lookup("a")["kernel"] == "warp:8"
+    assert plan_tune.TuneCache().lookup("missing") is None
+    assert os.listdir(cache_file.parent) == ["tune.json"]  # no temporary file left behind
+    content = json.loads(cache_file.read_text())
+    assert content["format"] == plan_tune.CACHE_FORMAT and set(content["entries"]) == {"a", "b"}
+    monkeypatch.setattr(plan_tune, "CACHE_ENTRIES", 2)
+    assert cache.store("c", {"kernel": "scalar"})
+    assert set(cache.load()) == {"b", "c"}  # the oldest went
+
+
+@pytest.mark.parametrize("content", ["{not json", json.dumps([1, 2]), json.dumps({"format": 99, "entries": {}}),
+                                     json.dumps({"format": plan_tune.CACHE_FORMAT, "entries": "x"})])
+def test_corrupt_cache_is_ignored_with_a_warning(cache_file, content):
+    cache_file.parent.mkdir(parents=True)
+    cache_file.write_text(content)
+    with pytest.warns(RuntimeWarning, match="ignoring the spla tuning cache"):
+        assert plan_tune.TuneCache().load() == {}
+    with pytest.warns(RuntimeWarning):  # a store over a corrupt file replaces it
+        assert plan_tune.TuneCache().store("k", {"kernel": "scalar"})
+    assert plan_tune.TuneCache().lookup("k")["kernel"] == "scalar"
+
+
+def test_entries_without_a_kernel_name_are_dropped(cache_file):
+    cache_file.parent.mkdir(parents=True)
+    cache_file.write_text(json.dumps({"format": plan_tune.CACHE_FORMAT,
+                                      "entries": {"a": {"kernel": 3}, "b": "x", "c": {"kernel": "scalar"}}}))
+    assert list(plan_tune.TuneCache().load()) == ["c"]
+
+
+def test_unwritable_cache_warns_and_never_raises(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(plan_tune.CACHE_ENV, str(blocker / "sub" / "tune.json"))  # parent is a file
+    with pytest.warns(RuntimeWarning, match="could not write"):
+        assert plan_tune.TuneCache().store("k", {"kernel": "scalar"}) is False
+
+
+def test_auto_takes_a_cached_winner(cache_file, rng):
+    A = generators.powerlaw(3000, 6)
+    rule = policy.rule_kernel(A)
+    winner = "warp:4" if rule != "warp:4" else "scalar"
+    plan_tune.TuneCache().store(plan_tune.fingerprint(A, GPU), {"kernel": winner})
+    fresh = CSRMatrix(A.data, A.indices, A.indptr, A.shape)  # a later process: a new object
+    assert plan_tune.apply_cached(fresh, GPU) == winner
+    assert policy.choose_kernel(fresh) == winner
+    assert policy.plan_spmv(fresh, "auto").family == "warp"
+    assert policy.plan_spmv(fresh, "tune").param == policy.plan_spmv(fresh, "auto").param
+    info = policy.describe_choice(fresh)
+    assert info["source"] == "cached" and info["kernel"] == winner and info["rule"] == rule
+    # another GPU misses, and so does a matrix with another structure
+    other = CSRMatrix(A.data, A.indices, A.indptr, A.shape)
+    assert plan_tune.apply_cached(other, "NVIDIA A100") is None
+    assert policy.choose_kernel(other) == rule and policy.describe_choice(other)["source"] == "rule"
+
+
+def test_no_cache_file_costs_no_fingerprint(cache_file):
+    A = generators.poisson2d(20)
+    assert plan_tune.apply_cached(A, GPU) is None
+    assert plan_tune.FINGERPRINT_KEY not in A._cache
+    assert policy.choose_kernel(A) == policy.rule_kernel(A)
+
+
+def test_cached_entry_of_an_unknown_kernel_is_ignored(cache_file):
+    A = generators.poisson2d(20)
+    plan_tune.TuneCache().store(plan_tune.fingerprint(A, GPU), {"kernel": "hyperwarp:3"})
+    fresh = CSRMatrix(A.data, A.indices, A.indptr, A.shape)
+    assert plan_tune.apply_cached(fresh, GPU) is None
+    assert policy.choose_kernel(fresh) == policy.rule_kernel(fresh)
+
+
+def test_set_choice_reaches_both_sides_and_drops_stale_launchers():
+    A = generators.poisson2d(10)
+    twin = CSRMatrix(A.data, A.indices, A.indptr, A.shape)
+    A._cache["device"], twin._cache["host"] = twin, A  # as to_device() links them
+    A._cache["spmv-bound"] = {"auto": object(), "tune": object(), "warp": object()}
+    assert policy.choose_kernel(A) == policy.rule_kernel(A)  # cached as the rule's
+    plan_tune.set_choice(twin, "segmented:4", "measured")
+    for m in (A, twin):
+        assert policy.choose_kernel(m) == "segmented:4"
+        assert policy.describe_choice(m)["source"] == "measured"
+    assert set(A._cache["spmv-bound"]) == {"warp"}
+
+
+def test_tune_is_a_gpu_kernel_name():
+    assert "tune" in policy.KERNELS and policy.parse_kernel("tune") == ("tune", None)
+    with pytest.raises(spla.KernelError, match="runs on the GPU"):
+        spla.spmv(generators.poisson2d(4), np.ones(16), kernel="tune")
