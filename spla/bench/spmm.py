@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import bench, report
+from .. import bench
+from . import report
 from ..device import require_cupy
 from ..errors import InputError, KernelError, SplaError
 from ..planning import spmm as planning
