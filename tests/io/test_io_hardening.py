@@ -85,7 +85,6 @@ def test_analysis_row_statistics_take_a_few_bytes_a_row(monkeypatch):
     indptr[n // 2 + 1:] = 1
     A = CSRMatrix(np.ones(1), np.zeros(1, np.int64), indptr, (n, n), index_dtype=np.int64)
     monkeypatch.setattr(analysis, "MAPPINGS", {k: analysis.MAPPINGS[k] for k in ("thread_per_row", "warp_per_row")})
-    monkeypatch.setattr(analysis, "_load_plan_mappings", lambda: None)
     tracemalloc.start()
     try:
         result = analysis.analyze(A)
