@@ -97,7 +97,8 @@ def run(m: int, n: int, k: int, kernels, *, repeat: int = 10, device: str = "aut
             raise InputError(f"--{label} must be >= 0, got {value}")
     if device == "auto":
         device = "gpu" if gpu_available() else "cpu"
-    report = {"m": m, "n": n, "k": k, "device": device, "rows": []}
+    rows: list = []
+    report = {"m": m, "n": n, "k": k, "device": device, "rows": rows}
     if device == "cpu":
         A, B = random_operands(m, n, k, np, seed)
         reference = A.astype(np.float64) @ B.astype(np.float64)
@@ -108,7 +109,7 @@ def run(m: int, n: int, k: int, kernels, *, repeat: int = 10, device: str = "aut
                "tflops": 2.0 * m * n * k / timing.median / 1e12 if timing.median else None,
                "fraction_of_cublas": None}
         row["correct"] = bool(row["scaled_err"] <= row["tolerance"])
-        report["rows"].append(row)
+        rows.append(row)
         report["note"] = "no GPU: ran NumPy only (spla's GEMM kernels and cuBLAS need CuPy and a CUDA device)"
         return report
 
@@ -124,7 +125,7 @@ def run(m: int, n: int, k: int, kernels, *, repeat: int = 10, device: str = "aut
         row = dict(row)
         row["fraction_of_cublas"] = (row["tflops"] / anchor["tflops"]
                                      if row.get("tflops") and anchor.get("tflops") else None)
-        report["rows"].append(row)
+        rows.append(row)
     return report
 
 

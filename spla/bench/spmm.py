@@ -48,7 +48,7 @@ def kernel_names(device: str, kernel: str) -> list:
 
 
 def run_kernel(A_dev, X, name: str, Y=None, *, alpha=1.0, beta=0.0, dense_gemm: str | None = None):
-    """``alpha * A_dev @ X + beta * Y`` on the GPU with a public kernel or a variant, through the CUDA backend's plan hook.
+    """``alpha * A_dev @ X + beta * Y`` on the GPU with a public kernel or a variant (the backend's plan hook).
 
     ``dense_gemm`` forces the GEMM engine of the dense panels (a GEMM kernel
     name or ``"auto"``) for ``adaptive``/``fused`` and their variants.
