@@ -72,6 +72,7 @@ class Communicator:
         self.rank = self.mpi.Get_rank()
         self.size = self.mpi.Get_size()
         self.backend = backend
+        self._sum = import_mpi().SUM
         self._nccl = None
         self._stream = None  # NCCL's own stream, so exchanges overlap the local products
         if backend == "nccl":
@@ -134,8 +135,10 @@ class Communicator:
                                  stream.ptr)
             return buf.get()
         host = np.ascontiguousarray(values.get() if is_cupy_array(values) else values, dtype=np.float64)
+        if self.size == 1:
+            return host
         out = np.empty_like(host)
-        self.mpi.Allreduce(host, out, op=_mpi().SUM)
+        self.mpi.Allreduce(host, out, op=self._sum)
         return out
 
     def allreduce_array(self, array, op: str = "sum"):
