@@ -72,7 +72,9 @@ class Communicator:
         self.rank = self.mpi.Get_rank()
         self.size = self.mpi.Get_size()
         self.backend = backend
+        self._sum = import_mpi().SUM
         self._nccl = None
+        self._stream = None  # NCCL's own stream, so exchanges overlap the local products
         if backend == "nccl":
             self._nccl = _nccl_communicator(self.mpi)
 
@@ -133,8 +135,10 @@ class Communicator:
                                  stream.ptr)
             return buf.get()
         host = np.ascontiguousarray(values.get() if is_cupy_array(values) else values, dtype=np.float64)
+        if self.size == 1:
+            return host
         out = np.empty_like(host)
-        self.mpi.Allreduce(host, out, op=_mpi().SUM)
+        self.mpi.Allreduce(host, out, op=self._sum)
         return out
 
     def allreduce_array(self, array, op: str = "sum"):
@@ -152,7 +156,11 @@ class Communicator:
         side; the staged backend copies them through the host.
         """
         if self._nccl is not None:
-            return _NcclExchange(self._nccl, sends, recvs)
+            if self._stream is None:
+                import cupy
+
+                self._stream = cupy.cuda.Stream(non_blocking=True)
+            return _NcclExchange(self._nccl, self._stream, sends, recvs)
         if self.backend == "mpi-staged":
             return _StagedExchange(self.mpi, sends, recvs)
         if self.backend == "mpi-cuda" and (sends or recvs):
@@ -188,20 +196,31 @@ class _StagedExchange:
 
 
 class _NcclExchange:
-    def __init__(self, nccl_comm, sends, recvs):
+    """Sends and receives on a side stream that starts after the packing kernel (an event) and that the
+    compute stream waits for in ``wait()``, so the diagonal block's product runs while ghosts travel."""
+
+    def __init__(self, nccl_comm, stream, sends, recvs):
         import cupy
         from cupy.cuda import nccl
 
-        stream = cupy.cuda.get_current_stream().ptr
+        self.buffers = (sends, recvs)  # keep the memory alive until the compute stream has waited
+        self.done = None
+        if not sends and not recvs:
+            return
+        stream.wait_event(cupy.cuda.get_current_stream().record())
         nccl.groupStart()
         for rank, buf in sends:
-            nccl_comm.send(buf.data.ptr, buf.size, _nccl_type(buf.dtype), rank, stream)
+            nccl_comm.send(buf.data.ptr, buf.size, _nccl_type(buf.dtype), rank, stream.ptr)
         for rank, buf in recvs:
-            nccl_comm.recv(buf.data.ptr, buf.size, _nccl_type(buf.dtype), rank, stream)
+            nccl_comm.recv(buf.data.ptr, buf.size, _nccl_type(buf.dtype), rank, stream.ptr)
         nccl.groupEnd()
+        self.done = stream.record()
 
     def wait(self) -> None:
-        """NCCL orders the receives on the current stream; later kernels on it see the data."""
+        if self.done is not None:
+            import cupy
+
+            cupy.cuda.get_current_stream().wait_event(self.done)
 
 
 def _mpi():

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import spmm, spmv
 from ..csr import CSRMatrix, as_csr, value_dtype
 from ..errors import InputError
 from .comm import Communicator, communicator
@@ -399,8 +400,6 @@ class DistCSRMatrix:
 
     def _multiply(self, block: CSRMatrix, x, out=None):
         """``block @ x`` (+ out) through spla's own products, skipping empty blocks."""
-        from .. import spmm, spmv
-
         xp = self.xp
         if out is None and (block.nnz == 0 or block.n_cols == 0):
             return xp.zeros((block.n_rows, *x.shape[1:]), dtype=self.dtype)
@@ -413,6 +412,8 @@ class DistCSRMatrix:
     def matvec_local(self, x_local):
         """This rank's slice of ``A @ x`` from its slice of x (collective: every rank must call it)."""
         x_local = self._check_local(x_local, self.n_local_cols)
+        if not self.plan.send_ranks and not self.plan.recv_ranks:  # no ghosts in or out (e.g. one rank)
+            return self._multiply(self.diag, x_local)
         ghosts, handle = self.start_ghost_exchange(x_local)
         y = self._multiply(self.diag, x_local)  # overlaps the ghost traffic
         handle.wait()
@@ -429,7 +430,7 @@ class DistCSRMatrix:
         """``A @ x`` for a DistVector in the domain layout; returns one in the range layout."""
         if not isinstance(x, DistVector):
             raise InputError(f"expected a DistVector (see distribute_vector), got {type(x).__name__}")
-        if x.shape[0] != self.shape[1] or not np.array_equal(x.offsets, self.col_offsets):
+        if x.offsets is not self.col_offsets and not np.array_equal(x.offsets, self.col_offsets):
             raise InputError(f"x has shape {x.shape} split at {x.offsets.tolist()}; this {self.shape[0]}x"
                              f"{self.shape[1]} matrix needs x split at {self.col_offsets.tolist()}")
         return DistVector(self.matvec_local(x.local), self.row_offsets, self.comm)
@@ -446,8 +447,6 @@ class DistCSRMatrix:
         transpose, sends the ghost-column sums to their owners, and they add
         them in. Used by PageRank, whose iteration is ``A^T (D^-1 x)``.
         """
-        from .. import spmv
-
         xp = self.xp
         z_local = self._check_local(z_local, self.n_local_rows)
         if self._transposes is None:

@@ -70,7 +70,11 @@ class _System:
     def dots(self, *pairs):
         """Global dot products of local slices, in one Allreduce; a host float64 array."""
         xp = self.xp
-        return self.comm.allreduce_sum(xp.stack([xp.vdot(a, b) for a, b in pairs]).astype(xp.float64))
+        if xp is np:
+            local = np.fromiter((np.vdot(a, b) for a, b in pairs), dtype=np.float64, count=len(pairs))
+        else:  # stays on the device until the reduction
+            local = xp.stack([xp.vdot(a, b) for a, b in pairs]).astype(xp.float64)
+        return self.comm.allreduce_sum(local)
 
     def norm(self, v) -> float:
         return math.sqrt(max(float(self.dots((v, v))[0]), 0.0))
