@@ -298,6 +298,8 @@ def scipy_loads(path: Path, text: bytes):
 # ===================================================================== SNAP reference
 def reference_snap(text: bytes):
     """Strict SNAP reader: (n, src, dst) or raise Invalid."""
+    if text.startswith(b"\xef\xbb\xbf"):
+        text = text[3:]  # a UTF-8 byte-order mark is skipped
     pairs = []
     for number, raw in enumerate(text.split(b"\n"), start=1):
         line = raw.strip()

@@ -341,3 +341,60 @@ def test_cached_load_is_memory_mapped_and_much_faster_than_scipy(tmp_path, rng):
     cached.data[0] = 7.0  # copy-on-write: the matrix is the caller's, the cache file is untouched
     assert spla.load(path).data[0] == first.data[0]
     assert cached_s * 5 < scipy_s, f"cached {cached_s:.3f} s vs scipy {scipy_s:.3f} s"
+
+
+# ------------------------------------------------------------------ NaN in a product
+def test_nan_in_the_matrix_is_reported_not_hidden(rng):
+    import warnings
+
+    from spla.io.values import compare_nonfinite, nonfinite_counts
+
+    M = sp.random(50, 40, density=0.2, format="csr", random_state=np.random.default_rng(rng.integers(1 << 30)))
+    M.data[3] = np.nan
+    M.data[7] = np.inf
+    x = rng.standard_normal(40)
+    reference = M @ x
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning may escape
+        same = compare_nonfinite(reference.copy(), reference)
+        wrong = reference.copy()
+        wrong[~np.isfinite(wrong)] = 0.0  # a kernel that lost the NaN
+        lost = compare_nonfinite(wrong, reference)
+        clean = compare_nonfinite(np.ones(4), np.ones(4))
+    assert same["status"] == "propagated" and same["error"] == 0.0
+    assert same["nonfinite"] == int(np.count_nonzero(~np.isfinite(reference))) > 0
+    assert lost["status"] == "mismatch" and lost["mismatched"] == same["nonfinite"]
+    assert clean["status"] == "finite"
+    assert nonfinite_counts(M.data) == {"nan": 1, "inf": 1}
+
+
+# ------------------------------------------------------------------ spla generate --out
+def test_generate_writes_only_what_reads_back(tmp_path):
+    from click.testing import CliRunner
+
+    import spla
+    from spla.cli import main
+
+    refused = CliRunner().invoke(main, ["generate", "poisson2d", "6", "--out", str(tmp_path / "p.txt")])
+    assert refused.exit_code == 2 and "SNAP" in refused.output and not (tmp_path / "p.txt").exists()
+    reference = generators.from_spec("gen:poisson2d:6").to_scipy()
+    for name in ("p.mtx", "p.mtx.gz", "p.npz"):
+        done = CliRunner().invoke(main, ["generate", "poisson2d", "6", "--out", str(tmp_path / name)])
+        assert done.exit_code == 0, done.output
+        back = spla.load(tmp_path / name, cache=False).to_scipy()
+        assert (back != reference).nnz == 0, name
+
+
+def test_cli_turns_an_unforeseen_host_memory_error_into_one_line(monkeypatch):
+    from click.testing import CliRunner
+
+    import spla.io
+    from spla.cli import main
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError("Unable to allocate 7.45 EiB for an array with shape (10**18,) and data type int64")
+
+    monkeypatch.setattr(spla.io, "load", exhausted)
+    result = CliRunner().invoke(main, ["info", "gen:weblike"])
+    assert result.exit_code == 1 and "out of host memory" in result.output
+    assert "Traceback" not in result.output and result.output.count("\n") == 1
