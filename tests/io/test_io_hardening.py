@@ -243,9 +243,9 @@ def test_npz_with_fractional_indices_or_float_shape_is_refused(tmp_path):
 
     good = dict(data=np.ones(2), indices=np.array([0, 1]), indptr=np.array([0, 1, 2]), shape=np.array([2, 2]))
     assert spla.load(_scipy_npz(tmp_path / "ok.npz", **good)).nnz == 2
-    for name, change in {"fractional indices": {"indices": np.array([0.0, 1.5])},
+    for change in {"fractional indices": {"indices": np.array([0.0, 1.5])},
                          "float indptr": {"indptr": np.array([0.0, 1.0, 2.0])},
-                         "float shape": {"shape": np.array([1.7, 1.2])}}.items():
+                         "float shape": {"shape": np.array([1.7, 1.2])}}.values():
         path = _scipy_npz(tmp_path / "bad.npz", **{**good, **change})
         with pytest.raises(MatrixFormatError, match="integers"):
             spla.load(path)
@@ -398,3 +398,39 @@ def test_cli_turns_an_unforeseen_host_memory_error_into_one_line(monkeypatch):
     result = CliRunner().invoke(main, ["info", "gen:weblike"])
     assert result.exit_code == 1 and "out of host memory" in result.output
     assert "Traceback" not in result.output and result.output.count("\n") == 1
+
+
+# ------------------------------------------------------------------ plots
+def test_plots_are_world_readable_under_the_usual_umask(tmp_path):
+    import os
+    import stat
+
+    pytest.importorskip("matplotlib")
+    from spla import plots
+
+    previous = os.umask(0o022)
+    try:
+        path = plots.spy(generators.from_spec("gen:poisson2d:20"), tmp_path / "spy.png")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_spy_row_label_fits_beside_six_digit_ticks(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from spla import plots
+
+    figures = []
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or real_save(fig, path))
+    plots.spy(generators.from_spec("gen:banded:900000:1"), tmp_path / "spy.png")
+    fig = figures[0]
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    label = ax.yaxis.label.get_window_extent()
+    ticks = [t.get_window_extent() for t in ax.get_yticklabels() if t.get_text()]
+    assert max(len(t.get_text().replace(",", "")) for t in ax.get_yticklabels()) >= 6
+    assert label.x0 >= 0, f"row label starts {label.x0:.0f} px outside the image"
+    assert not any(label.overlaps(t) for t in ticks), "row label overlaps the tick labels"
+    columns = sorted((t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()), key=lambda b: b.x0)
+    assert all(a.x1 <= b.x0 for a, b in zip(columns, columns[1:])), "column tick labels overlap"
