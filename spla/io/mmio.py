@@ -338,7 +338,6 @@ _CHAR_CLASS[list(b"0123456789")] = _CLASS_DIGIT
 _CHAR_CLASS[list(b"+-")] = _CLASS_SIGN
 _CHAR_CLASS[ord(".")] = _CLASS_DOT
 _CHAR_CLASS[list(b"eE")] = _CLASS_EXP
-_IS_SPECIAL = (_CHAR_CLASS != _CLASS_SPACE) & (_CHAR_CLASS != _CLASS_DIGIT)
 
 
 def _body_well_formed(text, width: int, index_fields: int, real: bool) -> int:
@@ -368,15 +367,17 @@ def _body_well_formed(text, width: int, index_fields: int, real: bool) -> int:
     if newlines.size and not (bool(np.all(starts[width - 1:-1:width] < newlines))
                               and bool(np.all(newlines < starts[width::width]))):
         return -1
-    special = np.flatnonzero(_IS_SPECIAL[raw])  # signs, dots, exponents (one gather, one scan)
+    # signs, dots and exponents: the bytes (already known to be digits, whitespace or
+    # "+-.eE") that are neither digits nor whitespace; uint8 arithmetic wraps, so one
+    # subtraction and compare finds what is not a digit
+    special = np.flatnonzero((raw - np.uint8(48) > 9) & ~is_space)
     if not special.size:
         return int(starts.size)
-    if index_fields:
-        # a sign, dot or exponent before the line's first value token sits in an index
-        entry = np.searchsorted(starts[::width], special, side="right") - 1
-        limit = starts[index_fields::width] if index_fields < width else np.append(starts[width::width], n)
-        if bool(np.any(special < limit[entry])):
-            return -1
+    # the token each special character sits in; every line holds exactly `width`
+    # tokens (checked above), so token k is field k % width of its line
+    token = np.searchsorted(starts, special, side="right") - 1
+    if index_fields and bool(np.any(token % width < index_fields)):
+        return -1  # a sign, dot or exponent inside an index
     kind = _CHAR_CLASS[raw[special]]
     before = _CHAR_CLASS[raw[np.maximum(special - 1, 0)]]
     before[special == 0] = _CLASS_SPACE
@@ -406,8 +407,8 @@ def _body_well_formed(text, width: int, index_fields: int, real: bool) -> int:
     # within one token: at most one dot, at most one exponent, the dot before the exponent
     marks = special[~sign]
     if marks.size >= 2:
-        token = np.searchsorted(starts, marks, side="right")
-        same_token = token[1:] == token[:-1]
+        mark_token = token[~sign]
+        same_token = mark_token[1:] == mark_token[:-1]
         is_dot = raw[marks] == ord(".")
         ordered = is_dot[:-1] & ~is_dot[1:]  # a dot, then an exponent
         if not bool(np.all(ordered[same_token])):
