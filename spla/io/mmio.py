@@ -39,7 +39,6 @@ from __future__ import annotations
 import functools
 import gzip
 import io
-import mmap
 import os
 import zlib
 from collections import deque
@@ -420,11 +419,19 @@ def _body_chunks_plain(path: Path, offset: int, progress):
     size = path.stat().st_size
     if size <= offset:
         return
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        for start in range(offset, size, CHUNK_BYTES):
-            yield mapped[start:start + CHUNK_BYTES]  # a bytes copy: no view outlives the map
+    # plain reads, not a memory map: every page of a map that is touched stays in the
+    # process's resident set until it is unmapped, adding the file's size to the peak
+    with open(path, "rb", buffering=0) as f:
+        f.seek(offset)
+        done = offset
+        while True:
+            chunk = f.read(CHUNK_BYTES)
+            if not chunk:
+                break
+            done += len(chunk)
+            yield chunk
             if progress:
-                progress("checking", min(1.0, (start + CHUNK_BYTES) / size))
+                progress("checking", min(1.0, done / size))
 
 
 def _read_fast(path: Path, header: MtxHeader, progress):
