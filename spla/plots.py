@@ -38,11 +38,18 @@ def _save(fig, path) -> Path:
     os.close(fd)
     try:
         fig.savefig(tmp, format="png", dpi=120)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a plot is for sharing
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def _host_csr(A):
@@ -62,7 +69,7 @@ def spy(A, path, *, pixels: int = SPY_PIXELS, title: str | None = None) -> Path:
     --------
     matplotlib.pyplot.spy
     """
-    fig = _figure(6.4, 6.0)
+    fig = _figure(6.4, 6.0, layout="constrained")  # room for six-digit row ticks beside the label
     from matplotlib.colors import LogNorm
 
     A = _host_csr(A)
@@ -77,6 +84,11 @@ def spy(A, path, *, pixels: int = SPY_PIXELS, title: str | None = None) -> Path:
                       extent=(0, n_cols, n_rows, 0),
                       norm=LogNorm(vmin=1, vmax=max(1.0, counts.max())) if A.nnz else None)
     fig.colorbar(image, ax=ax, label="nnz per pixel", shrink=0.8)
+    from matplotlib.ticker import MaxNLocator, StrMethodFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):  # few, comma-grouped ticks: six-digit sizes stay legible
+        axis.set_major_locator(MaxNLocator(5, integer=True))
+        axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     ax.set_xlabel("column")
     ax.set_ylabel("row")
     ax.set_title(title or f"{n_rows:,} x {n_cols:,}, nnz {A.nnz:,}")

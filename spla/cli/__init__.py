@@ -35,6 +35,12 @@ class SplaGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("spla: interrupted", err=True)
             sys.exit(130)
+        except MemoryError as exc:
+            # an allocation no estimate foresaw (host memory): one line, not a NumPy traceback
+            detail = str(exc).split("\n")[0][:200]
+            click.echo(f"spla: error: out of host memory ({detail or type(exc).__name__}); try a smaller "
+                       f"matrix, or free memory", err=True)
+            sys.exit(1)
         except Exception as exc:
             # a GPU allocation that no size check foresaw: one line with the sizes, not a CUDA traceback
             if not cuda.is_out_of_memory(exc):

@@ -118,7 +118,7 @@ def _open(url: str, offset: int, timeout: float):
         if isinstance(reason, unreachable) or getattr(reason, "errno", None) in _UNREACHABLE_ERRNOS:
             raise NoNetworkError(f"cannot reach {_host(url)} ({reason}): no network connection?") from None
         raise FetchError(f"cannot download {url}: {reason}") from None
-    except (socket.timeout, TimeoutError):
+    except TimeoutError:
         raise NoNetworkError(f"cannot reach {_host(url)}: no answer in {timeout:g} s (no network connection?)") \
             from None
     except (ConnectionError, http.client.HTTPException) as exc:
@@ -159,7 +159,7 @@ def _download_once(url: str, part: Path, timeout: float, progress: _Progress) ->
                     out.write(chunk)
                     done += len(chunk)
                     progress.update(done, total, offset)
-            except (http.client.IncompleteRead, ConnectionError, socket.timeout, TimeoutError, OSError) as exc:
+            except (http.client.IncompleteRead, ConnectionError, TimeoutError, OSError) as exc:
                 raise _Interrupted(f"{type(exc).__name__}: {exc}") from None
     if total is not None and done != total:
         if done > total:

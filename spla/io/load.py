@@ -19,6 +19,7 @@ cache hit, seconds) is kept with the matrix: see :func:`load_info`.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 import zipfile
@@ -147,16 +148,27 @@ def _resolve_name(source: str) -> Path | None:
     return Path(local)
 
 
-def _check_readable(path: Path, source) -> None:
-    if path.is_dir():
+def _check_readable(path: Path, source) -> os.stat_result:
+    """The source's stat, after refusing what is not a readable regular file (stat only, never open)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise _missing(path, source) from None
+    except OSError as exc:
+        raise InputError(f"{source}: cannot stat the file ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(info.st_mode):
         raise InputError(f"{source}: is a folder, not a matrix file")
-    if not path.exists():
-        raise _missing(path, source)
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else "a device" if
+                stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "a socket" if
+                stat.S_ISSOCK(info.st_mode) else "not a regular file")
+        raise InputError(f"{source}: is {kind}; spla reads regular files only (it reads a file more than once)")
     if not os.access(path, os.R_OK):
         raise InputError(f"{source}: cannot read the file (permission denied)")
     if file_kind(path) is None:
         raise InputError(f"{source}: unknown file type; spla reads .mtx, .mtx.gz (Matrix Market), "
                          f".txt, .txt.gz (SNAP edge list) and .npz (saved by spla)")
+    return info
 
 
 def _read_file(path: Path, kind: str, progress):
@@ -169,6 +181,7 @@ def _read_file(path: Path, kind: str, progress):
 
         return read_snap(path, progress=progress)
     try:
+        _cache.check_archive(path)  # declared sizes first: a zip bomb is refused before it inflates
         A, meta = _cache.read_npz(path)
     except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
         if isinstance(exc, (PermissionError, IsADirectoryError)):
@@ -226,12 +239,11 @@ def load(source, *, dtype=None, cache: bool = True, progress=None) -> CSRMatrix:
     path = Path(source)
     if isinstance(source, str) and not path.exists() and file_kind(path) is None:  # NAME or GROUP/NAME
         path = _resolve_name(source) or path
-    _check_readable(path, source)
+    stat_result = _check_readable(path, source)
     kind = file_kind(path)
-    stat = path.stat()
-    report, printer = _reporter(progress, path.name, stat.st_size)
+    report, printer = _reporter(progress, path.name, stat_result.st_size)
     start = time.perf_counter()
-    hit = _cache.load(path, stat) if cache and kind != "npz" else None
+    hit = _cache.load(path, stat_result) if cache and kind != "npz" else None
     if hit is not None:
         A, info = hit
         how = "from its cache"
@@ -246,7 +258,7 @@ def load(source, *, dtype=None, cache: bool = True, progress=None) -> CSRMatrix:
         if cache and kind != "npz":
             if report:
                 report("writing cache", None)
-            written = _cache.store(path, stat, A, info)
+            written = _cache.store(path, stat_result, A, info)
             info["cache"] = None if written is None else str(written)
         how = "parsed"
     info.update(source=str(source), path=str(path), cache_hit=hit is not None,

@@ -39,7 +39,6 @@ from __future__ import annotations
 import functools
 import gzip
 import io
-import mmap
 import os
 import zlib
 from collections import deque
@@ -73,7 +72,7 @@ def show(text) -> str:
 # deflate cannot compress better than about 1032:1, so this bounds the text
 # a .gz file can expand to without decompressing it.
 DEFLATE_MAX_RATIO = 1032
-CHUNK_BYTES = 1 << 24
+CHUNK_BYTES = 1 << 22
 _WHITESPACE = b" \t\r\n\v\f"
 _DIGITS = b"0123456789"
 _NUMBER_CHARS = _WHITESPACE + _DIGITS + b"+-.eE"
@@ -367,15 +366,17 @@ def _body_well_formed(text, width: int, index_fields: int, real: bool) -> int:
     if newlines.size and not (bool(np.all(starts[width - 1:-1:width] < newlines))
                               and bool(np.all(newlines < starts[width::width]))):
         return -1
-    special = np.flatnonzero(~is_space & ((raw < ord("0")) | (raw > ord("9"))))  # signs, dots, exponents
+    # signs, dots and exponents: the bytes (already known to be digits, whitespace or
+    # "+-.eE") that are neither digits nor whitespace; uint8 arithmetic wraps, so one
+    # subtraction and compare finds what is not a digit
+    special = np.flatnonzero((raw - np.uint8(48) > 9) & ~is_space)
     if not special.size:
         return int(starts.size)
-    if index_fields:
-        # a sign, dot or exponent before the line's first value token sits in an index
-        entry = np.searchsorted(starts[::width], special, side="right") - 1
-        limit = starts[index_fields::width] if index_fields < width else np.append(starts[width::width], n)
-        if bool(np.any(special < limit[entry])):
-            return -1
+    # the token each special character sits in; every line holds exactly `width`
+    # tokens (checked above), so token k is field k % width of its line
+    token = np.searchsorted(starts, special, side="right") - 1
+    if index_fields and bool(np.any(token % width < index_fields)):
+        return -1  # a sign, dot or exponent inside an index
     kind = _CHAR_CLASS[raw[special]]
     before = _CHAR_CLASS[raw[np.maximum(special - 1, 0)]]
     before[special == 0] = _CLASS_SPACE
@@ -405,8 +406,8 @@ def _body_well_formed(text, width: int, index_fields: int, real: bool) -> int:
     # within one token: at most one dot, at most one exponent, the dot before the exponent
     marks = special[~sign]
     if marks.size >= 2:
-        token = np.searchsorted(starts, marks, side="right")
-        same_token = token[1:] == token[:-1]
+        mark_token = token[~sign]
+        same_token = mark_token[1:] == mark_token[:-1]
         is_dot = raw[marks] == ord(".")
         ordered = is_dot[:-1] & ~is_dot[1:]  # a dot, then an exponent
         if not bool(np.all(ordered[same_token])):
@@ -418,11 +419,19 @@ def _body_chunks_plain(path: Path, offset: int, progress):
     size = path.stat().st_size
     if size <= offset:
         return
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        for start in range(offset, size, CHUNK_BYTES):
-            yield mapped[start:start + CHUNK_BYTES]  # a bytes copy: no view outlives the map
+    # plain reads, not a memory map: every page of a map that is touched stays in the
+    # process's resident set until it is unmapped, adding the file's size to the peak
+    with open(path, "rb", buffering=0) as f:
+        f.seek(offset)
+        done = offset
+        while True:
+            chunk = f.read(CHUNK_BYTES)
+            if not chunk:
+                break
+            done += len(chunk)
+            yield chunk
             if progress:
-                progress("checking", min(1.0, (start + CHUNK_BYTES) / size))
+                progress("checking", min(1.0, done / size))
 
 
 def _read_fast(path: Path, header: MtxHeader, progress):

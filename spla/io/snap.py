@@ -10,7 +10,13 @@ conversions of the SNAP graphs (web-Google there has 916,428 rows):
 - edge ``src -> dst`` is the entry ``A[src, dst] = 1.0`` (row = source), so
   ``A @ x`` sums over each node's successors and ``A.T @ x`` over its
   predecessors (what PageRank needs);
-- a repeated edge is stored once, with value 1.0; self-loops are kept.
+- a repeated edge is stored once, with value 1.0 (duplicates are *merged*,
+  not summed: ``load_info`` reports them as ``duplicates_merged``, and
+  ``duplicates_summed`` is 0); self-loops are kept.
+
+A UTF-8 byte-order mark at the start of the file is skipped. The memory the
+matrix needs (its row pointer is sized by the largest id) is checked against
+the host's budget before the CSR is built.
 
 Parsing is NumPy's C integer reader over the whole body when the body holds
 only digits and whitespace; anything else goes to a line-by-line scanner that
@@ -28,6 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MatrixFormatError
+from .memory import check_host_memory
+from .mmio import BOM, show
 
 _ALLOWED = b" \t\r\n0123456789"
 MAX_NODE_ID = 2**62  # keeps max id + 1 and the CSR arrays far from int64 overflow
@@ -112,13 +120,13 @@ def _scan_edges(body: bytes, first_line: int, path: Path):
         words = line.split()
         if len(words) != 2:
             raise MatrixFormatError(f"expected 2 fields (src dst), found {len(words)}: "
-                                    f"{line[:80].decode('utf-8', 'replace')!r}", path=path, line=line_no)
+                                    f"{show(line)}", path=path, line=line_no)
         pair = []
         for word, name in zip(words, ("source", "destination")):
             text = word.decode("utf-8", "replace")
             if not text.isdigit() or not text.isascii():
                 what = "negative" if text.startswith("-") and text[1:].isdigit() else "not a non-negative integer"
-                raise MatrixFormatError(f"{name} node id {text!r} is {what}", path=path, line=line_no)
+                raise MatrixFormatError(f"{name} node id {show(text)} is {what}", path=path, line=line_no)
             value = int(text)
             if value > limit:
                 raise MatrixFormatError(f"{name} node id {value} is too large: ids are row numbers, and a "
@@ -154,8 +162,9 @@ def read_snap(path, *, progress=None):
     A : CSRMatrix
         ``(max id + 1) x (max id + 1)``, float64 ones at ``[src, dst]``.
     info : dict
-        ``format``, ``edges_in_file``, ``duplicates_summed`` (repeated edges
-        collapsed), ``parser`` and the header ``comments``.
+        ``format``, ``edges_in_file``, ``duplicates_merged`` (repeated edges
+        stored once), ``duplicates_summed`` (always 0), ``parser`` and the
+        header ``comments``.
 
     See Also
     --------
@@ -168,7 +177,11 @@ def read_snap(path, *, progress=None):
     path = Path(path)
     if progress:
         progress("reading", None)
-    comments, body, first_line = _split_header(_read_text(path))
+    text = _read_text(path)
+    if text.startswith(BOM):
+        text = text[len(BOM):]
+    comments, body, first_line = _split_header(text)
+    del text
     if progress:
         progress("parsing", None)
     edges = _fast_edges(body)
@@ -178,13 +191,17 @@ def read_snap(path, *, progress=None):
         parser = "spla line scanner"
     del body
     n = int(edges.max()) + 1 if edges.size else 0
+    index = 4 if max(n, edges.shape[0]) < 2**31 else 8
+    # COO (ids and ones), CSR (indices, ones, row pointer) alive together while it is built
+    check_host_memory(edges.shape[0] * (8 + 2 * index + 8) + index * (n + 1),
+                      f"{n:,} x {n:,} matrix of {path.name} (node ids are row numbers; the largest is {n - 1:,})")
     if progress:
         progress("building CSR", None)
     ones = np.ones(edges.shape[0], dtype=np.float64)
     try:
         csr = sp.coo_matrix((ones, (edges[:, 0], edges[:, 1])), shape=(n, n)).tocsr()
         csr.data[:] = 1.0  # a repeated edge is one edge
-        A = CSRMatrix.from_scipy(csr)
+        A = CSRMatrix(csr.data, csr.indices, csr.indptr, csr.shape, validate=False)  # SciPy built it valid
     except MemoryError:
         line = _first_line_with(path, n - 1)
         raise MatrixFormatError(f"node id {n - 1} makes a {n} x {n} matrix, and there is not enough memory "
@@ -192,7 +209,8 @@ def read_snap(path, *, progress=None):
     info = {
         "format": "snap edge list",
         "edges_in_file": int(edges.shape[0]),
-        "duplicates_summed": int(edges.shape[0] - csr.nnz),
+        "duplicates_merged": int(edges.shape[0] - csr.nnz),
+        "duplicates_summed": 0,
         "parser": parser,
         "comments": comments[:20],
     }

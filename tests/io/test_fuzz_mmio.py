@@ -298,6 +298,8 @@ def scipy_loads(path: Path, text: bytes):
 # ===================================================================== SNAP reference
 def reference_snap(text: bytes):
     """Strict SNAP reader: (n, src, dst) or raise Invalid."""
+    if text.startswith(b"\xef\xbb\xbf"):
+        text = text[3:]  # a UTF-8 byte-order mark is skipped
     pairs = []
     for number, raw in enumerate(text.split(b"\n"), start=1):
         line = raw.strip()
@@ -641,8 +643,8 @@ def check_one(kind: str, folder: Path, name: str, data: bytes, text) -> str:
         assert "\n" not in str(got), "error is not one line"
         if not isinstance(expected, Invalid):
             raise AssertionError(f"refused a valid file: {got}")
-        if expected.line is None:  # a damaged .gz: any line, or none, will do
-            return "refused (damaged gz)"
+        if expected.line is None:  # a damaged .gz or a whole-matrix fault: any line, or none, will do
+            return "refused (damaged gz)" if text is None else "refused (no line)"
         allowed = {expected.line} | expected.also
         assert got.line in allowed, f"error names line {got.line}, expected {sorted(allowed)}: {got}"
         return "refused"
@@ -788,3 +790,103 @@ def test_declared_entries_far_beyond_the_file_are_refused_without_allocating(tmp
         with pytest.raises(MatrixFormatError) as caught:
             mmio.read_mtx(path)
     assert caught.value.line == 2
+
+
+# ===================================================================== issue 21: one case per class
+HOSTILE = {
+    # memory: declared sizes far beyond any budget, refused before allocating (one line)
+    "tall and empty": b"%%MatrixMarket matrix coordinate real general\n500000000000 500000000000 1\n1 1 2.5\n",
+    "huge array": b"%%MatrixMarket matrix array real general\n3000000 3000000\n1\n",
+    # exact integers
+    "past 2**53": b"%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 9007199254740993\n2 2 -1\n",
+    "beyond int64": b"%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 9223372036854775808\n",
+    "duplicates overflow": b"%%MatrixMarket matrix coordinate integer general\n1 1 2\n1 1 9223372036854775807\n"
+                           b"1 1 1\n",
+    "int64 minimum": b"%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 -9223372036854775808\n",
+    # banners
+    "bom": b"\xef\xbb\xbf%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1\n",
+    "real hermitian": b"%%MatrixMarket matrix coordinate real hermitian\n2 2 2\n1 1 1\n2 1 3\n",
+    "complex hermitian": b"%%MatrixMarket matrix coordinate complex hermitian\n2 2 2\n1 1 1 0\n2 1 3 -4\n",
+    "complex array skew": b"%%MatrixMarket matrix array complex skew-symmetric\n2 2\n3 -4\n",
+    "complex missing part": b"%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 3\n",
+    # a megabyte token: the error quotes at most 60 characters of it
+    "long token": b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 " + b"9" * (1 << 20) + b"x\n",
+    "long banner word": b"%%MatrixMarket matrix coordinate real " + b"g" * (1 << 20) + b"\n1 1 1\n1 1 1\n",
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_cases_of_each_class(name, tmp_path):
+    text = HOSTILE[name]
+    with guarded():
+        outcome = check_one("mtx", tmp_path, "m.mtx", text, text)
+    assert outcome in ("loaded", "refused", "refused (no line)", "refused (memory)", "loaded (big)")
+    try:
+        mmio.read_mtx_scipy(tmp_path / "m.mtx")
+    except (MatrixFormatError, HostMemoryError) as exc:
+        assert len(str(exc)) < 400, f"{len(str(exc))}-character message"
+
+
+def _npz_mutations(rng, path):
+    """A valid SciPy or spla CSR .npz, then one hostile change to its members."""
+    import spla
+
+    n, m = int(rng.integers(1, 9)), int(rng.integers(1, 9))
+    A = sp.random(n, m, density=0.4, format="csr", random_state=np.random.default_rng(rng.integers(1 << 30)))
+    members = {"data": A.data, "indices": A.indices, "indptr": A.indptr, "shape": np.array(A.shape),
+               "format": np.array("csr")}
+    change = str(rng.choice(["none", "float indices", "float shape", "float indptr", "short indices",
+                             "long data", "negative shape", "object", "2-d data", "huge declared",
+                             "out of range", "decreasing indptr"]))
+    if change == "float indices":
+        members["indices"] = members["indices"] + (0.5 if rng.random() < 0.5 else 0.0)
+    elif change == "float shape":
+        members["shape"] = np.array(A.shape, dtype=np.float64) + 0.7
+    elif change == "float indptr":
+        members["indptr"] = members["indptr"].astype(np.float64)
+    elif change == "short indices":
+        members["indices"] = members["indices"][:-1]
+    elif change == "long data":
+        members["data"] = np.concatenate((members["data"], [1.0]))
+    elif change == "negative shape":
+        members["shape"] = np.array([-1, m])
+    elif change == "object":
+        members["data"] = np.array([object()] * A.nnz, dtype=object)
+    elif change == "2-d data":
+        members["data"] = members["data"].reshape(1, -1)
+    elif change == "huge declared":
+        members["data"] = np.zeros(3_000_000)  # 24 MB of zeros: a small archive that inflates
+        members["indices"] = np.zeros(3_000_000, np.int32)
+    elif change == "out of range":
+        members["indices"] = members["indices"] + m
+    elif change == "decreasing indptr":
+        members["indptr"] = members["indptr"][::-1].copy()
+    if A.nnz == 0 and change in ("short indices", "out of range", "decreasing indptr"):
+        change = "none"  # nothing to change: still a valid empty matrix
+    with open(path, "wb") as stream:
+        (np.savez_compressed if rng.random() < 0.5 else np.savez)(stream, **members)
+    return change, A, spla
+
+
+def test_npz_mutation_corpus(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPLA_MEMORY_BUDGET", "16M")  # the inflating archives must be refused up front
+    outcomes = collections.Counter()
+    for seed in range(FUZZ_SEED, FUZZ_SEED + 300):
+        rng = np.random.default_rng(seed)
+        path = tmp_path / "m.npz"
+        change, A, spla = _npz_mutations(rng, path)
+        try:
+            with guarded():
+                got = spla.load(path).to_scipy()
+        except (MatrixFormatError, HostMemoryError, spla.InputError) as exc:
+            assert change != "none", f"seed {seed}: refused a valid file: {exc}"
+            assert "\n" not in str(exc) and len(str(exc)) < 400, f"seed {seed}: {exc}"
+            outcomes["refused " + change] += 1
+            continue
+        except Exception as exc:  # noqa: BLE001 - any other type is the failure being looked for
+            raise AssertionError(f"seed {seed} ({change}): {type(exc).__name__}: {exc}") from exc
+        assert change == "none", f"seed {seed}: loaded an archive with {change}"
+        assert same_matrix(got, A), f"seed {seed}: differs"
+        outcomes["loaded"] += 1
+    print("npz:", dict(outcomes))
+    assert outcomes["loaded"] > 0

@@ -207,3 +207,229 @@ def test_a_megabyte_token_is_cut_in_the_error(tmp_path, where):
         mmio.read_mtx(path)
     message = str(caught.value)
     assert len(message) < 400 and "\n" not in message, message[:500]
+
+
+# ------------------------------------------------------------------ sources that are not files
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_non_regular_sources_are_refused_without_opening(tmp_path, kind):
+    import os
+
+    import spla
+
+    if kind == "fifo":
+        path = tmp_path / "pipe.mtx"
+        os.mkfifo(path)  # opening it for reading would block forever
+    elif kind == "device":
+        path = Path("/dev/null")
+    else:
+        path = tmp_path / "folder.mtx"
+        path.mkdir()
+    start = time.perf_counter()
+    with pytest.raises(spla.InputError, match="FIFO|device|folder"):
+        spla.load(path)
+    assert time.perf_counter() - start < 5
+
+
+# ------------------------------------------------------------------ .npz files
+def _scipy_npz(path, **members):
+    with open(path, "wb") as stream:
+        np.savez(stream, format=np.array("csr"), **members)
+    return path
+
+
+def test_npz_with_fractional_indices_or_float_shape_is_refused(tmp_path):
+    import spla
+
+    good = dict(data=np.ones(2), indices=np.array([0, 1]), indptr=np.array([0, 1, 2]), shape=np.array([2, 2]))
+    assert spla.load(_scipy_npz(tmp_path / "ok.npz", **good)).nnz == 2
+    for change in {"fractional indices": {"indices": np.array([0.0, 1.5])},
+                         "float indptr": {"indptr": np.array([0.0, 1.0, 2.0])},
+                         "float shape": {"shape": np.array([1.7, 1.2])}}.values():
+        path = _scipy_npz(tmp_path / "bad.npz", **{**good, **change})
+        with pytest.raises(MatrixFormatError, match="integers"):
+            spla.load(path)
+
+
+def test_npz_zip_bomb_is_refused_before_decompressing(tmp_path, monkeypatch):
+    import zipfile
+
+    import spla
+
+    n = 25_000_000  # 200 MB of zeros deflate to ~200 KB
+    path = tmp_path / "bomb.npz"
+    np.savez_compressed(path, format=np.array("csr"), data=np.zeros(n), indices=np.zeros(3, np.int32),
+                        indptr=np.array([0, 3], np.int32), shape=np.array([1, 4]))
+    assert path.stat().st_size < 1 << 20 and sum(i.file_size for i in zipfile.ZipFile(path).infolist()) > 1e8
+    tracemalloc.start()
+    try:
+        with pytest.raises(MatrixFormatError, match="data declares 25,000,000 entries but indices 3"):
+            spla.load(path)
+        assert tracemalloc.get_traced_memory()[1] < 20 << 20  # nothing near 200 MB was inflated
+        np.savez_compressed(path, format=np.array("csr"), data=np.zeros(n), indices=np.zeros(n, np.int32),
+                            indptr=np.array([0, n], np.int32), shape=np.array([1, 4]))
+        tracemalloc.reset_peak()
+        monkeypatch.setenv("SPLA_MEMORY_BUDGET", "64M")
+        with pytest.raises(spla.SplaError, match="GiB of host memory"):
+            spla.load(path)
+        assert tracemalloc.get_traced_memory()[1] < 20 << 20
+    finally:
+        tracemalloc.stop()
+
+
+# ------------------------------------------------------------------ the cache
+def test_cache_misses_an_edit_that_restores_size_and_mtime(tmp_path):
+    import os
+
+    import spla
+    from spla.io import load_info
+
+    path = tmp_path / "m.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.5\n")
+    assert spla.load(path).to_scipy()[0, 0] == 1.5
+    before = path.stat()
+    path.write_text("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 2.5\n")  # same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as touch -r / cp -p / rsync -t do
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    again = spla.load(path)
+    assert not load_info(again)["cache_hit"] and again.to_scipy()[0, 0] == 2.5
+
+
+def test_stale_temporaries_are_removed_and_fresh_ones_kept(tmp_path):
+    import os
+
+    import spla
+
+    path = tmp_path / "m.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.5\n")
+    stale = tmp_path / ".m.mtx.spla.npz.k1ll3d.tmp"
+    fresh = tmp_path / ".m.mtx.spla.npz.wr1t1ng.tmp"
+    stale.write_bytes(b"PK half")
+    fresh.write_bytes(b"PK half")
+    old = time.time() - 2 * 3600
+    os.utime(stale, (old, old))
+    spla.load(path)
+    assert not stale.exists() and fresh.exists()
+
+
+def test_cached_load_is_memory_mapped_and_much_faster_than_scipy(tmp_path, rng):
+    import spla
+    from spla.io import load_info
+
+    n, nnz = 200_000, 1_000_000
+    A = sp.coo_matrix((rng.standard_normal(nnz), (rng.integers(0, n, nnz), rng.integers(0, n, nnz))), shape=(n, n))
+    path = tmp_path / "m.mtx"
+    mmio.write_mtx(path, A)
+    first = spla.load(path)
+
+    def best(fn):
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            value = fn()
+            times.append(time.perf_counter() - start)
+        return min(times), value
+
+    cached_s, cached = best(lambda: spla.load(path))
+    scipy_s, _ = best(lambda: scipy.io.mmread(path).tocsr())
+    assert load_info(cached)["cache_hit"]
+    base = cached.indices
+    while base is not None and not isinstance(base, np.memmap):
+        base = getattr(base, "base", None)
+    assert isinstance(base, np.memmap), "the cached arrays are read, not mapped"
+    np.testing.assert_array_equal(cached.data, first.data)
+    cached.data[0] = 7.0  # copy-on-write: the matrix is the caller's, the cache file is untouched
+    assert spla.load(path).data[0] == first.data[0]
+    assert cached_s * 5 < scipy_s, f"cached {cached_s:.3f} s vs scipy {scipy_s:.3f} s"
+
+
+# ------------------------------------------------------------------ NaN in a product
+def test_nan_in_the_matrix_is_reported_not_hidden(rng):
+    import warnings
+
+    from spla.io.values import compare_nonfinite, nonfinite_counts
+
+    M = sp.random(50, 40, density=0.2, format="csr", random_state=np.random.default_rng(rng.integers(1 << 30)))
+    M.data[3] = np.nan
+    M.data[7] = np.inf
+    x = rng.standard_normal(40)
+    reference = M @ x
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning may escape
+        same = compare_nonfinite(reference.copy(), reference)
+        wrong = reference.copy()
+        wrong[~np.isfinite(wrong)] = 0.0  # a kernel that lost the NaN
+        lost = compare_nonfinite(wrong, reference)
+        clean = compare_nonfinite(np.ones(4), np.ones(4))
+    assert same["status"] == "propagated" and same["error"] == 0.0
+    assert same["nonfinite"] == int(np.count_nonzero(~np.isfinite(reference))) > 0
+    assert lost["status"] == "mismatch" and lost["mismatched"] == same["nonfinite"]
+    assert clean["status"] == "finite"
+    assert nonfinite_counts(M.data) == {"nan": 1, "inf": 1}
+
+
+# ------------------------------------------------------------------ spla generate --out
+def test_generate_writes_only_what_reads_back(tmp_path):
+    from click.testing import CliRunner
+
+    import spla
+    from spla.cli import main
+
+    refused = CliRunner().invoke(main, ["generate", "poisson2d", "6", "--out", str(tmp_path / "p.txt")])
+    assert refused.exit_code == 2 and "SNAP" in refused.output and not (tmp_path / "p.txt").exists()
+    reference = generators.from_spec("gen:poisson2d:6").to_scipy()
+    for name in ("p.mtx", "p.mtx.gz", "p.npz"):
+        done = CliRunner().invoke(main, ["generate", "poisson2d", "6", "--out", str(tmp_path / name)])
+        assert done.exit_code == 0, done.output
+        back = spla.load(tmp_path / name, cache=False).to_scipy()
+        assert (back != reference).nnz == 0, name
+
+
+def test_cli_turns_an_unforeseen_host_memory_error_into_one_line(monkeypatch):
+    from click.testing import CliRunner
+
+    import spla.io
+    from spla.cli import main
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError("Unable to allocate 7.45 EiB for an array with shape (10**18,) and data type int64")
+
+    monkeypatch.setattr(spla.io, "load", exhausted)
+    result = CliRunner().invoke(main, ["info", "gen:weblike"])
+    assert result.exit_code == 1 and "out of host memory" in result.output
+    assert "Traceback" not in result.output and result.output.count("\n") == 1
+
+
+# ------------------------------------------------------------------ plots
+def test_plots_are_world_readable_under_the_usual_umask(tmp_path):
+    import os
+    import stat
+
+    pytest.importorskip("matplotlib")
+    from spla import plots
+
+    previous = os.umask(0o022)
+    try:
+        path = plots.spy(generators.from_spec("gen:poisson2d:20"), tmp_path / "spy.png")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_spy_row_label_fits_beside_six_digit_ticks(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from spla import plots
+
+    figures = []
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or real_save(fig, path))
+    plots.spy(generators.from_spec("gen:banded:900000:1"), tmp_path / "spy.png")
+    fig = figures[0]
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    label = ax.yaxis.label.get_window_extent()
+    ticks = [t.get_window_extent() for t in ax.get_yticklabels() if t.get_text()]
+    assert max(len(t.get_text().replace(",", "")) for t in ax.get_yticklabels()) >= 6
+    assert label.x0 >= 0, f"row label starts {label.x0:.0f} px outside the image"
+    assert not any(label.overlaps(t) for t in ticks), "row label overlaps the tick labels"
+    columns = sorted((t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()), key=lambda b: b.x0)
+    assert all(a.x1 <= b.x0 for a, b in zip(columns, columns[1:])), "column tick labels overlap"
