@@ -43,11 +43,16 @@ _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 # ------------------------------------------------------------------ plumbing
 def scipy_view(A):
-    """A ``scipy.sparse.csr_array`` over the host arrays (copied from the GPU if needed)."""
+    """A ``scipy.sparse.csr_array`` of the host arrays (copied from the GPU if needed).
+
+    The arrays are copies: SciPy canonicalises non-canonical input in place
+    (``max``, ``diagonal`` and others call ``sum_duplicates``), which must not
+    reach the matrix, its twins or arrays a caller shared with it.
+    """
     import scipy.sparse as sp
 
     h = A.to_host()
-    return sp.csr_array((h.data, h.indices, h.indptr), shape=h.shape)
+    return sp.csr_array((h.data.copy(), h.indices.copy(), h.indptr.copy()), shape=h.shape)
 
 
 def _stand_in(obj):
@@ -89,8 +94,16 @@ def _compute_on_gpu(*dtypes) -> bool:
 def _library(A):
     """(the matrix as SciPy csr_array or cupyx csr_matrix, whether results go back to the GPU)."""
     if A.on_gpu and _compute_on_gpu(A.dtype):
-        return A.to_cupyx(), True
+        return _cupyx_copy(A), True
     return scipy_view(A), A.on_gpu
+
+
+def _cupyx_copy(A, dtype=None):
+    """A cupyx csr_matrix of copies of the device arrays (cupyx canonicalises in place too)."""
+    import cupyx.scipy.sparse as csp
+
+    dev = A.to_device() if dtype is None else A.to_device().astype(dtype)
+    return csp.csr_matrix((dev.data.copy(), dev.indices.copy(), dev.indptr.copy()), shape=A.shape)
 
 
 def _same_side(A, other) -> CSRMatrix:
@@ -164,7 +177,7 @@ def _binary(A, other, op, gpu_op=None):
             return _wrap(op(scipy_view(A), scipy_view(B)), False)
         dtype = _scipy_dtype(op, A, B)
         if gpu_op is not None and _compute_on_gpu(dtype):
-            return _wrap(_cupyx_call(lambda: gpu_op(A.astype(dtype).to_cupyx(), B.astype(dtype).to_cupyx())),
+            return _wrap(_cupyx_call(lambda: gpu_op(_cupyx_copy(A, dtype), _cupyx_copy(B, dtype))),
                          True)
         return _wrap(op(scipy_view(A), scipy_view(B)), True)
     dense = _as_dense(other)
@@ -174,7 +187,7 @@ def _binary(A, other, op, gpu_op=None):
         dense = cupy.asarray(dense)
         dev = A.to_device()
         if gpu_op is not None and _compute_on_gpu(dtype) and _compute_on_gpu(dense.dtype):
-            return _wrap(_cupyx_call(lambda: gpu_op(dev.astype(dtype).to_cupyx(), dense.astype(dtype))), True)
+            return _wrap(_cupyx_call(lambda: gpu_op(_cupyx_copy(dev, dtype), dense.astype(dtype))), True)
         return _wrap(op(scipy_view(A), cupy.asnumpy(dense)), True)
     return _wrap(op(scipy_view(A), dense), False)
 
@@ -267,8 +280,8 @@ def sparse_matmul(A, other) -> CSRMatrix:
     cuda.check_fits(needed, "sparse product A @ B")
 
     def product():
-        a = A.astype(dtype).to_cupyx().copy()
-        b = B.astype(dtype).to_cupyx().copy()
+        a = _cupyx_copy(A, dtype)
+        b = _cupyx_copy(B, dtype)
         a.sum_duplicates()  # cuSPARSE's SpGEMM wants sorted, duplicate-free rows
         b.sum_duplicates()
         return a @ b
@@ -301,7 +314,7 @@ def matmul(A, other):
         operand = xp.ascontiguousarray(x.astype(dtype, copy=False))
         return matvec.spmv(kernel_A, operand) if x.ndim == 1 else matmat.spmm(kernel_A, operand)
     if gpu and _compute_on_gpu(dtype):
-        return A.astype(dtype).to_cupyx() @ x.astype(dtype)
+        return _cupyx_copy(A, dtype) @ x.astype(dtype)
     if gpu:  # integer and bool products: SciPy's exact arithmetic on the host
         return xp.asarray(scipy_view(A) @ x.get())
     return np.asarray(scipy_view(A) @ x)
@@ -330,7 +343,7 @@ def adjoint_matmul(A, x):
 
 def transpose(A) -> CSRMatrix:
     if A.on_gpu and _compute_on_gpu(A.dtype):
-        return CSRMatrix(A.to_cupyx().T.tocsr(), index_dtype=A.index_dtype)
+        return CSRMatrix(_cupyx_copy(A).T.tocsr(), index_dtype=A.index_dtype)
     T = CSRMatrix(scipy_view(A).T.tocsr(), index_dtype=A.index_dtype)
     return T.to_device() if A.on_gpu else T
 
@@ -419,13 +432,11 @@ def _library_index(A, key):
     if A.on_gpu and _compute_on_gpu(A.dtype):
         cupy = cuda.require_cupy()
         key = tuple(k if _is_int(k) or isinstance(k, slice) else cupy.asarray(k) for k in key)
-        return _wrap(A.to_cupyx()[key], True)
+        return _wrap(_cupyx_copy(A)[key], True)
     import scipy.sparse as sp
 
     key = tuple(k if _is_int(k) or isinstance(k, slice) else np.asarray(cuda_to_host(k)) for k in key)
-    host = A.to_host()
-    result = sp.csr_matrix((host.data, host.indices, host.indptr), shape=host.shape)[key]
-    return _wrap(result, A.on_gpu)
+    return _wrap(sp.csr_matrix(scipy_view(A))[key], A.on_gpu)
 
 
 def cuda_to_host(a):
@@ -523,8 +534,9 @@ def toarray(A):
 def to_library(A, fmt: str):
     """The matrix as a SciPy ``{fmt}_array`` on the host or a cupyx ``{fmt}_matrix`` on the GPU."""
     if A.on_gpu:
-        return A.to_cupyx().asformat(fmt)
-    return scipy_view(A).asformat(fmt, copy=True)
+        A.to_cupyx()  # InputError for the dtypes cupyx does not hold
+        return _cupyx_copy(A).asformat(fmt)
+    return scipy_view(A).asformat(fmt)
 
 
 def _clean_up(A, method: str) -> None:
@@ -557,6 +569,12 @@ def _rows_increase(A, strict: bool) -> bool:
     starts = starts[(starts > 0) & (starts < A.nnz)]
     ok[starts - 1] = True  # a new row may start anywhere
     return bool(ok.all())
+
+
+def count_nonzero(A) -> int:
+    """Nonzero values after adding up duplicates, as SciPy counts them."""
+    S, _ = _library(A)
+    return int(S.count_nonzero())
 
 
 def has_sorted_indices(A) -> bool:
