@@ -42,16 +42,19 @@ _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 # ------------------------------------------------------------------ plumbing
-def scipy_view(A):
+def scipy_view(A, copy: bool = True):
     """A ``scipy.sparse.csr_array`` of the host arrays (copied from the GPU if needed).
 
     The arrays are copies: SciPy canonicalises non-canonical input in place
     (``max``, ``diagonal`` and others call ``sum_duplicates``), which must not
-    reach the matrix, its twins or arrays a caller shared with it.
+    reach the matrix, its twins or arrays a caller shared with it. ``copy=False``
+    only for operations that read their operands (products).
     """
     import scipy.sparse as sp
 
     h = A.to_host()
+    if not copy:
+        return sp.csr_array((h.data, h.indices, h.indptr), shape=h.shape)
     return sp.csr_array((h.data.copy(), h.indices.copy(), h.indptr.copy()), shape=h.shape)
 
 
@@ -78,7 +81,7 @@ def _wrap(result, gpu: bool):
         if len(result.shape) == 1:  # csr_array's 1-D results: spla is 2-D only, give them dense
             result = result.toarray()
         else:
-            out = CSRMatrix(result)
+            out = CSRMatrix(result, validate=False)  # SciPy's and cupyx's results are valid CSR
             return out.to_device() if gpu and not out.on_gpu else out
     if isinstance(result, np.ndarray):
         result = np.asarray(result)  # np.matrix from a csr_matrix -> ndarray
@@ -268,11 +271,9 @@ def sparse_matmul(A, other) -> CSRMatrix:
     B = _same_side(A, other)
     if A.shape[1] != B.shape[0]:
         raise ValueError(f"dimension mismatch: {A.shape} @ {B.shape}")
-    if not A.on_gpu:
-        return _wrap(scipy_view(A) @ scipy_view(B), False)
+    if not A.on_gpu or not _compute_on_gpu(_upcast(A.dtype, B.dtype)):
+        return _wrap(scipy_view(A, copy=False) @ scipy_view(B, copy=False), A.on_gpu)
     dtype = _upcast(A.dtype, B.dtype)
-    if not _compute_on_gpu(dtype):
-        return _wrap(scipy_view(A) @ scipy_view(B), True)
     products, needed = spgemm_bytes(A, B, dtype)
     if products > 2**31 - 1:
         raise InputError(f"A @ B has {products} intermediate products, more than cuSPARSE's 32-bit "
@@ -316,8 +317,8 @@ def matmul(A, other):
     if gpu and _compute_on_gpu(dtype):
         return _cupyx_copy(A, dtype) @ x.astype(dtype)
     if gpu:  # integer and bool products: SciPy's exact arithmetic on the host
-        return xp.asarray(scipy_view(A) @ x.get())
-    return np.asarray(scipy_view(A) @ x)
+        return xp.asarray(scipy_view(A, copy=False) @ x.get())
+    return np.asarray(scipy_view(A, copy=False) @ x)
 
 
 def rmatmul(A, other):
