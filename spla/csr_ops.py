@@ -94,19 +94,29 @@ def _compute_on_gpu(*dtypes) -> bool:
     return all(np.dtype(d) in _CUPYX_COMPUTE for d in dtypes)
 
 
+def _on_cupyx(A) -> bool:
+    """Whether A's structural operations run in cupyx: a GPU matrix of a dtype cuSPARSE computes
+    in, with entries (empty matrices take SciPy's path, where every edge case is SciPy's own)."""
+    return A.on_gpu and _compute_on_gpu(A.dtype) and A.nnz > 0 and 0 not in A.shape
+
+
 def _library(A):
     """(the matrix as SciPy csr_array or cupyx csr_matrix, whether results go back to the GPU)."""
-    if A.on_gpu and _compute_on_gpu(A.dtype):
+    if _on_cupyx(A):
         return _cupyx_copy(A), True
     return scipy_view(A), A.on_gpu
 
 
 def _cupyx_copy(A, dtype=None):
-    """A cupyx csr_matrix of copies of the device arrays (cupyx canonicalises in place too)."""
+    """A cupyx csr_matrix of copies of the device arrays (cupyx canonicalises in place too),
+    duplicates summed where cuSPARSE computes: its dense and product routines want canonical rows."""
     import cupyx.scipy.sparse as csp
 
     dev = A.to_device() if dtype is None else A.to_device().astype(dtype)
-    return csp.csr_matrix((dev.data.copy(), dev.indices.copy(), dev.indptr.copy()), shape=A.shape)
+    S = csp.csr_matrix((dev.data.copy(), dev.indices.copy(), dev.indptr.copy()), shape=A.shape)
+    if _compute_on_gpu(dev.dtype) and not has_canonical_format(dev):
+        S.sum_duplicates()
+    return S
 
 
 def _same_side(A, other) -> CSRMatrix:
@@ -168,18 +178,20 @@ def power(A, n, dtype=None) -> CSRMatrix:
                       lambda d: d ** n)
 
 
-def _binary(A, other, op, gpu_op=None):
+def _binary(A, other, op, gpu_op=None, gpu_dense_op=None):
     """``op(A, other)`` for a sparse or dense ``other``, SciPy's semantics and dtype on both sides.
 
-    ``gpu_op`` computes it in cupyx (operands cast to SciPy's result dtype); without
-    it, or for dtypes cupyx lacks, the GPU side goes through SciPy and back.
+    On the GPU, ``gpu_op`` computes it for a sparse ``other`` in cupyx and
+    ``gpu_dense_op(A, D)`` for a dense one in CuPy, both with operands cast to
+    SciPy's result dtype; without them, or for dtypes cupyx lacks, the GPU side
+    goes through SciPy and back.
     """
     if isinstance(other, CSRMatrix) or _is_sparse(other):
         B = _same_side(A, other)
         if not A.on_gpu:
             return _wrap(op(scipy_view(A), scipy_view(B)), False)
         dtype = _scipy_dtype(op, A, B)
-        if gpu_op is not None and _compute_on_gpu(dtype):
+        if gpu_op is not None and _compute_on_gpu(dtype) and A.nnz and B.nnz:
             return _wrap(_cupyx_call(lambda: gpu_op(_cupyx_copy(A, dtype), _cupyx_copy(B, dtype))),
                          True)
         return _wrap(op(scipy_view(A), scipy_view(B)), True)
@@ -189,8 +201,8 @@ def _binary(A, other, op, gpu_op=None):
         dtype = _scipy_dtype(op, A, dense)
         dense = cupy.asarray(dense)
         dev = A.to_device()
-        if gpu_op is not None and _compute_on_gpu(dtype) and _compute_on_gpu(dense.dtype):
-            return _wrap(_cupyx_call(lambda: gpu_op(_cupyx_copy(dev, dtype), dense.astype(dtype))), True)
+        if gpu_dense_op is not None and np.can_cast(dense.dtype, dtype):
+            return _cupyx_call(lambda: gpu_dense_op(dev.astype(dtype), dense.astype(dtype)))
         return _wrap(op(scipy_view(A), cupy.asnumpy(dense)), True)
     return _wrap(op(scipy_view(A), dense), False)
 
@@ -200,7 +212,7 @@ def add(A, other):
         if other == 0:
             return A.copy()
         raise NotImplementedError("adding a nonzero scalar to a sparse array is not supported")
-    return _binary(A, other, operator.add, operator.add)
+    return _binary(A, other, operator.add, operator.add, lambda a, d: a.toarray() + d)
 
 
 def subtract(A, other):
@@ -208,7 +220,7 @@ def subtract(A, other):
         if other == 0:
             return A.copy()
         raise NotImplementedError("subtracting a nonzero scalar from a sparse array is not supported")
-    return _binary(A, other, operator.sub, operator.sub)
+    return _binary(A, other, operator.sub, operator.sub, lambda a, d: a.toarray() - d)
 
 
 def rsubtract(A, other):
@@ -216,14 +228,25 @@ def rsubtract(A, other):
         if other == 0:
             return negative(A)
         raise NotImplementedError("subtracting a sparse array from a nonzero scalar is not supported")
-    return _binary(A, other, lambda a, b: b - a, lambda a, b: b - a)
+    return _binary(A, other, lambda a, b: b - a, lambda a, b: b - a, lambda a, d: d - a.toarray())
 
 
 def multiply(A, other):
     """Elementwise product (SciPy's ``multiply``; a scalar scales the values)."""
     if _is_scalar(other):
         return scalar_multiply(A, other)
-    return _binary(A, other, lambda a, b: a.multiply(b), lambda a, b: a.multiply(b))
+    return _binary(A, other, lambda a, b: a.multiply(b), lambda a, b: a.multiply(b), _multiply_dense)
+
+
+def _multiply_dense(A, D):
+    """A * D for a dense D that broadcasts to A's shape: the stored entries scaled, structure kept
+    (SciPy's result, whose explicit zeros may differ but whose values do not)."""
+    xp = A.xp
+    if np.broadcast_shapes(D.shape, A.shape) != A.shape:
+        raise ValueError(f"inconsistent shapes {A.shape} and {D.shape}")
+    D = xp.broadcast_to(D, A.shape)
+    owner = xp.searchsorted(A.indptr[1:], xp.arange(A.nnz), side="right")
+    return _with_data(A, A.data * D[owner, A.indices])
 
 
 def divide(A, other):
@@ -271,7 +294,7 @@ def sparse_matmul(A, other) -> CSRMatrix:
     B = _same_side(A, other)
     if A.shape[1] != B.shape[0]:
         raise ValueError(f"dimension mismatch: {A.shape} @ {B.shape}")
-    if not A.on_gpu or not _compute_on_gpu(_upcast(A.dtype, B.dtype)):
+    if not A.on_gpu or not _compute_on_gpu(_upcast(A.dtype, B.dtype)) or not (A.nnz and B.nnz):
         return _wrap(scipy_view(A, copy=False) @ scipy_view(B, copy=False), A.on_gpu)
     dtype = _upcast(A.dtype, B.dtype)
     products, needed = spgemm_bytes(A, B, dtype)
@@ -343,7 +366,7 @@ def adjoint_matmul(A, x):
 
 
 def transpose(A) -> CSRMatrix:
-    if A.on_gpu and _compute_on_gpu(A.dtype):
+    if _on_cupyx(A):
         return CSRMatrix(_cupyx_copy(A).T.tocsr(), index_dtype=A.index_dtype)
     T = CSRMatrix(scipy_view(A).T.tocsr(), index_dtype=A.index_dtype)
     return T.to_device() if A.on_gpu else T
@@ -396,7 +419,7 @@ def take_rows(A, key) -> CSRMatrix:
     starts = A.indptr[rows].astype(np.int64)
     lengths = A.indptr[rows + 1].astype(np.int64) - starts
     indptr = xp.zeros(rows.shape[0] + 1, dtype=np.int64)
-    xp.cumsum(lengths, out=indptr[1:])
+    indptr[1:] = xp.cumsum(lengths)
     total = int(indptr[-1])
     position = xp.arange(total, dtype=np.int64)
     owner = xp.searchsorted(indptr[1:], position, side="right")
@@ -430,7 +453,8 @@ def _is_array_key(key) -> bool:
 
 def _library_index(A, key):
     """``csr_matrix[key]`` (2-D results, as spla is 2-D) in SciPy, or in cupyx on the GPU."""
-    if A.on_gpu and _compute_on_gpu(A.dtype):
+    paired = _is_array_key(key[0]) and _is_array_key(key[1])  # rare: SciPy's rules on the host
+    if _on_cupyx(A) and not paired:
         cupy = cuda.require_cupy()
         key = tuple(k if _is_int(k) or isinstance(k, slice) else cupy.asarray(k) for k in key)
         return _wrap(_cupyx_copy(A)[key], True)
@@ -486,7 +510,7 @@ def _axis(axis):
 def _reduce(A, name, axis, **kwargs):
     """SciPy's reduction ``name`` on either side; axis results as dense 1-D arrays."""
     axis = _axis(axis)
-    S, gpu = _library(A)
+    S, gpu = _library(A) if not kwargs.get("explicit") else (scipy_view(A), A.on_gpu)
     result = getattr(S, name)(axis=axis, **kwargs)
     if _is_sparse(result):  # max/min over an axis are sparse in SciPy and cupyx
         result = result.toarray()
@@ -536,13 +560,14 @@ def to_library(A, fmt: str):
     """The matrix as a SciPy ``{fmt}_array`` on the host or a cupyx ``{fmt}_matrix`` on the GPU."""
     if A.on_gpu:
         A.to_cupyx()  # InputError for the dtypes cupyx does not hold
-        return _cupyx_copy(A).asformat(fmt)
+        S = _cupyx_copy(A)
+        return S.tocoo() if fmt == "coo" else S.tocsc()
     return scipy_view(A).asformat(fmt)
 
 
 def _clean_up(A, method: str) -> None:
     """Run SciPy's/cupyx's in-place clean-up on copies and take its arrays."""
-    if A.on_gpu and _compute_on_gpu(A.dtype):
+    if _on_cupyx(A):
         import cupyx.scipy.sparse as csp
 
         S = csp.csr_matrix((A.data.copy(), A.indices.copy(), A.indptr.copy()), shape=A.shape)

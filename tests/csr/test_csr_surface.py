@@ -366,3 +366,15 @@ def test_save_npz_is_readable_by_scipy(tmp_path, rng):
     back = spla.load(path)
     assert back.dtype == np.int32
     np.testing.assert_array_equal(back.toarray(), S.toarray())
+
+
+@pytest.mark.parametrize("dense_shape", [(6, 4), (1, 4), (6, 1), (4,)], ids=str)
+def test_elementwise_dense_product_of_the_gpu_path(rng, dense_shape):
+    """The array code the GPU runs for A.multiply(D), run here on NumPy arrays."""
+    from spla import csr_ops
+
+    A, S = random_pair(rng, (6, 4), np.float64, np)
+    D = rng.standard_normal(dense_shape)
+    assert_same(csr_ops._multiply_dense(A, D), S.multiply(D), np)
+    with pytest.raises(ValueError):
+        csr_ops._multiply_dense(A, rng.standard_normal((3, 4)))
