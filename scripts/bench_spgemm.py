@@ -105,7 +105,7 @@ def main(argv=None) -> int:
             except Exception as exc:  # noqa: BLE001  (a contender that fails is reported; the others run)
                 status[name] = f"{type(exc).__name__}: {exc}"
         timer = time_gpu if on_gpu else time_cpu
-        seconds = {name: [] for name in contenders}
+        seconds: dict[str, list[float]] = {name: [] for name in contenders}
         for _ in range(rounds):  # interleave: lent machines drift between calls
             for name, fn in contenders.items():
                 if status[name] is None:
