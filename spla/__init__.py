@@ -13,8 +13,7 @@ from __future__ import annotations
 import importlib
 
 from .csr import CSRMatrix, as_csr
-from .errors import (DeviceMemoryError, InputError, KernelError, MatrixFormatError, NoGPUError,
-                     SplaError)
+from .errors import DeviceMemoryError, InputError, KernelError, MatrixFormatError, NoGPUError, SplaError
 
 __version__ = "0.1.0"
 

@@ -79,7 +79,8 @@ def _csr_arrays(arg1, shape, dtype, copy):
         if len(arg1.shape) != 2:
             raise InputError(f"CSRMatrix is 2-D; got a {len(arg1.shape)}-D sparse array")
         S = arg1.tocsr(copy=copy)
-        data, indices, indptr, given = S.data, S.indices, S.indptr, S.shape
+        nnz = int(S.indptr[-1])  # SciPy's arrays may run past nnz (spare capacity)
+        data, indices, indptr, given = S.data[:nnz], S.indices[:nnz], S.indptr, S.shape
     elif isinstance(arg1, tuple) and len(arg1) == 2 and all(_is_int(s) for s in arg1):
         n_rows, n_cols = (int(s) for s in arg1)
         if min(n_rows, n_cols) < 0:
@@ -257,8 +258,8 @@ class CSRMatrix:
         return self.nnz
 
     def count_nonzero(self) -> int:
-        """Stored values that are not zero (SciPy's ``count_nonzero``)."""
-        return int((self.data != 0).sum())
+        """Nonzero values, duplicates added up first (SciPy's ``count_nonzero``)."""
+        return _ops.count_nonzero(self)
 
     def __repr__(self) -> str:
         return (f"<spla.CSRMatrix {self.n_rows}x{self.n_cols}, nnz={self.nnz}, "
@@ -297,13 +298,13 @@ class CSRMatrix:
 
     # ------------------------------------------------------------ conversion
     @classmethod
-    def from_scipy(cls, A, *, dtype=None, index_dtype=None) -> "CSRMatrix":
+    def from_scipy(cls, A, *, dtype=None, index_dtype=None) -> CSRMatrix:
         """From any scipy.sparse or cupyx.scipy.sparse matrix or array."""
         A = A.tocsr()
         return cls(A.data, A.indices, A.indptr, A.shape, dtype=dtype, index_dtype=index_dtype)
 
     @classmethod
-    def from_dense(cls, M, *, dtype=None) -> "CSRMatrix":
+    def from_dense(cls, M, *, dtype=None) -> CSRMatrix:
         """From a dense 2-D NumPy or CuPy array (zeros dropped)."""
         return cls(M, dtype=dtype)
 
@@ -332,7 +333,7 @@ class CSRMatrix:
         dev = self.to_device()
         return csp.csr_matrix((dev.data, dev.indices, dev.indptr), shape=self.shape)
 
-    def to_device(self) -> "CSRMatrix":
+    def to_device(self) -> CSRMatrix:
         """This matrix on the GPU (self if already there; the copy is cached).
 
         Raises :class:`spla.DeviceMemoryError` before copying if it would not fit.
@@ -353,7 +354,7 @@ class CSRMatrix:
             self._cache["device"] = dev
         return self._cache["device"]
 
-    def to_host(self) -> "CSRMatrix":
+    def to_host(self) -> CSRMatrix:
         """This matrix in NumPy arrays (self if already there)."""
         if not self.on_gpu:
             return self
@@ -364,7 +365,7 @@ class CSRMatrix:
             self._cache["host"] = host
         return self._cache["host"]
 
-    def astype(self, dtype, copy: bool = False) -> "CSRMatrix":
+    def astype(self, dtype, copy: bool = False) -> CSRMatrix:
         """Same structure with values of exactly ``dtype``.
 
         Any of :data:`SUPPORTED_DTYPES` (NumPy's casting, as SciPy's
@@ -385,12 +386,12 @@ class CSRMatrix:
             self._cache[key] = converted
         return self._cache[key]
 
-    def copy(self) -> "CSRMatrix":
+    def copy(self) -> CSRMatrix:
         """A deep copy on the same side."""
         return CSRMatrix(self.data.copy(), self.indices.copy(), self.indptr.copy(), self.shape,
                          index_dtype=self.index_dtype, validate=False)
 
-    def transpose(self, axes=None, copy=False) -> "CSRMatrix":
+    def transpose(self, axes=None, copy=False) -> CSRMatrix:
         """A^T as a new CSR matrix (cached), on the same side."""
         if axes is not None and tuple(axes) != (1, 0):
             raise ValueError("Sparse arrays/matrices do not support an 'axes' parameter because swapping "
@@ -402,11 +403,11 @@ class CSRMatrix:
         return self._cache["transpose"]
 
     @property
-    def T(self) -> "CSRMatrix":
+    def T(self) -> CSRMatrix:
         return self.transpose()
 
     @property
-    def mT(self) -> "CSRMatrix":
+    def mT(self) -> CSRMatrix:
         return self.transpose()
 
     # ------------------------------------------------------------ products
@@ -469,11 +470,11 @@ class CSRMatrix:
         """Elementwise product with a scalar, a dense array (broadcast) or a sparse matrix."""
         return _ops.multiply(self, other)
 
-    def power(self, n, dtype=None) -> "CSRMatrix":
+    def power(self, n, dtype=None) -> CSRMatrix:
         """Elementwise power of the stored values (SciPy refuses ``n == 0``)."""
         return _ops.power(self, n, dtype)
 
-    def conj(self, copy=True) -> "CSRMatrix":
+    def conj(self, copy=True) -> CSRMatrix:
         return _ops.conj(self)
 
     conjugate = conj
@@ -527,7 +528,7 @@ class CSRMatrix:
         """SciPy ``csc_array`` on the host, cupyx ``csc_matrix`` on the GPU."""
         return _ops.to_library(self, "csc")
 
-    def tocsr(self, copy=False) -> "CSRMatrix":
+    def tocsr(self, copy=False) -> CSRMatrix:
         return self.copy() if copy else self
 
     def sum_duplicates(self) -> None:

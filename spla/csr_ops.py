@@ -42,12 +42,20 @@ _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 # ------------------------------------------------------------------ plumbing
-def scipy_view(A):
-    """A ``scipy.sparse.csr_array`` over the host arrays (copied from the GPU if needed)."""
+def scipy_view(A, copy: bool = True):
+    """A ``scipy.sparse.csr_array`` of the host arrays (copied from the GPU if needed).
+
+    The arrays are copies: SciPy canonicalises non-canonical input in place
+    (``max``, ``diagonal`` and others call ``sum_duplicates``), which must not
+    reach the matrix, its twins or arrays a caller shared with it. ``copy=False``
+    only for operations that read their operands (products).
+    """
     import scipy.sparse as sp
 
     h = A.to_host()
-    return sp.csr_array((h.data, h.indices, h.indptr), shape=h.shape)
+    if not copy:
+        return sp.csr_array((h.data, h.indices, h.indptr), shape=h.shape)
+    return sp.csr_array((h.data.copy(), h.indices.copy(), h.indptr.copy()), shape=h.shape)
 
 
 def _stand_in(obj):
@@ -73,7 +81,7 @@ def _wrap(result, gpu: bool):
         if len(result.shape) == 1:  # csr_array's 1-D results: spla is 2-D only, give them dense
             result = result.toarray()
         else:
-            out = CSRMatrix(result)
+            out = CSRMatrix(result, validate=False)  # SciPy's and cupyx's results are valid CSR
             return out.to_device() if gpu and not out.on_gpu else out
     if isinstance(result, np.ndarray):
         result = np.asarray(result)  # np.matrix from a csr_matrix -> ndarray
@@ -86,11 +94,29 @@ def _compute_on_gpu(*dtypes) -> bool:
     return all(np.dtype(d) in _CUPYX_COMPUTE for d in dtypes)
 
 
+def _on_cupyx(A) -> bool:
+    """Whether A's structural operations run in cupyx: a GPU matrix of a dtype cuSPARSE computes
+    in, with entries (empty matrices take SciPy's path, where every edge case is SciPy's own)."""
+    return A.on_gpu and _compute_on_gpu(A.dtype) and A.nnz > 0 and 0 not in A.shape
+
+
 def _library(A):
     """(the matrix as SciPy csr_array or cupyx csr_matrix, whether results go back to the GPU)."""
-    if A.on_gpu and _compute_on_gpu(A.dtype):
-        return A.to_cupyx(), True
+    if _on_cupyx(A):
+        return _cupyx_copy(A), True
     return scipy_view(A), A.on_gpu
+
+
+def _cupyx_copy(A, dtype=None):
+    """A cupyx csr_matrix of copies of the device arrays (cupyx canonicalises in place too),
+    duplicates summed where cuSPARSE computes: its dense and product routines want canonical rows."""
+    import cupyx.scipy.sparse as csp
+
+    dev = A.to_device() if dtype is None else A.to_device().astype(dtype)
+    S = csp.csr_matrix((dev.data.copy(), dev.indices.copy(), dev.indptr.copy()), shape=A.shape)
+    if _compute_on_gpu(dev.dtype) and not has_canonical_format(dev):
+        S.sum_duplicates()
+    return S
 
 
 def _same_side(A, other) -> CSRMatrix:
@@ -152,19 +178,21 @@ def power(A, n, dtype=None) -> CSRMatrix:
                       lambda d: d ** n)
 
 
-def _binary(A, other, op, gpu_op=None):
+def _binary(A, other, op, gpu_op=None, gpu_dense_op=None):
     """``op(A, other)`` for a sparse or dense ``other``, SciPy's semantics and dtype on both sides.
 
-    ``gpu_op`` computes it in cupyx (operands cast to SciPy's result dtype); without
-    it, or for dtypes cupyx lacks, the GPU side goes through SciPy and back.
+    On the GPU, ``gpu_op`` computes it for a sparse ``other`` in cupyx and
+    ``gpu_dense_op(A, D)`` for a dense one in CuPy, both with operands cast to
+    SciPy's result dtype; without them, or for dtypes cupyx lacks, the GPU side
+    goes through SciPy and back.
     """
     if isinstance(other, CSRMatrix) or _is_sparse(other):
         B = _same_side(A, other)
         if not A.on_gpu:
             return _wrap(op(scipy_view(A), scipy_view(B)), False)
         dtype = _scipy_dtype(op, A, B)
-        if gpu_op is not None and _compute_on_gpu(dtype):
-            return _wrap(_cupyx_call(lambda: gpu_op(A.astype(dtype).to_cupyx(), B.astype(dtype).to_cupyx())),
+        if gpu_op is not None and _compute_on_gpu(dtype) and A.nnz and B.nnz:
+            return _wrap(_cupyx_call(lambda: gpu_op(_cupyx_copy(A, dtype), _cupyx_copy(B, dtype))),
                          True)
         return _wrap(op(scipy_view(A), scipy_view(B)), True)
     dense = _as_dense(other)
@@ -173,8 +201,8 @@ def _binary(A, other, op, gpu_op=None):
         dtype = _scipy_dtype(op, A, dense)
         dense = cupy.asarray(dense)
         dev = A.to_device()
-        if gpu_op is not None and _compute_on_gpu(dtype) and _compute_on_gpu(dense.dtype):
-            return _wrap(_cupyx_call(lambda: gpu_op(dev.astype(dtype).to_cupyx(), dense.astype(dtype))), True)
+        if gpu_dense_op is not None and np.can_cast(dense.dtype, dtype):
+            return _cupyx_call(lambda: gpu_dense_op(dev.astype(dtype), dense.astype(dtype)))
         return _wrap(op(scipy_view(A), cupy.asnumpy(dense)), True)
     return _wrap(op(scipy_view(A), dense), False)
 
@@ -184,7 +212,7 @@ def add(A, other):
         if other == 0:
             return A.copy()
         raise NotImplementedError("adding a nonzero scalar to a sparse array is not supported")
-    return _binary(A, other, operator.add, operator.add)
+    return _binary(A, other, operator.add, operator.add, lambda a, d: a.toarray() + d)
 
 
 def subtract(A, other):
@@ -192,7 +220,7 @@ def subtract(A, other):
         if other == 0:
             return A.copy()
         raise NotImplementedError("subtracting a nonzero scalar from a sparse array is not supported")
-    return _binary(A, other, operator.sub, operator.sub)
+    return _binary(A, other, operator.sub, operator.sub, lambda a, d: a.toarray() - d)
 
 
 def rsubtract(A, other):
@@ -200,14 +228,25 @@ def rsubtract(A, other):
         if other == 0:
             return negative(A)
         raise NotImplementedError("subtracting a sparse array from a nonzero scalar is not supported")
-    return _binary(A, other, lambda a, b: b - a, lambda a, b: b - a)
+    return _binary(A, other, lambda a, b: b - a, lambda a, b: b - a, lambda a, d: d - a.toarray())
 
 
 def multiply(A, other):
     """Elementwise product (SciPy's ``multiply``; a scalar scales the values)."""
     if _is_scalar(other):
         return scalar_multiply(A, other)
-    return _binary(A, other, lambda a, b: a.multiply(b), lambda a, b: a.multiply(b))
+    return _binary(A, other, lambda a, b: a.multiply(b), lambda a, b: a.multiply(b), _multiply_dense)
+
+
+def _multiply_dense(A, D):
+    """A * D for a dense D that broadcasts to A's shape: the stored entries scaled, structure kept
+    (SciPy's result, whose explicit zeros may differ but whose values do not)."""
+    xp = A.xp
+    if np.broadcast_shapes(D.shape, A.shape) != A.shape:
+        raise ValueError(f"inconsistent shapes {A.shape} and {D.shape}")
+    D = xp.broadcast_to(D, A.shape)
+    owner = xp.searchsorted(A.indptr[1:], xp.arange(A.nnz), side="right")
+    return _with_data(A, A.data * D[owner, A.indices])
 
 
 def divide(A, other):
@@ -255,11 +294,9 @@ def sparse_matmul(A, other) -> CSRMatrix:
     B = _same_side(A, other)
     if A.shape[1] != B.shape[0]:
         raise ValueError(f"dimension mismatch: {A.shape} @ {B.shape}")
-    if not A.on_gpu:
-        return _wrap(scipy_view(A) @ scipy_view(B), False)
+    if not A.on_gpu or not _compute_on_gpu(_upcast(A.dtype, B.dtype)) or not (A.nnz and B.nnz):
+        return _wrap(scipy_view(A, copy=False) @ scipy_view(B, copy=False), A.on_gpu)
     dtype = _upcast(A.dtype, B.dtype)
-    if not _compute_on_gpu(dtype):
-        return _wrap(scipy_view(A) @ scipy_view(B), True)
     products, needed = spgemm_bytes(A, B, dtype)
     if products > 2**31 - 1:
         raise InputError(f"A @ B has {products} intermediate products, more than cuSPARSE's 32-bit "
@@ -267,8 +304,8 @@ def sparse_matmul(A, other) -> CSRMatrix:
     cuda.check_fits(needed, "sparse product A @ B")
 
     def product():
-        a = A.astype(dtype).to_cupyx().copy()
-        b = B.astype(dtype).to_cupyx().copy()
+        a = _cupyx_copy(A, dtype)
+        b = _cupyx_copy(B, dtype)
         a.sum_duplicates()  # cuSPARSE's SpGEMM wants sorted, duplicate-free rows
         b.sum_duplicates()
         return a @ b
@@ -302,10 +339,10 @@ def matmul(A, other):
         operand = xp.ascontiguousarray(x.astype(dtype, copy=False))
         return spmv(kernel_A, operand) if x.ndim == 1 else spmm(kernel_A, operand)
     if gpu and _compute_on_gpu(dtype):
-        return A.astype(dtype).to_cupyx() @ x.astype(dtype)
+        return _cupyx_copy(A, dtype) @ x.astype(dtype)
     if gpu:  # integer and bool products: SciPy's exact arithmetic on the host
-        return xp.asarray(scipy_view(A) @ x.get())
-    return np.asarray(scipy_view(A) @ x)
+        return xp.asarray(scipy_view(A, copy=False) @ x.get())
+    return np.asarray(scipy_view(A, copy=False) @ x)
 
 
 def rmatmul(A, other):
@@ -330,8 +367,8 @@ def adjoint_matmul(A, x):
 
 
 def transpose(A) -> CSRMatrix:
-    if A.on_gpu and _compute_on_gpu(A.dtype):
-        return CSRMatrix(A.to_cupyx().T.tocsr(), index_dtype=A.index_dtype)
+    if _on_cupyx(A):
+        return CSRMatrix(_cupyx_copy(A).T.tocsr(), index_dtype=A.index_dtype)
     T = CSRMatrix(scipy_view(A).T.tocsr(), index_dtype=A.index_dtype)
     return T.to_device() if A.on_gpu else T
 
@@ -383,7 +420,7 @@ def take_rows(A, key) -> CSRMatrix:
     starts = A.indptr[rows].astype(np.int64)
     lengths = A.indptr[rows + 1].astype(np.int64) - starts
     indptr = xp.zeros(rows.shape[0] + 1, dtype=np.int64)
-    xp.cumsum(lengths, out=indptr[1:])
+    indptr[1:] = xp.cumsum(lengths)
     total = int(indptr[-1])
     position = xp.arange(total, dtype=np.int64)
     owner = xp.searchsorted(indptr[1:], position, side="right")
@@ -417,16 +454,15 @@ def _is_array_key(key) -> bool:
 
 def _library_index(A, key):
     """``csr_matrix[key]`` (2-D results, as spla is 2-D) in SciPy, or in cupyx on the GPU."""
-    if A.on_gpu and _compute_on_gpu(A.dtype):
+    paired = _is_array_key(key[0]) and _is_array_key(key[1])  # rare: SciPy's rules on the host
+    if _on_cupyx(A) and not paired:
         cupy = cuda.require_cupy()
         key = tuple(k if _is_int(k) or isinstance(k, slice) else cupy.asarray(k) for k in key)
-        return _wrap(A.to_cupyx()[key], True)
+        return _wrap(_cupyx_copy(A)[key], True)
     import scipy.sparse as sp
 
     key = tuple(k if _is_int(k) or isinstance(k, slice) else np.asarray(cuda_to_host(k)) for k in key)
-    host = A.to_host()
-    result = sp.csr_matrix((host.data, host.indices, host.indptr), shape=host.shape)[key]
-    return _wrap(result, A.on_gpu)
+    return _wrap(sp.csr_matrix(scipy_view(A))[key], A.on_gpu)
 
 
 def cuda_to_host(a):
@@ -475,7 +511,7 @@ def _axis(axis):
 def _reduce(A, name, axis, **kwargs):
     """SciPy's reduction ``name`` on either side; axis results as dense 1-D arrays."""
     axis = _axis(axis)
-    S, gpu = _library(A)
+    S, gpu = _library(A) if not kwargs.get("explicit") else (scipy_view(A), A.on_gpu)
     result = getattr(S, name)(axis=axis, **kwargs)
     if _is_sparse(result):  # max/min over an axis are sparse in SciPy and cupyx
         result = result.toarray()
@@ -524,13 +560,15 @@ def toarray(A):
 def to_library(A, fmt: str):
     """The matrix as a SciPy ``{fmt}_array`` on the host or a cupyx ``{fmt}_matrix`` on the GPU."""
     if A.on_gpu:
-        return A.to_cupyx().asformat(fmt)
-    return scipy_view(A).asformat(fmt, copy=True)
+        A.to_cupyx()  # InputError for the dtypes cupyx does not hold
+        S = _cupyx_copy(A)
+        return S.tocoo() if fmt == "coo" else S.tocsc()
+    return scipy_view(A).asformat(fmt)
 
 
 def _clean_up(A, method: str) -> None:
     """Run SciPy's/cupyx's in-place clean-up on copies and take its arrays."""
-    if A.on_gpu and _compute_on_gpu(A.dtype):
+    if _on_cupyx(A):
         import cupyx.scipy.sparse as csp
 
         S = csp.csr_matrix((A.data.copy(), A.indices.copy(), A.indptr.copy()), shape=A.shape)
@@ -558,6 +596,12 @@ def _rows_increase(A, strict: bool) -> bool:
     starts = starts[(starts > 0) & (starts < A.nnz)]
     ok[starts - 1] = True  # a new row may start anywhere
     return bool(ok.all())
+
+
+def count_nonzero(A) -> int:
+    """Nonzero values after adding up duplicates, as SciPy counts them."""
+    S, _ = _library(A)
+    return int(S.count_nonzero())
 
 
 def has_sorted_indices(A) -> bool:

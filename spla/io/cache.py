@@ -132,7 +132,9 @@ def write_npz(path, A, meta: dict | None = None) -> Path:
     header = {"magic": _MAGIC, "version": FORMAT_VERSION, "shape": list(A.shape), **(meta or {})}
     encoded = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
     with atomic_file(path) as stream:
-        np.savez(stream, data=A.data, indices=A.indices, indptr=A.indptr, meta=encoded)
+        # format/shape/_is_array are the keys scipy.sparse.load_npz reads: the file loads there as a csr_array
+        np.savez(stream, data=A.data, indices=A.indices, indptr=A.indptr, meta=encoded,
+                 format=np.array(b"csr"), shape=np.array(A.shape, dtype=np.int64), _is_array=np.array(True))
     return path
 
 

@@ -278,6 +278,5 @@ def save_npz(path, A) -> Path:
     --------
     scipy.sparse.save_npz
     """
-    from ..csr import as_csr
-
-    return _cache.write_npz(path, as_csr(A), {"info": {"saved_by": "spla.io.save_npz"}})
+    A = A if isinstance(A, CSRMatrix) else CSRMatrix(A)  # the values' dtype kept, not the kernels' float
+    return _cache.write_npz(path, A, {"info": {"saved_by": "spla.io.save_npz"}})
