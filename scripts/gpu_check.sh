@@ -56,8 +56,8 @@ for s in "${steps[@]}"; do
              else
                run_step tests_wgmma 90 python3 -m pytest -m gpu -q -rfE -x -p no:cacheprovider tests/test_gemm_gpu.py -k wgmma
              fi
-             run_step tests 270 python3 -m pytest -m gpu -q -rfE -p no:cacheprovider --continue-on-collection-errors \
-                 --timeout=120 --durations=25 -n 8 -k "$select" tests ;;
+             run_step tests "${TESTS_LIMIT:-270}" python3 -m pytest -m gpu -q -rfE -p no:cacheprovider --continue-on-collection-errors \
+                 --timeout=120 --durations=25 -n "${TESTS_WORKERS:-8}" -k "$select" tests ;;
     # shellcheck disable=SC2086  # SPMV_ARGS is a list of words
     spmv)    run_step bench_spmv 240 python3 scripts/bench_spmv.py --out "$RES" $real $quick ${SPMV_ARGS:-} ;;
     gemm)    run_step bench_gemm 150 python3 scripts/bench_gemm.py --out "$RES" $quick ;;
