@@ -17,6 +17,11 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+# wheels the device lacks (pyamg, pytest-xdist, pytest-timeout), carried in .whl/ (see the device notes)
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=$PWD:/tmp/site
+fi
 OUT=${OUT:-$PWD/gpu-out}
 RES=$(mktemp -d)/results
 mkdir -p "$OUT" "$RES"
@@ -54,7 +59,7 @@ for s in "${steps[@]}"; do
              if [ -n "${TESTS_K:-}" ]; then
                select="not wgmma and ($TESTS_K)"
              else
-               run_step tests_wgmma 90 python3 -m pytest -m gpu -q -rfE -x -p no:cacheprovider tests/test_gemm_gpu.py -k wgmma
+               run_step tests_wgmma 90 python3 -m pytest -m gpu -q -rfE -x -p no:cacheprovider tests/backends/test_gemm_cuda.py -k wgmma
              fi
              run_step tests "${TESTS_LIMIT:-270}" python3 -m pytest -m gpu -q -rfE -p no:cacheprovider --continue-on-collection-errors \
                  --timeout=120 --durations=25 -n "${TESTS_WORKERS:-8}" -k "$select" tests ;;
@@ -64,8 +69,8 @@ for s in "${steps[@]}"; do
     spmm)    run_step bench_spmm 180 python3 scripts/bench_spmm.py --out "$RES" $quick ;;
     solvers) run_step bench_solvers 150 python3 scripts/bench_solvers.py --out "$RES" $quick ;;
     load)    run_step bench_load 200 python3 scripts/bench_load.py --out "$RES" ;;
-    hotpath) run_step hot_path 60 python3 scripts/hot_path.py --out "$RES" ;;
-    corpus)  run_step bench_corpus 360 python3 scripts/bench_corpus.py --out "$RES" $real ${CORPUS_ARGS:-} ;;
+    hotpath) run_step hot_path 90 python3 scripts/hot_path.py --json "$RES/hot_path.json" ;;
+    corpus)  run_step bench_corpus 420 python3 scripts/bench_corpus.py --out "$RES/corpus" ${CORPUS_ARGS:-} ;;
     precond) run_step bench_precond 240 python3 scripts/bench_precond.py --out "$RES" $quick ;;
     spgemm)  run_step bench_spgemm 120 python3 scripts/bench_spgemm.py --out "$RES" $quick ;;
     profile) run_step profile 180 ncu --clock-control none -k "regex:${PROFILE_KERNEL:-segmented}" -s 1 -c 1 \
