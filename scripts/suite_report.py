@@ -264,7 +264,7 @@ def markdown_table(kernel_table: list, failures: list) -> str:
             continue
         lines.append(f"| {r['matrix']} | {r['rows']:,} | {r['nnz']:,} | {r['row_max']:,} | {r['row_cv']:.2f} "
                      f"| {r['kernel']} | {r['ms']:.4f} | {r['gflops']:.2f} | {r['gbps']:.1f} "
-                     f"| {r['speedup_vs_anchor']:.2f}x | {r['error']:.1e}{'' if r['ok'] else ' WRONG'} |")
+                     f"| {r['speedup_vs_anchor']:.2f}x | {r['scaled_error']:.1e}{'' if r['ok'] else ' WRONG'} |")
     for f in failures:
         lines.append(f"| {f['matrix']} | | | | | | skipped: {f['error']} | | | | |")
     return "\n".join(lines)

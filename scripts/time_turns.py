@@ -29,7 +29,6 @@ import numpy as np
 
 def kernel_list(text: str) -> list:
     """"a,b:8" -> ["a", "b:8"], each checked against spla's kernel names."""
-    from spla.ops import spmv as ops_spmv
     from spla.planning import spmv as rules
 
     names = [k.strip() for k in text.split(",") if k.strip()]
@@ -57,6 +56,7 @@ def main(argv=None) -> int:
     import cupy
 
     from spla import bench, io
+    from spla.ops import spmv as ops_spmv
 
     records = []
     for source in args.sources:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cuda
+from . import device as _device
 from .errors import InputError
 
 INT32_MAX = 2**31 - 1
@@ -91,12 +91,12 @@ def _csr_arrays(arg1, shape, dtype, copy):
         given = (n_rows, n_cols)
     elif isinstance(arg1, tuple) and len(arg1) == 3:
         data, indices, indptr = arg1
-        xp = cuda.array_module(data, indices, indptr)
+        xp = _device.array_module(data, indices, indptr)
         data, indices, indptr = (xp.array(a, copy=copy) if copy else xp.asarray(a) for a in arg1)
         given = None
     elif isinstance(arg1, tuple) and len(arg1) == 2 and isinstance(arg1[1], tuple):
         values, (row, col) = arg1
-        if cuda.is_cupy_array(values):
+        if _device.is_cupy_array(values):
             import cupyx.scipy.sparse as csp
 
             S = csp.coo_matrix((values, (row, col)), shape=shape).tocsr()
@@ -106,7 +106,7 @@ def _csr_arrays(arg1, shape, dtype, copy):
             S = sp.coo_array((values, (row, col)), shape=shape).tocsr()
         data, indices, indptr, given = S.data, S.indices, S.indptr, S.shape
     else:
-        xp = cuda.array_module(arg1) if cuda.is_cupy_array(arg1) else np
+        xp = _device.array_module(arg1) if _device.is_cupy_array(arg1) else np
         dense = xp.asarray(arg1)
         if dense.ndim != 2:
             raise InputError(f"CSRMatrix needs a 2-D array, (data, indices, indptr), a sparse matrix "
@@ -183,7 +183,7 @@ class CSRMatrix:
             raise InputError("the four-argument form is CSRMatrix(data, indices, indptr, shape)")
         else:
             data = arg1
-        xp = cuda.array_module(data, indices, indptr)
+        xp = _device.array_module(data, indices, indptr)
         shape = tuple(int(s) for s in shape)
         if len(shape) != 2 or min(shape) < 0:
             raise InputError(f"shape must be two non-negative integers, got {shape}")
@@ -233,7 +233,7 @@ class CSRMatrix:
 
     @property
     def on_gpu(self) -> bool:
-        return cuda.is_cupy_array(self.data)
+        return _device.is_cupy_array(self.data)
 
     @property
     def device(self) -> str:
@@ -241,7 +241,7 @@ class CSRMatrix:
 
     @property
     def xp(self):
-        return cuda.array_module(self.data)
+        return _device.array_module(self.data)
 
     @property
     def nbytes(self) -> int:
@@ -341,14 +341,14 @@ class CSRMatrix:
         if self.on_gpu:
             return self
         if "device" not in self._cache:
-            cupy = cuda.require_cupy()
-            cuda.check_fits(self.nbytes)
+            cupy = _device.require_cupy()
+            _device.check_fits(self.nbytes)
             try:
                 dev = CSRMatrix(cupy.asarray(self.data), cupy.asarray(self.indices), cupy.asarray(self.indptr),
                                 self.shape, index_dtype=self.index_dtype, validate=False)
             except Exception as exc:  # free memory can shrink between the check and the copy
-                if cuda.is_out_of_memory(exc):
-                    raise cuda.device_memory_error(exc, "matrix") from None
+                if _device.is_out_of_memory(exc):
+                    raise _device.device_memory_error(exc, "matrix") from None
                 raise
             dev._cache["host"] = self
             self._cache["device"] = dev

@@ -31,7 +31,7 @@ import operator
 
 import numpy as np
 
-from . import cuda
+from . import device as _device
 from .csr import SUPPORTED_DTYPES, CSRMatrix, _is_int, _is_sparse
 from .errors import InputError
 
@@ -86,7 +86,7 @@ def _wrap(result, gpu: bool):
     if isinstance(result, np.ndarray):
         result = np.asarray(result)  # np.matrix from a csr_matrix -> ndarray
         if gpu:
-            return cuda.require_cupy().asarray(result)
+            return _device.require_cupy().asarray(result)
     return result
 
 
@@ -145,7 +145,7 @@ def _is_scalar(value) -> bool:
 
 def _as_dense(value):
     """A NumPy/CuPy array from an array-like operand (lists become NumPy)."""
-    return value if cuda.is_cupy_array(value) else np.asarray(value)
+    return value if _device.is_cupy_array(value) else np.asarray(value)
 
 
 # ------------------------------------------------------------------ arithmetic
@@ -196,8 +196,8 @@ def _binary(A, other, op, gpu_op=None, gpu_dense_op=None):
                          True)
         return _wrap(op(scipy_view(A), scipy_view(B)), True)
     dense = _as_dense(other)
-    if cuda.is_cupy_array(dense) or A.on_gpu:
-        cupy = cuda.require_cupy()
+    if _device.is_cupy_array(dense) or A.on_gpu:
+        cupy = _device.require_cupy()
         dtype = _scipy_dtype(op, A, dense)
         dense = cupy.asarray(dense)
         dev = A.to_device()
@@ -260,8 +260,8 @@ def _cupyx_call(fn):
     try:
         return fn()
     except Exception as exc:
-        if cuda.is_out_of_memory(exc):
-            raise cuda.device_memory_error(exc, "sparse result") from None
+        if _device.is_out_of_memory(exc):
+            raise _device.device_memory_error(exc, "sparse result") from None
         raise
 
 
@@ -301,7 +301,7 @@ def sparse_matmul(A, other) -> CSRMatrix:
     if products > 2**31 - 1:
         raise InputError(f"A @ B has {products} intermediate products, more than cuSPARSE's 32-bit "
                          f"SpGEMM indexes; compute it on the host (A.to_host() @ B.to_host())")
-    cuda.check_fits(needed, "sparse product A @ B")
+    _device.check_fits(needed, "sparse product A @ B")
 
     def product():
         a = _cupyx_copy(A, dtype)
@@ -324,7 +324,7 @@ def matmul(A, other):
         raise ValueError(f"matmul needs a 1-D or 2-D operand, got {x.ndim}-D")
     if x.shape[0] != A.shape[1]:
         raise ValueError(f"dimension mismatch: A is {A.shape[0]}x{A.shape[1]}, operand has shape {x.shape}")
-    gpu = cuda.is_cupy_array(x)
+    gpu = _device.is_cupy_array(x)
     A = A.to_device() if gpu else A.to_host()  # x decides the side, as in spla.spmv
     xp = A.xp
     dtype = _upcast(A.dtype, x.dtype)
@@ -456,7 +456,7 @@ def _library_index(A, key):
     """``csr_matrix[key]`` (2-D results, as spla is 2-D) in SciPy, or in cupyx on the GPU."""
     paired = _is_array_key(key[0]) and _is_array_key(key[1])  # rare: SciPy's rules on the host
     if _on_cupyx(A) and not paired:
-        cupy = cuda.require_cupy()
+        cupy = _device.require_cupy()
         key = tuple(k if _is_int(k) or isinstance(k, slice) else cupy.asarray(k) for k in key)
         return _wrap(_cupyx_copy(A)[key], True)
     import scipy.sparse as sp
@@ -466,7 +466,7 @@ def _library_index(A, key):
 
 
 def cuda_to_host(a):
-    return a.get() if cuda.is_cupy_array(a) else a
+    return a.get() if _device.is_cupy_array(a) else a
 
 
 def getitem(A, key):
@@ -515,7 +515,7 @@ def _reduce(A, name, axis, **kwargs):
     result = getattr(S, name)(axis=axis, **kwargs)
     if _is_sparse(result):  # max/min over an axis are sparse in SciPy and cupyx
         result = result.toarray()
-    if cuda.is_cupy_array(result):  # cupyx keeps 2-D axis results and its own dtypes
+    if _device.is_cupy_array(result):  # cupyx keeps 2-D axis results and its own dtypes
         dtype = _scipy_dtype(lambda T: getattr(T, name)(axis=axis, **kwargs), A)
         return (result if axis is None else result.ravel()).astype(dtype, copy=False)
     if axis is None:
@@ -543,7 +543,7 @@ def diagonal(A, k=0):
     """The k-th diagonal, on the matrix's side (duplicates summed, like SciPy)."""
     S, gpu = _library(A)
     diag = S.diagonal(k)
-    return diag if cuda.is_cupy_array(diag) else _wrap(np.asarray(diag), gpu)
+    return diag if _device.is_cupy_array(diag) else _wrap(np.asarray(diag), gpu)
 
 
 def trace(A, offset=0):
@@ -554,7 +554,7 @@ def trace(A, offset=0):
 def toarray(A):
     S, gpu = _library(A)
     dense = S.toarray()
-    return dense if cuda.is_cupy_array(dense) else _wrap(np.asarray(dense), gpu)
+    return dense if _device.is_cupy_array(dense) else _wrap(np.asarray(dense), gpu)
 
 
 def to_library(A, fmt: str):
@@ -582,7 +582,7 @@ def _clean_up(A, method: str) -> None:
         getattr(S, method)()
         data, indices, indptr = S.data, S.indices, S.indptr
         if A.on_gpu:
-            cupy = cuda.require_cupy()
+            cupy = _device.require_cupy()
             data, indices, indptr = cupy.asarray(data), cupy.asarray(indices), cupy.asarray(indptr)
     A._set_arrays(data, indices.astype(A.index_dtype, copy=False), indptr.astype(A.index_dtype, copy=False))
 

@@ -32,7 +32,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import cuda
+from . import device as _device
+
+from .backends.cuda import runtime
 from .csr import CSRMatrix, as_csr
 from .errors import InputError, SplaError
 from .linalg._kernels import SOLVER_BLOCK
@@ -44,7 +46,7 @@ except ImportError:  # networkx is a dependency, but keep the module importable 
 
 _VALUE_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _INDEX_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
-PAGERANK_SOURCE = cuda.KernelSource("solver_pagerank.cu", [
+PAGERANK_SOURCE = runtime.KernelSource("solver_pagerank.cu", [
     f"spla_pagerank_step<{t}, {up}, {ud}, {scaled}>" for t in _VALUE_TYPES.values()
     for up in ("false", "true") for ud in ("false", "true") for scaled in ("false", "true")] + [
     f"spla_pagerank_out_weight<{t}, {i}>" for t in _VALUE_TYPES.values() for i in _INDEX_TYPES.values()])
@@ -80,7 +82,7 @@ def _vector_from(values, nodelist, n, name, dtype):
             nodelist = range(n)
         vec = np.array([values.get(node, 0) for node in nodelist], dtype=np.float64)
     else:
-        vec = np.asarray(values.get() if cuda.is_cupy_array(values) else values, dtype=np.float64).ravel()
+        vec = np.asarray(values.get() if _device.is_cupy_array(values) else values, dtype=np.float64).ravel()
         if vec.shape != (n,):
             raise InputError(f"{name} must have one entry per node ({n}), got shape {vec.shape}")
     total = vec.sum()
@@ -128,7 +130,7 @@ def device_google_parts(A: CSRMatrix, dtype) -> DeviceGoogleParts:
     (:meth:`CSRMatrix.transpose`), the scales from one row-sum kernel that
     adds in SciPy's order. Cached on A's device copy per dtype.
     """
-    cupy = cuda.require_cupy()
+    cupy = _device.require_cupy()
     dtype = np.dtype(dtype)
     A_dev = A.to_device()
     key = ("pagerank-device-parts", dtype.str)
@@ -151,18 +153,18 @@ def device_google_parts(A: CSRMatrix, dtype) -> DeviceGoogleParts:
 
 def _grid(n: int) -> int:
     """Blocks for the grid-stride solver kernels: up to 8 of SOLVER_BLOCK threads per SM (a full SM)."""
-    cupy = cuda.require_cupy()
+    cupy = _device.require_cupy()
     sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    return max(1, min(cuda.ceil_div(max(n, 1), SOLVER_BLOCK), 8 * sm_count))
+    return max(1, min(runtime.ceil_div(max(n, 1), SOLVER_BLOCK), 8 * sm_count))
 
 
 def _warm_spmv(M: CSRMatrix) -> None:
     """Run M's SpMV once so its auto choice and plan are built during setup, not in the timed loop."""
     if not M._cache.get("pagerank-warm"):
-        from .backend import spmv_cuda
+        from .ops.spmv import spmv
 
-        cupy = cuda.require_cupy()
-        spmv_cuda.spmv(M, cupy.zeros(M.n_cols, dtype=M.dtype))
+        cupy = _device.require_cupy()
+        spmv(M, cupy.zeros(M.n_cols, dtype=M.dtype))
         M._cache["pagerank-warm"] = True
 
 
@@ -249,7 +251,7 @@ def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart
             raise InputError(f"an adjacency matrix must be square, got {A.n_rows}x{A.n_cols}")
     n = A.n_rows
     if device == "auto":
-        device = "gpu" if input_on_gpu or (cuda.gpu_available() and A.nnz >= 100_000) else "cpu"
+        device = "gpu" if input_on_gpu or (_device.gpu_available() and A.nnz >= 100_000) else "cpu"
     if n == 0:
         raise InputError("the graph has no nodes")
     times = {"convert_seconds": time.perf_counter() - call_start}
@@ -274,7 +276,7 @@ def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart
     info["device"] = device
     info.setdefault("gpu_build", None)
     if nodelist is not None:
-        host = x.get() if cuda.is_cupy_array(x) else x
+        host = x.get() if _device.is_cupy_array(x) else x
         x = dict(zip(nodelist, map(float, host)))
     info.update(times, total_seconds=time.perf_counter() - call_start)
     return (x, info) if full_output else x
@@ -286,7 +288,7 @@ def _gpu_setup(A: CSRMatrix, dtype, gpu_build):
     M is A^T with scales (device build) or the prescaled P (host build, and
     always for int64 indices, which cuSPARSE's transpose does not take).
     """
-    cupy = cuda.require_cupy()
+    cupy = _device.require_cupy()
     stream = cupy.cuda.get_current_stream()
     start = time.perf_counter()
     if gpu_build == "device" and A.index_dtype == np.dtype(np.int32):
@@ -349,8 +351,8 @@ def _power_iteration_gpu(M, scale, is_dangling, p, d, x0, alpha, tol, max_iter, 
     iteration never writes the slot it reads (with check_every = 1 too), so
     the update kernel's x_old and x_new never alias.
     """
-    cupy = cuda.require_cupy()
-    from .backend import spmv_cuda
+    cupy = _device.require_cupy()
+    from .ops.spmv import spmv
 
     n = M.n_rows
     check_every = DEFAULT_GPU_CHECK_EVERY if check_every is None else int(check_every)
@@ -389,7 +391,7 @@ def _power_iteration_gpu(M, scale, is_dangling, p, d, x0, alpha, tol, max_iter, 
     previous = slots - 1  # the slot holding x0
     for iteration in range(1, max_iter + 1):
         slot = (iteration - 1) % slots
-        spmv_cuda.spmv(M, z if scaled else iterates[previous], out=y)
+        spmv(M, z if scaled else iterates[previous], out=y)
         kernel(grid, (SOLVER_BLOCK,), (y, iterates[previous], iterates[slot], z_arg, scale_arg, is_dangling,
                                        p_dev, d_dev, n64, uniform, alpha64, dangling_sums[previous], partials,
                                        counter, outputs[slot]))

@@ -14,6 +14,8 @@ import pytest
 
 import spla
 from spla import bench
+from spla.bench import timing
+from spla.ops import spmv as ops_spmv
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "time_turns.py"
 spec = importlib.util.spec_from_file_location("time_turns", SCRIPT)
@@ -48,7 +50,7 @@ def test_wrong_and_failing_kernels_are_reported_not_timed(monkeypatch, tmp_path)
         return bench.Timing(1e-3, 1e-3, 1e-3, 1)
 
     monkeypatch.setattr(ops_spmv, "spmv", fake_spmv)
-    monkeypatch.setattr(bench, "time_gpu_budgeted", fake_timing)
+    monkeypatch.setattr(timing, "time_gpu_budgeted", fake_timing)
     monkeypatch.setattr(bench, "environment", lambda: {})
     assert time_turns.main(["gen:banded:300:3", "--kernels", "vector:2,vector:4,segmented", "--rounds", "3",
                             "--out", str(tmp_path)]) == 1

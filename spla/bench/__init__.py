@@ -13,7 +13,7 @@ Scripts under ``scripts/`` import this package, never the CLI.
 
 from __future__ import annotations
 
-from .check import SPMV_TOLERANCE, SpmvCheck, passes, scaled_error
+from .check import SPMV_TOLERANCE, SpmvCheck, passes, relative_error, scaled_error
 from .timing import (
                      Timing,
                      copy_bandwidth_gbps,
@@ -30,5 +30,5 @@ from .timing import (
 )
 
 __all__ = ["SPMV_TOLERANCE", "SpmvCheck", "Timing", "copy_bandwidth_gbps", "environment", "geomean", "passes",
-           "scaled_error", "spmv_bytes", "spmv_flops", "throughput", "time_cpu", "time_gpu", "time_gpu_budgeted",
+           "relative_error", "scaled_error", "spmv_bytes", "spmv_flops", "throughput", "time_cpu", "time_gpu", "time_gpu_budgeted",
            "time_in_turns", "time_on"]

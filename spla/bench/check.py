@@ -31,15 +31,17 @@ def scaled_error(A, X, Y_ref, Y) -> float:
     """
     xp = _module(Y_ref)
     Y = _to(xp, Y).astype(np.float64)
-    Y_ref = Y_ref.astype(np.float64, copy=False)
-    if not bool(xp.array_equal(xp.isfinite(Y), xp.isfinite(Y_ref))):
+    Y_ref = xp.asarray(Y_ref).astype(np.float64, copy=False)
+    finite = xp.isfinite(Y_ref)
+    if not bool(xp.array_equal(xp.isfinite(Y), finite)):
         return math.inf
     if hasattr(A, "to_scipy"):  # a CSRMatrix
         A = A.to_scipy() if xp is np else A.to_device().to_cupyx()
     absX = abs(_to(xp, X).astype(np.float64))
-    magnitude = abs(A.astype(np.float64)) @ absX
-    scale = float(xp.linalg.norm(xp.asarray(magnitude).ravel()))
-    diff = float(xp.linalg.norm(xp.nan_to_num(Y - Y_ref).ravel()))
+    magnitude = xp.asarray(abs(A.astype(np.float64)) @ absX)
+    # entries that are NaN/Inf in the reference (a NaN in A) are judged by the check above
+    scale = float(xp.linalg.norm(magnitude[finite]))
+    diff = float(xp.linalg.norm((Y - Y_ref)[finite]))
     return diff / scale if scale else diff
 
 
@@ -51,6 +53,22 @@ def _to(xp, a):
     if xp is np:
         return np.asarray(a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else a)
     return xp.asarray(a)
+
+
+def relative_error(y, reference) -> float:
+    """||y - ref|| / ||ref|| in float64 on the host (0 when both are zero)."""
+    y = np.asarray(y.get() if hasattr(y, "get") else y, dtype=np.float64)
+    ref = np.asarray(reference.get() if hasattr(reference, "get") else reference, dtype=np.float64)
+    if y.shape != ref.shape:
+        raise ValueError(f"result shape {y.shape} differs from reference {ref.shape}")
+    finite = np.isfinite(ref)
+    if not np.array_equal(finite, np.isfinite(y)):
+        return float("inf")
+    diff = np.linalg.norm((y - ref)[finite])
+    scale = np.linalg.norm(ref[finite])
+    if scale == 0:
+        return float(diff)
+    return float(diff / scale)
 
 
 def passes(error: float, dtype) -> bool:

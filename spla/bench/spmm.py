@@ -77,33 +77,6 @@ def adaptive_summary(A_dev, k: int) -> list:
     return lines
 
 
-def measure(names, run, A, X, reference, *, device: str, repeat: int, flops: int, nbytes: int, tolerance: float):
-    """Check then time ``run(name)`` for each name; one row dict per kernel (the layout of the SpMV report).
-
-    A kernel that raises SplaError gets a row with ``error`` instead, unless
-    it is the anchor (``names[0]``) or the only kernel asked for.
-    """
-    rows = []
-    for name in names:
-        try:
-            result = run(name)
-            error = scaled_error(A, X, reference, result)
-            relative = bench.relative_error(result, reference)
-            timing = bench.time_on(device, lambda name=name: run(name), repeat=repeat)
-        except SplaError as exc:
-            if name == names[0] or len(names) == 1:
-                raise
-            rows.append({"kernel": name, "error": str(exc)})
-            continue
-        rate = bench.throughput(timing.median, flops, nbytes)
-        rows.append({
-            "kernel": name, "ms": timing.ms, "min_ms": timing.min * 1e3, "max_ms": timing.max * 1e3,
-            "gflops": rate["gflops"], "gbps": rate["gbps"], "rel_error": relative, "scaled_error": error,
-            "ok": bool(error <= tolerance),
-        })
-    return rows
-
-
 def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dtype="float32",
                 order: str = "C", repeat: int | None = None, seed: int = X_SEED, source: str | None = None) -> dict:
     """Measure Y = A @ X for each kernel; return the report as a dict.
@@ -123,7 +96,7 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
     -------
     dict
         The keys of ``spmv_report`` plus ``k``, ``order``, ``spmv_ms`` (one
-        ``auto`` SpMV) and per row ``scaled_error`` (the judge) and
+        ``auto`` SpMV) and per row ``error`` (the scaled error, the judge) and
         ``speedup_vs_spmvs`` (k * spmv_ms / ms).
 
     See Also
@@ -178,8 +151,8 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
             return spmm(A_side, X_side, kernel=name)
         return run_kernel(A_side, X_side, name)
 
-    rows = measure(names, run, A64, X, reference, device=device, repeat=repeat, flops=flops, nbytes=nbytes,
-                   tolerance=tolerance)
+    rows = report.measure_kernels(names, run, reference, device=device, repeat=repeat, flops=flops, nbytes=nbytes,
+                                  tolerance=tolerance, error=lambda Y: scaled_error(A64, X, reference, Y))
     anchor_ms = rows[0]["ms"]
     for row in rows:
         if "ms" in row:
@@ -194,10 +167,9 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
 
 
 def format_spmm_report(r: dict) -> str:
-    """The report as an aligned text table (the layout of ``spla spmv``'s, plus "vs k SpMVs" and the scaled error)."""
-    lines = report.table_lines(r, extra_head=[f"vs {r['k']} SpMVs", "scaled err"],
-                               extra_cells=lambda row: [f"{row['speedup_vs_spmvs']:.2f}x",
-                                                        f"{row['scaled_error']:.2e}"])
+    """The report as an aligned text table (the layout of ``spla spmv``'s, plus "vs k SpMVs")."""
+    lines = report.table_lines(r, extra_head=[f"vs {r['k']} SpMVs"],
+                               extra_cells=lambda row: [f"{row['speedup_vs_spmvs']:.2f}x"])
     m = r["matrix"]
     title = (f"SpMM Y = A @ X (k={r['k']}, {r['order']}-order X) on {r['device_name']}, {r['dtype']} values / "
              f"{r['index_dtype']} indices, median of {r['repeat']} runs; bytes model {r['bytes'] / 1e6:.1f} MB, "
@@ -221,9 +193,9 @@ def auto_choice(A_dev, k: int) -> str:
 
 def spmv_auto_choice(A_dev) -> str:
     """The kernel the SpMV ``auto`` rule runs for A (the SpMV planner's)."""
-    from ..backend import spmv_cuda  # becomes spla.planning.spmv.choose_kernel at the merge
+    from ..planning.spmv import choose_kernel
 
-    return spmv_cuda.choose_kernel(A_dev)
+    return choose_kernel(A_dev)
 
 
 def split_k_engines() -> list:

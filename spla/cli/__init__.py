@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from .. import cuda
+from .. import device as _device
 from ..errors import SplaError
 
 
@@ -36,18 +36,16 @@ class SplaGroup(click.Group):
             click.echo("spla: interrupted", err=True)
             sys.exit(130)
         except MemoryError as exc:
+            if _device.is_out_of_memory(exc):
+                # a GPU allocation no size check foresaw (CuPy's error is a MemoryError): the sizes, one line
+                error = _device.device_memory_error(exc, "computation")
+                click.echo(f"spla: error: {error}", err=True)
+                sys.exit(error.exit_code)
             # an allocation no estimate foresaw (host memory): one line, not a NumPy traceback
             detail = str(exc).split("\n")[0][:200]
             click.echo(f"spla: error: out of host memory ({detail or type(exc).__name__}); try a smaller "
                        f"matrix, or free memory", err=True)
             sys.exit(1)
-        except Exception as exc:
-            # a GPU allocation that no size check foresaw: one line with the sizes, not a CUDA traceback
-            if not cuda.is_out_of_memory(exc):
-                raise
-            error = cuda.device_memory_error(exc, "computation")
-            click.echo(f"spla: error: {error}", err=True)
-            sys.exit(error.exit_code)
 
 
 @click.group(cls=SplaGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -57,10 +57,10 @@ def run(command: str, source: str, **options) -> None:
 
 
 def _device(device: str) -> str:
-    from .. import cuda
+    from .. import device as _device
 
     if device == "auto":
-        return "gpu" if cuda.gpu_available() else "cpu"
+        return "gpu" if _device.gpu_available() else "cpu"
     if device not in DEVICES:
         raise InputError(f"--device must be auto, cpu or gpu, got {device!r}")
     return device

@@ -9,7 +9,7 @@ import click
 import numpy as np
 
 from . import distributed as distributed_cli
-from .. import cuda, io
+from .. import device as _device, io
 from ..errors import InputError
 from . import main
 
@@ -29,9 +29,9 @@ def _preconditioner(linalg, precond: str, A):
 
 def _pick_device(device: str) -> str:
     if device == "auto":
-        return "gpu" if cuda.gpu_available() else "cpu"
+        return "gpu" if _device.gpu_available() else "cpu"
     if device == "gpu":
-        cuda.require_cupy()
+        _device.require_cupy()
     return device
 
 
@@ -88,7 +88,7 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
     if A.n_rows != A.n_cols:
         raise InputError(f"{source} is {A.n_rows}x{A.n_cols}; iterative solvers need a square matrix")
     device = _pick_device(device)
-    xp = np if device == "cpu" else cuda.require_cupy()
+    xp = np if device == "cpu" else _device.require_cupy()
     A = A.to_device() if device == "gpu" else A.to_host()
     b = xp.asarray(_right_hand_side(rhs, A.n_rows, A.dtype))
     _sync(xp)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import click
 
-from .. import io, report
+from .. import io
+from ..bench import report
 from ..bench.spmm import MAX_K, format_spmm_report, gpu_kernels, kernel_names, spmm_report
 from . import main
 from .spmv import (

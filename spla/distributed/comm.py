@@ -30,7 +30,7 @@ import os
 
 import numpy as np
 
-from ..cuda import gpu_available, is_cupy_array
+from ..device import gpu_available, is_cupy_array
 from ..errors import InputError, SplaError
 
 BACKENDS = ("mpi", "mpi-cuda", "mpi-staged", "nccl")

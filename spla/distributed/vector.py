@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..cuda import is_cupy_array
+from ..device import is_cupy_array
 from ..errors import InputError
 from .comm import Communicator
 

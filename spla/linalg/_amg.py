@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import cuda
+from .. import device as _device
 from ..csr import as_csr
 from ..errors import InputError
 
@@ -210,14 +210,14 @@ class AMGPreconditioner:
     # -------------------------------------------------------- operator face
     def matvec(self, v):
         """One cycle from a zero guess: ``M v`` with M approximating A^{-1}."""
-        xp = cuda.array_module(v)
+        xp = _device.array_module(v)
         v = v.ravel()
         dtype = v.dtype if v.dtype.kind == "f" else np.dtype(np.float64)
         h = self._hierarchy(xp, dtype)
         return self._cycle(h, 0, None, xp.ascontiguousarray(v, dtype=dtype), True)
 
     def matmat(self, V):
-        xp = cuda.array_module(V)
+        xp = _device.array_module(V)
         return xp.stack([self.matvec(V[:, j]) for j in range(V.shape[1])], axis=1)
 
     def __matmul__(self, v):
@@ -277,10 +277,10 @@ class AMGPreconditioner:
         """
         if accel is not None:
             solver = _krylov_solver(accel)
-            A = self._host_levels[0].A if not cuda.is_cupy_array(b) else self._hierarchy(
-                cuda.array_module(b), _float(b.dtype)).levels[0].A
+            A = self._host_levels[0].A if not _device.is_cupy_array(b) else self._hierarchy(
+                _device.array_module(b), _float(b.dtype)).levels[0].A
             return solver(A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=self, callback=callback)
-        xp = cuda.array_module(b)
+        xp = _device.array_module(b)
         if b.ndim != 1 and not (b.ndim == 2 and b.shape[1] == 1):
             raise InputError(f"b must be a vector of length {self.shape[0]}, got shape {b.shape}")
         b = b.ravel()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cuda
+from .. import device as _device
 from ._system import _is_linear_operator, absolute_tolerance, default_maxiter, make_system
 
 
@@ -23,7 +23,7 @@ def _spmm_for(system, A):
         if system.xp is np:
             return csr.to_host().to_scipy().dot
         try:
-            from ..matmat import spmm
+            from ..ops.spmm import spmm
         except ImportError:  # spla.matmat not there yet: cuSPARSE through cupyx
             device = csr.to_device().to_cupyx()
             return device.dot
@@ -122,5 +122,5 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
 
 
 def _host(a):
-    return a.get() if cuda.is_cupy_array(a) else np.asarray(a)
+    return a.get() if _device.is_cupy_array(a) else np.asarray(a)
 

@@ -25,14 +25,16 @@ import functools
 
 import numpy as np
 
-from .. import cuda
+from .. import device as _device
+
+from ..backends.cuda import runtime
 
 FLAG = 0  # index of the breakdown flag in every solver's state array
 
 SOLVER_BLOCK = 256  # must equal SOLVER_BLOCK in kernels/solver_reduce.cuh
 _BLAS1_NAMES = [f"spla_solver_dot<{t}>" for t in ("float", "double")] + [
     f"spla_cg_step<{t}, {j}>" for t in ("float", "double") for j in ("false", "true")]
-BLAS1_SOURCE = cuda.KernelSource("solver_blas1.cu", _BLAS1_NAMES)
+BLAS1_SOURCE = runtime.KernelSource("solver_blas1.cu", _BLAS1_NAMES)
 
 _CTYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 
@@ -125,14 +127,14 @@ class DeviceKernels:
     """CuPy versions: the fused raw kernels plus ElementwiseKernels, no host sync."""
 
     def __init__(self, n: int, dtype):
-        cupy = cuda.require_cupy()
+        cupy = _device.require_cupy()
         self.xp = cupy
         self.n = n
         self.dtype = np.dtype(dtype)
         self.ctype = _CTYPE[self.dtype]
         sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
         # 8 blocks of 256 fill an SM (2048 threads); a grid-stride loop covers the rest
-        self.grid = (max(1, min(cuda.ceil_div(max(n, 1), SOLVER_BLOCK), 8 * sm_count)),)
+        self.grid = (max(1, min(runtime.ceil_div(max(n, 1), SOLVER_BLOCK), 8 * sm_count)),)
         self.block = (SOLVER_BLOCK,)
         self.partials = cupy.empty(2 * self.grid[0], dtype=cupy.float64)
         self.counter = cupy.zeros(1, dtype=cupy.uint32)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import cuda
+from .. import device as _device
 from ..csr import CSRMatrix, as_csr, value_dtype
 from ..errors import InputError
 
@@ -64,7 +64,7 @@ class JacobiPreconditioner:
     """
 
     def __init__(self, inverse_diagonal):
-        self._by_side = {cuda.array_module(inverse_diagonal).__name__: inverse_diagonal}
+        self._by_side = {_device.array_module(inverse_diagonal).__name__: inverse_diagonal}
         self.shape = (inverse_diagonal.shape[0],) * 2
         self.dtype = np.dtype(inverse_diagonal.dtype)
 
@@ -74,15 +74,15 @@ class JacobiPreconditioner:
         key = (xp.__name__, dtype.str)
         if key not in self._by_side:
             base = next(iter(self._by_side.values()))
-            host = base.get() if cuda.is_cupy_array(base) else base
+            host = base.get() if _device.is_cupy_array(base) else base
             self._by_side[key] = xp.asarray(host).astype(dtype)
         return self._by_side[key]
 
     def matvec(self, v):
-        return self.inverse_diagonal(cuda.array_module(v), v.dtype) * v.ravel()
+        return self.inverse_diagonal(_device.array_module(v), v.dtype) * v.ravel()
 
     def matmat(self, V):
-        return self.inverse_diagonal(cuda.array_module(V), V.dtype)[:, None] * V
+        return self.inverse_diagonal(_device.array_module(V), V.dtype)[:, None] * V
 
     def __matmul__(self, v):
         return self.matvec(v) if v.ndim == 1 else self.matmat(v)
@@ -119,7 +119,7 @@ def jacobi(A) -> JacobiPreconditioner:
     if A.n_rows != A.n_cols:
         raise InputError(f"the Jacobi preconditioner needs a square matrix, got {A.n_rows}x{A.n_cols}")
     diag = A.diagonal()
-    xp = cuda.array_module(diag)
+    xp = _device.array_module(diag)
     zero = diag == 0
     if bool(zero.any()):
         raise InputError(f"the Jacobi preconditioner needs a nonzero diagonal; row {int(xp.argmax(zero))} has 0")
@@ -144,7 +144,7 @@ def _operator_side(A) -> str | None:
             return "numpy"
         return None
     if getattr(A, "ndim", None) == 2:
-        return cuda.array_module(A).__name__
+        return _device.array_module(A).__name__
     raise InputError(f"cannot use a {type(A).__name__} as a linear operator "
                      "(give a CSRMatrix, a sparse matrix, a dense 2-D array or a LinearOperator)")
 
@@ -176,16 +176,10 @@ def _build_matvec(A, xp, dtype, what: str):
 
 
 def device_spmv_into(device_matrix):
-    """``f(v, out)``: spla's GPU SpMV of a device CSRMatrix into ``out``, or None where unavailable.
+    """``f(v, out)``: spla's GPU SpMV of a device CSRMatrix written into ``out``."""
+    from ..ops.spmv import spmv
 
-    spla.spmv has no ``out=``; the backend's entry point has. This is the
-    one import of the backend in spla.linalg.
-    """
-    try:
-        from ..backend.spmv_cuda import spmv as backend_spmv
-    except ImportError:
-        return None
-    return lambda v, out: backend_spmv(device_matrix, v, out=out)
+    return lambda v, out: spmv(device_matrix, v, out=out)
 
 
 def check_square(A, what: str = "A") -> int:
@@ -229,7 +223,7 @@ def make_system(A, b, x0=None, M=None, *, check_every=None, block=False) -> Syst
         GPU, complex values, check_every < 1.
     """
     n = check_square(A)
-    xp = cuda.array_module(b) if cuda.is_cupy_array(b) else np
+    xp = _device.array_module(b) if _device.is_cupy_array(b) else np
     b = xp.asarray(b)
     expected = "(n, k)" if block else "(n,)"
     if block:
@@ -244,7 +238,7 @@ def make_system(A, b, x0=None, M=None, *, check_every=None, block=False) -> Syst
     if x0 is None:
         x = xp.zeros(b.shape, dtype=dtype)
     else:
-        if cuda.is_cupy_array(x0) != (xp is not np):
+        if _device.is_cupy_array(x0) != (xp is not np):
             raise InputError("x0 and b must both be NumPy or both be CuPy arrays")
         x = xp.array(x0, dtype=dtype, copy=True)
         if x.size != b.size:
@@ -301,7 +295,7 @@ def aslinearoperator(A, *, device: str = "cpu"):
     if device not in ("cpu", "gpu"):
         raise InputError(f"device must be 'cpu' or 'gpu', got {device!r}")
     n = check_square(A)
-    xp = np if device == "cpu" else cuda.require_cupy()
+    xp = np if device == "cpu" else _device.require_cupy()
     dtype = value_dtype(_operator_dtype(A) or np.float64)
     matvec, _ = _build_matvec(A, xp, dtype, "A")
     if device == "cpu":

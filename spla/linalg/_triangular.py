@@ -26,7 +26,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .. import cuda
+from .. import device as _device
+
+from ..backends.cuda import runtime
 from ..csr import CSRMatrix, as_csr
 from ..errors import InputError
 
@@ -35,7 +37,7 @@ GROUP_BLOCK = 1024  # threads of the single block that sweeps a run of small lev
 GROUP_MAX_ROWS = 2 * GROUP_BLOCK  # levels up to this many rows join a single-block run
 _VALUE_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _INDEX_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
-TRISOLVE_SOURCE = cuda.KernelSource("solver_trisolve.cu", [
+TRISOLVE_SOURCE = runtime.KernelSource("solver_trisolve.cu", [
     f"spla_trisolve_{kind}<{t}, {i}, {unit}>" for kind in ("level", "levels_block")
     for t in _VALUE_TYPES.values() for i in _INDEX_TYPES.values() for unit in ("false", "true")])
 
@@ -204,7 +206,7 @@ class TriangularSolver:
                                  (level_ptr, np.int64(first), np.int64(k))))
             else:
                 begin, end = int(self.level_ptr[k]), int(self.level_ptr[k + 1])
-                grid = min(cuda.ceil_div(end - begin, TRISOLVE_BLOCK), 65535)
+                grid = min(runtime.ceil_div(end - begin, TRISOLVE_BLOCK), 65535)
                 launches.append((level_kernel, (grid,), (TRISOLVE_BLOCK,), (np.int64(begin), np.int64(end))))
                 k += 1
         plan = (arrays, launches, level_ptr)
@@ -212,7 +214,7 @@ class TriangularSolver:
         return plan
 
     def _solve_device(self, b, dtype, out=None):
-        cupy = cuda.require_cupy()
+        cupy = _device.require_cupy()
         arrays, launches, _ = self._device_plan(cupy, dtype)
         if b.ndim == 2:
             return cupy.stack([self._solve_device(cupy.ascontiguousarray(b[:, j]), dtype)
@@ -234,8 +236,8 @@ class TriangularSolver:
         if b.shape[0] != self.shape[0] or b.ndim not in (1, 2):
             raise InputError(f"b must have shape (n,) or (n, k) with n = {self.shape[0]}, got {b.shape}")
         dtype = _solve_dtype(self.dtype, b.dtype)
-        if cuda.is_cupy_array(b):
-            cupy = cuda.require_cupy()
+        if _device.is_cupy_array(b):
+            cupy = _device.require_cupy()
             return self._solve_device(cupy.ascontiguousarray(b, dtype=dtype), dtype, out)
         return self._solve_host(np.ascontiguousarray(b, dtype=dtype), dtype)
 

@@ -60,26 +60,26 @@ class _Single(_Run):
             launch_subwarp(self.A, x, k, out, y_in, alpha, beta)
 
 
-def _spmv():
-    """The CUDA SpMV entry the ``spmv-loop`` baseline calls once per column."""
-    from ...backend import spmv_cuda  # becomes spla.backends.cuda.spmv at the merge
-
-    return spmv_cuda.spmv
-
-
 class _SpmvLoop(_Run):
     """k separate ``auto`` SpMVs: what a user without SpMM pays."""
 
     allow_colmajor = True
 
     def __call__(self, x: Operand, k, out, y_in, alpha, beta):
+        from ...planning.spmv import plan_spmv
+        from . import spmv as cuda_spmv
+
         cupy = require_cupy()
-        spmv = _spmv()
+        launcher = cuda_spmv.bind(cupy, self.A, plan_spmv(self.A, "auto"))
         X = x.array  # the caller's (n_cols, k) block, whatever its layout
+        scalar = self.A.dtype.type
         for c in range(k):
-            y_column = None if y_in is None else cupy.ascontiguousarray(y_in.array[:, c])
-            out[:, c] = spmv(self.A, cupy.ascontiguousarray(X[:, c]), y_column, alpha=alpha,
-                             beta=beta if y_column is not None else 0.0, kernel="auto")
+            column = cupy.empty(self.A.n_rows, dtype=self.A.dtype)
+            if y_in is not None:
+                column[...] = y_in.array[:, c]
+            launcher.launch(cupy.ascontiguousarray(X[:, c], dtype=self.A.dtype), column, scalar(alpha),
+                            scalar(beta if y_in is not None else 0.0))
+            out[:, c] = column
 
 
 class _Cusparse(_Run):
