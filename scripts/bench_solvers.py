@@ -140,8 +140,8 @@ def _pagerank_run(W, **kwargs):
 def bench_pagerank(W: CSRMatrix, skip_networkx: bool):
     import cupy
 
-    from spla.planning import spmv as rules
     from spla.graph import device_google_parts
+    from spla.planning import spmv as rules
 
     result = {"n": W.n_rows, "nnz": W.nnz, "errors": {}}
     # compile the kernels and bind the SpMV once on a small graph, so "cold" below is a first

@@ -49,7 +49,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import spla  # noqa: E402
-from spla import catalog  # noqa: E402
 from spla.bench import report as spla_report  # noqa: E402
 from spla.bench import spmv as spla_spmv_report  # noqa: E402
 from spla.errors import SplaError  # noqa: E402

@@ -74,9 +74,9 @@ def main(argv=None) -> int:
                 row = {"source": source, "dtype": dtype, "kernel": kernel, "nnz": int(A.nnz)}
                 rows.append(row)
                 out.fill(np.nan)
-                if check.record(row, lambda: ops_spmv.spmv(A, x, kernel=kernel, out=out), dtype,
+                if check.record(row, lambda A=A, x=x, out=out: ops_spmv.spmv(A, x, kernel=kernel, out=out), dtype,
                                 f"{dtype} {kernel}"):
-                    runs[kernel] = lambda kernel=kernel: ops_spmv.spmv(A, x, kernel=kernel, out=out)
+                    runs[kernel] = lambda kernel=kernel, A=A, x=x, out=out: ops_spmv.spmv(A, x, kernel=kernel, out=out)
             samples = bench.time_in_turns(runs, rounds=args.rounds, budget_s=args.budget)
             anchor = float(np.median(samples["cusparse"])) if "cusparse" in samples else float("nan")
             for row in rows:

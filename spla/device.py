@@ -17,7 +17,7 @@ from .errors import DeviceMemoryError, InputError, NoGPUError
 def _import_cupy():
     try:
         import cupy
-    except Exception:  # ImportError, or a CuPy that cannot find its CUDA libs
+    except Exception:  # noqa: BLE001  (ImportError, or a CuPy that cannot find its CUDA libs)
         return None
     return cupy
 
@@ -32,7 +32,7 @@ def gpu_available() -> bool:
         return False
     try:
         return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
+    except Exception:  # noqa: BLE001  (a driver error means no usable device)
         return False
 
 
@@ -89,7 +89,7 @@ def device_memory_error(exc: BaseException, what: str = "data") -> DeviceMemoryE
     needed = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
     try:
         free = free_device_memory()
-    except Exception:  # the device may be in no state to answer
+    except Exception:  # noqa: BLE001  (the device may be in no state to answer)
         free = 0
     return DeviceMemoryError(needed, free, what)
 

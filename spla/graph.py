@@ -33,7 +33,6 @@ from typing import NamedTuple
 import numpy as np
 
 from . import device as _device
-
 from .backends.cuda import runtime
 from .csr import CSRMatrix, as_csr
 from .errors import InputError, SplaError

@@ -4,8 +4,19 @@ Adaptive plans: :mod:`spla.planning.adaptive`; row statistics:
 :mod:`spla.planning.stats`; segmented tiles: :mod:`spla.planning.segmented`.
 """
 
-from .planning.adaptive import (ADAPTIVE2_THRESHOLDS, ADAPTIVE_STAGE, ADAPTIVE_THREADS, PATHS, Bin, DensePanel, Plan,
-                                Thresholds, build_plan, plan2_for, plan_for)
+from .planning.adaptive import (
+                                ADAPTIVE2_THRESHOLDS,
+                                ADAPTIVE_STAGE,
+                                ADAPTIVE_THREADS,
+                                PATHS,
+                                Bin,
+                                DensePanel,
+                                Plan,
+                                Thresholds,
+                                build_plan,
+                                plan2_for,
+                                plan_for,
+)
 from .planning.segmented import segmented_summary, segmented_tile_rows
 from .planning.stats import RowStats, row_stats
 

@@ -208,8 +208,8 @@ def _hub_adjacency(n=6000, seed=11):
 
 @pytest.mark.parametrize("gpu_build", ["device", "host"])
 def test_gpu_pagerank_hub_graph(gpu_build):
-    from spla.planning import spmv as rules
     from spla.graph import device_google_parts
+    from spla.planning import spmv as rules
 
     G, A = _hub_adjacency()
     reference = nx.pagerank(G, tol=1e-10)

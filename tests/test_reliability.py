@@ -21,8 +21,8 @@ from spla import DeviceMemoryError, InputError, KernelError, MatrixFormatError, 
 from spla import io as spla_io
 from spla.cli import main
 from spla.csr import INT32_MAX, CSRMatrix, index_dtype_for
-from spla.planning.stats import host_row_lengths
 from spla.io import cache, mmio
+from spla.planning.stats import host_row_lengths
 
 WIDE = 2**31 + 5  # a dimension no int32 can index
 

@@ -12,8 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import spla
-from spla import device
-from spla import DeviceMemoryError, SplaError, cuda
+from spla import DeviceMemoryError, SplaError, cuda, device
 from spla.backends.cuda.runtime import template
 from spla.csr import CSRMatrix
 from spla.ops import spmv as ops_spmv

@@ -67,7 +67,8 @@ def test_every_kernel_is_checked_then_timed_beside_cusparse(tmp_path):
                             "float32", "float64", "--rounds", "2", "--budget", "0.01", "--out", str(tmp_path)]) == 0
     results = json.loads((tmp_path / "turns.json").read_text())["results"]
     assert [(r["dtype"], r["kernel"]) for r in results] == [
-        (dtype, kernel) for dtype in ("float32", "float64") for kernel in ("cusparse", "vector:2", "vector:32", "adaptive")]
+        (dtype, kernel) for dtype in ("float32", "float64")
+        for kernel in ("cusparse", "vector:2", "vector:32", "adaptive")]
     for r in results:
         assert r["status"] == "ok" and r["error_vs_abs"] < 1e-5 and len(r["rounds_ms"]) == 2
         assert r["speedup"] == pytest.approx(r["cusparse_ms"] / r["ms"])

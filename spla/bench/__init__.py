@@ -30,5 +30,5 @@ from .timing import (
 )
 
 __all__ = ["SPMV_TOLERANCE", "SpmvCheck", "Timing", "copy_bandwidth_gbps", "environment", "geomean", "passes",
-           "relative_error", "scaled_error", "spmv_bytes", "spmv_flops", "throughput", "time_cpu", "time_gpu", "time_gpu_budgeted",
-           "time_in_turns", "time_on"]
+           "relative_error", "scaled_error", "spmv_bytes", "spmv_flops", "throughput", "time_cpu", "time_gpu",
+           "time_gpu_budgeted", "time_in_turns", "time_on"]

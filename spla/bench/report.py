@@ -96,7 +96,7 @@ def measure_kernels(names, run, reference, *, device: str, repeat: int, flops: i
         try:
             result = run(name)
             err = error(result)
-            timed = timing.time_on(device, lambda: run(name), repeat=repeat)
+            timed = timing.time_on(device, lambda name=name: run(name), repeat=repeat)
         except SplaError as exc:
             if name == names[0] or len(names) == 1:
                 raise

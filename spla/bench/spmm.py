@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import bench
-from . import report
 from ..device import require_cupy
-from ..errors import InputError, KernelError, SplaError
+from ..errors import InputError, KernelError
 from ..planning import spmm as planning
+from . import report
 from .check import TOLERANCE as SCALED_TOLERANCE
 from .check import scaled_error
 from .variants import spmm_kernel, spmm_names

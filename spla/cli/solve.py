@@ -8,9 +8,10 @@ import time
 import click
 import numpy as np
 
-from . import distributed as distributed_cli
-from .. import device as _device, io
+from .. import device as _device
+from .. import io
 from ..errors import InputError
+from . import distributed as distributed_cli
 from . import main
 
 SOURCE_HELP = """SOURCE is a Matrix Market file, a SNAP edge list, a catalogue name or a

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
-from . import main
-from .. import analysis, device as _device, io
+from .. import analysis, io
+from .. import device as _device
 from ..bench import report
 from ..bench.spmv import format_report, spmv_report
+from ..errors import SplaError
 from ..planning.spmv import KERNELS, PARAMETER_HELP
 from . import distributed as distributed_cli
-from ..errors import SplaError
+from . import main
 
 SOURCE_HELP = """SOURCE is a Matrix Market file (.mtx, .mtx.gz), a SNAP edge list (.txt,
 .txt.gz), an .npz saved by spla, a catalogue name (web-Google, after `spla fetch

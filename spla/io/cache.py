@@ -289,7 +289,7 @@ def load(source: Path, stat: os.stat_result):
             continue
         try:
             A, meta = read_mapped(path)
-        except Exception:  # damaged, truncated, foreign: ignore and rebuild
+        except Exception:  # noqa: BLE001  (damaged, truncated, foreign: ignore and rebuild)
             continue
         if key is None:
             key = source_key(stat, source)

@@ -540,7 +540,7 @@ def rmat(scale: int, edge_factor: int, *, seed: int = 0, dtype=np.float64, permu
     chunk_seeds = np.random.SeedSequence([seed, 9]).spawn(len(starts))
     bit_dtype = np.int32 if scale < 31 else np.int64
 
-    def draw(chunk):
+    def draw(chunk, keys=keys):  # the default binds the array the chunks fill
         chunk_rng = np.random.default_rng(chunk_seeds[chunk])
         e0 = starts[chunk]
         e1 = min(edges, e0 + step)

@@ -26,7 +26,6 @@ import functools
 import numpy as np
 
 from .. import device as _device
-
 from ..backends.cuda import runtime
 
 FLAG = 0  # index of the breakdown flag in every solver's state array

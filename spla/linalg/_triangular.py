@@ -27,7 +27,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import device as _device
-
 from ..backends.cuda import runtime
 from ..csr import CSRMatrix, as_csr
 from ..errors import InputError

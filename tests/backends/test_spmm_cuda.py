@@ -12,11 +12,10 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 import spla
-from spla import generators
-from spla import plan as planner
 from spla.cli import main
 from spla.errors import InputError, KernelError
 from spla.io import generators
+from spla.planning import adaptive as planner
 
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
