@@ -97,7 +97,7 @@ def compare(A, kernels, *, dtype="float32", rounds: int = 5, budget_s: float = 0
     host = as_csr(A).to_host()
     A_run = host.astype(dtype).to_device()
     verify = check.SpmvCheck.for_matrix(host.astype(np.float64))
-    x = cupy.asarray(verify.x.astype(dtype))
+    x = cupy.asarray(np.asarray(verify.x).astype(dtype))
     out = cupy.empty(A_run.n_rows, dtype=dtype)
     names = list(ANCHORS) + [k for k in kernels if k not in ANCHORS]
     rows: dict[str, dict] = {}

@@ -144,7 +144,7 @@ def time_in_turns(runs: dict, *, rounds: int, budget_s: float, max_repeat: int =
     """Time each callable of ``runs`` round-robin, ``rounds`` times
     (:func:`time_gpu_budgeted` each turn): ``{name: [ms of each round]}``.
     Drift on a shared machine then hits every entry alike; report the median."""
-    samples = {name: [] for name in runs}
+    samples: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):
         for name, fn in runs.items():
             samples[name].append(time_gpu_budgeted(fn, budget_s=budget_s, max_repeat=max_repeat,

@@ -73,7 +73,7 @@ class _StderrProgress:
         self.tty = sys.stderr.isatty()
         self.start = time.perf_counter()
         self.last_draw = 0.0
-        self.last_stage = None
+        self.last_stage: str | None = None
 
     def __call__(self, stage: str, fraction=None) -> None:
         now = time.perf_counter()
@@ -171,7 +171,7 @@ def _check_readable(path: Path, source) -> os.stat_result:
     return info
 
 
-def _read_file(path: Path, kind: str, progress):
+def _read_file(path: Path, kind: str | None, progress):
     if kind == "mtx":
         from .mmio import read_mtx
 

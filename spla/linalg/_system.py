@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -31,12 +32,12 @@ class System:
 
     n: int
     dtype: np.dtype
-    xp: object
+    xp: Any
     matvec: Callable
     psolve: Callable | None  # None: no preconditioner
-    inverse_diagonal: object  # the Jacobi diagonal on b's side (fused on the GPU), else None
-    b: object
-    x: object  # a private copy of x0 (or zeros); solvers update it in place
+    inverse_diagonal: Any  # the Jacobi diagonal on b's side (fused on the GPU), else None
+    b: Any
+    x: Any  # a private copy of x0 (or zeros); solvers update it in place
     x0_given: bool
     check_every: int
     matrix: CSRMatrix | None = None  # the CSR matrix behind matvec, when there is one

@@ -222,7 +222,7 @@ def plan_for(A, *, stream_max: int = Thresholds.stream_max, chunk: int = Thresho
 # The plan spmv_adaptive2 runs by default: rows path on, dense path off (a dense
 # panel through the GEMV lost to the split chunks, which run in parallel; see
 # BENCHMARKS.md).
-ADAPTIVE2_THRESHOLDS = {"warp_max": 1024, "dense_threshold": 2.0}
+ADAPTIVE2_THRESHOLDS: dict = {"warp_max": 1024, "dense_threshold": 2.0}
 
 
 def plan2_for(A) -> Plan:
@@ -264,7 +264,8 @@ def _group_panels(rows, lo, hi, lengths, threshold) -> list:
     panel while the panel stays at least ``threshold`` dense."""
     panels = []
     order = np.argsort(lo, kind="stable")
-    current, c0, c1, nnz = [], 0, 0, 0
+    current: list[int] = []
+    c0 = c1 = nnz = 0
     for r, a, b in zip(rows[order].tolist(), lo[order].tolist(), hi[order].tolist()):
         length = int(lengths[r])
         if current:

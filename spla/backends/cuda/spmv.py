@@ -168,6 +168,7 @@ class _AdaptiveLauncher(Launcher):
         self.kernel = function(cupy, family, A.dtype, A.index_dtype) if n_blocks else None
         self.grid, self.block = (min(n_blocks, MAX_BLOCKS),), (adaptive.ADAPTIVE_THREADS,)
         matrix = (A.indptr, A.indices, A.data)
+        self.head: tuple
         if family == "adaptive2":
             self.head = (state.blocks, np.int64(n_blocks), state.row_list, *matrix)
         else:
