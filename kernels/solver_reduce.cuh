@@ -12,7 +12,10 @@
 
 namespace spla {
 
-constexpr int SOLVER_BLOCK = 256;
+#ifndef SPLA_SOLVER_BLOCK
+#error "SPLA_SOLVER_BLOCK is passed by the host (spla.backends.cuda.solvers) as -DSPLA_SOLVER_BLOCK=..."
+#endif
+constexpr int SOLVER_BLOCK = SPLA_SOLVER_BLOCK;
 
 // Sums NS per-thread values over the grid; out[s] gets sum s. Every thread of
 // every block must call it.

@@ -147,20 +147,16 @@ def bench_pagerank(W: CSRMatrix, skip_networkx: bool):
     # compile the kernels and bind the SpMV once on a small graph, so "cold" below is a first
     # call on a new matrix (upload + build + iterate + download), not NVRTC's first compile
     small = generators.random(2000, 4)
-    for build in ("device", "host"):
-        try:
-            spla.pagerank(small, device="gpu", tol=1e-6, gpu_build=build)
-        except Exception as exc:  # one GPU run: record and go on (the timed run below fails the same way)
-            result["errors"][f"warmup_{build}"] = repr(exc)
+    try:
+        spla.pagerank(small, device="gpu", tol=1e-6)
+    except Exception as exc:  # one GPU run: record and go on (the timed run below fails the same way)
+        result["errors"]["warmup"] = repr(exc)
     ranks = None
-    for build in ("device", "host"):  # host: the round-1 path (SciPy builds P, then upload), for comparison
-        try:
-            cold_ranks, cold = _pagerank_run(_fresh(W), tol=1e-6, gpu_build=build)
-            result[f"cold_{build}"] = cold
-            if build == "device" or ranks is None:
-                ranks = cold_ranks
-        except Exception as exc:  # one GPU run: record and go on
-            result["errors"][f"cold_{build}"] = repr(exc)
+    try:
+        ranks, cold = _pagerank_run(_fresh(W), tol=1e-6)
+        result["cold_device"] = cold
+    except Exception as exc:  # one GPU run: record and go on
+        result["errors"]["cold_device"] = repr(exc)
     try:
         spla.pagerank(W, device="gpu", tol=1e-6)  # builds W's cache
         _, warm = _pagerank_run(W, tol=1e-6)
@@ -172,7 +168,7 @@ def bench_pagerank(W: CSRMatrix, skip_networkx: bool):
     result.update(tol_1e6_iterations=cpu_info["iterations"], spla_cpu_seconds_end_to_end=cpu_seconds)
     if ranks is not None:
         result["max_abs_diff_gpu_vs_cpu"] = float(np.abs(ranks - cpu_ranks).max())
-        headline = result.get("cold_device") or result.get("cold_host")
+        headline = result["cold_device"]
         result["spla_gpu_seconds_end_to_end"] = headline["end_to_end_seconds"]
         result["headline_build"] = headline["gpu_build"]
 
@@ -233,7 +229,7 @@ def _table(results) -> str:
                     f"| cupyx {cg['cupyx_us_per_iteration']:.1f} us/it | {cg['speedup_vs_cupyx']:.2f}x faster "
                     f"| > 1x |")
     pr = results["pagerank"]
-    for key, label in (("cold_device", "first call, GPU build"), ("cold_host", "first call, host build (round 1)"),
+    for key, label in (("cold_device", "first call, GPU build"),
                        ("warm_device", "repeat call (cached build)")):
         run = pr.get(key)
         if run is None:

@@ -33,32 +33,19 @@ from typing import NamedTuple
 import numpy as np
 
 from . import device as _device
-from .backends.cuda import runtime
 from .csr import CSRMatrix, as_csr
 from .errors import InputError, SplaError
-from .linalg._kernels import SOLVER_BLOCK
 
 try:
     from networkx import PowerIterationFailedConvergence as _NxConvergenceError
 except ImportError:  # networkx is a dependency, but keep the module importable without it
     _NxConvergenceError = RuntimeError
 
-_VALUE_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-_INDEX_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
-PAGERANK_SOURCE = runtime.KernelSource("solver_pagerank.cu", [
-    f"spla_pagerank_step<{t}, {up}, {ud}, {scaled}>" for t in _VALUE_TYPES.values()
-    for up in ("false", "true") for ud in ("false", "true") for scaled in ("false", "true")] + [
-    f"spla_pagerank_out_weight<{t}, {i}>" for t in _VALUE_TYPES.values() for i in _INDEX_TYPES.values()])
-
 #: On the GPU the L1 change is read back every this many iterations (one host
 #: sync each); the iterates in between are kept, so the answer is the same
 #: iterate networkx returns.
 DEFAULT_GPU_CHECK_EVERY = 8
 
-#: Where the GPU path builds its iteration matrix: "device" (A^T and the
-#: out-degree scales built on the GPU from A's device copy, cached there) or
-#: "host" (P = (D^-1 A)^T built with SciPy, then uploaded; the first version).
-GPU_BUILDS = ("device", "host")
 
 
 class PowerIterationFailedConvergence(SplaError, _NxConvergenceError):
@@ -129,6 +116,8 @@ def device_google_parts(A: CSRMatrix, dtype) -> DeviceGoogleParts:
     (:meth:`CSRMatrix.transpose`), the scales from one row-sum kernel that
     adds in SciPy's order. Cached on A's device copy per dtype.
     """
+    from .backends.cuda import pagerank as cuda_pagerank
+
     cupy = _device.require_cupy()
     dtype = np.dtype(dtype)
     A_dev = A.to_device()
@@ -138,9 +127,7 @@ def device_google_parts(A: CSRMatrix, dtype) -> DeviceGoogleParts:
         n = A_dev.n_rows
         scale = cupy.empty(n, dtype=cupy.float64)
         is_dangling = cupy.empty(n, dtype=cupy.uint8)
-        kernel = PAGERANK_SOURCE.function(
-            f"spla_pagerank_out_weight<{_VALUE_TYPES[A_dev.dtype]}, {_INDEX_TYPES[A_dev.index_dtype]}>")
-        kernel((_grid(n),), (SOLVER_BLOCK,), (A_dev.indptr, A_dev.data, np.int64(n), scale, is_dangling))
+        cuda_pagerank.out_weight(A_dev, scale, is_dangling)
         if A_dev.nnz == 0:  # nothing to transpose (and cuSPARSE may refuse an empty matrix)
             AT = CSRMatrix(cupy.empty(0, dtype=dtype), cupy.empty(0, dtype=A_dev.index_dtype),
                            cupy.zeros(n + 1, dtype=A_dev.index_dtype), A_dev.shape, validate=False)
@@ -148,13 +135,6 @@ def device_google_parts(A: CSRMatrix, dtype) -> DeviceGoogleParts:
             AT = A_dev.astype(dtype).transpose()
         parts = A_dev._cache[key] = DeviceGoogleParts(AT, scale, is_dangling)
     return parts
-
-
-def _grid(n: int) -> int:
-    """Blocks for the grid-stride solver kernels: up to 8 of SOLVER_BLOCK threads per SM (a full SM)."""
-    cupy = _device.require_cupy()
-    sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    return max(1, min(runtime.ceil_div(max(n, 1), SOLVER_BLOCK), 8 * sm_count))
 
 
 def _warm_spmv(M: CSRMatrix) -> None:
@@ -168,7 +148,7 @@ def _warm_spmv(M: CSRMatrix) -> None:
 
 
 def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart=None, weight="weight",
-             dangling=None, *, device="auto", dtype=np.float64, check_every=None, gpu_build="device",
+             dangling=None, *, device="auto", dtype=np.float64, check_every=None,
              full_output=False):
     """PageRank of a graph by power iteration, with networkx's conventions.
 
@@ -198,15 +178,12 @@ def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart
     check_every : int, optional
         GPU only: iterations between reads of the convergence error
         (default ``DEFAULT_GPU_CHECK_EVERY``). The result does not depend on it.
-    gpu_build : {"device", "host"}
-        GPU only: build the iteration matrix on the GPU from A's device copy
-        (A^T plus out-degree scales; default) or with SciPy on the host
-        (P = (D^-1 A)^T, uploaded). Matrices with int64 indices always use
-        "host". Either way the result is cached on the matrix (``A._cache``),
-        so later calls on the same CSRMatrix skip upload and build.
     full_output : bool
         Also return a dict with ``iterations``, ``error`` (the last L1
-        change), ``device``, ``gpu_build`` (the build used; None on the CPU),
+        change), ``device``, ``gpu_build`` (where the GPU iteration matrix was
+        built: "device", A^T and out-degree scales from A's device copy, or
+        "host" for int64 indices, which cuSPARSE's transpose does not take;
+        None on the CPU; either is cached on the matrix),
         and times in seconds: ``seconds`` and
         ``seconds_per_iteration`` (the iteration loop only), ``convert_seconds``
         (networkx graph to matrix), ``upload_seconds``, ``build_seconds``
@@ -231,8 +208,6 @@ def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart
         raise InputError(f"alpha must be in [0, 1], got {alpha}")
     if device not in ("auto", "cpu", "gpu"):
         raise InputError(f"device must be auto, cpu or gpu, got {device!r}")
-    if gpu_build not in GPU_BUILDS:
-        raise InputError(f"gpu_build must be one of {', '.join(GPU_BUILDS)}, got {gpu_build!r}")
     nodelist = None
     input_on_gpu = False
     if _is_networkx_graph(G):
@@ -260,7 +235,7 @@ def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart
     x0 = None if nstart is None else _vector_from(nstart, nodelist, n, "nstart", dtype)
 
     if device == "gpu":
-        M, scale, is_dangling, setup = _gpu_setup(A, dtype, gpu_build)
+        M, scale, is_dangling, setup = _gpu_setup(A, dtype)
         x, info = _power_iteration_gpu(M, scale, is_dangling, p, d, x0, alpha, tol, max_iter, dtype, check_every)
         download_start = time.perf_counter()
         if not input_on_gpu:
@@ -281,7 +256,7 @@ def pagerank(G, alpha=0.85, personalization=None, tol=1e-6, max_iter=100, nstart
     return (x, info) if full_output else x
 
 
-def _gpu_setup(A: CSRMatrix, dtype, gpu_build):
+def _gpu_setup(A: CSRMatrix, dtype):
     """(M, scale or None, dangling mask on the GPU, {gpu_build, upload_seconds, build_seconds}) for the GPU.
 
     M is A^T with scales (device build) or the prescaled P (host build, and
@@ -290,7 +265,7 @@ def _gpu_setup(A: CSRMatrix, dtype, gpu_build):
     cupy = _device.require_cupy()
     stream = cupy.cuda.get_current_stream()
     start = time.perf_counter()
-    if gpu_build == "device" and A.index_dtype == np.dtype(np.int32):
+    if A.index_dtype == np.dtype(np.int32):
         A_dev = A.to_device()
         stream.synchronize()
         uploaded = time.perf_counter()
@@ -350,18 +325,17 @@ def _power_iteration_gpu(M, scale, is_dangling, p, d, x0, alpha, tol, max_iter, 
     iteration never writes the slot it reads (with check_every = 1 too), so
     the update kernel's x_old and x_new never alias.
     """
-    cupy = _device.require_cupy()
+    from .backends.cuda import pagerank as cuda_pagerank
     from .ops.spmv import spmv
 
+    cupy = _device.require_cupy()
     n = M.n_rows
     check_every = DEFAULT_GPU_CHECK_EVERY if check_every is None else int(check_every)
     if check_every < 1:
         raise InputError(f"check_every must be >= 1, got {check_every}")
     check_every = max(1, min(check_every, max_iter))
     scaled = scale is not None
-    kernel = PAGERANK_SOURCE.function(
-        f"spla_pagerank_step<{_VALUE_TYPES[dtype]}, {'true' if p is None else 'false'}, "
-        f"{'true' if d is None else 'false'}, {'true' if scaled else 'false'}>")
+    kernel = cuda_pagerank.step_kernel(dtype, uniform_teleport=p is None, uniform_dangling=d is None, scaled=scaled)
     p_dev = cupy.asarray(p) if p is not None else is_dangling  # any valid pointer when uniform
     d_dev = cupy.asarray(d) if d is not None else is_dangling
     slots = check_every + 1
@@ -369,7 +343,7 @@ def _power_iteration_gpu(M, scale, is_dangling, p, d, x0, alpha, tol, max_iter, 
     ring[slots - 1] = 1.0 / n if x0 is None else cupy.asarray(x0)
     start_vector = ring[slots - 1]
     y = cupy.empty(n, dtype=dtype)  # the SpMV's output, reused every iteration
-    grid = (_grid(n),)
+    grid, block = (cuda_pagerank.grid(n),), (cuda_pagerank.SOLVER_BLOCK,)
     partials = cupy.empty(2 * grid[0], dtype=cupy.float64)
     counter = cupy.zeros(1, dtype=cupy.uint32)
     if scaled:
@@ -391,9 +365,8 @@ def _power_iteration_gpu(M, scale, is_dangling, p, d, x0, alpha, tol, max_iter, 
     for iteration in range(1, max_iter + 1):
         slot = (iteration - 1) % slots
         spmv(M, z if scaled else iterates[previous], out=y)
-        kernel(grid, (SOLVER_BLOCK,), (y, iterates[previous], iterates[slot], z_arg, scale_arg, is_dangling,
-                                       p_dev, d_dev, n64, uniform, alpha64, dangling_sums[previous], partials,
-                                       counter, outputs[slot]))
+        kernel(grid, block, (y, iterates[previous], iterates[slot], z_arg, scale_arg, is_dangling, p_dev, d_dev,
+                             n64, uniform, alpha64, dangling_sums[previous], partials, counter, outputs[slot]))
         previous = slot
         if iteration % check_every == 0 or iteration == max_iter:
             errors = table[:, 0].get()  # the one host sync of this window

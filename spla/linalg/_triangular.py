@@ -21,24 +21,15 @@ a level, the same schedule) and apply through two such solvers.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import scipy.sparse as sp
 
 from .. import device as _device
-from ..backends.cuda import runtime
 from ..csr import CSRMatrix, as_csr
 from ..errors import InputError
 
-TRISOLVE_BLOCK = 256  # threads per block of the one-level kernel
-GROUP_BLOCK = 1024  # threads of the single block that sweeps a run of small levels
-GROUP_MAX_ROWS = 2 * GROUP_BLOCK  # levels up to this many rows join a single-block run
-_VALUE_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-_INDEX_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
-TRISOLVE_SOURCE = runtime.KernelSource("solver_trisolve.cu", [
-    f"spla_trisolve_{kind}<{t}, {i}, {unit}>" for kind in ("level", "levels_block")
-    for t in _VALUE_TYPES.values() for i in _INDEX_TYPES.values() for unit in ("false", "true")])
+# levels up to this many rows join one single-block launch on the GPU (see backends/cuda/trisolve.py)
+GROUP_MAX_ROWS = 2048
 
 #: On the CPU the level sweep is used when levels hold this many rows on average; below, SciPy's solve.
 CPU_SWEEP_MIN_ROWS_PER_LEVEL = 256
@@ -174,54 +165,18 @@ class TriangularSolver:
         return x
 
     # ------------------------------------------------------------------ GPU
-    def _device_plan(self, cupy, dtype):
-        key = (cupy.cuda.Device().id, dtype.str)
-        plan = self._device.get(key)
-        if plan is not None:
-            return plan
-        n = self.shape[0]
-        reordered = self._reordered
-        index_dtype = np.dtype(np.int32) if max(n, reordered.nnz) < 2**31 - 1 else np.dtype(np.int64)
-        ctype, itype = _VALUE_TYPES[dtype], _INDEX_TYPES[index_dtype]
-        unit = "true" if self.unit_diagonal else "false"
-        level_kernel = TRISOLVE_SOURCE.function(f"spla_trisolve_level<{ctype}, {itype}, {unit}>")
-        block_kernel = TRISOLVE_SOURCE.function(f"spla_trisolve_levels_block<{ctype}, {itype}, {unit}>")
-        arrays = (cupy.asarray(self.order.astype(index_dtype)),
-                  cupy.asarray(reordered.indptr.astype(np.int64)),
-                  cupy.asarray(reordered.indices.astype(index_dtype)),
-                  cupy.asarray(reordered.data.astype(dtype)),
-                  cupy.asarray(self._inverse_diagonal[self.order].astype(dtype)))
-        level_ptr = cupy.asarray(self.level_ptr)
-        # consecutive small levels go to one single-block launch; large ones get a launch each
-        launches: list[tuple[Any, tuple, tuple, tuple]] = []
-        sizes = np.diff(self.level_ptr)
-        k = 0
-        while k < self.levels:
-            if sizes[k] <= GROUP_MAX_ROWS:
-                first = k
-                while k < self.levels and sizes[k] <= GROUP_MAX_ROWS:
-                    k += 1
-                launches.append((block_kernel, (1,), (GROUP_BLOCK,),
-                                 (level_ptr, np.int64(first), np.int64(k))))
-            else:
-                begin, end = int(self.level_ptr[k]), int(self.level_ptr[k + 1])
-                grid = min(runtime.ceil_div(end - begin, TRISOLVE_BLOCK), 65535)
-                launches.append((level_kernel, (grid,), (TRISOLVE_BLOCK,), (np.int64(begin), np.int64(end))))
-                k += 1
-        plan = (arrays, launches, level_ptr)
-        self._device[key] = plan
-        return plan
-
     def _solve_device(self, b, dtype, out=None):
+        from ..backends.cuda.trisolve import LevelSetSolve
+
         cupy = _device.require_cupy()
-        arrays, launches, _ = self._device_plan(cupy, dtype)
+        key = (cupy.cuda.Device().id, dtype.str)
+        solve = self._device.get(key)
+        if solve is None:  # the analysis's arrays uploaded once per device and dtype
+            solve = self._device[key] = LevelSetSolve(self.order, self._reordered, self._inverse_diagonal,
+                                                      self.level_ptr, self.unit_diagonal, dtype)
         if b.ndim == 2:
-            return cupy.stack([self._solve_device(cupy.ascontiguousarray(b[:, j]), dtype)
-                               for j in range(b.shape[1])], axis=1)
-        x = cupy.empty_like(b) if out is None else out
-        for kernel, grid, block, tail in launches:
-            kernel(grid, block, arrays + (b, x) + tail)
-        return x
+            return cupy.stack([solve(cupy.ascontiguousarray(b[:, j])) for j in range(b.shape[1])], axis=1)
+        return solve(b, out)
 
     def launch_count(self) -> int:
         """Kernel launches of one GPU solve (after grouping small levels)."""
