@@ -58,6 +58,8 @@ import numpy as np
 
 from ..errors import KernelError
 from . import gemm as gemm_planning
+from .adaptive import plan_for
+from .stats import host_indptr, row_stats
 
 BLOCK = 256  # threads per block for every SpMM launch: 8 warps
 assert BLOCK % 32 == 0, "sub-warp groups and warps must not straddle blocks"
@@ -108,32 +110,9 @@ SMALL_K_ONLY = ("regk",)  # refuse k > REGK_MAX_K
 
 # ---------------------------------------------------------------- row statistics
 def _row_stats(A) -> tuple:
-    """(mean, max) row length of A, cached on A.
-
-    Stand-in for ``spla.planning.stats.row_stats`` until that lands: only
-    indptr crosses from the GPU.
-    """
-    key = "spmm-row-stats"
-    if key not in A._cache:
-        lengths = np.diff(host_indptr(A))
-        mean = float(A.nnz / A.n_rows) if A.n_rows else 0.0
-        longest = int(lengths.max()) if A.n_rows else 0
-        A._cache[key] = (mean, longest)
-    return A._cache[key]
-
-
-def host_indptr(A) -> np.ndarray:
-    """A's row pointer as an int64 NumPy array (the cached host copy when there is one)."""
-    host = A._cache.get("host")
-    indptr = host.indptr if host is not None else A.indptr
-    return np.asarray(indptr.get() if hasattr(indptr, "get") else indptr, dtype=np.int64)
-
-
-def _row_plan(A):
-    """The SpMV adaptive row plan of A (bins and dense panels), cached on A by its planner."""
-    from ..plan import plan_for  # becomes spla.planning.adaptive.plan_for at the merge
-
-    return plan_for(A)
+    """(mean, max) row length of A (from the one cached :func:`~spla.planning.stats.row_stats`)."""
+    stats = row_stats(A)
+    return stats.mean, stats.max
 
 
 # ---------------------------------------------------------------- kernel shapes
@@ -267,7 +246,7 @@ def widened_panel(panel, n_cols: int, align: int = PANEL_ALIGN) -> PanelSpec:
 def panels_for(A) -> tuple:
     """The row plan's dense panels of A as :class:`PanelSpec` (cached; shared by hybrid and fused)."""
     if "spmm-panel-specs" not in A._cache:
-        A._cache["spmm-panel-specs"] = tuple(widened_panel(p, A.n_cols) for p in _row_plan(A).dense_panels)
+        A._cache["spmm-panel-specs"] = tuple(widened_panel(p, A.n_cols) for p in plan_for(A).dense_panels)
     return A._cache["spmm-panel-specs"]
 
 
@@ -360,7 +339,7 @@ def hybrid_schedule(A, *, dense: bool = True) -> HybridSchedule:
     key = ("spmm-hybrid", dense)
     if key in A._cache:
         return A._cache[key]
-    row_plan = _row_plan(A)
+    row_plan = plan_for(A)
     indptr = host_indptr(A)
     lengths = np.diff(indptr)
     dense_bin = [b for b in row_plan.bins if b.name == "dense"]

@@ -21,8 +21,10 @@ class RowStats:
 
 
 def host_indptr(A) -> np.ndarray:
-    """A's row pointer as an int64 NumPy array (copied from the GPU if needed)."""
-    indptr = A.indptr
+    """A's row pointer as an int64 NumPy array (the cached host copy's when A has one, else
+    copied from the GPU if needed)."""
+    host = A._cache.get("host")
+    indptr = host.indptr if host is not None else A.indptr
     return np.asarray(indptr.get() if hasattr(indptr, "get") else indptr, dtype=np.int64)
 
 
