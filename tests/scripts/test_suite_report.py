@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "suite_report.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "suite_report.py"
 SPECS = ["gen:poisson2d:40", "gen:random:3000:7", "gen:powerlaw:5000:6:300"]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "ab_kernel.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "ab_kernel.py"
 spec = importlib.util.spec_from_file_location("ab_kernel", SCRIPT)
 ab_kernel = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ab_kernel)

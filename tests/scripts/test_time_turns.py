@@ -17,7 +17,7 @@ from spla import bench
 from spla.bench import timing
 from spla.ops import spmv as ops_spmv
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "time_turns.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "time_turns.py"
 spec = importlib.util.spec_from_file_location("time_turns", SCRIPT)
 time_turns = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(time_turns)
