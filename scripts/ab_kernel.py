@@ -25,7 +25,6 @@ committed kernel is what scripts/bench_spmv.py measures.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 import time
@@ -56,20 +55,16 @@ def parse_variant(text: str):
     return name, path, tuple(options), launch
 
 
-def apply_launch(launcher, launch):
-    """A variant's launch overrides: @block=THREADS (for a block size the variant
-    sets with -D; one tile per warp, as segmented), @grid=BLOCKS and
-    @carveout=PERCENT (the share of the SM's L1/shared memory the kernel would
-    like as shared memory: 0 prefers L1, 100 shared memory)."""
-    from spla import cuda
-
-    if "block" in launch:
-        launcher.block = (int(launch["block"]),)
-        launcher.grid = (cuda.ceil_div(int(launcher.head[0]), launcher.block[0] // 32),)
-    if "grid" in launch:
-        launcher.grid = (int(launch["grid"]),)
+def variant_launcher(bound, kernel, launch):
+    """The bound launcher running ``kernel`` with a variant's launch overrides (through the
+    backend's public ``variant`` hook): @block=THREADS (for a block size the variant sets
+    with -D; one tile per warp, as segmented), @grid=BLOCKS and @carveout=PERCENT (the
+    share of the SM's L1/shared memory the kernel would like as shared memory: 0 prefers
+    L1, 100 shared memory)."""
     if "carveout" in launch:
-        launcher.kernel.preferred_shared_memory_carveout = int(launch["carveout"])
+        kernel.preferred_shared_memory_carveout = int(launch["carveout"])
+    return bound.variant(kernel, threads_per_tile=int(launch["block"]) if "block" in launch else None,
+                         grid=int(launch["grid"]) if "grid" in launch else None)
 
 
 def compile_variant(family, dtype, index_dtype, param, path, options):
@@ -127,18 +122,18 @@ def main(argv=None) -> int:
                 row = {"source": source, "dtype": dtype, "variant": name, "options": list(options),
                        "file": str(path) if path else None, "launch": launch}
                 records.append(row)
-                launcher = copy.copy(bound)
+                variant = {}
 
                 def first_run():  # called right away, so the loop's variables are this variant's
-                    launcher.kernel = compile_variant(family, A.dtype, A.index_dtype,
-                                                        rules.bound_param(A, family, param), path, options)
-                    apply_launch(launcher, launch)
+                    kernel = compile_variant(family, A.dtype, A.index_dtype, rules.bound_param(A, family, param),
+                                             path, options)
+                    launcher = variant["launcher"] = variant_launcher(bound, kernel, launch)
                     row["grid"] = launcher.grid[0]
                     out.fill(np.nan)
                     return launcher.launch(x, out, one, zero)
 
                 if check.record(row, first_run, dtype, f"{dtype} {name}"):
-                    runs[name] = lambda launcher=launcher: launcher.launch(x, out, one, zero)
+                    runs[name] = lambda launcher=variant["launcher"]: launcher.launch(x, out, one, zero)
             samples = bench.time_in_turns(runs, rounds=args.rounds, budget_s=args.budget)
             anchor = float(np.median(samples["cusparse"]))
             print(f"  {dtype}: cusparse {anchor:.4f} ms", flush=True)

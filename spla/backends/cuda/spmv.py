@@ -118,6 +118,25 @@ class Launcher:
     def launch(self, x, out, alpha, beta):
         raise NotImplementedError
 
+    def variant(self, kernel, *, threads_per_tile: int | None = None, grid: int | None = None):
+        """A copy of this launcher that runs another compiled ``kernel`` with the same arguments:
+        the benchmark hook for A/B-ing a kernel file's variants (``scripts/ab_kernel.py``).
+
+        ``threads_per_tile``: a block size set in the variant (``-D``), the grid re-derived
+        for one tile per warp; ``grid``: an explicit grid. Only single-kernel launchers take it.
+        """
+        if not isinstance(self, (_RowLauncher, _SegmentedLauncher)):
+            raise KernelError(f"{type(self).__name__} does not launch one raw kernel; it has no variants")
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.kernel = kernel
+        if threads_per_tile is not None:
+            copy.block = (threads_per_tile,)
+            copy.grid = (_grid(int(self.head[0]), threads_per_tile // 32),)
+        if grid is not None:
+            copy.grid = (grid,)
+        return copy
+
 
 class _RowLauncher(Launcher):
     """scalar / warp / vector: one launch, arguments prebuilt except x, y, alpha, beta."""
