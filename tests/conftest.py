@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spla import cuda
+from spla import device
 
 SHARED_MATRICES = Path(os.environ.get("SPLA_SHARED_MATRICES",
                                       Path(__file__).resolve().parents[2] / "shared" / "matrices"))
 
 
 def pytest_collection_modifyitems(config, items):
-    if cuda.gpu_available():
+    if device.gpu_available():
         return
-    reason = "needs CuPy and a CUDA GPU" if cuda._import_cupy() is None else "no CUDA device visible"
+    reason = "needs CuPy and a CUDA GPU" if device._import_cupy() is None else "no CUDA device visible"
     skip = pytest.mark.skip(reason=reason)
     for item in items:
         if "gpu" in item.keywords:
@@ -40,7 +40,7 @@ def xp(request):
     ``gpu``), so one test body checks both sides against the same SciPy reference."""
     if request.param == "numpy":
         return np
-    return cuda.require_cupy()
+    return device.require_cupy()
 
 
 def to_host(a):

@@ -17,8 +17,9 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 import spla
-from spla import DeviceMemoryError, InputError, KernelError, MatrixFormatError, analysis, cuda, device, linalg
+from spla import DeviceMemoryError, InputError, KernelError, MatrixFormatError, analysis, device, linalg
 from spla import io as spla_io
+from spla.backends.cuda import runtime
 from spla.cli import main
 from spla.csr import INT32_MAX, CSRMatrix, index_dtype_for
 from spla.io import cache, mmio
@@ -107,7 +108,7 @@ class _FakeCupy:
 @pytest.fixture
 def tiny_gpu(monkeypatch):
     """A pretend GPU with 1 MiB free (no CUDA needed)."""
-    for module in (device, cuda):  # spla.cuda is a deprecated alias holding its own names
+    for module in (device,):
         monkeypatch.setattr(module, "require_cupy", lambda: _FakeCupy)
         monkeypatch.setattr(module, "_import_cupy", lambda: _FakeCupy)
         monkeypatch.setattr(module, "free_device_memory", lambda: 1 << 20)
@@ -125,7 +126,7 @@ def test_to_device_refuses_a_matrix_larger_than_free_memory(tiny_gpu):
 
 
 def test_out_of_memory_during_the_copy_becomes_device_memory_error(tiny_gpu, monkeypatch):
-    for module in (device, cuda):  # the check passes, the copy fails
+    for module in (device,):  # the check passes, the copy fails
         monkeypatch.setattr(module, "free_device_memory", lambda: 1 << 50)
     A = spla.load("gen:random:100:4")
     with pytest.raises(DeviceMemoryError, match="--device cpu"):
@@ -228,22 +229,22 @@ def test_block_cg_never_calls_a_nan_column_converged():
 
 # ===================================================================== launch configuration
 def test_grid_helper_rejects_impossible_launches():
-    assert cuda.grid_1d(0, 256) == 1
-    assert cuda.grid_1d(67_200_000, 1024) == 65_625  # over 65,535 blocks: fine in x
-    assert cuda.grid_1d(cuda.MAX_GRID_X * 256, 256) == cuda.MAX_GRID_X
+    assert runtime.grid_1d(0, 256) == 1
+    assert runtime.grid_1d(67_200_000, 1024) == 65_625  # over 65,535 blocks: fine in x
+    assert runtime.grid_1d(runtime.MAX_GRID_X * 256, 256) == runtime.MAX_GRID_X
     with pytest.raises(KernelError, match="grid limit"):
-        cuda.grid_1d(cuda.MAX_GRID_X * 256 + 1, 256)
+        runtime.grid_1d(runtime.MAX_GRID_X * 256 + 1, 256)
     for block in (0, -32, 1025):
         with pytest.raises(KernelError, match="block"):
-            cuda.grid_1d(100, block)
+            runtime.grid_1d(100, block)
     with pytest.raises(KernelError, match="negative"):
-        cuda.grid_1d(-1, 256)
+        runtime.grid_1d(-1, 256)
 
 
 def test_spmv_backend_caps_grids_it_loops_over():
     from spla.backends.cuda import spmv as cuda_spmv
 
-    assert cuda_spmv._grid(10**13, 256) == cuda.MAX_GRID_X  # grid-stride kernels: capped, not refused
+    assert cuda_spmv._grid(10**13, 256) == runtime.MAX_GRID_X  # grid-stride kernels: capped, not refused
     assert cuda_spmv._grid(0, 256) == 1
 
 

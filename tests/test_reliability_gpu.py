@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import spla
-from spla import DeviceMemoryError, SplaError, cuda, device
+from spla import DeviceMemoryError, SplaError, device
 from spla.backends.cuda.runtime import template
 from spla.csr import CSRMatrix
 from spla.ops import spmv as ops_spmv
@@ -45,7 +45,7 @@ def assert_same_special_values(got, want, rtol):
 
 
 # ------------------------------------------------------------------ int64
-@pytest.mark.parametrize("kernel", _spmv_kernels() if cuda.gpu_available() else ["scalar"])
+@pytest.mark.parametrize("kernel", _spmv_kernels() if device.gpu_available() else ["scalar"])
 def test_int64_indices_reach_every_spmv_kernel(kernel):
     import cupy
 
@@ -90,7 +90,7 @@ def tall_matrix():
     return A, x, expected
 
 
-@pytest.mark.parametrize("kernel", _spmv_kernels() if cuda.gpu_available() else ["scalar"])
+@pytest.mark.parametrize("kernel", _spmv_kernels() if device.gpu_available() else ["scalar"])
 def test_spmv_past_the_65535_block_grid(tall_matrix, kernel):
     import cupy
 
@@ -112,7 +112,7 @@ def _special(rng, n, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("kernel", _spmv_kernels() if cuda.gpu_available() else ["scalar"])
+@pytest.mark.parametrize("kernel", _spmv_kernels() if device.gpu_available() else ["scalar"])
 def test_nan_inf_propagate_through_every_spmv_kernel(rng, kernel, dtype):
     import cupy
 
@@ -131,7 +131,7 @@ def test_nan_inf_propagate_through_every_spmv_kernel(rng, kernel, dtype):
 # cupyx returned NaN for one element where SciPy's product is finite; that is the
 # vendor anchor's behaviour, not something spla can promise for it.
 @pytest.mark.parametrize("kernel", [k for k in _spmm_kernels() if not k.startswith("cusparse")]
-                         if cuda.gpu_available() else ["regk"])
+                         if device.gpu_available() else ["regk"])
 def test_nan_inf_propagate_through_every_spmm_kernel(rng, kernel):
     import cupy
 
@@ -144,7 +144,7 @@ def test_nan_inf_propagate_through_every_spmm_kernel(rng, kernel):
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (0, 5), (5, 0), (7, 7)])
-@pytest.mark.parametrize("kernel", _spmv_kernels() if cuda.gpu_available() else ["scalar"])
+@pytest.mark.parametrize("kernel", _spmv_kernels() if device.gpu_available() else ["scalar"])
 def test_empty_matrices_give_zeros_on_gpu(kernel, shape):
     import cupy
 
@@ -154,7 +154,7 @@ def test_empty_matrices_give_zeros_on_gpu(kernel, shape):
     assert y.shape == (shape[0],) and not bool(cupy.isnan(y).any()) and not bool(y.any())
 
 
-@pytest.mark.parametrize("kernel", _spmm_kernels() if cuda.gpu_available() else ["regk"])
+@pytest.mark.parametrize("kernel", _spmm_kernels() if device.gpu_available() else ["regk"])
 def test_empty_matrix_spmm_on_gpu(kernel):
     import cupy
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spla import cuda, device
+from spla import device
+from spla.backends.cuda import runtime
 from spla.backends.cuda import spmv as cuda_spmv
 from spla.csr import CSRMatrix
 from spla.ops import spmv as ops_spmv
@@ -68,14 +69,14 @@ def launches(monkeypatch):
     monkeypatch.setattr(device, "_import_cupy", lambda: fake)
     monkeypatch.setattr(device, "gpu_available", lambda: True)
     monkeypatch.setattr(device, "check_fits", lambda *a, **k: None)
-    monkeypatch.setattr(cuda.KernelSource, "function", kernel_for)
+    monkeypatch.setattr(runtime.KernelSource, "function", kernel_for)
     monkeypatch.setattr(cuda_spmv, "_FUNCTIONS", {})
     return recorded
 
 
 def _signature(filename, kernel):
     """Parameter names of a __global__ kernel, in order, from its source."""
-    text = (cuda.kernel_dir() / filename).read_text()
+    text = (runtime.kernel_dir() / filename).read_text()
     match = re.search(rf"{kernel}\((.*?)\)\s*{{", text, flags=re.S)
     assert match, f"{kernel} not found in {filename}"
     return [re.findall(r"(\w+)\s*$", p.strip())[0] for p in match.group(1).split(",")]

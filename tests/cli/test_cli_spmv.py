@@ -20,15 +20,15 @@ BANNER = "%%MatrixMarket matrix coordinate real general\n"
 def runner(monkeypatch, tmp_path):
     monkeypatch.setenv("SPLA_DISABLE_GPU", "1")  # --device auto must mean the CPU here
     monkeypatch.setenv("SPLA_CACHE_DIR", str(tmp_path / "user-cache"))
-    from spla import cuda
+    from spla import device
 
-    cuda.gpu_available.cache_clear()
+    device.gpu_available.cache_clear()
     try:
         cli_runner = CliRunner(mix_stderr=False)  # click < 8.2 mixes stderr into stdout by default
     except TypeError:
         cli_runner = CliRunner()
     yield cli_runner
-    cuda.gpu_available.cache_clear()
+    device.gpu_available.cache_clear()
 
 
 @pytest.fixture

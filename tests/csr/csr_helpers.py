@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from conftest import assert_matches_scipy, to_host
 
-from spla import CSRMatrix, cuda
+from spla import CSRMatrix, device
 
 SHAPES = [(0, 4), (4, 0), (1, 1), (7, 5), (12, 12)]
 DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64, np.complex64, np.complex128]
@@ -52,7 +52,7 @@ def assert_same(got, want, xp, rtol=None):
     elif sp.issparse(want):  # SciPy's 1-D sparse results come back dense from spla
         want = want.toarray()
     if isinstance(want, np.ndarray) and want.ndim:
-        assert cuda.is_cupy_array(got) == gpu, f"result on the wrong side: {type(got).__name__}"
+        assert device.is_cupy_array(got) == gpu, f"result on the wrong side: {type(got).__name__}"
     got_host = np.asarray(to_host(got))
     want = np.asarray(want)
     assert got_host.shape == want.shape, f"shape {got_host.shape} != {want.shape}"

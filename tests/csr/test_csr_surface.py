@@ -312,11 +312,11 @@ def test_spgemm_on_the_gpu_matches_scipy(xp, rng):
 
 @pytest.mark.gpu
 def test_spgemm_that_cannot_fit_raises_device_memory_error(monkeypatch, rng):
-    from spla import cuda
+    from spla import device
     from spla.errors import DeviceMemoryError
 
-    A, _ = random_pair(rng, (50, 50), np.float64, cuda.require_cupy())
-    monkeypatch.setattr(cuda, "free_device_memory", lambda: 1024)
+    A, _ = random_pair(rng, (50, 50), np.float64, device.require_cupy())
+    monkeypatch.setattr(device, "free_device_memory", lambda: 1024)
     with pytest.raises(DeviceMemoryError):
         A @ A
 

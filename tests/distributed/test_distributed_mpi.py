@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from spla import cuda
+from spla import device
 
 pytest.importorskip("mpi4py")
 
@@ -85,7 +85,7 @@ def test_gpu_one_rank_nccl(rng, tmp_path):
 
 @pytest.mark.gpu
 def test_gpu_two_ranks_share_one_gpu_host_staged_mpi(rng, tmp_path):
-    assert cuda.gpu_available()
+    assert device.gpu_available()
     result = launch(2, "gpu", _seed(rng), tmp_path, "gpu", "mpi-staged")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "CHECKS OK" in result.stdout
