@@ -61,11 +61,11 @@ def main(argv=None) -> int:
     import cupy
 
     import spla
-    from spla import generators
     from spla.backends.cuda import cusparse
     from spla.backends.cuda import spmv as cuda_spmv
     from spla.bench.spmv import device_seconds
     from spla.bench.timing import environment
+    from spla.io import generators
 
     A = generators.poisson2d(args.side).astype(args.dtype).to_device()
     x = cupy.asarray(np.random.default_rng(0).uniform(-1, 1, A.n_cols).astype(args.dtype))

@@ -43,7 +43,7 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spla.distributed.matrix import balanced_partition  # noqa: E402
-from spla.generators import rmat  # noqa: E402
+from spla.io.generators import rmat  # noqa: E402
 
 RMAT_ABCD = (0.57, 0.19, 0.19, 0.05)
 

@@ -3,7 +3,7 @@
 Each family is one shape of sparsity, built at any size from a target number
 of nonzeros: tiny in CPU tests, 1M-200M nnz on the GPU machine. Builds are
 deterministic (a family's seed is derived from its name and ``seed``) and
-vectorised; the row-by-row generators of :mod:`spla.generators` are reused
+vectorised; the row-by-row generators of :mod:`spla.io.generators` are reused
 where they exist (stencils, power laws, R-MAT, banded, hugerows, blockdense,
 random), and the new shapes fill rows through the same chunked, threaded
 assembly, so memory stays near twice the CSR's size (R-MAT, which sorts its

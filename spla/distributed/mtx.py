@@ -1,6 +1,6 @@
 """Read a Matrix Market file in parallel, so no rank ever holds the whole matrix.
 
-Rank 0 parses the header (:func:`spla.mmio.read_header`); the body's bytes
+Rank 0 parses the header (:func:`spla.io.mmio.read_header`); the body's bytes
 are cut into one range per rank, and a line belongs to the rank whose range
 holds its first byte. Each rank parses its lines (coordinate real, integer
 or pattern; general or symmetric, mirrored locally), the entry count is

@@ -16,6 +16,7 @@ from ..planning import tune as plan_tune
 from ..planning.spmv import CPU_KERNELS, plan_spmv
 
 BOUND = "spmv-bound"  # A._cache[BOUND][kernel] -> launcher of spla.backends.cuda.spmv
+_NOTHING_BOUND: dict = {}  # read-only stand-in, so the hot path allocates no dict
 
 
 def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
@@ -60,7 +61,7 @@ def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
     scipy.sparse.csr_array.dot, cupyx.scipy.sparse.csr_matrix.dot
     """
     if type(A) is CSRMatrix:  # the hot path: a bound launcher takes the common call
-        launcher = A._cache.get(BOUND, {}).get(kernel)
+        launcher = A._cache.get(BOUND, _NOTHING_BOUND).get(kernel)
         if launcher is not None:
             result = launcher.fast(x, alpha, beta, out)
             if result is not None:

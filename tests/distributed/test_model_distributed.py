@@ -32,7 +32,7 @@ def test_stencil_ghosts_are_the_neighbouring_grid_lines(model):
 
 
 def test_rmat_distinct_column_formula_matches_a_generated_graph(model):
-    from spla.generators import rmat
+    from spla.io.generators import rmat
 
     scale, edge_factor = 11, 8
     graph = rmat(scale, edge_factor, seed=3).to_scipy()

@@ -11,6 +11,7 @@ from conftest import assert_matches_scipy
 
 import spla
 from spla.bench import corpus
+from spla.io import generators
 from spla.planning.spmv import SPLA_KERNELS
 
 pytestmark = pytest.mark.gpu
@@ -55,7 +56,7 @@ def test_spmv_replays_from_a_graph(kernel, matrix, rng):
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_cg_like_sequence_replays_from_a_graph(kernel, rng):
-    A = spla.generators.poisson2d(60)
+    A = generators.poisson2d(60)
     S = A.to_scipy()
     axpy = _axpy()
     n = A.n_rows

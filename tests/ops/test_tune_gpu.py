@@ -13,8 +13,8 @@ import scipy.sparse as sp
 from conftest import assert_matches_scipy
 
 import spla
-from spla import generators
 from spla.csr import CSRMatrix
+from spla.io import generators
 from spla.planning import spmv as policy
 from spla.planning import tune as plan_tune
 

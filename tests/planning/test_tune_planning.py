@@ -12,8 +12,8 @@ import pytest
 import scipy.sparse as sp
 
 import spla
-from spla import generators
 from spla.csr import CSRMatrix
+from spla.io import generators
 from spla.planning import segmented
 from spla.planning import spmv as policy
 from spla.planning import tune as plan_tune
