@@ -8,6 +8,8 @@ with a contiguous x of A's dtype and ``beta == 0`` go straight to it.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import device
 from ..backends import cpu
 from ..csr import CSRMatrix, as_csr
@@ -85,15 +87,37 @@ def _spmv_checked(A, x, y, alpha, beta, kernel, out):
     _check_vectors(A, x, y, out)
     if beta != 0 and y is None:
         raise InputError("beta != 0 needs y")
-    if out is not None and (out.dtype != A.dtype or not out.flags.c_contiguous):
-        raise InputError(f"out must be a contiguous {A.dtype} vector of length {A.n_rows}, "
+    # SciPy's result dtype: float32 A times float64 x is float64, a complex x gives complex
+    dtype = np.result_type(A.dtype, x.dtype, *(() if y is None or beta == 0 else (y.dtype,)))
+    if dtype.kind not in "fc":
+        dtype = np.dtype(np.float64)
+    if out is not None and (out.dtype != dtype or not out.flags.c_contiguous):
+        raise InputError(f"out must be a contiguous {dtype} vector of length {A.n_rows}, "
                          f"got {out.dtype}{'' if out.flags.c_contiguous else ' (not contiguous)'}")
+    if dtype.kind == "c":  # spla's kernels are real: SciPy or cupyx, never a dropped imaginary part
+        return _spmv_complex(A, x, y, alpha, beta, out, dtype, xp)
+    if dtype != A.dtype:
+        A = A.astype(dtype)  # cached on A, so the next call binds once
     if xp.__name__ == "numpy":
         if kernel not in CPU_KERNELS:
             raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU use one of {', '.join(CPU_KERNELS)}")
         A = A.to_host()
         return cpu.spmv(A, x.astype(A.dtype, copy=False), y, alpha, beta, out)
     return _spmv_gpu(A, x, y, alpha, beta, kernel, out)
+
+
+def _spmv_complex(A, x, y, alpha, beta, out, dtype, xp):
+    if xp.__name__ == "numpy":
+        product = A.to_host().to_scipy().astype(dtype) @ x.astype(dtype, copy=False)
+    else:
+        product = A.to_device().to_cupyx().astype(dtype) @ x.astype(dtype, copy=False)
+    result = product * dtype.type(alpha)
+    if beta != 0:
+        result += dtype.type(beta) * y
+    if out is None:
+        return result
+    out[...] = result
+    return out
 
 
 def _spmv_gpu(A, x, y, alpha, beta, kernel, out):

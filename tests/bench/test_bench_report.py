@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 import spla
+import spla.device
 from spla import bench
 from spla.bench import report as shared_report
 from spla.bench import spmv as bench_spmv
@@ -80,11 +81,11 @@ def test_kernel_names_and_device_choice(monkeypatch):
     with pytest.raises(InputError):
         shared_report.resolve_device("tpu")
     monkeypatch.setenv("SPLA_DISABLE_GPU", "1")
-    spla.cuda.gpu_available.cache_clear()
+    spla.device.gpu_available.cache_clear()
     try:
         assert shared_report.resolve_device("auto") == "cpu"
     finally:
-        spla.cuda.gpu_available.cache_clear()
+        spla.device.gpu_available.cache_clear()
 
 
 def test_format_report_table(matrix):
