@@ -36,6 +36,10 @@ class SplaGroup(click.Group):
             click.echo("spla: interrupted", err=True)
             sys.exit(130)
         except MemoryError as exc:
+            if cuda.is_out_of_memory(exc):  # CuPy's error is a MemoryError too: the GPU line below
+                error = cuda.device_memory_error(exc, "computation")
+                click.echo(f"spla: error: {error}", err=True)
+                sys.exit(error.exit_code)
             # an allocation no estimate foresaw (host memory): one line, not a NumPy traceback
             detail = str(exc).split("\n")[0][:200]
             click.echo(f"spla: error: out of host memory ({detail or type(exc).__name__}); try a smaller "
