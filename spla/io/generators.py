@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -578,7 +579,7 @@ def rmat(scale: int, edge_factor: int, *, seed: int = 0, dtype=np.float64, permu
 class Kind:
     """One generator: its function, argument names/types and how many are optional."""
 
-    function: object
+    function: Callable[..., CSRMatrix]
     args: tuple            # (name, type) pairs, in spec order
     optional: int = 0      # how many trailing args may be left out
 

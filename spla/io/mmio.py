@@ -43,7 +43,8 @@ import os
 import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 
 import numpy as np
@@ -90,14 +91,14 @@ class MtxHeader:
     declared_nnz: int | None      # the size line's third number (coordinate only)
     size_line: int                # 1-based line number of the size line
     body_offset: int              # byte offset of the first body line (decompressed)
-    comments: list = field(default_factory=list)
+    comments: list = dataclass_field(default_factory=list)
     note: str = ""                # what the banner needed that SciPy's reader does not do
 
     @property
     def stored_entries(self) -> int:
         """How many entries the body must hold."""
         if self.format == "coordinate":
-            return self.declared_nnz
+            return int(self.declared_nnz or 0)
         n = self.n_rows
         if self.symmetry in ("symmetric", "hermitian"):
             return n * (n + 1) // 2
@@ -272,7 +273,7 @@ class _BodyCheck:
     max_pending = 2 * _CHECK_WORKERS
 
     def __init__(self, header: MtxHeader):
-        self.pending = deque()
+        self.pending: deque = deque()
         self.width = header.fields_per_entry
         # leading fields that are indices
         self.index_fields = 0 if header.format == "array" else 2
@@ -280,7 +281,7 @@ class _BodyCheck:
         self.allowed = _NUMBER_CHARS if self.real else _WHITESPACE + _DIGITS + b"+-"
         self.tokens = 0
         self.failed = False
-        self.last_byte = None
+        self.last_byte: int | None = None
         self.carry = b""  # the unfinished last line of the previous chunk
 
     def feed(self, chunk) -> None:
@@ -467,7 +468,7 @@ def _read_fast(path: Path, header: MtxHeader, progress):
         for start in range(0, len(body), CHUNK_BYTES):
             check.feed(body[start:start + CHUNK_BYTES])
         del body
-        source = io.BytesIO(text)
+        source: object = io.BytesIO(text)
     else:
         for chunk in _body_chunks_plain(path, header.body_offset, progress):
             check.feed(chunk)
