@@ -2,16 +2,16 @@
 
 A source is one of
 
-- a file: Matrix Market (``.mtx``, ``.mtx.gz``, see :mod:`spla.mmio`), a SNAP
-  edge list (``.txt``, ``.txt.gz``, see :mod:`spla.snap`), or an ``.npz``
+- a file: Matrix Market (``.mtx``, ``.mtx.gz``, see :mod:`spla.io.mmio`), a SNAP
+  edge list (``.txt``, ``.txt.gz``, see :mod:`spla.io.snap`), or an ``.npz``
   written by spla (or by ``scipy.sparse.save_npz`` for CSR);
 - a generator spec such as ``gen:weblike``, ``gen:poisson2d:1024`` or
-  ``gen:random:100000:16`` (see :mod:`spla.generators`);
-- a catalogue name such as ``web-Google`` (see :mod:`spla.catalog`), found in
+  ``gen:random:100000:16`` (see :mod:`spla.io.generators`);
+- a catalogue name such as ``web-Google`` (see :mod:`spla.io.catalog`), found in
   the folder ``spla fetch`` downloads into.
 
 Parsed text files are cached as binary ``.npz`` beside the source
-(:mod:`spla.cache`), so the second load of a large file is several times
+(:mod:`spla.io.cache`), so the second load of a large file is several times
 faster. What the loader learnt (format, symmetry, duplicates summed, parser,
 cache hit, seconds) is kept with the matrix: see :func:`load_info`.
 """
