@@ -75,8 +75,9 @@ def content_hash(path: Path, size: int) -> str:
 
 def source_key(stat: os.stat_result, path: Path | None = None) -> dict:
     """What a cache entry must match: the file's identity, times, size and a content hash."""
-    key: dict = {"size": int(stat.st_size), "mtime_ns": int(stat.st_mtime_ns), "ctime_ns": int(stat.st_ctime_ns),
-           "inode": int(stat.st_ino), "device": int(stat.st_dev), "version": FORMAT_VERSION}
+    key: dict[str, object] = {
+        "size": int(stat.st_size), "mtime_ns": int(stat.st_mtime_ns), "ctime_ns": int(stat.st_ctime_ns),
+        "inode": int(stat.st_ino), "device": int(stat.st_dev), "version": FORMAT_VERSION}
     if path is not None:
         key["sha256_head_tail"] = content_hash(path, stat.st_size)
     return key
@@ -289,7 +290,7 @@ def load(source: Path, stat: os.stat_result):
             continue
         try:
             A, meta = read_mapped(path)
-        except Exception:  # noqa: BLE001  (damaged, truncated, foreign: ignore and rebuild)
+        except Exception:  # noqa: BLE001 - damaged, truncated, foreign: ignore and rebuild
             continue
         if key is None:
             key = source_key(stat, source)

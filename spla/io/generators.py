@@ -583,7 +583,7 @@ def rmat(scale: int, edge_factor: int, *, seed: int = 0, dtype=np.float64, permu
 class Kind:
     """One generator: its function, argument names/types and how many are optional."""
 
-    function: Callable
+    function: Callable[..., CSRMatrix]
     args: tuple            # (name, type) pairs, in spec order
     optional: int = 0      # how many trailing args may be left out
 

@@ -240,7 +240,7 @@ def load(source, *, dtype=None, cache: bool = True, progress=None) -> CSRMatrix:
     if isinstance(source, str) and not path.exists() and file_kind(path) is None:  # NAME or GROUP/NAME
         path = _resolve_name(source) or path
     stat_result = _check_readable(path, source)
-    kind = file_kind(path)
+    kind = file_kind(path) or "npz"  # _check_readable refused unknown kinds
     report, printer = _reporter(progress, path.name, stat_result.st_size)
     start = time.perf_counter()
     hit = _cache.load(path, stat_result) if cache and kind != "npz" else None

@@ -591,6 +591,9 @@ def _parse_float(word: str, path, line_no: int) -> float:
 
 def _array_body_to_coo(values: np.ndarray, header: MtxHeader):
     n_rows, n_cols = header.n_rows, header.n_cols
+    if not values.size:  # 0 x N or N x 0: no dense array to build (N may exceed any array's size)
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, values
     if header.symmetry == "general":
         dense = values.reshape((n_cols, n_rows)).T  # array files are column-major
         return _array_to_coo(dense)

@@ -433,3 +433,20 @@ def test_spy_row_label_fits_beside_six_digit_ticks(tmp_path, monkeypatch):
     assert not any(label.overlaps(t) for t in ticks), "row label overlaps the tick labels"
     columns = sorted((t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()), key=lambda b: b.x0)
     assert all(a.x1 <= b.x0 for a, b in zip(columns, columns[1:])), "column tick labels overlap"
+
+
+# ------------------------------------------------------------------ the old module names
+@pytest.mark.parametrize("name", ["mmio", "snap", "generators", "catalog", "fetch", "cache"])
+def test_old_module_names_are_deprecated_aliases(name):
+    import importlib
+    import warnings
+
+    sys.modules.pop(f"spla.{name}", None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = importlib.import_module(f"spla.{name}")
+    new = importlib.import_module(f"spla.io.{name}")
+    assert any(issubclass(w.category, DeprecationWarning) and f"spla.io.{name}" in str(w.message) for w in caught)
+    assert "Deprecated" in old.__doc__
+    public = [n for n in dir(new) if not n.startswith("_") and callable(getattr(new, n))]
+    assert public and all(getattr(old, n) is getattr(new, n) for n in public)
