@@ -26,6 +26,7 @@ import numpy as np
 from .. import device as _device
 from ..csr import as_csr
 from ..errors import SplaError
+from ..io.values import nonfinite_counts
 from ..planning.spmv import choose_kernel, describe_choice
 from . import check, report, timing
 
@@ -181,6 +182,11 @@ def spmv_report(A, *, device: str = "cpu", kernel: str = "auto", dtype="float32"
               "index_dtype": A_run.index_dtype.name, "matrix": {"source": source, "rows": A.n_rows,
                                                                  "cols": A.n_cols, "nnz": A.nnz},
               "bytes": nbytes, "flops": flops, "x_seed": seed, "tolerance": check.TOLERANCE[dtype.name]}
+    counts = nonfinite_counts(A.data)
+    if counts["nan"] or counts["inf"]:
+        result["note"] = (f"A holds {counts['nan']:,} NaN and {counts['inf']:,} Inf values: each kernel must put "
+                          "NaN/Inf in exactly the rows SciPy does (else its error is inf), and its error is "
+                          "measured over the other rows")
     if device == "cpu":
         return _cpu_report(A, A_run, names, dtype, report.check_repeat(device, repeat), result)
     measured = compare(A, [n for n in names if not n.startswith("cusparse")] + ["cusparse-cupy"] *
@@ -239,6 +245,8 @@ def format_report(result: dict) -> str:
     how = (f"per call from Python (out= preallocated) and device time, median of {result['repeat']} "
            f"round-robin rounds; cusparse is the lean call, {result['anchor_algorithm']} (the faster CSR "
            "algorithm here)") if gpu else f"median of {result['repeat']} runs"
+    if result.get("note"):
+        lines.append("note: " + result["note"])
     title = (f"SpMV y = A @ x on {result['device_name']}, {result['dtype']} values / {result['index_dtype']} "
              f"indices, {how}; bytes model {result['bytes'] / 1e6:.1f} MB, {m['nnz']:,} nnz; error = "
              f"||y - y64|| / || |A| |x| || (tolerance {result['tolerance']:g})")

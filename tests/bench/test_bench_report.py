@@ -64,8 +64,17 @@ def test_nan_in_matrix_propagates_and_json_stays_valid():
     result = bench_spmv.spmv_report(A, device="cpu", repeat=1)
     row = result["rows"][0]
     assert row["ok"] and row["error"] == 0.0  # NaN rows match the reference's NaN rows
+    assert "1 NaN" in result["note"] and "note: A holds 1 NaN" in bench_spmv.format_report(result)
     parsed = json.loads(shared_report.to_json({"x": float("nan"), "r": result}))
     assert parsed["x"] is None
+
+
+def test_a_kernel_that_loses_a_nan_is_wrong(monkeypatch):
+    A = spla.CSRMatrix(np.array([1.0, np.nan, 2.0]), np.array([0, 1, 0]), np.array([0, 2, 3]), (2, 2))
+    real = ops_spmv.spmv
+    monkeypatch.setattr(ops_spmv, "spmv", lambda A, x, **kw: np.nan_to_num(real(A, x, **kw)))
+    row = bench_spmv.spmv_report(A, device="cpu", repeat=1)["rows"][0]
+    assert not row["ok"] and row["error"] == float("inf")
 
 
 def test_kernel_names_and_device_choice(monkeypatch):
