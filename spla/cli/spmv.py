@@ -69,6 +69,10 @@ def _describe_load(A) -> str:
         parts.append(f"{info['symmetry']} (expanded)")
     if info.get("duplicates_summed"):
         parts.append(f"{info['duplicates_summed']:,} duplicate entries summed")
+    if info.get("duplicates_merged"):
+        parts.append(f"{info['duplicates_merged']:,} duplicate edges merged")
+    if info.get("note"):
+        parts.append(info["note"])
     how = "from cache" if info.get("cache_hit") else ("generated" if info.get("format") == "generated" else "parsed")
     parts.append(f"{how} in {info.get('load_seconds', 0.0):.2f} s")
     return f"source      {info.get('source', '?')}: " + ", ".join(parts)

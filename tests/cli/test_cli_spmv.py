@@ -82,6 +82,17 @@ def test_info_reports_duplicates_and_nan(runner, tmp_path):
     assert code == 0 and "1 duplicate entries summed" in out and "NaN 1" in out
 
 
+def test_info_says_snap_duplicates_are_merged_and_a_bom_was_skipped(runner, tmp_path):
+    edges = tmp_path / "g.txt"
+    edges.write_text("# edges\n0 1\n0 1\n1 2\n")
+    code, out, _ = run(runner, "info", edges)
+    assert code == 0 and "1 duplicate edges merged" in out
+    marked = tmp_path / "b.mtx"
+    marked.write_bytes(b"\xef\xbb\xbf" + (BANNER + "2 2 1\n1 1 1.0\n").encode())
+    code, out, _ = run(runner, "info", marked)
+    assert code == 0 and "byte-order mark skipped" in out
+
+
 def test_missing_web_google_says_how_to_get_it(runner, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, err = run(runner, "spmv", "matrices/web-Google.mtx")
