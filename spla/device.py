@@ -7,6 +7,7 @@ Kernel declaration, compilation and launch live in :mod:`spla.backends.cuda`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 
@@ -92,6 +93,18 @@ def device_memory_error(exc: BaseException, what: str = "data") -> DeviceMemoryE
     except Exception:  # noqa: BLE001  (the device may be in no state to answer)
         free = 0
     return DeviceMemoryError(needed, free, what)
+
+
+@contextlib.contextmanager
+def device_memory_errors(what: str = "data"):
+    """Turn CuPy's out-of-memory error inside the block into :class:`DeviceMemoryError`
+    (one line with the sizes), so API callers catch one spla error, as the CLI prints."""
+    try:
+        yield
+    except MemoryError as exc:
+        if is_out_of_memory(exc):
+            raise device_memory_error(exc, what) from None
+        raise
 
 
 def check_fits(nbytes: int, what: str = "matrix") -> None:

@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from ..backends import cpu
-from ..device import array_module
+from ..device import array_module, device_memory_errors
 from ..errors import InputError, KernelError
 from ..planning import gemm as planning
 
@@ -123,11 +123,12 @@ def gemm(A, B, C=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
     from ..backends.cuda import gemm as cuda_gemm
 
     plan = cuda_gemm.plan(kernel, dtype, (M, N, A.shape[1]))
-    if out is None:
-        out = C if C is not None else xp.empty((M, N), dtype=dtype)
-    elif beta != 0 and out is not C:
-        out[...] = C
-    return cuda_gemm.gemm(A, B, out, plan, alpha=alpha, beta=beta)
+    with device_memory_errors("GEMM"):
+        if out is None:
+            out = C if C is not None else xp.empty((M, N), dtype=dtype)
+        elif beta != 0 and out is not C:
+            out[...] = C
+        return cuda_gemm.gemm(A, B, out, plan, alpha=alpha, beta=beta)
 
 
 def gemv(M, x, y=None, *, alpha=1.0, beta=0.0, out=None):
@@ -161,8 +162,9 @@ def gemv(M, x, y=None, *, alpha=1.0, beta=0.0, out=None):
         return cpu.gemv(M, x, y, alpha, beta, out=out)
     from ..backends.cuda import gemm as cuda_gemm
 
-    if out is None:
-        out = y if y is not None else xp.empty(n_rows, dtype=M.dtype)
-    elif beta != 0 and out is not y:
-        out[...] = y
-    return cuda_gemm.gemv(M, x, out, alpha=alpha, beta=beta)
+    with device_memory_errors("GEMV"):
+        if out is None:
+            out = y if y is not None else xp.empty(n_rows, dtype=M.dtype)
+        elif beta != 0 and out is not y:
+            out[...] = y
+        return cuda_gemm.gemv(M, x, out, alpha=alpha, beta=beta)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backends import cpu
 from ..csr import as_csr
-from ..device import array_module
+from ..device import array_module, device_memory_errors
 from ..errors import InputError, KernelError
 from ..planning import spmm as planning
 
@@ -105,10 +105,15 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
             return np.ascontiguousarray(result)
         out[...] = result
         return out
-    from ..backends.cuda import spmm as cuda_spmm
-
     if kernel not in planning.KERNELS:
         raise KernelError(f"unknown SpMM kernel {kernel!r}; expected one of {', '.join(planning.KERNELS)}")
+    with device_memory_errors("SpMM"):
+        return _spmm_gpu(A, X, Y, alpha, beta, kernel, out)
+
+
+def _spmm_gpu(A, X, Y, alpha, beta, kernel, out):
+    from ..backends.cuda import spmm as cuda_spmm
+
     A = A.to_device()
     X = X.astype(A.dtype, copy=False)
     Y = None if Y is None else Y.astype(A.dtype, copy=False)

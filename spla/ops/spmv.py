@@ -95,7 +95,8 @@ def _spmv_checked(A, x, y, alpha, beta, kernel, out):
         raise InputError(f"out must be a contiguous {dtype} vector of length {A.n_rows}, "
                          f"got {out.dtype}{'' if out.flags.c_contiguous else ' (not contiguous)'}")
     if dtype.kind == "c":  # spla's kernels are real: SciPy or cupyx, never a dropped imaginary part
-        return _spmv_complex(A, x, y, alpha, beta, out, dtype, xp)
+        with device.device_memory_errors("SpMV"):
+            return _spmv_complex(A, x, y, alpha, beta, out, dtype, xp)
     if dtype != A.dtype:
         A = A.astype(dtype)  # cached on A, so the next call binds once
     if xp.__name__ == "numpy":
@@ -103,7 +104,8 @@ def _spmv_checked(A, x, y, alpha, beta, kernel, out):
             raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU use one of {', '.join(CPU_KERNELS)}")
         A = A.to_host()
         return cpu.spmv(A, x.astype(A.dtype, copy=False), y, alpha, beta, out)
-    return _spmv_gpu(A, x, y, alpha, beta, kernel, out)
+    with device.device_memory_errors("SpMV"):
+        return _spmv_gpu(A, x, y, alpha, beta, kernel, out)
 
 
 def _spmv_complex(A, x, y, alpha, beta, out, dtype, xp):
