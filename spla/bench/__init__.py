@@ -19,6 +19,7 @@ from .timing import (
                      copy_bandwidth_gbps,
                      environment,
                      geomean,
+                     host_copy_bandwidth_gbps,
                      spmv_bytes,
                      spmv_flops,
                      throughput,
@@ -29,6 +30,6 @@ from .timing import (
                      time_on,
 )
 
-__all__ = ["SPMV_TOLERANCE", "SpmvCheck", "Timing", "copy_bandwidth_gbps", "environment", "geomean", "passes",
-           "relative_error", "scaled_error", "spmv_bytes", "spmv_flops", "throughput", "time_cpu", "time_gpu",
-           "time_gpu_budgeted", "time_in_turns", "time_on"]
+__all__ = ["SPMV_TOLERANCE", "SpmvCheck", "Timing", "copy_bandwidth_gbps", "environment", "geomean",
+           "host_copy_bandwidth_gbps", "passes", "relative_error", "scaled_error", "spmv_bytes", "spmv_flops",
+           "throughput", "time_cpu", "time_gpu", "time_gpu_budgeted", "time_in_turns", "time_on"]

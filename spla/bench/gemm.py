@@ -151,7 +151,8 @@ def format_table(report: dict) -> str:
 
 
 def roofline_plot(report: dict, path: str, bandwidth_gbps: float | None) -> None:
-    """Kernels' TFLOP/s against the memory roof (measured copy bandwidth) and the cuBLAS rate."""
+    """Kernels' TFLOP/s against the memory roof (measured copy bandwidth) and the compute roof:
+    the cuBLAS rate on the GPU, NumPy's BLAS rate on the CPU."""
     try:
         import matplotlib
 
@@ -163,13 +164,16 @@ def roofline_plot(report: dict, path: str, bandwidth_gbps: float | None) -> None
     intensity = 2.0 * m * n * k / (4.0 * (m * k + k * n + m * n))  # flops per compulsory byte
     fig, ax = plt.subplots(figsize=(7, 4.5))
     xs = np.logspace(-1, max(3.0, math.log10(intensity) + 1), 200)
+    peak = report.get("cublas_tflops") or max((row.get("tflops") or 0.0 for row in report["rows"]
+                                               if row["kernel"] == "numpy"), default=0.0)
+    peak_name = "cuBLAS" if report.get("cublas_tflops") else "NumPy BLAS"
     if bandwidth_gbps:
         roof = xs * bandwidth_gbps / 1e3
-        if report.get("cublas_tflops"):
-            roof = np.minimum(roof, report["cublas_tflops"])
-        ax.plot(xs, roof, "k-", label=f"roof: {bandwidth_gbps / 1e3:.2f} TB/s, cuBLAS rate")
-    if report.get("cublas_tflops"):
-        ax.axhline(report["cublas_tflops"], color="grey", ls=":", lw=1)
+        if peak:
+            roof = np.minimum(roof, peak)
+        ax.plot(xs, roof, "k-", label=f"roof: {bandwidth_gbps / 1e3:.3g} TB/s copy, {peak_name} rate")
+    if peak:
+        ax.axhline(peak, color="grey", ls=":", lw=1)
     for row in report["rows"]:
         if row.get("tflops"):
             ax.plot([intensity], [row["tflops"]], "o")

@@ -155,6 +155,18 @@ def time_in_turns(runs: dict, *, rounds: int, budget_s: float, max_repeat: int =
 _COPY_BANDWIDTH: dict = {}
 
 
+def host_copy_bandwidth_gbps(nbytes: int = 1 << 28) -> float:
+    """Measured host memory copy bandwidth (read + write) with NumPy, cached per process."""
+    if "cpu" not in _COPY_BANDWIDTH:
+        import numpy as np
+
+        src = np.random.default_rng(0).random(nbytes // 8)
+        dst = np.empty_like(src)
+        t = time_cpu(lambda: np.copyto(dst, src), repeat=5, warmup=1)
+        _COPY_BANDWIDTH["cpu"] = 2 * src.nbytes / t.median / 1e9
+    return _COPY_BANDWIDTH["cpu"]
+
+
 def copy_bandwidth_gbps(nbytes: int = 1 << 30) -> float:
     """Measured device-to-device copy bandwidth (read + write), cached per process."""
     if "gpu" not in _COPY_BANDWIDTH:

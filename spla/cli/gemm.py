@@ -39,7 +39,7 @@ def gemm_command(m, n, k, kernel, repeat, device, as_json, plot):
     kernels = kernel_choices(device, kernel)
     report = run(m, n, k, kernels, repeat=repeat, device=device)
     if plot:
-        bandwidth = bench.copy_bandwidth_gbps() if device == "gpu" else None
+        bandwidth = bench.copy_bandwidth_gbps() if report["device"] == "gpu" else bench.host_copy_bandwidth_gbps()
         roofline_plot(report, plot, bandwidth)
         report["plot"] = plot
     if as_json:

@@ -126,3 +126,19 @@ def test_cli_plot(tmp_path):
     else:
         assert result.exit_code == 0, result.output
         assert out.stat().st_size > 0
+
+
+def test_cpu_roofline_has_its_roofs(tmp_path, monkeypatch):
+    """On the CPU the roof is the measured host copy bandwidth and NumPy's BLAS rate."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.axes
+
+    from spla.bench import gemm as bench_gemm
+
+    drawn = []
+    real = matplotlib.axes.Axes.plot
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot",
+                        lambda self, *a, **k: drawn.append(k.get("label")) or real(self, *a, **k))
+    report = {"m": 64, "n": 64, "k": 64, "device": "cpu", "rows": [{"kernel": "numpy", "tflops": 0.05}]}
+    bench_gemm.roofline_plot(report, str(tmp_path / "r.png"), 20.0)
+    assert any(label and "0.02 TB/s copy, NumPy BLAS rate" in label for label in drawn)
