@@ -182,6 +182,10 @@ def roofline(points, path, *, bandwidth_gbps: float, peak_gflops: float | None =
     for label in dict.fromkeys(p.get("kernel", p["label"]) for p in points):
         group = [p for p in points if p.get("kernel", p["label"]) == label]
         ax.loglog([p["intensity"] for p in group], [p["gflops"] for p in group], "o", label=label)
+    for p in points:  # which matrix each point is (the legend names the kernel)
+        if "kernel" in p:
+            ax.annotate(p["label"], (p["intensity"], p["gflops"]), textcoords="offset points", xytext=(4, 2),
+                        fontsize=6)
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("GFLOP/s")
     ax.set_title(title or "roofline")

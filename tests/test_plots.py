@@ -65,3 +65,17 @@ def test_info_spy_writes_the_pattern(tmp_path):
     assert result.exit_code == 0, result.output
     assert out.read_bytes()[:8] == PNG
     assert "gini" in result.output
+
+
+def test_roofline_names_the_matrix_of_each_point(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib.axes
+
+    names = []
+    real = matplotlib.axes.Axes.annotate
+    monkeypatch.setattr(matplotlib.axes.Axes, "annotate", lambda self, text, *a, **k: names.append(text) or
+                        real(self, text, *a, **k))
+    points = [{"label": m, "kernel": k, "intensity": 1 / 6, "gflops": g}
+              for m, g in (("web", 10.0), ("road", 20.0)) for k in ("cusparse", "auto")]
+    plots.roofline(points, tmp_path / "roof.png", bandwidth_gbps=40.0)
+    assert sorted(names) == ["road", "road", "web", "web"]
