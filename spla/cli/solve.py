@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import time
+from pathlib import Path
 
 import click
 import numpy as np
 
 from .. import device as _device
 from .. import io
-from ..errors import InputError
+from ..errors import InputError, SplaError
 from . import distributed as distributed_cli
 from . import main
 
@@ -57,7 +59,8 @@ def _sync(xp):
 
 @main.command("solve", epilog=SOURCE_HELP)
 @click.argument("source")
-@click.option("--method", type=click.Choice(METHODS), default="cg", show_default=True)
+@click.option("--method", type=click.Choice(("auto", *METHODS)), default="auto", show_default=True,
+              help="auto: cg for a symmetric matrix, gmres otherwise (cg and minres assume symmetry).")
 @click.option("--rhs", default="ones", show_default=True, help="ones, random (seed 0) or FILE.npy.")
 @click.option("--precond", type=click.Choice(PRECONDITIONERS), default="none", show_default=True,
               help="amg needs pyamg (spla[amg]); ic0 needs a symmetric positive definite matrix.")
@@ -69,17 +72,26 @@ def _sync(xp):
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Write the residual history (one point per iteration) to this PNG (needs matplotlib).")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the solution x to this .npy file (also when the solve did not converge).")
 @distributed_cli.distributed_option()
-def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, device, as_json, plot_path, distributed):
+def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, device, as_json, plot_path, out_path,
+                  distributed):
     """Solve A x = b for the matrix SOURCE with an iterative method.
 
     Prints the iterations, the final relative residual ||b - A x|| / ||b||
     (recomputed from x, not the solver's estimate), the total time and the
-    time per iteration. With --plot, the residual is also recorded every
-    iteration (an extra SpMV and norm per iteration, so timings are then
-    not representative).
+    time per iteration (per restart cycle for GMRES). With --plot, the
+    residual is also recorded every iteration (an extra SpMV and norm per
+    iteration, so timings are then not representative). Exits 1 when the
+    solve did not converge or broke down (after printing the result).
     """
+    for option, path in (("--plot", plot_path), ("--out", out_path)):
+        _check_writable(option, path)  # before the solve, not after it
+    if plot_path is not None:
+        _require_matplotlib()
     if distributed:
+        method = "cg" if method == "auto" else method
         return distributed_cli.run("solve", source, method=method, rhs=rhs, precond=precond, rtol=rtol, atol=atol,
                                    maxiter=maxiter, restart=restart, device=device, as_json=as_json,
                                    plot_path=plot_path)
@@ -89,6 +101,12 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
     if A.n_rows != A.n_cols:
         raise InputError(f"{source} is {A.n_rows}x{A.n_cols}; iterative solvers need a square matrix")
     device = _pick_device(device)
+    symmetric = _is_symmetric(A)
+    if method == "auto":
+        method = "cg" if symmetric else "gmres"
+    elif method in ("cg", "minres") and not symmetric:
+        click.echo(f"spla: warning: {source} is not symmetric; {method} assumes it is (try --method gmres or "
+                   "bicgstab)", err=True)
     xp = np if device == "cpu" else _device.require_cupy()
     A = A.to_device() if device == "gpu" else A.to_host()
     b = xp.asarray(_right_hand_side(rhs, A.n_rows, A.dtype))
@@ -129,31 +147,78 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
     }
     if method == "gmres":
         result["iterations_are"] = "restart cycles"
+    result["symmetric"] = symmetric
     if plot_path is not None:
         _plot(history, plot_path, f"{method} on {source}")
         result["plot"] = plot_path
+    if out_path is not None:
+        _save_vector(out_path, x.get() if xp is not np else x)
+        result["out"] = out_path
     if as_json:
         click.echo(json.dumps(result, indent=2))
-        return
+    else:
+        _print_solve(result, A, source)
+    if info != 0:
+        raise SplaError(f"{method} did not converge (info {info}: "
+                        f"{'breakdown' if info < 0 else 'iteration limit reached'}); "
+                        f"relative residual {relative_residual:.3e}")
+
+
+def _print_solve(result, A, source):
+    method, info, device, precond = result["method"], result["info"], result["device"], result["precond"]
+    iterations, rtol = result["iterations"], result["rtol"]
+    relative_residual, setup_seconds, seconds = result["relative_residual"], result["setup_seconds"], result["seconds"]
     verdict = "converged" if info == 0 else ("breakdown" if info < 0 else "not converged")
     click.echo(f"{method} on {source}: {A.n_rows:,} x {A.n_cols:,}, nnz {A.nnz:,}, {A.dtype.name}, "
                f"{device}, precond {precond}")
     click.echo(f"result        {verdict} (info {info})")
-    click.echo(f"iterations    {iterations[0]}" + (" restart cycles" if method == "gmres" else ""))
+    click.echo(f"iterations    {iterations}" + (" restart cycles" if method == "gmres" else ""))
     click.echo(f"residual      {relative_residual:.3e} (||b - A x|| / ||b||, rtol {rtol:g})")
     click.echo(f"setup         {setup_seconds * 1e3:.2f} ms (precond {precond})")
+    per = "restart cycle" if method == "gmres" else "iteration"
     click.echo(f"time          {seconds * 1e3:.2f} ms solve, {result['seconds_per_iteration'] * 1e6:.1f} us "
-               f"per iteration")
+               f"per {per}")
+
+
+def _is_symmetric(A) -> bool:
+    """Whether A equals its transpose to rounding (host SciPy, one pass over A)."""
+    S = A.to_host().to_scipy()
+    if S.shape[0] != S.shape[1]:
+        return False
+    difference = abs(S - S.T)
+    return difference.nnz == 0 or float(difference.max()) <= 1e-12 * float(abs(S).max() or 1.0)
+
+
+def _check_writable(option: str, path) -> None:
+    if path is None:
+        return
+    folder = Path(path).resolve().parent
+    if not folder.is_dir():
+        raise InputError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise InputError(f"{option} {path}: folder {folder} is not writable")
+
+
+def _require_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise InputError("--plot needs matplotlib (pip install 'spla[plot]')") from None
+
+
+def _save_vector(path, x) -> None:
+    """np.save through a temporary file in the same folder, renamed when complete."""
+    from ..io.cache import atomic_file
+
+    with atomic_file(path) as stream:
+        np.save(stream, x)
 
 
 def _plot(history, path, title):
-    try:
-        import matplotlib
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise InputError("--plot needs matplotlib (pip install 'spla[plot]')") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.semilogy(range(1, len(history) + 1), history)
     ax.set_xlabel("iteration")
