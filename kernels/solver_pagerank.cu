@@ -2,9 +2,8 @@
 // turns the adjacency into per-row scales, and the fused per-iteration update.
 //
 // Setup (spla_pagerank_out_weight): one thread per row sums the row's weights
-// in order, in double (the order and precision of SciPy's A.sum(axis=1): the
-// dangling set matches the host build exactly, the scales to an ulp as
-// measured on the H200, 2026-12-02),
+// in order, in double (the order and precision of SciPy's A.sum(axis=1), so the
+// dangling set matches the host build exactly and the scales to an ulp),
 // and stores scale = 1 / out-weight (0 for a dangling row) and the dangling
 // mask. With the scales, P x = A^T (D^-1 x): the matrix the iteration runs on
 // is A's plain transpose, and no value of A is ever rewritten.

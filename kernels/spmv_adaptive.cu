@@ -1,7 +1,7 @@
 // spmv_adaptive: nnz-balanced blocks from a host-built plan, one launch (step 4).
 //
 // What changed from spmv_warp.cu / spmv_vector.cu: work is no longer "a fixed
-// number of lanes per row". spla/plan.py cuts the rows into thread blocks of
+// number of lanes per row". spla/planning/adaptive.py cuts the rows into thread blocks of
 // roughly equal nnz (CSR-Adaptive / CSR-stream style) and this kernel reads
 // one 4-entry descriptor per block:
 //   {row_begin, row_end, kind, split_id}
@@ -20,7 +20,7 @@
 // Rows the plan routes to a dense panel are not in the descriptors; the host
 // runs them through the dense GEMV.
 //
-// Constraints (asserted on the host in spla/backend/spmv_cuda.py):
+// Constraints (asserted on the host in spla/planning/adaptive.py and spla/backends/cuda/spmv.py):
 //   blockDim.x == ADAPTIVE_THREADS; a stream block's nnz <= ADAPTIVE_STAGE;
 //   a split row's chunks are `chunk` long (the plan's thresholds.chunk);
 //   split_counters start at zero (the last block resets its own counter, so

@@ -1,4 +1,4 @@
-// spmv_adaptive2: spmv_adaptive.cu with the round-1 H200 lessons (step 5).
+// spmv_adaptive2: spmv_adaptive.cu with balanced medium rows and more loads in flight (step 5).
 //
 // What changed from spmv_adaptive.cu (kept as it was, so both are measured):
 //  * "rows" blocks (kind == ADAPTIVE2_KIND_ROWS): medium rows (too long to
@@ -6,9 +6,9 @@
 //    default) no longer get a whole block each. The plan lists them sorted
 //    by length in `row_list`, and one block takes THREADS / width of them,
 //    `width` lanes per row (descriptor slot 3), so the rows of a block are
-//    about equally long and no warp waits for another. Round 1: 44k
-//    block-per-row rows on powerlaw-16M, where each 256-thread block read a
-//    few hundred nonzeros and spent most of its time in two barriers.
+//    about equally long and no warp waits for another (a 256-thread block
+//    per such row reads a few hundred nonzeros and spends most of its time
+//    in two barriers).
 //  * stream blocks also stage their rows' offsets (indptr - base) in shared
 //    memory, so the summing rounds read only shared memory; in spmv_adaptive
 //    every round re-read indptr from global memory, one dependent latency
@@ -16,18 +16,17 @@
 //  * loads in the rows/block/split paths are issued four at a time into
 //    independent accumulators (memory-level parallelism for x gathers).
 //  * no dense path: the plan that goes with this kernel routes dense rows
-//    like any other row (split into chunks). Round 1's dense panel + GEMV
-//    (one warp per panel row) ran 2 warps over 35k columns on
-//    vsp_model1_crew1_cr42_south31 (0.13 ms vs cuSPARSE 0.034 ms) and 256
-//    warps over 20k columns on blockdense-1M; dense storage saves at most
-//    half the panel's bytes, split chunks run fully parallel.
+//    like any other row (split into chunks): a dense panel saves at most half
+//    the panel's bytes, while a GEMV with one warp per panel row leaves the GPU
+//    nearly idle on a panel of a few rows; split chunks run fully parallel
+//    (see BENCHMARKS.md).
 // The descriptor layout is spmv_adaptive.cu's plus the rows kind:
 //   {row_begin, row_end, kind, split_id}          kind in 1..32: stream, lanes per row
 //   {row, row + 1, 0, -1}                          block per row
 //   {row, row + 1, -(chunk + 1), split_id}         chunk of a split row
 //   {list_begin, list_end, KIND_ROWS, width}       rows row_list[list_begin:list_end]
 //
-// Constraints (checked by spla/plan.py when it builds the plan):
+// Constraints (checked by spla/planning/adaptive.py when it builds the plan):
 //   blockDim.x == ADAPTIVE2_THREADS; a stream block holds <= ADAPTIVE2_STAGE
 //   nonzeros and < ADAPTIVE2_STAGE rows; a rows block holds at most
 //   THREADS / width rows, width in {1, 2, 4, 8, 16, 32}; split counters start

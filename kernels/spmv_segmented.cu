@@ -23,7 +23,7 @@
 //
 // Rows and tiles:
 //  * tile t "owns" the rows that start in it, tile_rows[t] .. tile_rows[t+1]-1
-//    (spla/plan.py, segmented_tile_rows; the last tile also owns trailing empty
+//    (spla/planning/segmented.py, segmented_tile_rows; the last tile also owns trailing empty
 //    rows). The warp sets a bit at the tile position where each row ending in
 //    the tile ends. Per strip, a lane adds its 4 products, finishing a row at
 //    each bit, and a segmented scan over the lanes carries the open sums (and
@@ -43,7 +43,7 @@
 //    every call gives the same bits.
 //  * empty rows are written (alpha * 0 + beta * y) by their owner.
 //
-// Constraints (checked by spla/backend/spmv_cuda.py):
+// Constraints (checked by spla/planning/spmv.py and spla/backends/cuda/spmv.py):
 //   blockDim.x == SEGMENTED_THREADS; K a multiple of 4 with K * sizeof(V) <= 64
 //   (registers); a tile owns fewer than 2^31 rows (the list holds int offsets
 //   from the tile's first row); dynamic shared memory of SEGMENTED_WARPS * TILE
@@ -65,7 +65,8 @@ constexpr int WALK = 3;
 
 // Blocks an SM must hold, so the compiler keeps registers to what fits: 5 (48
 // registers a thread) where a lane's K values take 32 bytes, 4 (64) where they
-// take 64 (3 blocks, no spills at 80 registers, was 7% slower: round 15).
+// take 64 (3 blocks would give 80 registers and no spills, but measured
+// slower: the occupancy matters more here; see BENCHMARKS.md).
 template <typename V, int K>
 constexpr int segmented_min_blocks() {
     static_assert(K * sizeof(V) <= 64, "a lane's K values take at most 64 bytes of registers");
@@ -176,8 +177,8 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
         }
 
         // 2. set the end bit of every row ending in the tile; write the owned empty rows.
-        //    Lane-strided, each lane leaving when its rows run out: a warp-uniform
-        //    loop over the same rows was 5% slower on powerlaw-16M (round 16)
+        //    Lane-strided, each lane leaving when its rows run out (measured faster
+        //    than a warp-uniform loop over the same rows on power-law matrices)
         if (lane < K) ends[lane] = 0u;
         __syncwarp();
         bool saw_empty = false;
