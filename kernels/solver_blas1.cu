@@ -1,4 +1,4 @@
-// Fused vector kernels for the Krylov solvers (spla/linalg/_kernels.py).
+// Fused vector kernels for the Krylov solvers (launched by spla/backends/cuda/solvers.py).
 //
 // Why these exist: a CG iteration besides its SpMV is only streaming vector
 // work, and on the GPU it is bound by bandwidth and launch count. These

@@ -1,4 +1,4 @@
-// PageRank power iteration on the GPU (spla/graph.py): the setup kernel that
+// PageRank power iteration on the GPU (launched by spla/backends/cuda/pagerank.py): the setup kernel that
 // turns the adjacency into per-row scales, and the fused per-iteration update.
 //
 // Setup (spla_pagerank_out_weight): one thread per row sums the row's weights
