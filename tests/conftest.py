@@ -12,6 +12,10 @@ import pytest
 
 from spla import device
 
+# A test never reads or writes the user's tuning cache: what auto runs must not depend on
+# an earlier run (tests of the cache point SPLA_TUNE_CACHE at a temporary file themselves).
+os.environ.setdefault("SPLA_TUNE_CACHE", "off")
+
 SHARED_MATRICES = Path(os.environ.get("SPLA_SHARED_MATRICES",
                                       Path(__file__).resolve().parents[2] / "shared" / "matrices"))
 
