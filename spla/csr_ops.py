@@ -129,10 +129,14 @@ def _with_data(A, data) -> CSRMatrix:
     return CSRMatrix(data, A.indices, A.indptr, A.shape, index_dtype=A.index_dtype, validate=False)
 
 
-def _on_values(A, scipy_op, value_op) -> CSRMatrix:
-    """An operation on the stored values that keeps the structure (SciPy's ``_with_data``)."""
-    if not A.on_gpu:
-        return _wrap(scipy_op(scipy_view(A)), False)
+def _on_values(A, scipy_op, value_op, deduped: bool = False) -> CSRMatrix:
+    """An operation on the stored values that keeps the structure (SciPy's ``_with_data``).
+
+    ``deduped``: the operation is not linear (abs, power), so SciPy sums duplicate
+    entries first (its ``_deduped_data``); a non-canonical GPU matrix takes SciPy's path.
+    """
+    if not A.on_gpu or (deduped and not has_canonical_format(A)):
+        return _wrap(scipy_op(scipy_view(A)), A.on_gpu)
     dtype = _scipy_dtype(scipy_op, A)
     data = A.data.astype(dtype) if np.can_cast(A.dtype, dtype) else A.data
     return _with_data(A, value_op(data).astype(dtype, copy=False))
@@ -154,7 +158,7 @@ def negative(A) -> CSRMatrix:
 
 
 def absolute(A) -> CSRMatrix:
-    return _on_values(A, abs, abs)
+    return _on_values(A, abs, abs, deduped=True)
 
 
 def conj(A) -> CSRMatrix:
@@ -175,7 +179,7 @@ def power(A, n, dtype=None) -> CSRMatrix:
     if not _is_scalar(n):
         raise NotImplementedError("input is not scalar")
     return _on_values(A, lambda S: S.power(n, dtype=dtype),
-                      lambda d: d ** n)
+                      lambda d: d ** n, deduped=True)
 
 
 def _binary(A, other, op, gpu_op=None, gpu_dense_op=None):

@@ -124,7 +124,8 @@ def tune(A, *, budget_ms: float = plan_tune.BUDGET_MS, max_spmvs: int = plan_tun
                              validate=False)
         magnitude_vector = cuda_spmv.bind(cupy, absolute, rule_plan).launch(
             cupy.abs(x), cupy.empty(dev.n_rows, dtype=dtype), one, zero)
-        magnitude = float(cupy.linalg.norm(magnitude_vector.astype(np.float64))) or 1.0
+        finite = cupy.isfinite(reference)
+        magnitude = float(cupy.linalg.norm(magnitude_vector.astype(np.float64)[finite])) or 1.0
         del absolute, magnitude_vector
     except Exception as exc:
         raise SplaError(f"tuning needs the rule's kernel {rule!r}, which failed on this matrix: {exc}") from exc
@@ -136,8 +137,12 @@ def tune(A, *, budget_ms: float = plan_tune.BUDGET_MS, max_spmvs: int = plan_tun
         try:
             launcher = bind(dev, name)
             out.fill(np.nan)  # a row the kernel skips fails the check
-            y = launcher.launch(x, out, one, zero)
-            row["error"] = float(cupy.linalg.norm(y.astype(np.float64) - reference)) / magnitude
+            y = launcher.launch(x, out, one, zero).astype(np.float64)
+            # NaN/Inf (from NaN/Inf in A) must sit where the rule's result has them; the rest is measured
+            if not bool(cupy.array_equal(cupy.isfinite(y), finite)):
+                row["error"] = float("inf")
+            else:
+                row["error"] = float(cupy.linalg.norm(y[finite] - reference[finite])) / magnitude
         except Exception as exc:  # noqa: BLE001  (one broken candidate must not sink tuning)
             row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
             continue

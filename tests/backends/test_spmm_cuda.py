@@ -44,7 +44,7 @@ def fits(kernel, k):
 def spmm_any(M, X, *args, kernel, **kw):
     """spla.spmm for public kernels; the benchmark hook (spla.bench.spmm.run_kernel) for variants."""
     if kernel not in SPMM_VARIANTS:
-        return spmm_any(M, X, *args, kernel=kernel, **kw)
+        return spla.spmm(M, X, *args, kernel=kernel, **kw)
     M = spla.as_csr(M).to_device()
     Y = args[0] if args else kw.pop("Y", None)
     Y = None if Y is None else cupy.asarray(Y).astype(M.dtype, copy=False)
