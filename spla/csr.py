@@ -379,7 +379,12 @@ class CSRMatrix:
             return self.copy() if copy else self
         key = ("astype", dtype.str)
         if copy or key not in self._cache:
-            converted = CSRMatrix(self.data.astype(dtype), self.indices, self.indptr, self.shape,
+            data = self.data
+            if self.on_gpu and dtype.kind == "u" and data.dtype.kind == "f":
+                # float -> unsigned is undefined in C for negatives: CuPy gives 0 where NumPy
+                # wraps (-1.0 -> 255); going through int64 gives NumPy's answer
+                data = data.astype(np.int64)
+            converted = CSRMatrix(data.astype(dtype), self.indices, self.indptr, self.shape,
                                   index_dtype=self.index_dtype, validate=False)
             if copy:
                 return converted

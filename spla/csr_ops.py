@@ -527,12 +527,20 @@ def _reduce(A, name, axis, **kwargs):
     return _wrap(np.asarray(result).ravel(), gpu)
 
 
+def _accumulate_in(A, dtype):
+    """A with values in ``dtype`` where that widens them: SciPy accumulates a sum or mean in the
+    requested dtype; cupyx would sum in A's own and cast the result."""
+    if dtype is not None and A.on_gpu and np.dtype(dtype) != A.dtype and np.can_cast(A.dtype, dtype):
+        return A.astype(dtype)
+    return A
+
+
 def sum_(A, axis=None, dtype=None):
-    return _reduce(A, "sum", axis, dtype=dtype)
+    return _reduce(_accumulate_in(A, dtype), "sum", axis, dtype=dtype)
 
 
 def mean(A, axis=None, dtype=None):
-    return _reduce(A, "mean", axis, dtype=dtype)
+    return _reduce(_accumulate_in(A, dtype), "mean", axis, dtype=dtype)
 
 
 def max_(A, axis=None, explicit=False):
@@ -572,6 +580,14 @@ def to_library(A, fmt: str):
 
 def _clean_up(A, method: str) -> None:
     """Run SciPy's/cupyx's in-place clean-up on copies and take its arrays."""
+    if method == "eliminate_zeros" and A.on_gpu:
+        # cupyx's eliminate_zeros goes through cuSPARSE's csr2csr_compress, which drops every
+        # value <= 0, negatives included: keep the nonzeros with a mask and a prefix sum instead
+        cupy = _device.require_cupy()
+        keep = A.data != 0
+        kept_before = cupy.concatenate((cupy.zeros(1, dtype=np.int64), cupy.cumsum(keep, dtype=np.int64)))
+        A._set_arrays(A.data[keep], A.indices[keep], kept_before[A.indptr].astype(A.index_dtype, copy=False))
+        return
     if _on_cupyx(A):
         import cupyx.scipy.sparse as csp
 

@@ -184,7 +184,7 @@ class DistCSRMatrix:
 
     # ---- constructors -----------------------------------------------------------------------
     @classmethod
-    def from_global(cls, A, comm=None, partition=None, *, col_partition=None, dtype=None, device: str = "cpu",
+    def from_global(cls, A, comm=None, partition=None, *, col_partition=None, dtype=None, device: str | None = None,
                     backend: str = "auto") -> DistCSRMatrix:
         """Scatter a matrix held by rank 0 (A is ignored elsewhere: pass None).
 
@@ -200,7 +200,7 @@ class DistCSRMatrix:
             Split of x for a rectangular A (default even); a square A splits
             x like its rows.
         dtype : float32 or float64, optional
-        device : {"cpu", "gpu"}
+        device : {"cpu", "gpu"}, optional (default: the side of a given Communicator, else "cpu")
             Where the local blocks and vectors live (GPU: one device per rank,
             picked by node-local rank).
         backend : {"auto", "mpi", "mpi-cuda", "mpi-staged", "nccl"}
@@ -251,7 +251,7 @@ class DistCSRMatrix:
 
     @classmethod
     def from_row_blocks(cls, local, comm=None, *, n_cols=None, col_partition=None, dtype=None,
-                        device: str = "cpu", backend: str = "auto") -> DistCSRMatrix:
+                        device: str | None = None, backend: str = "auto") -> DistCSRMatrix:
         """Build from each rank's block of consecutive rows (rank 0 the first rows, and so on).
 
         Parameters
@@ -523,7 +523,11 @@ def _col_offsets(shape, row_offsets, parts: int, col_partition) -> np.ndarray:
     return even_partition(shape[1], parts)
 
 
-def _make_comm(comm, backend: str, device: str) -> Communicator:
+def _make_comm(comm, backend: str, device: str | None) -> Communicator:
+    """The communicator for a new matrix; ``device=None`` takes the side of a given
+    Communicator (its backend decides), else the host."""
+    if device is None:
+        device = ("gpu" if comm.on_gpu else "cpu") if isinstance(comm, Communicator) else "cpu"
     if not isinstance(comm, Communicator) and device == "gpu":
         from .comm import select_gpu, world
 

@@ -70,7 +70,7 @@ def _parse(text: bytes, header, path) -> tuple:
     return rows, cols, values
 
 
-def read_mtx_distributed(path, comm=None, partition=None, *, dtype=None, device: str = "cpu",
+def read_mtx_distributed(path, comm=None, partition=None, *, dtype=None, device: str | None = None,
                          backend: str = "auto") -> DistCSRMatrix:
     """A :class:`DistCSRMatrix` from a Matrix Market file that every rank can read (a shared file system).
 
