@@ -206,7 +206,8 @@ def _binary(A, other, op, gpu_op=None, gpu_dense_op=None):
         dense = cupy.asarray(dense)
         dev = A.to_device()
         if gpu_dense_op is not None and np.can_cast(dense.dtype, dtype):
-            return _cupyx_call(lambda: gpu_dense_op(dev.astype(dtype), dense.astype(dtype)))
+            # A keeps its dtype: SciPy sums its duplicates in that dtype (toarray) before promoting
+            return _cupyx_call(lambda: gpu_dense_op(dev, dense.astype(dtype)).astype(dtype, copy=False))
         return _wrap(op(scipy_view(A), cupy.asnumpy(dense)), True)
     return _wrap(op(scipy_view(A), dense), False)
 
@@ -528,9 +529,12 @@ def _reduce(A, name, axis, **kwargs):
 
 
 def _accumulate_in(A, dtype):
-    """A with values in ``dtype`` where that widens them: SciPy accumulates a sum or mean in the
-    requested dtype; cupyx would sum in A's own and cast the result."""
+    """A with values in ``dtype`` where that widens them: SciPy sums duplicate entries in A's own
+    dtype, then accumulates the sum or mean in the requested one; cupyx would do both in A's dtype."""
     if dtype is not None and A.on_gpu and np.dtype(dtype) != A.dtype and np.can_cast(A.dtype, dtype):
+        if not has_canonical_format(A):
+            A = A.copy()
+            A.sum_duplicates()
         return A.astype(dtype)
     return A
 
