@@ -206,7 +206,7 @@ def _binary(A, other, op, gpu_op=None, gpu_dense_op=None):
         dense = cupy.asarray(dense)
         dev = A.to_device()
         if gpu_dense_op is not None and np.can_cast(dense.dtype, dtype):
-            # A keeps its dtype: SciPy sums its duplicates in that dtype (toarray) before promoting
+            # gpu_dense_op gets A in its own dtype and decides where to promote, as SciPy does
             return _cupyx_call(lambda: gpu_dense_op(dev, dense.astype(dtype)).astype(dtype, copy=False))
         return _wrap(op(scipy_view(A), cupy.asnumpy(dense)), True)
     return _wrap(op(scipy_view(A), dense), False)
@@ -217,7 +217,8 @@ def add(A, other):
         if other == 0:
             return A.copy()
         raise NotImplementedError("adding a nonzero scalar to a sparse array is not supported")
-    return _binary(A, other, operator.add, operator.add, lambda a, d: a.toarray() + d)
+    # SciPy adds each entry into the promoted dense result; it subtracts A.todense() in A's dtype
+    return _binary(A, other, operator.add, operator.add, lambda a, d: a.astype(d.dtype).toarray() + d)
 
 
 def subtract(A, other):
