@@ -29,7 +29,9 @@ def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
     A : CSRMatrix, scipy.sparse or cupyx.scipy.sparse matrix
     x : 1-D numpy.ndarray or cupy.ndarray
         Its module decides where the product runs; A is moved there (and the
-        copy cached on A). Cast to A's value dtype.
+        copy cached on A). The result dtype is SciPy's: NumPy's promotion of
+        A's, x's (and y's, when read) dtypes; float32 A with float64 x runs in
+        float64, and a complex x goes through SciPy/cupyx (spla's kernels are real).
     y : 1-D array, optional
         Read only when ``beta != 0`` (required then); never written unless it
         is also ``out``.
@@ -43,13 +45,13 @@ def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
         for A (``spla.tune``), then runs the winner, as ``"auto"`` does from
         then on.
     out : array, optional
-        Where the result is written (contiguous, A's dtype, x's side); may be
-        ``y`` itself for an in-place update. Default: a new array.
+        Where the result is written (contiguous, the result dtype, x's side);
+        may be ``y`` itself for an in-place update. Default: a new array.
 
     Returns
     -------
     array
-        ``out`` when given, else a new vector of A's value dtype on x's side.
+        ``out`` when given, else a new vector of the result dtype on x's side.
 
     Notes
     -----
