@@ -10,11 +10,10 @@
 #pragma once
 #include "common.cuh"
 
+#include "launch_config.cuh"  // SPLA_SOLVER_BLOCK, as the host passes it
+
 namespace spla {
 
-#ifndef SPLA_SOLVER_BLOCK
-#error "SPLA_SOLVER_BLOCK is passed by the host (spla.backends.cuda.solvers) as -DSPLA_SOLVER_BLOCK=..."
-#endif
 constexpr int SOLVER_BLOCK = SPLA_SOLVER_BLOCK;
 
 // Sums NS per-thread values over the grid; out[s] gets sum s. Every thread of

@@ -29,13 +29,8 @@
 //   Shared memory: ADAPTIVE_STAGE values (8 KiB float, 16 KiB double).
 //   The grid loops over descriptors, so any grid size covers any plan.
 #include "common.cuh"
+#include "launch_config.cuh"  // the -D constants the host passes
 
-#ifndef SPLA_ADAPTIVE_THREADS
-#error "SPLA_ADAPTIVE_THREADS is passed by the host (spla.backends.cuda.spmv) as -DSPLA_ADAPTIVE_THREADS=..."
-#endif
-#ifndef SPLA_ADAPTIVE_STAGE
-#error "SPLA_ADAPTIVE_STAGE is passed by the host (spla.backends.cuda.spmv) as -DSPLA_ADAPTIVE_STAGE=..."
-#endif
 constexpr int ADAPTIVE_THREADS = SPLA_ADAPTIVE_THREADS;
 constexpr int ADAPTIVE_STAGE = SPLA_ADAPTIVE_STAGE;
 

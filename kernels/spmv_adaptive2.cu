@@ -34,16 +34,8 @@
 //   Shared memory: 2048 values + 2049 ints (16 KiB float, 24 KiB double).
 //   The grid loops over descriptors, so any grid size covers any plan.
 #include "common.cuh"
+#include "launch_config.cuh"  // the -D constants the host passes
 
-#ifndef SPLA_ADAPTIVE_THREADS
-#error "SPLA_ADAPTIVE_THREADS is passed by the host (spla.backends.cuda.spmv) as -DSPLA_ADAPTIVE_THREADS=..."
-#endif
-#ifndef SPLA_ADAPTIVE_STAGE
-#error "SPLA_ADAPTIVE_STAGE is passed by the host (spla.backends.cuda.spmv) as -DSPLA_ADAPTIVE_STAGE=..."
-#endif
-#ifndef SPLA_KIND_ROWS
-#error "SPLA_KIND_ROWS is passed by the host (spla.backends.cuda.spmv) as -DSPLA_KIND_ROWS=..."
-#endif
 constexpr int ADAPTIVE2_THREADS = SPLA_ADAPTIVE_THREADS;
 constexpr int ADAPTIVE2_STAGE = SPLA_ADAPTIVE_STAGE;
 constexpr long long ADAPTIVE2_KIND_ROWS = SPLA_KIND_ROWS;

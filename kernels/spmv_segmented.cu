@@ -53,10 +53,8 @@
 //   them 32 at a time: a matrix of mostly empty rows is better served by
 //   adaptive2.
 #include "common.cuh"
+#include "launch_config.cuh"  // the -D constants the host passes
 
-#ifndef SPLA_SEGMENTED_THREADS
-#error "SPLA_SEGMENTED_THREADS is passed by the host (spla.backends.cuda.spmv) as -DSPLA_SEGMENTED_THREADS=..."
-#endif
 constexpr int SEGMENTED_THREADS = SPLA_SEGMENTED_THREADS;
 constexpr int SEGMENTED_WARPS = SEGMENTED_THREADS / spla::WARP_SIZE;
 // Rounds of 32 rows whose offsets a warp loads at once while finding row ends

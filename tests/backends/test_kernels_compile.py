@@ -53,11 +53,12 @@ def _declared_sources():
     return runtime.declared_sources()
 
 
-def _options_by_file(declared) -> dict:
-    """The NVRTC options each file is compiled with (its -D defines among them)."""
+def _plain_options_by_file(declared) -> dict:
+    """The options a plain build of each file needs: its declared ones without the host's -D
+    defines, so the file compiles as is (kernels/launch_config.cuh supplies the defaults)."""
     options: dict = {}
     for source in declared:
-        options.setdefault(source.path.resolve(), set()).update(source.options)
+        options.setdefault(source.path.resolve(), set()).update(o for o in source.options if not o.startswith("-D"))
     return {path: sorted(opts) for path, opts in options.items()}
 
 
@@ -76,7 +77,7 @@ def test_there_are_kernels():
 
 def test_every_source_and_declared_instantiation_compiles(tmp_path):
     declared = _declared_sources()
-    options = _options_by_file(declared)
+    options = _plain_options_by_file(declared)
     jobs = [(path, tmp_path / f"file-{k}.ptx", None) for k, path in enumerate(SOURCES)]
     for k, source in enumerate(declared):
         wrapper = tmp_path / f"instances-{k}-{source.path.stem}.cu"
@@ -113,6 +114,19 @@ def test_every_kernel_file_is_declared():
     """A .cu file no launcher declares would be compiled by nothing at run time."""
     declared = {source.path.resolve() for source in _declared_sources()}
     assert not [p.name for p in SOURCES if p.resolve() not in declared]
+
+
+def test_launch_config_defaults_equal_the_host_values():
+    """A plain nvcc build must build what the host runs: the defaults of launch_config.cuh are
+    the values the host passes as -D defines."""
+    defaults = dict(re.findall(r"#define (SPLA_\w+) (\d+)", (KERNEL_DIR / "launch_config.cuh").read_text()))
+    passed = {}
+    for source in _declared_sources():
+        for option in source.options:
+            if option.startswith("-DSPLA_"):
+                name, value = option[2:].split("=")
+                passed[name] = value
+    assert passed and passed == defaults
 
 
 def test_every_declared_name_carries_the_prefix_and_its_file_exists():

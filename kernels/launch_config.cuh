@@ -1,0 +1,24 @@
+// Launch constants shared by the host and the kernels.
+//
+// spla.backends.cuda compiles each kernel with these as -D defines taken from its
+// planning modules (spla/planning/adaptive.py, segmented.py, spla/backends/cuda/solvers.py),
+// so the host's values always win. The defaults below only serve a plain
+// `nvcc -arch=sm_90 file.cu` build; tests/backends/test_kernels_compile.py checks
+// that they equal the host's values.
+#pragma once
+
+#ifndef SPLA_ADAPTIVE_THREADS
+#define SPLA_ADAPTIVE_THREADS 256
+#endif
+#ifndef SPLA_ADAPTIVE_STAGE
+#define SPLA_ADAPTIVE_STAGE 2048
+#endif
+#ifndef SPLA_KIND_ROWS
+#define SPLA_KIND_ROWS 64
+#endif
+#ifndef SPLA_SEGMENTED_THREADS
+#define SPLA_SEGMENTED_THREADS 256
+#endif
+#ifndef SPLA_SOLVER_BLOCK
+#define SPLA_SOLVER_BLOCK 256
+#endif
