@@ -111,9 +111,9 @@ class Bin:
     nnz: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class DensePanel:
-    """Rows gathered as a dense ``len(rows) x (col_end - col_begin)`` panel."""
+    """Rows gathered as a dense ``len(rows) x (col_end - col_begin)`` panel (SpMV's plan and SpMM's)."""
 
     rows: np.ndarray  # host row ids in panel order
     col_begin: int
@@ -121,8 +121,16 @@ class DensePanel:
     nnz: int
 
     @property
+    def width(self) -> int:
+        return self.col_end - self.col_begin
+
+    @property
     def elements(self) -> int:
-        return len(self.rows) * (self.col_end - self.col_begin)
+        return len(self.rows) * self.width
+
+    @property
+    def density(self) -> float:
+        return self.nnz / max(1, self.elements)
 
 
 @dataclass(frozen=True, eq=False)

@@ -58,7 +58,7 @@ import numpy as np
 
 from ..errors import KernelError
 from . import gemm as gemm_planning
-from .adaptive import plan_for
+from .adaptive import DensePanel, plan_for
 from .stats import host_indptr, row_stats
 
 BLOCK = 256  # threads per block for every SpMM launch: 8 warps
@@ -213,25 +213,7 @@ class RowGroup:
         return "warp (a warp per row)"
 
 
-@dataclass(frozen=True)
-class PanelSpec:
-    """One dense panel: rows gathered into a dense ``len(rows) x (col_end - col_begin)`` block."""
-
-    rows: np.ndarray   # host row ids in panel order
-    col_begin: int
-    col_end: int       # exclusive
-    nnz: int
-
-    @property
-    def width(self) -> int:
-        return self.col_end - self.col_begin
-
-    @property
-    def density(self) -> float:
-        return self.nnz / max(1, self.rows.size * self.width)
-
-
-def widened_panel(panel, n_cols: int, align: int = PANEL_ALIGN) -> PanelSpec:
+def widened_panel(panel, n_cols: int, align: int = PANEL_ALIGN) -> DensePanel:
     """A row-plan panel with its column span widened to a multiple of ``align`` (zeros, within the matrix),
     so that the GEMM core's float4 loads need no per-call padded copy."""
     width = ceil_div(panel.col_end - panel.col_begin, align) * align
@@ -240,11 +222,11 @@ def widened_panel(panel, n_cols: int, align: int = PANEL_ALIGN) -> PanelSpec:
         col_begin = min(col_begin, n_cols - width)
     else:
         width = panel.col_end - panel.col_begin
-    return PanelSpec(np.asarray(panel.rows, dtype=np.int64), int(col_begin), int(col_begin + width), int(panel.nnz))
+    return DensePanel(np.asarray(panel.rows, dtype=np.int64), int(col_begin), int(col_begin + width), int(panel.nnz))
 
 
 def panels_for(A) -> tuple:
-    """The row plan's dense panels of A as :class:`PanelSpec` (cached; shared by hybrid and fused)."""
+    """The row plan's dense panels of A as :class:`DensePanel` (cached; shared by hybrid and fused)."""
     if "spmm-panel-specs" not in A._cache:
         A._cache["spmm-panel-specs"] = tuple(widened_panel(p, A.n_cols) for p in plan_for(A).dense_panels)
     return A._cache["spmm-panel-specs"]
@@ -314,7 +296,7 @@ class HybridSchedule:
     groups: tuple                  # RowGroup
     long_rows: np.ndarray          # host ids of the rows cut into segments
     segments: tuple | None         # host (row ids, begin, end)
-    panels: tuple                  # PanelSpec, empty without a dense path
+    panels: tuple                  # DensePanel, empty without a dense path
 
     @property
     def n_segments(self) -> int:
@@ -414,7 +396,7 @@ class FusedSchedule:
     segments: tuple | None     # host (row ids, begin, end) of the long rows' segments
     long_rows: np.ndarray      # the segmented rows (for spla_spmm_init_rows)
     n_blocks: int
-    panels: tuple              # PanelSpec
+    panels: tuple              # DensePanel
 
     @property
     def n_long_rows(self) -> int:

@@ -151,7 +151,7 @@ def test_dense_panel_engine_rule(sms):
 
 
 def test_panel_plans_follow_the_engine(rng):
-    panel = P.PanelSpec(np.arange(40), 8, 1032, 9000)
+    panel = P.DensePanel(np.arange(40), 8, 1032, 9000)
     (plan,) = P.panel_plans([panel], 8, np.float32, multiprocessors=132)
     assert (plan.M, plan.N) == (40, 8) and plan.K == 1024 and plan.name == "splitk_n8"
     (forced,) = P.panel_plans([panel], 8, np.float32, dense_gemm="cublas")
