@@ -359,17 +359,23 @@ def rmatmul(A, other):
         raise ValueError("Scalar operands are not allowed, use '*' instead")
     x = _as_dense(other)
     if x.ndim == 1:
-        return matmul(A.transpose(), x)
+        return matmul(_transpose_in(A, x.dtype), x)
     if x.ndim != 2:
         raise ValueError(f"matmul needs a 1-D or 2-D operand, got {x.ndim}-D")
-    return matmul(A.transpose(), x.T).T
+    return matmul(_transpose_in(A, x.dtype), x.T).T
 
 
 def adjoint_matmul(A, x):
     """A^H @ x without conjugating the matrix: conj(A^T @ conj(x))."""
     if A.dtype.kind != "c" and x.dtype.kind != "c":
-        return matmul(A.transpose(), x)
-    return matmul(A.transpose(), x.conj()).conj()
+        return matmul(_transpose_in(A, x.dtype), x)
+    return matmul(_transpose_in(A, x.dtype), x.conj()).conj()
+
+
+def _transpose_in(A, operand_dtype) -> CSRMatrix:
+    """A^T with values already in the product's dtype: the GPU transpose sums duplicates, and
+    summing them before widening would round where SciPy (summing the widened products) does not."""
+    return A.astype(_upcast(A.dtype, operand_dtype)).transpose()
 
 
 def transpose(A) -> CSRMatrix:
@@ -532,12 +538,15 @@ def _reduce(A, name, axis, **kwargs):
 def _accumulate_in(A, dtype):
     """A with values in ``dtype`` where that widens them: SciPy sums duplicate entries in A's own
     dtype, then accumulates the sum or mean in the requested one; cupyx would do both in A's dtype."""
-    if dtype is not None and A.on_gpu and np.dtype(dtype) != A.dtype and np.can_cast(A.dtype, dtype):
-        if not has_canonical_format(A):
-            A = A.copy()
-            A.sum_duplicates()
-        return A.astype(dtype)
-    return A
+    if dtype is None or not A.on_gpu:
+        return A
+    wide = np.promote_types(A.dtype, dtype)  # complex64 summed as float64: complex128, then the cast
+    if wide == A.dtype or wide not in SUPPORTED_DTYPES:
+        return A
+    if not has_canonical_format(A):
+        A = A.copy()
+        A.sum_duplicates()
+    return A.astype(wide)
 
 
 def sum_(A, axis=None, dtype=None):

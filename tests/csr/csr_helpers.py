@@ -41,8 +41,9 @@ def random_pair(rng, shape, dtype, xp, density=0.35):
     return A, S
 
 
-def assert_same(got, want, xp, rtol=None):
-    """``got`` from spla equals SciPy's ``want`` in kind, shape, dtype and values, on xp's side."""
+def assert_same(got, want, xp, rtol=None, atol=0.0):
+    """``got`` from spla equals SciPy's ``want`` in kind, shape, dtype and values, on xp's side
+    (``atol`` for results that cancel: rounding then scales with the terms, not the result)."""
     gpu = xp is not np
     if sp.issparse(want) and want.ndim == 2:
         assert isinstance(got, CSRMatrix), f"expected a CSRMatrix, got {type(got).__name__}"
@@ -60,10 +61,10 @@ def assert_same(got, want, xp, rtol=None):
     if want.dtype.kind in "biu":
         np.testing.assert_array_equal(got_host, want)
     else:
-        assert_matches_scipy(got_host, want, rtol=rtol)
+        assert_matches_scipy(got_host, want, rtol=rtol, atol=atol)
 
 
-def check(op, A, S, xp, rtol=None):
+def check(op, A, S, xp, rtol=None, atol=0.0):
     """op on spla and on SciPy: the same result, or the same kind of error."""
     try:
         want = op(S.copy(), np)  # SciPy canonicalises its operand in place
@@ -73,4 +74,4 @@ def check(op, A, S, xp, rtol=None):
         except type(exc):
             return
         raise AssertionError(f"SciPy raised {type(exc).__name__}({exc}); spla did not") from None
-    assert_same(op(A, xp), want, xp, rtol=rtol)
+    assert_same(op(A, xp), want, xp, rtol=rtol, atol=atol)
