@@ -9,8 +9,9 @@ One protocol for the CLI, the scripts and BENCHMARKS.md (:func:`compare`):
   preallocated y;
 - two figures per kernel: the time of one call from Python in a loop of
   back-to-back calls (what a user pays; on small matrices mostly host cost) and
-  the device time of the kernel alone (a CUDA graph of back-to-back launches,
-  replayed between two events);
+  the device time of the kernel alone (back-to-back calls queued behind a held
+  stream, then released and timed between two events: no host gaps, and the
+  same method for cuSPARSE, which CuPy cannot graph-capture);
 - kernels are timed in round-robin rounds (lent machines drift by several
   percent between calls) and each result is checked against a float64 SciPy
   product (:mod:`spla.bench.check`) before it is timed.
@@ -45,36 +46,14 @@ def per_call_seconds(cupy, fn, calls: int) -> float:
     return (time.perf_counter() - began) / calls
 
 
-def device_seconds(cupy, fn, launches: int, capture: bool = True) -> float:
-    """Device time of one call: ``launches`` calls captured in a CUDA graph, replayed between
-    two events (host cost excluded). Falls back to events around a plain loop when the
-    call cannot be captured (it allocates or synchronises)."""
-    stream = cupy.cuda.Stream(non_blocking=True)
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    with stream:
-        try:
-            if not capture:
-                raise RuntimeError("not captured")
-            stream.begin_capture()
-            try:
-                for _ in range(launches):
-                    fn()
-            finally:
-                graph = stream.end_capture()
-            graph.upload(stream)
-            graph.launch(stream)  # warm
-            start.record(stream)
-            graph.launch(stream)
-            stop.record(stream)
-        except Exception:  # noqa: BLE001  (CuPy raises plain RuntimeErrors for capture failures)
-            stream.synchronize()
-            fn()
-            start.record(stream)
-            for _ in range(launches):
-                fn()
-            stop.record(stream)
-        stop.synchronize()
-    return cupy.cuda.get_elapsed_time(start, stop) / 1e3 / launches
+def device_seconds(cupy, fn, launches: int) -> float:
+    """Device time of one call: ``launches`` calls queued behind a held stream, then released
+    and timed between two events (host cost excluded; the same method for spla and cuSPARSE,
+    whose calls CuPy cannot graph-capture). See :mod:`spla.backends.cuda.timing`."""
+    from ..backends.cuda.timing import queued_device_seconds
+
+    with cupy.cuda.Stream(non_blocking=True):
+        return queued_device_seconds(fn, launches)
 
 
 def _calls_for(seconds_once: float, budget_s: float, lo: int = 5, hi: int = 2000) -> int:
@@ -123,10 +102,9 @@ def compare(A, kernels, *, dtype="float32", rounds: int = 5, budget_s: float = 0
     device: dict[str, list] = {n: [] for n in runs}
     for _ in range(rounds):
         for name, run in runs.items():
-            capture = name != "cusparse-cupy"  # it allocates its product every call
-            once = device_seconds(cupy, run, 3, capture)
+            once = device_seconds(cupy, run, 3)
             per_call[name].append(per_call_seconds(cupy, run, _calls_for(once + 5e-6, budget_s)) * 1e6)
-            device[name].append(device_seconds(cupy, run, _calls_for(once, budget_s / 2, hi=1000), capture) * 1e6)
+            device[name].append(device_seconds(cupy, run, _calls_for(once, budget_s / 2, hi=1000)) * 1e6)
     for name in runs:
         rows[name].update(per_call_us=statistics.median(per_call[name]), device_us=statistics.median(device[name]),
                           per_call_rounds_us=per_call[name], device_rounds_us=device[name])
