@@ -25,6 +25,7 @@ families in table order, both dtypes of a matrix together.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -203,6 +204,7 @@ def run_one(job: dict, dtype: str, args) -> dict:
     from spla.bench.spmv import compare
     from spla.bench.tune import RESULT_KEY
     from spla.planning.spmv import describe_choice
+    from spla.planning.stats import row_stats
 
     record = {**{k: v for k, v in job.items() if k != "matrix"}, "dtype": dtype}
     host = job["matrix"]
@@ -215,7 +217,8 @@ def run_one(job: dict, dtype: str, args) -> dict:
     tuned = run_matrix._cache.get(RESULT_KEY, {})
     auto: dict = next((row for row in measured["rows"] if row["kernel"] == "auto"), {})
     record.update(measured, status="ok", auto_kernel=auto.get("runs", describe_choice(run_matrix)["rule"]),
-                  tuned_kernel=tuned.get("kernel", "tune"), tune=tuned)
+                  tuned_kernel=tuned.get("kernel", "tune"), tune=tuned,
+                  row_stats=dataclasses.asdict(row_stats(run_matrix)))  # what scripts/fit_auto.py fits on
     return record
 
 

@@ -12,7 +12,7 @@ call (wall time of ``--calls`` calls between two synchronisations, median of
   cached the launcher on A (the hot path: a dict lookup, a few checks, one launch);
 - ``cusparse``: the lean ``cusparseSpMV`` call (descriptors, buffer and output
   built once), called directly;
-- ``device``: the scalar kernel's device time from a CUDA graph of launches,
+- ``device``: the scalar kernel's device time (calls queued behind a held stream),
   so the host cost is per call minus nothing the GPU does.
 
 The issue's target: the hot path at most 6 us a call, about 1 us over a bare launch.

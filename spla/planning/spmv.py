@@ -74,9 +74,11 @@ def pack_entries(dtype, index_dtype) -> int:
 # Rows of at least ROW_GROUP_ENTRIES: a row group does best reading at least
 # ROW_GROUP_ENTRIES entries a step, with no lane walking more than about
 # LANE_ENTRIES entries of its row. Shorter rows get about two loads a lane: a
-# group wider than the row idles. Measured with scripts/time_turns.py; see
-# BENCHMARKS.md.
-ROW_GROUP_ENTRIES = 16
+# group wider than the row idles. 8 (was 16): on the corpus (session 8) the
+# tuner's winners on stencils and bands of 25-40 entries a row were half the
+# lanes 16 gave (vector:2 in float32, vector:4 / warp:8 in float64, up to 28%
+# faster); see BENCHMARKS.md.
+ROW_GROUP_ENTRIES = 8
 LANE_ENTRIES = 16
 
 
@@ -94,40 +96,58 @@ def lanes_for(mean_row: float, entries_per_lane_step: int = 1) -> int:
 
 
 # -------------------------------------------------------------- auto rule
+@dataclass(frozen=True)
+class AutoThresholds:
+    """The numbers of the auto rule (:func:`matrix_class`); ``scripts/fit_auto.py`` fits
+    ``segmented_mean`` on the corpus's fit half and reports every half (BENCHMARKS.md)."""
+
+    huge_row: int = 65536      # a row of 128 segmented tiles and more
+    long_row: int = 1024       # a row one warp takes 32 steps over
+    long_mean: float = 1024.0  # rows this long on average: a warp each
+    large_nnz: int = 2**26
+    irregular_cv: float = 1.0
+    short_max: int = 64
+    scalar_mean: float = 12.0
+    segmented_mean: float = 6.0  # fitted (scripts/fit_auto.py): irregular rows this short on average
+
+
+AUTO = AutoThresholds()
+
 # A Ginkgo-style rule on row statistics: a matrix falls in one class, in this
-# order, and AUTO_RULE names the kernel of each class:
-#   "huge": a row longer than AUTO_HUGE_ROW (segmented would send each such
-#       row's hundreds of tiles through one completion counter; adaptive2
-#       splits it into 4096-nnz chunks)
-#   "irregular-large" and "irregular": a row longer than AUTO_LONG_ROW, or rows
-#       irregular (cv > AUTO_IRREGULAR_CV) with a longest row past
-#       AUTO_SHORT_MAX (one long row would stall a warp or a thread); "large"
-#       from AUTO_LARGE_NNZ nonzeros, where segmented's equal tiles keep the
-#       x gathers flowing, below it adaptive2 is ahead
-#   "short":  mean <= AUTO_SCALAR_MEAN and longest <= AUTO_SHORT_MAX
-#       (no reduction at all)
+# order, and AUTO_RULE names the kernel of each class (thresholds: AUTO):
+#   "long": every row long (mean >= long_mean, cv <= irregular_cv, no huge row):
+#       few rows of thousands of entries; a warp per row streams each one,
+#       where adaptive2 would split them into chunks summed by atomics
+#   "huge": a row longer than huge_row (segmented would send each such row's
+#       hundreds of tiles through one completion counter; adaptive2 splits it
+#       into 4096-nnz chunks)
+#   "irregular-short", "irregular-large" and "irregular": a row longer than
+#       long_row, or rows irregular (cv > irregular_cv) with a longest row past
+#       short_max (one long row would stall a warp or a thread). Segmented's
+#       equal tiles win where the typical row is a few entries (mean <=
+#       segmented_mean: adaptive's row bins are mostly one-row work) and from
+#       large_nnz nonzeros; adaptive2 is ahead on the rest
+#   "short": mean <= scalar_mean and longest <= short_max (no reduction at all)
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
-AUTO_RULE = {"huge": "adaptive2", "irregular-large": "segmented", "irregular": "adaptive2", "short": "scalar",
-             "medium": "vector"}
-AUTO_HUGE_ROW = 65536  # a row of 128 segmented tiles and more
-AUTO_LARGE_NNZ = 2**26
-AUTO_LONG_ROW = 1024
-AUTO_IRREGULAR_CV = 1.0
-AUTO_SHORT_MAX = 64
-AUTO_SCALAR_MEAN = 12.0
+AUTO_RULE = {"long": "warp", "huge": "adaptive2", "irregular-short": "segmented", "irregular-large": "segmented",
+             "irregular": "adaptive2", "short": "scalar", "medium": "vector"}
 
 
-def matrix_class(s: RowStats) -> str:
-    """The auto rule's class of a matrix ("empty", "huge", "irregular-large", "irregular", "short", "medium")."""
+def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
+    """The auto rule's class of a matrix: "empty" or a key of :data:`AUTO_RULE`."""
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
-    if s.max > AUTO_HUGE_ROW:
+    if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row:
+        return "long"
+    if s.max > t.huge_row:
         return "huge"
-    if s.max > AUTO_LONG_ROW or (s.cv > AUTO_IRREGULAR_CV and s.max > AUTO_SHORT_MAX):
-        return "irregular-large" if s.nnz >= AUTO_LARGE_NNZ else "irregular"
-    if s.mean <= AUTO_SCALAR_MEAN and s.max <= AUTO_SHORT_MAX:
+    if s.max > t.long_row or (s.cv > t.irregular_cv and s.max > t.short_max):
+        if s.mean <= t.segmented_mean:
+            return "irregular-short"
+        return "irregular-large" if s.nnz >= t.large_nnz else "irregular"
+    if s.mean <= t.scalar_mean and s.max <= t.short_max:
         return "short"
     return "medium"
 

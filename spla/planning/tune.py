@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import KernelError
 from . import segmented
-from .spmv import AUTO_LONG_ROW, LANE_WIDTHS, bound_param, lanes_for, pack_entries, parse_kernel, rule_kernel
+from .spmv import AUTO, LANE_WIDTHS, bound_param, lanes_for, pack_entries, parse_kernel, rule_kernel
 from .stats import host_indptr, row_stats
 
 CACHE_ENV = "SPLA_TUNE_CACHE"
@@ -63,7 +63,7 @@ def _widths_around(width: int) -> list[int]:
 def candidates(A) -> list[str]:
     """The kernels the tuner times on A, the rule's choice first.
 
-    Alternatives: ``scalar`` (only when no row exceeds ``AUTO_LONG_ROW``: one
+    Alternatives: ``scalar`` (only when no row exceeds ``AUTO.long_row``: one
     thread walking a long row is never competitive), ``warp`` and ``vector``
     at the lanes rule's width and its two neighbours, ``adaptive2``, and
     ``segmented`` at every K the dtype takes. Names carry their parameter
@@ -75,7 +75,7 @@ def candidates(A) -> list[str]:
     if s.nnz == 0 or s.n_rows == 0:
         return [rule]
     names = [rule]
-    if s.max <= AUTO_LONG_ROW:
+    if s.max <= AUTO.long_row:
         names.append("scalar")
     for family, step in (("vector", pack_entries(A.dtype, A.index_dtype)), ("warp", 1)):
         names += [f"{family}:{w}" for w in _widths_around(lanes_for(s.mean, step))]

@@ -260,12 +260,21 @@ def test_auto_policy_classes(rng):
     assert rules.describe_choice(one_long)["class"] == "irregular"
     # the same row statistics at AUTO_LARGE_NNZ nonzeros and more
     stats = row_stats(one_long)
-    large = dataclasses.replace(stats, nnz=rules.AUTO_LARGE_NNZ, n_rows=rules.AUTO_LARGE_NNZ // 3)
+    large = dataclasses.replace(stats, nnz=rules.AUTO.large_nnz, n_rows=rules.AUTO.large_nnz // 3)
     assert rules.matrix_class(large) == "irregular-large"
-    assert rules.matrix_class(dataclasses.replace(large, nnz=rules.AUTO_LARGE_NNZ - 1)) == "irregular"
+    assert rules.matrix_class(dataclasses.replace(large, nnz=rules.AUTO.large_nnz - 1)) == "irregular"
+    # irregular rows of a few entries on average: segmented's equal tiles
+    short_power = _matrix([2] * 3000 + [400] * 10, 5000, rng)
+    assert rules.describe_choice(short_power)["class"] == "irregular-short"
+    assert rules.choose_kernel(short_power) == rules.AUTO_RULE["irregular-short"] == "segmented"
+    # few rows, all long (a short-wide rectangle): a warp per row
+    wide = _matrix([int(rules.AUTO.long_mean) * 2] * 40, 200000, rng)
+    assert rules.describe_choice(wide)["class"] == "long"
+    assert rules.choose_kernel(wide) == "warp" and rules.describe_choice(wide)["lanes"] == 32
+    assert rules.matrix_class(row_stats(wide), dataclasses.replace(rules.AUTO, long_mean=10**6)) == "irregular"
     empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(11, int), (10, 10))
     assert rules.choose_kernel(empty) == "scalar"
-    huge_row = rules.AUTO_HUGE_ROW + 1
+    huge_row = rules.AUTO.huge_row + 1
     huge = CSRMatrix(np.ones(huge_row + 9), np.concatenate([np.arange(huge_row), np.arange(9)]),
                      np.array([0, huge_row, huge_row + 4, huge_row + 9]), (3, huge_row))
     assert rules.describe_choice(huge)["class"] == "huge"
@@ -282,11 +291,11 @@ def test_kernel_names_parse():
     assert list(rules.KERNELS)[:4] == ["scalar", "warp", "vector", "adaptive"]
 
 
-def test_lanes_for_row_groups_of_16_entries_and_two_loads_a_lane_below():
+def test_lanes_for_row_groups_of_8_entries_and_two_loads_a_lane_below():
     # vector packs: 4 entries (float32, int32), 2 (float64, int32); warp reads 1
-    assert [rules.lanes_for(mean, 4) for mean in (1, 5, 15, 16, 41, 81, 200, 1000)] == [2, 2, 2, 4, 4, 8, 16, 32]
-    assert [rules.lanes_for(mean, 2) for mean in (1, 5, 15, 16, 41, 81, 200, 1000)] == [2, 2, 4, 8, 8, 8, 16, 32]
-    assert [rules.lanes_for(mean) for mean in (1, 5, 15, 16, 41, 256, 257, 1000)] == [2, 4, 8, 16, 16, 16, 32, 32]
+    assert [rules.lanes_for(mean, 4) for mean in (1, 5, 8, 25, 33, 81, 200, 1000)] == [2, 2, 2, 2, 4, 8, 16, 32]
+    assert [rules.lanes_for(mean, 2) for mean in (1, 5, 8, 25, 33, 81, 200, 1000)] == [2, 2, 4, 4, 4, 8, 16, 32]
+    assert [rules.lanes_for(mean) for mean in (1, 5, 7, 8, 41, 128, 129, 1000)] == [2, 4, 4, 8, 8, 8, 16, 32]
     for step in (1, 2, 4):
         for mean in np.linspace(1, 2000, 200):
             lanes = rules.lanes_for(mean, step)
@@ -304,9 +313,9 @@ def test_bound_param_fills_in_each_family_default(rng):
     assert rules.bound_param(A, "segmented", None) == segmented.segmented_default(np.float64) == 8
     assert rules.bound_param(A.astype(np.float32), "segmented", None) == 16
     assert rules.bound_param(A, "segmented", 4) == 4
-    assert rules.bound_param(A, "vector", None) == rules.lanes_for(16, 2) == 8
-    assert rules.bound_param(A.astype(np.float32), "vector", None) == rules.lanes_for(16, 4) == 4
-    assert rules.bound_param(A, "warp", None) == rules.lanes_for(16) == 16
+    assert rules.bound_param(A, "vector", None) == rules.lanes_for(16, 2) == 4
+    assert rules.bound_param(A.astype(np.float32), "vector", None) == rules.lanes_for(16, 4) == 2
+    assert rules.bound_param(A, "warp", None) == rules.lanes_for(16) == 8
     assert rules.bound_param(A, "warp", 32) == 32
     assert rules.bound_param(A, "scalar", None) is None
 
@@ -436,5 +445,6 @@ def test_warp_max_is_checked(rng):
 
 
 def test_auto_rule_is_one_table():
-    assert set(rules.AUTO_RULE) == {"huge", "irregular-large", "irregular", "short", "medium"}
+    assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-short", "irregular-large", "irregular", "short",
+                                    "medium"}
     assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())

@@ -63,7 +63,7 @@ def test_candidates_rule_first_distinct_and_plannable(name, dtype, rng):
     families = {policy.parse_kernel(n)[0] for n in names}
     assert {"warp", "vector", "adaptive2", "segmented"} <= families
     s = policy.row_stats(A)
-    assert ("scalar" in families) == (s.max <= policy.AUTO_LONG_ROW or names[0] == "scalar")
+    assert ("scalar" in families) == (s.max <= policy.AUTO.long_row or names[0] == "scalar")
     ks = {policy.bound_param(A, "segmented", policy.parse_kernel(n)[1]) for n in names if n.startswith("segmented")}
     assert ks == set(segmented.segmented_entries(dtype))
     for family, step in (("warp", 1), ("vector", policy.pack_entries(A.dtype, A.index_dtype))):

@@ -43,7 +43,7 @@ def queued_device_seconds(fn, calls: int, timeout_s: float = TIMEOUT_S) -> float
     while left:
         batch = min(left, MAX_QUEUED)
         flag.value = 0
-        wait((1,), (1,), (np.uint64(flag_memory.ptr), np.uint64(timeout_s * 1e9)), stream=stream)
+        wait((1,), (1,), (np.uint64(flag_memory.ptr), np.uint64(timeout_s * 1e9)))  # on the current stream
         start.record(stream)
         began = time.perf_counter()
         for _ in range(batch):
