@@ -9,10 +9,10 @@ corpus generators or the real files and kept in ``--stats`` as a cache).
 For each matrix the rule picks a kernel family from its row statistics
 (:func:`spla.planning.spmv.matrix_class`); its cost is that family's device
 time at its default parameter over the best spla kernel's. The fitted
-threshold, ``AutoThresholds.segmented_mean``, is chosen on the ``fit`` half
-only (the geomean of best/picked, higher is better); the table then shows the
-rule on ``fit``, ``report`` and ``real``, so the figures on the last two are
-for matrices the rule was not fitted to.
+thresholds (:data:`FITTED` of ``AutoThresholds``) are chosen on the ``fit``
+half only (the geomean of best/picked, higher is better); the table then shows
+the rule on ``fit``, ``report`` and ``real``, so the figures on the last two
+are for matrices the rule was not fitted to.
 
     PYTHONPATH=. python scripts/fit_auto.py docs/lab/h200-2026-12-03-session8/corpus-*.json \\
         --stats docs/lab/h200-2026-12-03-session8/corpus-stats.json --real ../shared/matrices
@@ -96,16 +96,28 @@ def geomean(values) -> float:
     return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
 
 
-def fit_segmented_mean(items: list[dict]) -> tuple[float, list[tuple[float, float]]]:
-    """The segmented_mean maximising the fit half's geomean quality, with the scan behind it;
-    of a run of equal scores the threshold in the middle (in log scale) of the run."""
-    fit = [i for i in items if i["half"] == "fit"]
-    means = sorted({i["stats"].mean for i in fit})
-    candidates = [0.0] + [math.sqrt(a * b) for a, b in zip(means, means[1:])] + [means[-1] * 2]
-    scan = [(c, geomean(quality(i, dataclasses.replace(AUTO, segmented_mean=c)) for i in fit)) for c in candidates]
-    best = max(score for _, score in scan)
-    run = [c for c, score in scan if score >= best - 1e-12]
-    return run[len(run) // 2], scan
+FITTED = ("segmented_mean", "scalar_rows")
+
+
+def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
+    """The (segmented_mean, scalar_rows) maximising the fit half's geomean quality: a grid over
+    the midpoints between the fit half's own values; of equal scores, the median grid point."""
+    fit_items = [i for i in items if i["half"] == "fit"]
+
+    def midpoints(values):
+        values = sorted(set(values))
+        return [0.0] + [math.sqrt(a * b) for a, b in zip(values, values[1:]) if a > 0] + [values[-1] * 2]
+
+    grid = [(m, int(r)) for m in midpoints(i["stats"].mean for i in fit_items)
+            for r in midpoints(i["stats"].n_rows for i in fit_items)]
+    scores = []
+    for m, r in grid:
+        t = dataclasses.replace(AUTO, segmented_mean=m, scalar_rows=r)
+        scores.append((geomean(quality(i, t) for i in fit_items), m, r))
+    best = max(score for score, _, _ in scores)
+    ties = [(m, r) for score, m, r in scores if score >= best - 1e-12]
+    m, r = ties[len(ties) // 2]
+    return dataclasses.replace(AUTO, segmented_mean=m, scalar_rows=r), best
 
 
 def table(items: list[dict], rules: dict[str, AutoThresholds]) -> list[str]:
@@ -128,17 +140,14 @@ def main(argv=None) -> int:
     parser.add_argument("results", nargs="+", type=Path, help="bench_corpus.py PREFIX.json files")
     parser.add_argument("--stats", type=Path, default=None, help="row-statistics cache (JSON), read and updated")
     parser.add_argument("--real", type=Path, default=None, help="folder of the real matrices, for their statistics")
-    parser.add_argument("--before", type=float, default=None,
-                        help="segmented_mean of the rule before the fit, for the comparison (default: off)")
     args = parser.parse_args(argv)
     items = load(args.results, args.real, args.stats)
-    value, scan = fit_segmented_mean(items)
-    print("segmented_mean scan on the fit half (threshold: geomean auto/best):")
-    print("  " + ", ".join(f"{c:.2f}: {s:.3f}" for c, s in scan))
-    print(f"fitted segmented_mean = {value:.2f} (in the code: {AUTO.segmented_mean})\n")
-    before = dataclasses.replace(AUTO, segmented_mean=args.before if args.before is not None else 0.0,
-                                 long_mean=math.inf)  # the rule before session 8: neither class
-    rules = {"before": before, "fitted": dataclasses.replace(AUTO, segmented_mean=value)}
+    fitted, score = fit(items)
+    print(f"fitted on the fit half (geomean auto/best {score:.3f}): "
+          + ", ".join(f"{name} = {getattr(fitted, name):g} (code: {getattr(AUTO, name):g})" for name in FITTED) + "\n")
+    # the rule before session 8: none of its classes
+    before = dataclasses.replace(AUTO, segmented_mean=0.0, scalar_rows=0, long_mean=math.inf)
+    rules = {"before": before, "fitted": fitted, "code": AUTO}
     print("\n".join(table(items, rules)))
     losers = [(quality(i, rules["fitted"]), i) for i in items]
     losers = sorted((q, i) for q, i in losers if q < WITHIN)

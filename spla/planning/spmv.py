@@ -103,21 +103,24 @@ class AutoThresholds:
 
     huge_row: int = 65536      # a row of 128 segmented tiles and more
     long_row: int = 1024       # a row one warp takes 32 steps over
-    long_mean: float = 1024.0  # rows this long on average: a warp each
+    long_mean: float = 1024.0  # rows this long on average: a warp each ...
+    long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted
     large_nnz: int = 2**26
     irregular_cv: float = 1.0
     short_max: int = 64
     scalar_mean: float = 12.0
-    segmented_mean: float = 6.0  # fitted (scripts/fit_auto.py): irregular rows this short on average
+    segmented_mean: float = 6.3  # fitted (scripts/fit_auto.py): irregular rows this short on average
+    scalar_rows: int = 316000    # fitted: short rows take scalar from this many rows, warp below
 
 
 AUTO = AutoThresholds()
 
 # A Ginkgo-style rule on row statistics: a matrix falls in one class, in this
 # order, and AUTO_RULE names the kernel of each class (thresholds: AUTO):
-#   "long": every row long (mean >= long_mean, cv <= irregular_cv, no huge row):
-#       few rows of thousands of entries; a warp per row streams each one,
-#       where adaptive2 would split them into chunks summed by atomics
+#   "long": every row long (mean >= long_mean, cv <= irregular_cv, no huge
+#       row) and at least long_rows of them: a warp per row streams each one,
+#       where adaptive2 would split them into chunks summed by atomics (with
+#       fewer rows a warp each leaves the GPU idle, and adaptive2's splits win)
 #   "huge": a row longer than huge_row (segmented would send each such row's
 #       hundreds of tiles through one completion counter; adaptive2 splits it
 #       into 4096-nnz chunks)
@@ -127,19 +130,21 @@ AUTO = AutoThresholds()
 #       equal tiles win where the typical row is a few entries (mean <=
 #       segmented_mean: adaptive's row bins are mostly one-row work) and from
 #       large_nnz nonzeros; adaptive2 is ahead on the rest
-#   "short": mean <= scalar_mean and longest <= short_max (no reduction at all)
+#   "short": mean <= scalar_mean and longest <= short_max (no reduction at
+#       all), with at least scalar_rows rows; "short-few-rows" below that, where
+#       a thread per row is too few threads and a few lanes per row win
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
 AUTO_RULE = {"long": "warp", "huge": "adaptive2", "irregular-short": "segmented", "irregular-large": "segmented",
-             "irregular": "adaptive2", "short": "scalar", "medium": "vector"}
+             "irregular": "adaptive2", "short": "scalar", "short-few-rows": "warp", "medium": "vector"}
 
 
 def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
     """The auto rule's class of a matrix: "empty" or a key of :data:`AUTO_RULE`."""
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
-    if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row:
+    if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
         return "long"
     if s.max > t.huge_row:
         return "huge"
@@ -148,7 +153,7 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
             return "irregular-short"
         return "irregular-large" if s.nnz >= t.large_nnz else "irregular"
     if s.mean <= t.scalar_mean and s.max <= t.short_max:
-        return "short"
+        return "short" if s.n_rows >= t.scalar_rows else "short-few-rows"
     return "medium"
 
 

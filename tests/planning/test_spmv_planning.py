@@ -18,7 +18,7 @@ from spla.csr import CSRMatrix
 from spla.errors import InputError
 from spla.planning import adaptive, segmented
 from spla.planning import spmv as rules
-from spla.planning.stats import row_stats
+from spla.planning.stats import RowStats, row_stats
 
 
 def _matrix(rows, n_cols, rng):
@@ -249,7 +249,10 @@ def _csr(M):
 
 def test_auto_policy_classes(rng):
     poisson = sp.diags([-1.0, -1.0, 4.0, -1.0, -1.0], [-30, -1, 0, 1, 30], shape=(900, 900))
-    assert rules.choose_kernel(_csr(poisson)) == rules.AUTO_RULE["short"]
+    assert rules.describe_choice(_csr(poisson))["class"] == "short-few-rows"  # 900 threads: too few
+    assert rules.choose_kernel(_csr(poisson)) == rules.AUTO_RULE["short-few-rows"] == "warp"
+    many_rows = dataclasses.replace(row_stats(_csr(poisson)), n_rows=rules.AUTO.scalar_rows)
+    assert rules.matrix_class(many_rows) == "short" and rules.AUTO_RULE["short"] == "scalar"
     band = sp.diags([np.ones(2000, dtype=float)] * 41, list(range(-20, 21)), shape=(2000, 2000))
     assert rules.choose_kernel(_csr(band)) == rules.AUTO_RULE["medium"]
     power = _matrix(list(np.minimum(rng.zipf(1.7, 3000), 2000)), 5000, rng)
@@ -267,11 +270,14 @@ def test_auto_policy_classes(rng):
     short_power = _matrix([2] * 3000 + [400] * 10, 5000, rng)
     assert rules.describe_choice(short_power)["class"] == "irregular-short"
     assert rules.choose_kernel(short_power) == rules.AUTO_RULE["irregular-short"] == "segmented"
-    # few rows, all long (a short-wide rectangle): a warp per row
-    wide = _matrix([int(rules.AUTO.long_mean) * 2] * 40, 200000, rng)
-    assert rules.describe_choice(wide)["class"] == "long"
-    assert rules.choose_kernel(wide) == "warp" and rules.describe_choice(wide)["lanes"] == 32
-    assert rules.matrix_class(row_stats(wide), dataclasses.replace(rules.AUTO, long_mean=10**6)) == "irregular"
+    # every row long (a short-wide rectangle): a warp per row, once there are rows enough to fill the GPU
+    long_rows = int(rules.AUTO.long_mean) * 2
+    wide = RowStats(n_rows=rules.AUTO.long_rows, nnz=rules.AUTO.long_rows * long_rows, mean=long_rows, std=0.0,
+                    cv=0.0, max=long_rows, empty=0)
+    assert rules.matrix_class(wide) == "long" and rules.AUTO_RULE["long"] == "warp"
+    assert rules.matrix_class(dataclasses.replace(wide, n_rows=40, nnz=40 * long_rows)) == "irregular"
+    few = _matrix([long_rows] * 40, 200000, rng)  # 40 warps would leave the GPU idle: adaptive2 splits them
+    assert rules.describe_choice(few)["class"] == "irregular"
     empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(11, int), (10, 10))
     assert rules.choose_kernel(empty) == "scalar"
     huge_row = rules.AUTO.huge_row + 1
@@ -446,5 +452,5 @@ def test_warp_max_is_checked(rng):
 
 def test_auto_rule_is_one_table():
     assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-short", "irregular-large", "irregular", "short",
-                                    "medium"}
+                                    "short-few-rows", "medium"}
     assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())
