@@ -66,3 +66,20 @@ def test_a_call_that_synchronises_is_refused():
 
     with pytest.raises(SplaError, match="synchronises"):
         queued_device_seconds(syncing, 2, timeout_s=0.2)
+
+
+def test_queued_time_of_many_small_cusparse_calls():
+    """cuSPARSE queues several launches a call: hundreds of calls must not fill the launch queue."""
+    import cupy
+
+    from spla.backends.cuda.cusparse import spmv_anchor
+    from spla.backends.cuda.timing import queued_device_seconds
+
+    A = spla.load("gen:poisson2d:64").to_device()
+    x = cupy.ones(A.n_cols)
+    anchor = spmv_anchor(A)
+    out = anchor(x)
+    with cupy.cuda.Stream(non_blocking=True):
+        seconds = queued_device_seconds(lambda: anchor(x, out), 1000)
+    assert 0 < seconds < 50e-6, seconds
+    np.testing.assert_allclose(cupy.asnumpy(out), A.to_host() @ np.ones(A.n_cols))
