@@ -1,0 +1,42 @@
+"""scripts/fit_auto.py on canned corpus records: the fit uses the fit half only and finds the split."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fit_auto.py"
+spec = importlib.util.spec_from_file_location("fit_auto", SCRIPT)
+fit_auto = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fit_auto)
+
+
+def _record(name, half, mean, n_rows, best, dtype="float32"):
+    """An irregular matrix (max row 5000) whose fastest spla kernel is ``best``."""
+    nnz = int(mean * n_rows)
+    times = {k: 10.0 for k in ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented")}
+    times[best] = 5.0
+    return {"name": name, "half": half, "dtype": dtype, "status": "ok",
+            "row_stats": {"n_rows": n_rows, "nnz": nnz, "mean": mean, "std": 3 * mean, "cv": 3.0, "max": 5000,
+                          "empty": 0},
+            "rows": [{"kernel": k, "device_us": t} for k, t in times.items()]}
+
+
+def test_fit_splits_the_fit_half_and_ignores_the_others(tmp_path):
+    records = [_record(f"short{m}", "fit", m, 10**6, "segmented") for m in (2, 3, 4)]
+    records += [_record(f"long{m}", "fit", m, 10**6, "adaptive2") for m in (10, 20, 40)]
+    # held-out records that would pull the threshold up, were they used
+    records += [_record(f"held{m}", "report", m, 10**6, "segmented") for m in (12, 15, 30)]
+    path = tmp_path / "corpus.json"
+    path.write_text(json.dumps({"records": records}))
+    items = fit_auto.load([path], None, None)
+    fitted, score = fit_auto.fit(items)
+    assert 4 < fitted.segmented_mean < 10 and score == 1.0
+    report = [i for i in items if i["half"] == "report"]
+    assert all(fit_auto.quality(i, fitted) == 0.5 for i in report)  # held out: the rule misses them
+    lines = fit_auto.table(items, {"fitted": fitted})
+    assert any("| fitted | report | float32 | 3 | 0.500 | 0.500 | 0/3 |" in line for line in lines)
+    before = dataclasses.replace(fitted, segmented_mean=0.0)
+    assert all(fit_auto.picked(i, before) == "adaptive2" for i in items)
