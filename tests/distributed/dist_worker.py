@@ -331,6 +331,13 @@ def check_cadence():
         assert counts["host reads"] == 16, f"{name}: {counts}"
         assert counts["device sums"] == per_iteration * 16, f"{name}: {counts}"
         checks += rank == 0
+    # a float32 matrix with a float64 right-hand side solves in float64, products included (as spla.linalg)
+    D32 = build(A.astype(np.float32))
+    x, info = cg(D32, bd, rtol=1e-10, check_every=every)
+    single, single_info = spla.linalg.cg(spla.CSRMatrix.from_scipy(A.astype(np.float32)), b_single, rtol=1e-10,
+                                         check_every=every)
+    assert info == single_info == 0 and x.dtype == np.float64, (info, single_info, x.dtype)
+    close(D32.gather(x), to_host(single), rtol=1e-9, what="cg float32 A, float64 b")
     # the local product reuses its exchange buffers: an earlier result must survive a later product
     x1, x2 = rng.standard_normal(144), rng.standard_normal(144)
     y1 = D @ D.distribute_vector(x1 if rank == 0 else None)

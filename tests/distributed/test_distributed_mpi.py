@@ -69,7 +69,7 @@ def test_solver_iterations_sum_in_place_and_read_the_host_only_at_checks(ranks, 
     iteration; products reusing exchange buffers keep earlier results intact."""
     result = launch(ranks, "cadence", _seed(rng), tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "CHECKS OK 15" in result.stdout, result.stdout
+    assert "CHECKS OK 16" in result.stdout, result.stdout
 
 
 @pytest.mark.parametrize("ranks", [1, 3])
@@ -110,7 +110,7 @@ def test_gpu_one_rank_nccl_cadence_graph_replay_and_bound_product(rng, tmp_path)
     pytest.importorskip("cupy.cuda.nccl")
     result = launch(1, "cadence", _seed(rng), tmp_path, "gpu", "nccl")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "CHECKS OK 17" in result.stdout, result.stdout
+    assert "CHECKS OK 18" in result.stdout, result.stdout
 
 
 @pytest.mark.gpu
@@ -118,7 +118,7 @@ def test_gpu_two_ranks_host_staged_cadence(rng, tmp_path):
     assert device.gpu_available()
     result = launch(2, "cadence", _seed(rng), tmp_path, "gpu", "mpi-staged")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "CHECKS OK 15" in result.stdout, result.stdout
+    assert "CHECKS OK 16" in result.stdout, result.stdout
 
 
 def test_cli_spmv_solve_pagerank_distributed_report_once(tmp_path, rng):
