@@ -3,7 +3,11 @@
 Run: ``mpiexec -n 1 python scripts/bench_distributed.py [SOURCE ...] [--device cpu|gpu] [--rounds R]``
 (default sources gen:poisson2d:1024 and gen:poisson3d:96). Both sides run on
 the same matrix, dtype float64, in alternating rounds; medians are printed.
-With more ranks it reports the distributed figures only (rank 0 prints).
+Both CGs run the same iterations (``maxiter``, a tolerance never met) with the
+same ``check_every`` (default: the library's, 8 on the GPU and 1 on the CPU),
+so they do the same work and the same host reads; the one-rank results are
+checked equal before anything is timed. With more ranks it reports the
+distributed figures only (rank 0 prints).
 """
 
 from __future__ import annotations
@@ -42,12 +46,18 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=20, help="SpMVs per round")
     parser.add_argument("--cg-iterations", type=int, default=50)
+    parser.add_argument("--check-every", type=int, default=None,
+                        help="CG iterations between convergence checks, on both sides (default: the library's)")
     args = parser.parse_args(argv)
+    check_every = args.check_every
+    if check_every is None:
+        check_every = spla.linalg.DEFAULT_GPU_CHECK_EVERY if args.device == "gpu" else 1
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
     single = comm.size == 1
     if comm.rank == 0:
+        print(f"{comm.size} rank(s), {args.device}, float64, CG check_every={check_every} on both sides")
         print(f"{'matrix':<22} {'rows':>10} {'nnz':>11} {'spmv ms':>9} {'dist ms':>9} {'ratio':>6} "
               f"{'cg ms/it':>9} {'dist ms/it':>10} {'ratio':>6}")
     for source in args.sources:
@@ -61,22 +71,28 @@ def main(argv=None) -> int:
         b = D.distribute_vector(x_global, space="range")
         local = A.to_device() if (single and args.device == "gpu") else A
         x_single = xp.asarray(x_global) if single else None
-        if single:  # results first: same answer before any timing
-            np.testing.assert_allclose(D.gather(D @ x), spla.spmv(A, x_global), rtol=1e-12, atol=1e-12)
-        spmv_single, spmv_dist, cg_single, cg_dist = [], [], [], []
         iterations = args.cg_iterations
+        solve = {"rtol": 1e-30, "maxiter": iterations, "check_every": check_every}
+        if single:  # results first: the same answers (so the same work) before any timing
+            np.testing.assert_allclose(D.gather(D @ x), spla.spmv(A, x_global), rtol=1e-12, atol=1e-12)
+            x_dist, info_dist = cg(D, b, **solve)
+            x_one, info_one = spla.linalg.cg(local, x_single, **solve)
+            assert info_dist == info_one, (info_dist, info_one)
+            x_one = xp.asnumpy(x_one) if xp is not np else x_one
+            np.testing.assert_allclose(D.gather(x_dist), x_one, rtol=1e-10, atol=1e-10 * np.abs(x_one).max())
+        spmv_single, spmv_dist, cg_single, cg_dist = [], [], [], []
         for _ in range(args.rounds):
             comm.Barrier()
             spmv_dist.append(_timed(lambda D=D, x=x: D @ x, xp, args.repeat))
             comm.Barrier()
             start = time.perf_counter()
-            cg(D, b, rtol=1e-30, maxiter=iterations)
+            cg(D, b, **solve)
             _sync(xp)
             cg_dist.append((time.perf_counter() - start) / iterations)
             if single:
                 spmv_single.append(_timed(lambda A=local, v=x_single: spla.spmv(A, v), xp, args.repeat))
                 start = time.perf_counter()
-                spla.linalg.cg(local, x_single, rtol=1e-30, maxiter=iterations, check_every=1)
+                spla.linalg.cg(local, x_single, **solve)
                 _sync(xp)
                 cg_single.append((time.perf_counter() - start) / iterations)
         if comm.rank != 0:

@@ -71,10 +71,14 @@ for s in "${steps[@]}"; do
     load)    run_step bench_load 200 python3 scripts/bench_load.py --out "$RES" ;;
     hotpath) run_step hot_path 90 python3 scripts/hot_path.py --json "$RES/hot_path.json" ;;
     corpus)  run_step bench_corpus 420 python3 scripts/bench_corpus.py --out "$RES/corpus" ${CORPUS_ARGS:-} ;;
-    # one rank: the distributed layer's overhead over spla.spmv / spla.linalg.cg (issue 18)
+    # one rank: the distributed layer's overhead over spla.spmv / spla.linalg.cg (issue 18), at the
+    # library's check_every (both CGs replay graphs) and at a host read every iteration (no graphs)
     distributed) run_step bench_distributed 150 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
                  python3 scripts/bench_distributed.py --device gpu gen:poisson2d:256 gen:poisson2d:1024 \
-                 gen:poisson3d:96 gen:poisson2d:2048 ;;
+                 gen:poisson3d:96 gen:poisson2d:2048
+                 run_step bench_distributed_check1 150 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+                 python3 scripts/bench_distributed.py --device gpu --check-every 1 gen:poisson2d:256 \
+                 gen:poisson2d:1024 gen:poisson3d:96 gen:poisson2d:2048 ;;
     precond) run_step bench_precond 240 python3 scripts/bench_precond.py --out "$RES" $quick ;;
     spgemm)  run_step bench_spgemm 120 python3 scripts/bench_spgemm.py --out "$RES" $quick ;;
     profile) run_step profile 180 ncu --clock-control none -k "regex:${PROFILE_KERNEL:-segmented}" -s 1 -c 1 \

@@ -123,23 +123,49 @@ class Communicator:
 
     # ---- hot path ---------------------------------------------------------------------------
     def allreduce_sum(self, values):
-        """Sum over ranks of a small float64 vector (host or device); returns a host numpy array."""
+        """Sum over ranks of a small float64 vector (host or device); returns a host numpy array.
+
+        Reads the device (a synchronisation): for results the host needs now. The solvers'
+        per-iteration sums go through :meth:`allreduce_sum_inplace` instead.
+        """
+        if self.size == 1:
+            return np.array(values.get() if is_cupy_array(values) else values, dtype=np.float64, ndmin=1)
         if self._nccl is not None:
-            import cupy
-
-            buf = cupy.ascontiguousarray(cupy.asarray(values, dtype=cupy.float64))
-            stream = cupy.cuda.get_current_stream()
-            from cupy.cuda import nccl
-
-            self._nccl.allReduce(buf.data.ptr, buf.data.ptr, buf.size, _nccl_type(buf.dtype), nccl.NCCL_SUM,
-                                 stream.ptr)
+            buf = self.xp.array(values, dtype=np.float64, ndmin=1)
+            self.allreduce_sum_inplace(buf)
             return buf.get()
         host = np.ascontiguousarray(values.get() if is_cupy_array(values) else values, dtype=np.float64)
-        if self.size == 1:
-            return host
         out = np.empty_like(host)
         self.mpi.Allreduce(host, out, op=self._sum)
         return out
+
+    def allreduce_sum_inplace(self, buf) -> None:
+        """Sum a small contiguous array over ranks, in place, where it lives; nothing at all on one rank.
+
+        NCCL sums device buffers on the current stream (queued, no host wait),
+        so a solver's scalars stay on the GPU between its convergence checks;
+        NumPy buffers go through MPI. CuPy data under MPI costs a stream
+        synchronisation (CUDA-aware) or a round trip through the host (staged).
+        """
+        if self.size == 1:
+            return
+        if self._nccl is not None:
+            from cupy.cuda import nccl
+
+            stream = self.xp.cuda.get_current_stream()
+            self._nccl.allReduce(buf.data.ptr, buf.data.ptr, buf.size, _nccl_type(buf.dtype), nccl.NCCL_SUM,
+                                 stream.ptr)
+            return
+        in_place = _mpi().IN_PLACE
+        if self.backend == "mpi":
+            self.mpi.Allreduce(in_place, buf, op=self._sum)
+        elif self.backend == "mpi-cuda":
+            self.xp.cuda.get_current_stream().synchronize()  # MPI reads device memory outside CUDA's stream order
+            self.mpi.Allreduce(in_place, buf, op=self._sum)
+        else:
+            host = buf.get()
+            self.mpi.Allreduce(in_place, host, op=self._sum)
+            buf.set(host)
 
     def allreduce_array(self, array, op: str = "sum"):
         """Element-wise sum/max over ranks of a host numpy array (set-up and reports)."""

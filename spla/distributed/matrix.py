@@ -13,8 +13,10 @@ its x entries it needs (``Alltoallv`` of global indices), so an SpMV sends
 exactly the ghost entries, packed by one gather, to the ranks that read them.
 ``y = A x`` posts the receives and sends, multiplies the diagonal block
 while the ghosts travel, then adds the off-diagonal block's product. Local
-products go through :func:`spla.spmv` / :func:`spla.spmm`, so CuPy data runs
-spla's tuned GPU kernels.
+products run spla's own: on CuPy data each block's :func:`spla.spmv`
+launcher is bound once (:class:`LocalProduct`), so with no ghost traffic (one
+rank) ``A @ x`` costs what ``spla.spmv`` costs; blocks go through
+:func:`spla.spmm`.
 
 Rows are split in contiguous blocks balanced by ``nnz + rows`` unless the
 caller passes a partition. For a square matrix x is split like y; for a
@@ -145,6 +147,8 @@ class DistCSRMatrix:
         self.offdiag = offdiag.to_device() if comm.on_gpu else offdiag
         self.plan = plan.to(xp) if comm.on_gpu else plan
         self._transposes: tuple | None = None
+        self._product: LocalProduct | None = None
+        self._converted: dict = {}
 
     # ---- description ------------------------------------------------------------------------
     @property
@@ -409,9 +413,30 @@ class DistCSRMatrix:
             return spmm(block, x) if out is None else spmm(block, x, out, beta=1.0)
         return spmv(block, x) if out is None else spmv(block, x, out, beta=1.0)
 
+    def local_product(self) -> LocalProduct:
+        """This rank's SpMV of 1-D slices with launchers and exchange buffers set up once (see
+        :class:`LocalProduct`); what :meth:`matvec` and the solvers run."""
+        if self._product is None:
+            self._product = LocalProduct(self)
+        return self._product
+
+    def astype(self, dtype) -> DistCSRMatrix:
+        """This matrix with values of ``dtype`` (self when they are; the copy is kept); not collective."""
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype:
+            return self
+        converted = self._converted.get(dtype.str)
+        if converted is None:
+            converted = self._converted[dtype.str] = DistCSRMatrix(
+                self.comm, self.shape, self.row_offsets, self.col_offsets, self.diag.astype(dtype),
+                self.offdiag.astype(dtype), self.ghost_cols, self.plan)
+        return converted
+
     def matvec_local(self, x_local):
         """This rank's slice of ``A @ x`` from its slice of x (collective: every rank must call it)."""
         x_local = self._check_local(x_local, self.n_local_cols)
+        if x_local.ndim == 1:
+            return self.local_product()(x_local)
         if not self.plan.send_ranks and not self.plan.recv_ranks:  # no ghosts in or out (e.g. one rank)
             return self._multiply(self.diag, x_local)
         ghosts, handle = self.start_ghost_exchange(x_local)
@@ -433,12 +458,14 @@ class DistCSRMatrix:
         if x.offsets is not self.col_offsets and not np.array_equal(x.offsets, self.col_offsets):
             raise InputError(f"x has shape {x.shape} split at {x.offsets.tolist()}; this {self.shape[0]}x"
                              f"{self.shape[1]} matrix needs x split at {self.col_offsets.tolist()}")
-        return DistVector(self.matvec_local(x.local), self.row_offsets, self.comm)
+        product = self._product if self._product is not None else self.local_product()
+        if product.fast is not None:  # the common GPU call with no ghosts: what spla.spmv(A, x) costs
+            y = product.fast(x.local, 1, 0, None)
+            if y is not None:
+                return DistVector.wrap(y, self.row_offsets, self.comm)
+        return DistVector.wrap(self.matvec_local(x.local), self.row_offsets, self.comm)
 
-    def __matmul__(self, x):
-        return self.matvec(x)
-
-    dot = matvec
+    __matmul__ = dot = matvec  # one call less on the hot path
 
     def rmatvec_local(self, z_local):
         """This rank's slice of ``A^T z`` (domain layout) from its slice of z (range layout); collective.
@@ -498,6 +525,89 @@ class DistCSRMatrix:
             sync()
             parts["offdiag"].append(time.perf_counter() - start)
         return {k: float(np.median(v)) for k, v in parts.items()}
+
+
+class LocalProduct:
+    """One rank's ``y = A_diag x + A_offdiag ghosts`` for 1-D slices, set up once per matrix.
+
+    On the GPU each block's ``spla.spmv`` launcher is bound once, so a product
+    costs its launches and nothing more; the packing and ghost buffers, and
+    the send and receive lists over them, are allocated once too (reusing
+    them is safe: each product waits for its exchange before it returns, in
+    stream order for NCCL). With no ghost traffic in or out (one rank, a
+    block-diagonal split) a product is the diagonal block's launch alone,
+    and :attr:`fast` is that launcher's checked hot path (``None`` otherwise).
+    Calls take contiguous slices of the matrix dtype (``matvec_local`` checks).
+    """
+
+    def __init__(self, A: DistCSRMatrix):
+        xp, plan = A.xp, A.plan
+        self.xp, self.comm, self.dtype, self.n_rows = xp, A.comm, A.dtype, A.n_local_rows
+        self.exchanges = bool(plan.send_ranks or plan.recv_ranks)
+        self.on_gpu = A.comm.on_gpu
+        self.one, self.zero = A.dtype.type(1), A.dtype.type(0)
+        self.fast = None
+        if self.on_gpu:
+            self.diag = _launcher(A.diag)
+            self.offdiag = _launcher(A.offdiag)
+            if self.diag is not None and not self.exchanges:
+                self.fast = self.diag.fast
+        else:
+            self.diag = A.diag.to_scipy()
+            self.offdiag = A.offdiag.to_scipy() if A.offdiag.nnz else None
+        if not self.exchanges:
+            return
+        self.send_index = plan.send_index if plan.send_count else None
+        self.packed = xp.empty(plan.send_count, dtype=A.dtype)
+        self.ghosts = xp.empty(plan.recv_count, dtype=A.dtype)
+        self.sends = [(rank, self.packed[plan.send_starts[i]:plan.send_starts[i + 1]])
+                      for i, rank in enumerate(plan.send_ranks)]
+        self.recvs = [(rank, self.ghosts[plan.recv_starts[i]:plan.recv_starts[i + 1]])
+                      for i, rank in enumerate(plan.recv_ranks)]
+
+    def _start(self, x):
+        if self.send_index is not None:
+            self.xp.take(x, self.send_index, out=self.packed)
+        return self.comm.start_exchange(self.sends, self.recvs)
+
+    def __call__(self, x):
+        """A new array holding this rank's slice of ``A x``."""
+        if self.on_gpu:
+            return self.into(x, self.xp.empty(self.n_rows, dtype=self.dtype))
+        handle = self._start(x) if self.exchanges else None
+        y = np.asarray(self.diag @ x, dtype=self.dtype)  # SciPy's product, overlapping the ghost traffic
+        if handle is not None:
+            handle.wait()
+            if self.offdiag is not None:
+                y += self.offdiag @ self.ghosts
+        return y
+
+    def into(self, x, out):
+        """This rank's slice of ``A x`` written into ``out``; on the GPU nothing is allocated
+        (what a captured CUDA graph needs)."""
+        if not self.on_gpu:
+            out[...] = self(x)
+            return out
+        handle = self._start(x) if self.exchanges else None
+        if self.diag is None:
+            out.fill(0)
+        else:
+            self.diag.launch(x, out, self.one, self.zero)
+        if handle is not None:
+            handle.wait()
+            if self.offdiag is not None:
+                self.offdiag.launch(self.ghosts, out, self.one, self.one)
+        return out
+
+
+def _launcher(block: CSRMatrix):
+    """``spla.spmv``'s launcher of a device block for the ``auto`` kernel (bound now unless spla.spmv
+    already has), or None for a block with no entries."""
+    if block.nnz == 0 or block.n_rows == 0 or block.n_cols == 0:
+        return None
+    from ..ops.spmv import bind, bound_launcher
+
+    return bound_launcher(block) or bind(block)
 
 
 def _scatter_add(xp, y, index, values) -> None:

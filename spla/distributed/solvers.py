@@ -1,40 +1,55 @@
 """Krylov solvers on a :class:`DistCSRMatrix`, with :mod:`spla.linalg`'s signatures and ``info`` codes.
 
 ``x, info = cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None,
-callback=None)``, likewise :func:`bicgstab`, :func:`gmres` (``restart``,
-``callback_type``), :func:`minres` (``shift``) and :func:`block_cg` (an
-n x k block, per-column ``info``). b, x0 and x are :class:`DistVector` in
-A's layout; every rank calls the solver and gets the same ``info``.
+callback=None, check_every=None, capture=None)``, likewise :func:`bicgstab`
+(``check_every``), :func:`gmres` (``restart``, ``callback_type``),
+:func:`minres` (``shift``) and :func:`block_cg` (an n x k block, per-column
+``info``, ``check_every``). b, x0 and x are :class:`DistVector` in A's
+layout; every rank calls the solver and gets the same ``info``.
 
-The recurrences are spla.linalg's (themselves SciPy's), with every dot
-product and norm summed over ranks through one ``Allreduce`` (cg fuses
-``r.r`` and ``r.z`` into one); every other step is local. Convergence is
-read every iteration: the reduction that yields the residual norm is
-already a synchronisation, so there is nothing to save by reading it less
-often.
+The recurrences are spla.linalg's (themselves SciPy's), and so is the way
+an iteration avoids waiting for the host: cg and bicgstab run spla.linalg's
+vector steps (:func:`spla.linalg._kernels.kernels_for`: fused launches on
+the GPU, NumPy on the CPU) with every scalar in a small ``state`` array on
+the vectors' side. Each local partial sum is summed over ranks where it
+lies (:meth:`Communicator.allreduce_sum_inplace`: NCCL on the GPU's
+stream, MPI for host data, nothing at all on one rank; cg fuses ``r.z``
+and ``r.r`` into one sum), and the host reads ``state`` only every
+``check_every`` iterations (default 1 on the CPU and
+:data:`spla.linalg.DEFAULT_GPU_CHECK_EVERY` on the GPU, so up to
+``check_every - 1`` more iterations than SciPy may run). With GPU data and
+one rank an iteration has no communication, and cg records two iterations
+into a CUDA graph as :func:`spla.linalg.cg` does (``capture=``). block_cg
+keeps its per-column scalars on the device the same way. gmres and minres
+keep their small recurrences on the host, as spla.linalg's do: one host
+read per (inner) iteration, the sums before it reduced on the device.
 
 ``M`` is None, ``"jacobi"`` (the inverse of A's diagonal), a DistVector
-(multiplied entry-wise, e.g. an inverse diagonal) or a callable taking and
-returning a DistVector.
+(multiplied entry-wise, e.g. an inverse diagonal; fused into cg's update on
+the GPU like "jacobi") or a callable taking and returning a DistVector.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import cached_property
 
 import numpy as np
 
 from ..errors import InputError
-from ..linalg._system import absolute_tolerance, default_maxiter
+from ..linalg._kernels import FLAG, kernels_for
+from ..linalg._krylov import _capture
+from ..linalg._system import DEFAULT_GPU_CHECK_EVERY, absolute_tolerance, default_maxiter
 from .vector import DistVector
 
 NONFINITE = -1
 
 
 class _System:
-    """What every solver needs, on local slices: A's local product, the preconditioner and global dots."""
+    """What every solver needs, on local slices: A's local product, the preconditioner, global sums."""
 
-    def __init__(self, name, A, b, x0, M, block=False):
+    def __init__(self, name, A, b, x0, M, block=False, check_every=None):
         if not hasattr(A, "matvec_local") or not hasattr(A, "row_offsets"):
             raise InputError(f"spla.distributed.{name}: A must be a DistCSRMatrix, got {type(A).__name__}")
         if A.shape[0] != A.shape[1]:
@@ -49,11 +64,14 @@ class _System:
             raise InputError(f"spla.distributed.{name}: B must be an n x k block, got shape {b.shape}")
         if not block and b.local.ndim != 1:
             raise InputError(f"spla.distributed.{name}: b must be a vector, got shape {b.shape}")
-        self.A, self.comm, self.xp = A, A.comm, A.xp
+        self.comm, self.xp = A.comm, A.xp
         self.offsets = A.row_offsets
         self.n = A.shape[0]
         self.dtype = np.dtype(np.float32) if A.dtype == np.float32 and b.dtype == np.float32 \
             else np.dtype(np.float64)
+        self.A = A.astype(self.dtype)  # products in the solver's dtype, as spla.linalg's
+        self.product = self.A.local_product()
+        self.reduce = self.comm.allreduce_sum_inplace
         self.b = b.local.astype(self.dtype, copy=False)
         if x0 is None:
             self.x = self.xp.zeros_like(self.b)
@@ -62,10 +80,35 @@ class _System:
                 raise InputError(f"spla.distributed.{name}: x0 must be a DistVector shaped and split like b")
             self.x = x0.local.astype(self.dtype, copy=True)
         self.x0_given = x0 is not None
-        self.psolve = self._preconditioner(name, M)
+        self.psolve, self.inverse_diagonal = self._preconditioner(name, A, M)
+        if check_every is None:
+            check_every = DEFAULT_GPU_CHECK_EVERY if self.on_gpu else 1
+        self.check_every = int(check_every)
+        if self.check_every < 1:
+            raise InputError(f"spla.distributed.{name}: check_every must be >= 1, got {check_every}")
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.xp is not np
+
+    @cached_property
+    def kernels(self):
+        """spla.linalg's vector steps for this rank's slice length."""
+        return kernels_for(self.xp, self.b.shape[0], self.dtype)
 
     def matvec(self, v):
-        return self.A.matvec_local(v).astype(self.dtype, copy=False)
+        """This rank's slice of A v, checked (any slice: a user preconditioner's output, a view)."""
+        return self.A.matvec_local(v)
+
+    def reduced(self, local):
+        """A float64 copy of a small local array, summed over ranks where it lies (no host read)."""
+        total = local.astype(np.float64).reshape(-1)
+        self.reduce(total)
+        return total
+
+    def fetch(self, values) -> np.ndarray:
+        """Device values on the host: the one synchronisation a check costs."""
+        return values.get() if hasattr(values, "get") else np.asarray(values)
 
     def dots(self, *pairs):
         """Global dot products of local slices, in one Allreduce; a host float64 array."""
@@ -83,25 +126,27 @@ class _System:
         return self.comm.allreduce_sum((a * b).sum(axis=0).astype(self.xp.float64))
 
     def wrap(self, local) -> DistVector:
-        return DistVector(local, self.offsets, self.comm)
+        return DistVector.wrap(local, self.offsets, self.comm)
 
-    def _preconditioner(self, name, M):
+    def _preconditioner(self, name, A, M):
+        """(psolve, the inverse diagonal when M is one, else None)."""
         if M is None:
-            return None
+            return None, None
         if isinstance(M, str):
             if M != "jacobi":
                 raise InputError(f"spla.distributed.{name}: M must be None, 'jacobi', a DistVector or a callable, "
                                  f"got {M!r}")
-            M = jacobi(self.A)
+            M = jacobi(A)
         if isinstance(M, DistVector):
             if M.shape[0] != self.n or not np.array_equal(M.offsets, self.offsets):
                 raise InputError(f"spla.distributed.{name}: M as a DistVector must be split like b")
             scale = M.local.astype(self.dtype)
             if self.b.ndim == 2:
-                scale = scale[:, None]
-            return lambda r: scale * r
+                column = scale[:, None]
+                return (lambda r: column * r), None
+            return (lambda r: scale * r), scale
         if callable(M):
-            return lambda r: M(self.wrap(r)).local.astype(self.dtype, copy=False)
+            return (lambda r: M(self.wrap(r)).local.astype(self.dtype, copy=False)), None
         raise InputError(f"spla.distributed.{name}: M must be None, 'jacobi', a DistVector or a callable, "
                          f"got {type(M).__name__}")
 
@@ -136,66 +181,141 @@ def _done(system, result):
     return system.wrap(x), info
 
 
-def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
-    system = _System("cg", A, b, x0, M)
-    return _done(system, _cg(system, rtol, atol, maxiter, callback))
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None,
+       capture=None):
+    system = _System("cg", A, b, x0, M, check_every=check_every)
+    return _done(system, _cg(system, rtol, atol, maxiter, callback, capture))
 
 
-def _cg(system, rtol, atol, maxiter, callback):
-    x = system.x
-    scalar = system.dtype.type
+def _cg(system, rtol, atol, maxiter, callback, capture):
+    """spla.linalg.cg's loop (same state layout, graph replay between checks) with a sum over ranks
+    after each local reduction."""
+    xp, x = system.xp, system.x
     _, atol, maxiter, done = _start("cg", system, rtol, atol, maxiter)
     if done is not None:
         return done
+    K, reduce = system.kernels, system.reduce
+    dinv = system.inverse_diagonal
+    general_m = system.psolve is not None and dinv is None
     r = _residual(system)
-    z, rho, rr = _precondition(system, r)
+    # state: flag, p.Ap, then (rho, r.r) for the even and the odd iteration
+    state = K.state(6)
+    pq = state[1:2]
+    rho_and_rr = (state[2:4], state[4:6])
+    z = system.psolve(r) if system.psolve is not None else r
+    if system.psolve is None:  # rho is r.r: one dot serves both
+        K.dot(r, r, rho_and_rr[0][:1])
+        reduce(rho_and_rr[0][:1])
+        rr = float(system.fetch(state)[2])
+    else:
+        K.dot(r, z, rho_and_rr[0][:1])
+        K.dot(r, r, rho_and_rr[0][1:])
+        reduce(rho_and_rr[0])
+        rr = float(system.fetch(state)[3])
     if math.sqrt(max(rr, 0.0)) < atol:
         return x, 0
     p = z.copy()
-    for _iteration in range(maxiter):
-        q = system.matvec(p)
-        pq = float(system.dots((p, q))[0])
-        if pq == 0 or not math.isfinite(pq) or not math.isfinite(rho / pq):
-            return x, -1
-        alpha = rho / pq
-        x += scalar(alpha) * p
-        r -= scalar(alpha) * q
-        z, rho_new, rr = _precondition(system, r)
+    if dinv is not None:
+        z = xp.empty_like(r)  # the fused step writes D^{-1} r here
+    # one-element views made once: a captured graph must see the same pointers every replay
+    views = [(rho_and_rr[(k - 1) % 2][:1], rho_and_rr[k % 2], rho_and_rr[k % 2][:1], rho_and_rr[k % 2][1:])
+             for k in (0, 1)]
+    matvec_into: Callable | None = None
+    if _wants_capture(capture, system, callback, general_m):
+        matvec_into = system.product.into
+    q = xp.empty_like(r) if matvec_into is not None else None
+
+    def steps(iteration):
+        nonlocal q, z
+        rho, fresh, fresh_first, fresh_rest = views[iteration % 2]
+        if matvec_into is not None:
+            matvec_into(p, q)
+        else:
+            q = system.product(p)
+        K.dot(p, q, pq)
+        reduce(pq)
+        if dinv is not None:
+            K.cg_step(x, r, z, p, q, dinv, rho, pq, state, fresh)
+            reduce(fresh)
+        elif general_m:
+            K.cg_step(x, r, None, p, q, None, rho, pq, state, fresh_rest)
+            z = system.psolve(r)
+            K.dot(r, z, fresh_first)
+            reduce(fresh)
+        else:
+            K.cg_step(x, r, None, p, q, None, rho, pq, state, fresh_first)
+            reduce(fresh_first)
+
+    def direction(iteration):
+        rho, _, fresh_first, _ = views[iteration % 2]
+        K.cg_direction(p, z, fresh_first, rho)
+
+    def two_iterations():
+        for k in (1, 2):
+            steps(k)
+            direction(k)
+
+    graph = None
+    iteration = 0
+    while iteration < maxiter:
+        following = iteration + 1
+        # a replay runs an odd and an even iteration, and only between convergence checks
+        if (matvec_into is not None and iteration >= 2 and following % 2 == 1 and following < maxiter
+                and following % system.check_every != 0):
+            if graph is None:
+                graph = _capture(xp, two_iterations)
+                if graph is None:
+                    matvec_into = None  # capture refused: go on launching one kernel at a time
+                    continue
+            graph.launch()
+            iteration += 2
+            directed = True
+        else:
+            steps(following)
+            iteration = following
+            directed = False
         if callback is not None:
             callback(system.wrap(x))
-        if not math.isfinite(rr):
-            return x, -1
-        if math.sqrt(max(rr, 0.0)) < atol:
-            return x, 0
-        beta = rho_new / rho if rho != 0 else 0.0
-        p *= scalar(beta)
-        p += z
-        rho = rho_new
+        if iteration % system.check_every == 0 or iteration == maxiter:
+            host = system.fetch(state)
+            if host[FLAG]:
+                return x, -1
+            rr = float(host[2 * (1 + iteration % 2) + (0 if system.psolve is None else 1)])
+            if not math.isfinite(rr):
+                return x, NONFINITE
+            if math.sqrt(max(rr, 0.0)) < atol:
+                return x, 0
+        if not directed:
+            direction(iteration)
     return x, maxiter
 
 
-def _precondition(system, r):
-    """(z = M r, r.z, r.r) with one Allreduce; without M, z is r and one dot serves both."""
-    if system.psolve is None:
-        rr = float(system.dots((r, r))[0])
-        return r, rr, rr
-    z = system.psolve(r)
-    rz, rr = system.dots((r, z), (r, r))
-    return z, rz, rr
+def _wants_capture(capture, system, callback, general_m) -> bool:
+    """Replay cg's iterations from a CUDA graph? Where spla.linalg.cg would, and only when an
+    iteration communicates nothing (one rank): host-side MPI cannot be captured."""
+    if capture is not None and not isinstance(capture, bool):
+        raise InputError(f"capture must be True, False or None, got {capture!r}")
+    if capture is False or not system.on_gpu or callback is not None or general_m or system.comm.size != 1:
+        return False
+    return hasattr(system.xp.cuda.Stream, "begin_capture")
 
 
-def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
-    system = _System("bicgstab", A, b, x0, M)
+def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None):
+    system = _System("bicgstab", A, b, x0, M, check_every=check_every)
     return _done(system, _bicgstab(system, rtol, atol, maxiter, callback))
 
 
 def _bicgstab(system, rtol, atol, maxiter, callback):
+    """spla.linalg.bicgstab's loop (breakdown flagged in ``state``, read at the checks) with a sum
+    over ranks after each local reduction."""
     x, xp = system.x, system.xp
-    scalar = system.dtype.type
     _, atol, maxiter, done = _start("bicgstab", system, rtol, atol, maxiter)
     if done is not None:
         return done
+    K, reduce = system.kernels, system.reduce
     psolve = system.psolve if system.psolve is not None else (lambda v: v)
+    # the solver's own vectors go straight to the product; a user preconditioner's output is checked
+    matvec = system.product if system.psolve is None or system.inverse_diagonal is not None else system.matvec
     rhotol = float(np.finfo(system.dtype).eps) ** 2  # SciPy's breakdown threshold
     r = _residual(system)
     if system.norm(r) < atol:
@@ -203,42 +323,39 @@ def _bicgstab(system, rtol, atol, maxiter, callback):
     r_tilde = r.copy()
     p = xp.empty_like(r)
     v = xp.zeros_like(r)
-    rho_prev = alpha = omega = 0.0
+    # state: flag, rho (even/odd iteration), alpha, omega, r~.v, t.s, t.t, r.r
+    state = K.state(9)
+    rhos = (state[1:2], state[2:3])
+    alpha, omega, rv, ts, tt, rr = (state[i:i + 1] for i in range(3, 9))
+    ts_and_tt = state[6:8]
     for iteration in range(1, maxiter + 1):
-        rho = float(system.dots((r_tilde, r))[0])
-        if abs(rho) < rhotol:
-            return x, -10
-        if iteration == 1:
-            p[:] = r
-        else:
-            if abs(omega) < rhotol:
-                return x, -11
-            beta = (rho / rho_prev) * (alpha / omega)
-            p -= scalar(omega) * v
-            p *= scalar(beta)
-            p += r
+        rho, rho_prev = rhos[iteration % 2], rhos[(iteration - 1) % 2]
+        K.dot(r_tilde, r, rho)
+        reduce(rho)
+        K.bicgstab_direction(p, r, v, rho, rho_prev, alpha, omega, iteration == 1, rhotol, state)
         p_hat = psolve(p)
-        v = system.matvec(p_hat)
-        rv = float(system.dots((r_tilde, v))[0])
-        if rv == 0:
-            return x, -11
-        alpha = rho / rv
-        r -= scalar(alpha) * v  # r is now s
+        v = matvec(p_hat)
+        K.dot(r_tilde, v, rv)
+        reduce(rv)
+        K.bicgstab_half(r, v, rho, rv, alpha, state)  # r becomes s = r - alpha v
         s_hat = psolve(r)
-        t = system.matvec(s_hat)
-        ts, tt = system.dots((t, r), (t, t))
-        omega = ts / tt if tt != 0 else 0.0
-        x += scalar(alpha) * p_hat
-        x += scalar(omega) * s_hat
-        r -= scalar(omega) * t
+        t = matvec(s_hat)
+        K.dot(t, r, ts)
+        K.dot(t, t, tt)
+        reduce(ts_and_tt)
+        K.bicgstab_finish(x, r, p_hat, s_hat, t, alpha, omega, ts, tt, state)
         if callback is not None:
             callback(system.wrap(x))
-        rr = float(system.dots((r, r))[0])
-        if not math.isfinite(rr):
-            return x, NONFINITE
-        if math.sqrt(max(rr, 0.0)) < atol:
-            return x, 0
-        rho_prev = rho
+        if iteration % system.check_every == 0 or iteration == maxiter:
+            K.dot(r, r, rr)
+            reduce(rr)
+            host = system.fetch(state)
+            if host[FLAG]:
+                return x, -int(host[FLAG])
+            if not math.isfinite(host[8]):
+                return x, NONFINITE
+            if math.sqrt(max(float(host[8]), 0.0)) < atol:
+                return x, 0
     return x, maxiter
 
 
@@ -301,14 +418,19 @@ def _gmres(system, rtol, atol, restart, maxiter, callback, callback_type):
         for col in range(restart):
             w = psolve(system.matvec(V[col]))
             basis = V[:col + 1]
-            h0 = system.norm(w)
-            # classical Gram-Schmidt twice, each pass one Allreduce of col + 1 numbers
-            h = system.comm.allreduce_sum((basis @ w).astype(xp.float64))
-            w -= xp.asarray(h.astype(system.dtype)) @ basis
-            h2 = system.comm.allreduce_sum((basis @ w).astype(xp.float64))
-            w -= xp.asarray(h2.astype(system.dtype)) @ basis
-            h1 = system.norm(w)
-            column = np.concatenate((h + h2, [h1]))
+            # classical Gram-Schmidt twice, each pass one sum over ranks of col + 1 numbers (the first
+            # also carries w.w); the sums stay where the vectors are until the one host read below
+            first = system.reduced(xp.concatenate(((basis @ w).astype(xp.float64),
+                                                   xp.vdot(w, w).reshape(1).astype(xp.float64))))
+            h = first[:-1]
+            w -= h.astype(system.dtype) @ basis
+            h2 = system.reduced(basis @ w)
+            w -= h2.astype(system.dtype) @ basis
+            w_squared = system.reduced(xp.vdot(w, w).reshape(1))
+            column = system.fetch(xp.concatenate((h + h2, w_squared, first[-1:])))
+            h0 = math.sqrt(max(float(column[-1]), 0.0))
+            column = column[:-1].copy()
+            h1 = column[-1] = math.sqrt(max(float(column[-1]), 0.0))
             if h1 <= eps * h0:
                 column[-1] = 0.0
                 breakdown = True
@@ -384,12 +506,13 @@ def _minres(system, rtol, atol, shift, maxiter, callback):
             y = y - dtype(shift) * v
         if iteration >= 2:
             y = y - dtype(beta / old_beta) * r1
-        alfa = float(system.dots((v, y))[0])
-        y = y - dtype(alfa / beta) * r2
+        alfa = system.reduced(xp.vdot(v, y).reshape(1))  # read by the host together with beta below
+        y = y - (alfa / beta).astype(system.dtype) * r2
         r1, r2 = r2, y
         y = psolve(r2)
         old_beta = beta
-        beta = float(system.dots((r2, y))[0])
+        beta_squared = system.reduced(xp.vdot(r2, y).reshape(1))
+        alfa, beta = (float(s) for s in system.fetch(xp.concatenate((alfa, beta_squared))))
         if not (math.isfinite(alfa) and math.isfinite(beta)):
             return x, NONFINITE
         if beta < 0:
@@ -417,14 +540,16 @@ def _minres(system, rtol, atol, shift, maxiter, callback):
     return x, maxiter
 
 
-def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
+def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None):
     """Solve ``A X = B`` for an n x k block by k lock-step CG recurrences (as :func:`spla.linalg.block_cg`).
 
     Each iteration is one distributed SpMM (one ghost exchange for all k
-    columns) and one Allreduce per group of column dot products. ``info``
-    is a NumPy array of k codes, the same on every rank.
+    columns) and two sums over ranks of column dot products, kept on the
+    device; the host reads the residuals every ``check_every`` iterations
+    (default 1 on the CPU, :data:`spla.linalg.DEFAULT_GPU_CHECK_EVERY` on the
+    GPU). ``info`` is a NumPy array of k codes, the same on every rank.
     """
-    system = _System("block_cg", A, B, X0, M, block=True)
+    system = _System("block_cg", A, B, X0, M, block=True, check_every=check_every)
     xp, X = system.xp, system.x
     k = system.b.shape[1]
     maxiter = default_maxiter(maxiter, system.n)
@@ -442,34 +567,48 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     info[~active] = 0
     info[nonfinite] = -1
     Z = system.psolve(R) if system.psolve is not None else R
-    rho = system.column_dots(R, Z)
+    rho = system.reduced((R * Z).sum(axis=0))
     P = Z.copy()
-    for _iteration in range(maxiter):
+    active_mask = xp.asarray(active)
+    for iteration in range(1, maxiter + 1):
         if not active.any():
             break
         Q = system.matvec(P)
-        pq = system.column_dots(P, Q)
-        usable = active & (pq != 0)
-        alpha = np.where(usable, rho / np.where(usable, pq, 1), 0)
-        X += xp.asarray(alpha.astype(system.dtype)) * P
-        R -= xp.asarray(alpha.astype(system.dtype)) * Q
+        pq = system.reduced((P * Q).sum(axis=0))
+        usable = active_mask & (pq != 0)
+        alpha = xp.where(usable, rho / xp.where(usable, pq, 1), 0).astype(system.dtype)
+        X += alpha * P
+        R -= alpha * Q
         Z = system.psolve(R) if system.psolve is not None else R
-        rho_new, rr = np.split(system.comm.allreduce_sum(
-            xp.concatenate(((R * Z).sum(axis=0), (R * R).sum(axis=0))).astype(xp.float64)), 2)
-        beta = np.where(active & (rho != 0), rho_new / np.where(rho != 0, rho, 1), 0)
-        P *= xp.asarray(beta.astype(system.dtype))
+        sums = system.reduced(xp.concatenate(((R * Z).sum(axis=0), (R * R).sum(axis=0))))
+        rho_new, rr = sums[:k], sums[k:]
+        beta = xp.where(active_mask & (rho != 0), rho_new / xp.where(rho != 0, rho, 1), 0)
+        P *= beta.astype(system.dtype)
         P += Z
         rho = rho_new
         if callback is not None:
             callback(system.wrap(X))
-        residuals = np.sqrt(np.maximum(rr, 0.0))
-        broken = active & ((pq == 0) | ~np.isfinite(residuals))
-        converged = active & ~broken & (residuals < tolerances)
-        info[converged] = 0
-        info[broken] = -1
-        active &= ~(converged | broken)
+        if iteration % system.check_every == 0 or iteration == maxiter:
+            host = system.fetch(xp.concatenate((rr, pq)))
+            residuals = np.sqrt(np.maximum(host[:k], 0.0))
+            broken = active & ((host[k:] == 0) | ~np.isfinite(residuals))
+            converged = active & ~broken & (residuals < tolerances)
+            info[converged] = 0
+            info[broken] = -1
+            active &= ~(converged | broken)
+            active_mask = xp.asarray(active)
     return system.wrap(X), info
 
+
+_CHECK_EVERY_DOC = """
+    check_every : int, optional
+        Iterations between convergence checks, the only host reads of the
+        iteration (default 1 on the CPU, ``spla.linalg.DEFAULT_GPU_CHECK_EVERY``
+        on the GPU)."""
+_EXTRA_PARAMETERS = {"bicgstab": _CHECK_EVERY_DOC, "cg": _CHECK_EVERY_DOC + """
+    capture : bool, optional
+        GPU and one rank only: replay two iterations from a CUDA graph between
+        checks, as :func:`spla.linalg.cg` (default on where it applies)."""}
 
 for _solver, _local in ((cg, "cg"), (bicgstab, "bicgstab"), (gmres, "gmres"), (minres, "minres")):
     _solver.__doc__ = f"""Distributed :func:`spla.linalg.{_local}`: the same recurrences, arguments and ``info`` codes.
@@ -483,7 +622,7 @@ for _solver, _local in ((cg, "cg"), (bicgstab, "bicgstab"), (gmres, "gmres"), (m
         As in :func:`spla.linalg.{_local}` (callback receives a DistVector
         where it receives x).
     M : None, "jacobi", DistVector or callable, optional
-        Preconditioner (see :mod:`spla.distributed.solvers`).
+        Preconditioner (see :mod:`spla.distributed.solvers`).{_EXTRA_PARAMETERS.get(_local, "")}
 
     Returns
     -------

@@ -36,6 +36,14 @@ class DistVector:
         if local.shape[0] != expected:
             raise InputError(f"rank {comm.rank} owns {expected} rows of this vector but its slice has {local.shape[0]}")
 
+    @classmethod
+    def wrap(cls, local, offsets, comm: Communicator) -> DistVector:
+        """A DistVector over ``local`` without the checks of the constructor: for slices a
+        :class:`DistCSRMatrix` has just produced in ``offsets``' layout (an int64 array, kept as is)."""
+        vector = cls.__new__(cls)
+        vector.local, vector.offsets, vector.comm = local, offsets, comm
+        return vector
+
     # ---- shape ------------------------------------------------------------------------------
     @property
     def shape(self) -> tuple:

@@ -6,7 +6,9 @@ gathered result with SciPy / networkx / spla.linalg. A failed assertion
 raises, ``-m mpi4py`` aborts every rank, and the test sees a non-zero exit.
 Rank 0 prints ``CHECKS OK <count>`` at the end.
 
-Modes: ``checks`` (everything), ``gpu`` (a subset on CuPy data), ``bad-block``
+Modes: ``checks`` (everything), ``gpu`` (a subset on CuPy data), ``cadence``
+(which sums over ranks and host reads each solver iteration costs, counted
+through a stand-in communicator; DEVICE and BACKEND apply), ``bad-block``
 (one rank passes a malformed row block: every rank must raise the same
 error; rank 0 prints it once and all exit 3), ``crash`` (one rank raises
 outside any agreement point: ``-m mpi4py`` must abort the job).
@@ -26,6 +28,7 @@ from mpi4py import MPI
 
 import spla
 from spla.distributed import (
+    Communicator,
     DistCSRMatrix,
     DistributedError,
     bicgstab,
@@ -37,6 +40,7 @@ from spla.distributed import (
     pagerank,
     spmm,
 )
+from spla.distributed import solvers as dist_solvers
 
 comm = MPI.COMM_WORLD
 rank, size = comm.rank, comm.size
@@ -211,6 +215,158 @@ def check_mismatch():
         raise AssertionError("mismatched row block widths were accepted")
 
 
+class CountingMPI:
+    """An mpi4py communicator that counts every call made through it."""
+
+    def __init__(self, inner, counts):
+        self.inner, self.counts = inner, counts
+
+    def __getattr__(self, name):
+        attribute = getattr(self.inner, name)
+        if not callable(attribute):
+            return attribute
+
+        def counted(*args, **kwargs):
+            self.counts["mpi calls"] += 1
+            return attribute(*args, **kwargs)
+        return counted
+
+
+class CountingCommunicator:
+    """Stands in for a matrix's Communicator: runs the real methods, over a counting MPI, and counts
+    the sums over ranks (host-returning and in place) that the solvers ask for."""
+
+    def __init__(self, inner: Communicator):
+        self.inner = inner
+        self.counts: dict = dict.fromkeys(("mpi calls", "host sums", "device sums", "host reads"), 0)
+        self.mpi = CountingMPI(inner.mpi, self.counts)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def allreduce_sum(self, values):
+        self.counts["host sums"] += 1
+        return Communicator.allreduce_sum(self, values)
+
+    def allreduce_sum_inplace(self, buf):
+        self.counts["device sums"] += 1
+        return Communicator.allreduce_sum_inplace(self, buf)
+
+
+def counted_run(D, solve):
+    """(result, counts) of ``solve()`` with D's communicator counting and every host read of solver
+    state (``_System.fetch``) counted."""
+    counting = CountingCommunicator(D.comm)
+    fetch = dist_solvers._System.fetch
+
+    def counted_fetch(system, values):
+        counting.counts["host reads"] += 1
+        return fetch(system, values)
+
+    D.comm, dist_solvers._System.fetch = counting, counted_fetch
+    try:
+        result = solve()
+    finally:
+        D.comm, dist_solvers._System.fetch = counting.inner, fetch
+    return result, counting.counts
+
+
+def check_cadence():
+    """Each solver iteration costs a fixed number of sums over ranks, done in place (nothing at all
+    through MPI on one rank); the host reads solver state only at the check_every cadence; and the
+    results match spla.linalg's to rounding (one rank: the same recurrences on the same products)."""
+    global checks
+    grid = spla.load("gen:poisson2d:12").to_scipy()  # 144 unknowns: no solver converges in 16 iterations
+    A = (grid + sp.random(144, 144, density=0.02, random_state=rng) * 0.1).tocsr()
+    A = ((A + A.T) * 0.5).tocsr()
+    D = build(A)
+    D.local_product()  # set up now, over the real communicator
+    b = rng.standard_normal(144)
+    bd = D.distribute_vector(b if rank == 0 else None)
+    every = 4
+    to_host = (lambda v: v.get()) if device == "gpu" else np.asarray
+    # spla.linalg on the same side: on the GPU the same kernels, so one rank agrees to the last bits
+    A_single, b_single = spla.CSRMatrix.from_scipy(A), D.xp.asarray(b)
+    for name, solver, kwargs, per_iteration, per_check in (
+            ("cg", cg, {"check_every": every}, 2, 0),
+            ("cg jacobi", cg, {"check_every": every, "M": "jacobi"}, 2, 0),
+            ("bicgstab", bicgstab, {"check_every": every}, 3, 1)):
+        runs = {}
+        for maxiter in (8, 16):
+            (x, info), counts = counted_run(D, lambda s=solver, m=maxiter, k=kwargs: s(D, bd, rtol=1e-14,
+                                                                                       maxiter=m, **k))
+            assert info == maxiter, f"{name}: info {info} after {maxiter} iterations"
+            runs[maxiter] = counts
+            if size == 1:
+                assert counts["mpi calls"] == 0, f"{name}: one rank made {counts['mpi calls']} MPI calls"
+            single, single_info = getattr(spla.linalg, solver.__name__)(
+                A_single, b_single, rtol=1e-14, maxiter=maxiter, check_every=every,
+                **({"M": spla.linalg.jacobi(A)} if "M" in kwargs else {}))
+            assert single_info == info, f"{name}: info {info}, spla.linalg {single_info}"
+            close(D.gather(x), to_host(single), rtol=1e-13 if size == 1 else 1e-9,
+                  what=f"{name} vs spla.linalg, {maxiter}")
+        more = {key: runs[16][key] - runs[8][key] for key in runs[8]}
+        assert more["host sums"] == 0, f"{name}: {more['host sums']} host-returning sums in 8 more iterations"
+        assert more["device sums"] == 8 * per_iteration + (8 // every) * per_check, f"{name}: {more}"
+        assert more["host reads"] == 8 // every, f"{name}: {more['host reads']} host reads in 8 more iterations"
+        checks += rank == 0
+    # block_cg: per-column scalars on the device too
+    B = rng.standard_normal((144, 2))
+    Bd = D.distribute_vector(B if rank == 0 else None)
+    runs = {}
+    for maxiter in (8, 16):
+        (X, info), counts = counted_run(D, lambda m=maxiter: block_cg(D, Bd, rtol=1e-14, maxiter=m,
+                                                                       check_every=every))
+        assert (info == maxiter).all(), f"block_cg info {info}"
+        runs[maxiter] = counts
+        single, _ = spla.linalg.block_cg(A_single, D.xp.asarray(B), rtol=1e-14, maxiter=maxiter,
+                                         check_every=every)
+        close(D.gather(X), to_host(single), rtol=1e-9, what=f"block_cg vs spla.linalg, {maxiter}")
+    more = {key: runs[16][key] - runs[8][key] for key in runs[8]}
+    assert more["host sums"] == 0 and more["device sums"] == 16 and more["host reads"] == 2, f"block_cg: {more}"
+    # gmres and minres: one host read per (inner) iteration, the sums before it in place
+    for name, solve, per_iteration in (("gmres", lambda: gmres(D, bd, rtol=1e-14, restart=16, maxiter=1), 3),
+                                       ("minres", lambda: minres(D, bd, rtol=1e-14, maxiter=16), 2)):
+        _, counts = counted_run(D, solve)
+        assert counts["host reads"] == 16, f"{name}: {counts}"
+        assert counts["device sums"] == per_iteration * 16, f"{name}: {counts}"
+        checks += rank == 0
+    # a float32 matrix with a float64 right-hand side solves in float64, products included (as spla.linalg)
+    D32 = build(A.astype(np.float32))
+    x, info = cg(D32, bd, rtol=1e-10, check_every=every)
+    single, single_info = spla.linalg.cg(spla.CSRMatrix.from_scipy(A.astype(np.float32)), b_single, rtol=1e-10,
+                                         check_every=every)
+    assert info == single_info == 0 and x.dtype == np.float64, (info, single_info, x.dtype)
+    close(D32.gather(x), to_host(single), rtol=1e-9, what="cg float32 A, float64 b")
+    # the local product reuses its exchange buffers: an earlier result must survive a later product
+    x1, x2 = rng.standard_normal(144), rng.standard_normal(144)
+    y1 = D @ D.distribute_vector(x1 if rank == 0 else None)
+    y2 = D @ D.distribute_vector(x2 if rank == 0 else None)
+    close(D.gather(y1), A @ x1, what="first of two products")
+    close(D.gather(y2), A @ x2, what="second of two products")
+    assert (D.local_product().fast is not None) == (device == "gpu" and size == 1), "fast path"
+    if device == "gpu" and size == 1:  # one rank on the GPU: cg replays a CUDA graph between checks
+        captured = []
+        capture = dist_solvers._capture
+
+        def counted_capture(xp, launches):
+            graph = capture(xp, launches)
+            captured.append(graph is not None)
+            return graph
+
+        dist_solvers._capture = counted_capture
+        try:
+            replayed, info = cg(D, bd, rtol=1e-14, maxiter=30, check_every=every)
+        finally:
+            dist_solvers._capture = capture
+        launched, launched_info = cg(D, bd, rtol=1e-14, maxiter=30, check_every=every, capture=False)
+        assert captured == [True], f"capture attempts {captured}"
+        assert info == launched_info == 30, (info, launched_info)
+        close(to_host(replayed.local), to_host(launched.local), rtol=1e-13, what="cg replayed vs launched")
+        single = spla.spmv(D.diag, D.xp.asarray(x1))
+        close(to_host(y1.local), to_host(single), rtol=0, what="1-rank product vs spla.spmv")
+
+
 if mode == "checks":
     check_products()
     check_solvers()
@@ -221,6 +377,8 @@ elif mode == "gpu":
     check_products()
     check_solvers()
     check_pagerank()
+elif mode == "cadence":
+    check_cadence()
 elif mode == "bad-block":
     # the last rank's row names column 7 of a 5-column matrix
     bad = sp.csr_matrix((1, 5))

@@ -61,6 +61,17 @@ def test_spmv_spmm_solvers_pagerank_mtx_against_scipy(ranks, rng, tmp_path):
     assert "CHECKS OK 32" in result.stdout, result.stdout
 
 
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_solver_iterations_sum_in_place_and_read_the_host_only_at_checks(ranks, rng, tmp_path):
+    """Counted through a stand-in communicator: cg/bicgstab/block_cg iterations add a fixed number of
+    in-place sums over ranks and no host-returning one, read the host every check_every iterations,
+    call no MPI at all on one rank, and agree with spla.linalg; gmres/minres read the host once per
+    iteration; products reusing exchange buffers keep earlier results intact."""
+    result = launch(ranks, "cadence", _seed(rng), tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "CHECKS OK 16" in result.stdout, result.stdout
+
+
 @pytest.mark.parametrize("ranks", [1, 3])
 def test_bad_input_on_one_rank_ends_every_rank_with_one_message(ranks, rng, tmp_path):
     result = launch(ranks, "bad-block", _seed(rng), tmp_path)
@@ -90,6 +101,24 @@ def test_gpu_two_ranks_share_one_gpu_host_staged_mpi(rng, tmp_path):
     result = launch(2, "gpu", _seed(rng), tmp_path, "gpu", "mpi-staged")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "CHECKS OK" in result.stdout
+
+
+@pytest.mark.gpu
+def test_gpu_one_rank_nccl_cadence_graph_replay_and_bound_product(rng, tmp_path):
+    """One rank on the GPU: no sum over ranks at all, host reads only at checks, cg replays a CUDA
+    graph (same iterates as launching), and A @ x is spla.spmv's bound launch (bit-identical)."""
+    pytest.importorskip("cupy.cuda.nccl")
+    result = launch(1, "cadence", _seed(rng), tmp_path, "gpu", "nccl")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "CHECKS OK 18" in result.stdout, result.stdout
+
+
+@pytest.mark.gpu
+def test_gpu_two_ranks_host_staged_cadence(rng, tmp_path):
+    assert device.gpu_available()
+    result = launch(2, "cadence", _seed(rng), tmp_path, "gpu", "mpi-staged")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "CHECKS OK 16" in result.stdout, result.stdout
 
 
 def test_cli_spmv_solve_pagerank_distributed_report_once(tmp_path, rng):
