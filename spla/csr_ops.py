@@ -120,12 +120,13 @@ def _cupyx_copy(A, dtype=None, copy: bool = True):
     dev = A.to_device() if dtype is None else A.to_device().astype(dtype)
     computes = _compute_on_gpu(dev.dtype)
     if not copy and computes and dev.has_canonical_format:
-        S = dev._cache.get("cupyx-operand")  # the lent view, kept while it holds dev's own arrays
-        if S is None or S.data is not dev.data or S.indices is not dev.indices or S.indptr is not dev.indptr:
-            S = csp.csr_matrix((dev.data, dev.indices, dev.indptr), shape=A.shape)
+        arrays = (dev.data, dev.indices, dev.indptr)
+        lent = dev._cache.get("cupyx-operand")  # (the arrays it was built on, the view): kept while they are dev's
+        if lent is None or any(old is not new for old, new in zip(lent[0], arrays)):
+            S = csp.csr_matrix(arrays, shape=A.shape)
             S.has_canonical_format = True
-            dev._cache["cupyx-operand"] = S
-        return S
+            lent = dev._cache["cupyx-operand"] = (arrays, S)
+        return lent[1]
     S = csp.csr_matrix((dev.data.copy(), dev.indices.copy(), dev.indptr.copy()), shape=A.shape)
     if computes:
         if dev.has_canonical_format:
@@ -319,10 +320,11 @@ def spgemm_bytes(products: int, n_rows: int, dtype) -> int:
 
 
 def _max_row_length(B) -> int:
-    """B's longest row, cached on B (dropped by in-place clean-ups with the rest of the cache)."""
-    if "max-row-length" not in B._cache:
-        B._cache["max-row-length"] = int(B.xp.diff(B.indptr).max()) if B.shape[0] else 0
-    return B._cache["max-row-length"]
+    """B's longest row, cached on B for the indptr it was found on."""
+    cached = B._cache.get("max-row-length")
+    if cached is None or cached[0] is not B.indptr:
+        cached = B._cache["max-row-length"] = (B.indptr, int(B.xp.diff(B.indptr).max()) if B.shape[0] else 0)
+    return cached[1]
 
 
 def _fits_in_one_call(A, B, dtype, free: int) -> bool:
