@@ -351,7 +351,7 @@ class CSRMatrix:
                     raise _device.device_memory_error(exc, "matrix") from None
                 raise
             dev._cache["host"] = self
-            self._cache["device"] = dev
+            self._cache["device"] = self._share_structure_flags(dev)
         return self._cache["device"]
 
     def to_host(self) -> CSRMatrix:
@@ -362,7 +362,7 @@ class CSRMatrix:
             host = CSRMatrix(self.data.get(), self.indices.get(), self.indptr.get(), self.shape,
                              index_dtype=self.index_dtype, validate=False)
             host._cache["device"] = self
-            self._cache["host"] = host
+            self._cache["host"] = self._share_structure_flags(host)
         return self._cache["host"]
 
     def astype(self, dtype, copy: bool = False) -> CSRMatrix:
@@ -388,13 +388,13 @@ class CSRMatrix:
                                   index_dtype=self.index_dtype, validate=False)
             if copy:
                 return converted
-            self._cache[key] = converted
+            self._cache[key] = self._share_structure_flags(converted)
         return self._cache[key]
 
     def copy(self) -> CSRMatrix:
         """A deep copy on the same side."""
-        return CSRMatrix(self.data.copy(), self.indices.copy(), self.indptr.copy(), self.shape,
-                         index_dtype=self.index_dtype, validate=False)
+        return self._share_structure_flags(CSRMatrix(self.data.copy(), self.indices.copy(), self.indptr.copy(),
+                                                     self.shape, index_dtype=self.index_dtype, validate=False))
 
     def transpose(self, axes=None, copy=False) -> CSRMatrix:
         """A^T as a new CSR matrix (cached), on the same side."""
@@ -553,12 +553,42 @@ class CSRMatrix:
 
     @property
     def has_sorted_indices(self) -> bool:
-        return _ops.has_sorted_indices(self)
+        """Column indices ascend in every row (cached like :attr:`has_canonical_format`)."""
+        return self._structure_flag("sorted", lambda: (self._known_flag("canonical") is True
+                                                       or _ops.has_sorted_indices(self)))
 
     @property
     def has_canonical_format(self) -> bool:
-        """Sorted indices and no duplicates in every row."""
-        return _ops.has_canonical_format(self)
+        """Sorted indices and no duplicates in every row.
+
+        Found once and cached, as SciPy caches it: products and clean-ups ask on every call,
+        and the check is several passes and a device sync. The answer holds while ``indices``
+        and ``indptr`` are the same arrays (in-place clean-ups drop it); code that writes into
+        them must build a new matrix.
+        """
+        return self._structure_flag("canonical", lambda: _ops.has_canonical_format(self))
+
+    def _known_flag(self, key: str) -> bool | None:
+        """A cached structure flag, None if unknown or found for other index arrays."""
+        cached = self._cache.get(key)
+        if cached is None or cached[0] is not self.indices or cached[1] is not self.indptr:
+            return None
+        return cached[2]
+
+    def _structure_flag(self, key: str, find) -> bool:
+        flag = self._known_flag(key)
+        if flag is None:
+            flag = bool(find())
+            self._cache[key] = (self.indices, self.indptr, flag)
+        return flag
+
+    def _share_structure_flags(self, twin: CSRMatrix) -> CSRMatrix:
+        """Give ``twin`` (the same structure as this matrix) the structure flags found so far."""
+        for key in ("canonical", "sorted"):
+            flag = self._known_flag(key)
+            if flag is not None:
+                twin._cache[key] = (twin.indices, twin.indptr, flag)
+        return twin
 
 
 def as_csr(A, *, dtype=None) -> CSRMatrix:

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import device as _device
 from .csr import SUPPORTED_DTYPES, CSRMatrix, _is_int, _is_sparse
-from .errors import InputError
+from .errors import DeviceMemoryError, InputError
 
 CUPYX_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.float32, np.float64, np.complex64, np.complex128))
 # The dtypes cupyx's structural operations (cuSPARSE) compute in; bool is held but not computed.
@@ -107,15 +107,32 @@ def _library(A):
     return scipy_view(A), A.on_gpu
 
 
-def _cupyx_copy(A, dtype=None):
-    """A cupyx csr_matrix of copies of the device arrays (cupyx canonicalises in place too),
-    duplicates summed where cuSPARSE computes: its dense and product routines want canonical rows."""
+def _cupyx_copy(A, dtype=None, copy: bool = True):
+    """A cupyx csr_matrix of A's device values (in ``dtype``), duplicates summed where cuSPARSE
+    computes: its dense and product routines want canonical rows.
+
+    cupyx canonicalises in place, so the arrays are copies. ``copy=False`` only for operations
+    that read their operands (products): a canonical matrix then lends its own arrays. Either
+    way a canonical result is marked so, which spares cupyx its own check and device sync.
+    """
     import cupyx.scipy.sparse as csp
 
     dev = A.to_device() if dtype is None else A.to_device().astype(dtype)
+    computes = _compute_on_gpu(dev.dtype)
+    if not copy and computes and dev.has_canonical_format:
+        arrays = (dev.data, dev.indices, dev.indptr)
+        lent = dev._cache.get("cupyx-operand")  # (the arrays it was built on, the view): kept while they are dev's
+        if lent is None or any(old is not new for old, new in zip(lent[0], arrays)):
+            S = csp.csr_matrix(arrays, shape=A.shape)
+            S.has_canonical_format = True
+            lent = dev._cache["cupyx-operand"] = (arrays, S)
+        return lent[1]
     S = csp.csr_matrix((dev.data.copy(), dev.indices.copy(), dev.indptr.copy()), shape=A.shape)
-    if _compute_on_gpu(dev.dtype) and not has_canonical_format(dev):
-        S.sum_duplicates()
+    if computes:
+        if dev.has_canonical_format:
+            S.has_canonical_format = True
+        else:
+            S.sum_duplicates()
     return S
 
 
@@ -283,40 +300,123 @@ def _upcast(*dtypes) -> np.dtype:
     raise InputError(f"no sparse dtype holds {dtype}")
 
 
-def spgemm_bytes(A, B, dtype) -> tuple[int, int]:
-    """(intermediate products, device bytes cuSPARSE's SpGEMM may need) for A @ B.
+# cuSPARSE's SpGEMM counts the intermediate products of one call in 32 bits.
+_CUSPARSE_PRODUCTS = 2**31 - 1
 
-    The product count bounds nnz(A @ B); cuSPARSE keeps the products, the
-    result and its work buffers, each up to that size in values and indices.
-    """
-    row_lengths = B.xp.diff(B.indptr).astype(np.int64)
-    products = int(row_lengths[A.indices].sum()) if A.nnz else 0
+
+def spgemm_products(A, B) -> int:
+    """The intermediate products of A @ B (each stored A[i, k] meets the stored row k of B),
+    an upper bound on nnz(A @ B): a gather and a sum on A's side, no copy of A."""
+    if not A.nnz:
+        return 0
+    return int(B.xp.diff(B.indptr)[A.indices].sum(dtype=np.int64))
+
+
+def spgemm_bytes(products: int, n_rows: int, dtype) -> int:
+    """Device bytes cuSPARSE's SpGEMM may need for ``products`` intermediate products: it keeps
+    the products, the result and its work buffers, each up to that size in values and indices."""
     entry = np.dtype(dtype).itemsize + 4
-    return products, 3 * products * entry + 2 * (A.shape[0] + 1) * 8
+    return 3 * products * entry + 2 * (n_rows + 1) * 8
+
+
+def _max_row_length(B) -> int:
+    """B's longest row, cached on B for the indptr it was found on."""
+    cached = B._cache.get("max-row-length")
+    if cached is None or cached[0] is not B.indptr:
+        cached = B._cache["max-row-length"] = (B.indptr, int(B.xp.diff(B.indptr).max()) if B.shape[0] else 0)
+    return cached[1]
+
+
+def _fits_in_one_call(A, B, dtype, free: int) -> bool:
+    """Whether cuSPARSE can form A @ B in one call: its products within 32 bits and its
+    memory within ``free``. nnz(A) times B's longest row bounds the products without a pass
+    over A (so repeated products cost no device work here); the exact count only when it fails."""
+    def fits(products: int) -> bool:
+        return products <= _CUSPARSE_PRODUCTS and spgemm_bytes(products, A.shape[0], dtype) <= free
+
+    return fits(A.nnz * _max_row_length(B)) or fits(spgemm_products(A, B))
+
+
+def _row_blocks(row_products, budget: int) -> list[int]:
+    """Row boundaries [0, ..., n_rows] cutting A into blocks of at most ``budget`` products,
+    greedily; ``row_products`` is the running count of products before each row (n_rows + 1).
+    An empty list when a single row has more products than the budget."""
+    bounds, row, n_rows = [0], 0, len(row_products) - 1
+    while row < n_rows:
+        nxt = int(np.searchsorted(row_products, row_products[row] + budget, side="right")) - 1
+        if nxt <= row:
+            return []
+        bounds.append(nxt)
+        row = nxt
+    return bounds
+
+
+def _row_block(S, first: int, last: int, start: int, stop: int):
+    """Rows [first, last) of the cupyx csr_matrix S (entries [start, stop)), canonical as S is."""
+    import cupyx.scipy.sparse as csp
+
+    block = csp.csr_matrix((S.data[start:stop], S.indices[start:stop], S.indptr[first:last + 1] - start),
+                           shape=(last - first, S.shape[1]))
+    block.has_canonical_format = True
+    return block
+
+
+def _spgemm_in_row_blocks(A, B, dtype, a, b):
+    """A @ B in row blocks of A, each one cuSPARSE call within its 32-bit product count and half
+    the free memory (the other half holds the finished blocks); DeviceMemoryError when one row
+    alone does not fit. ``a`` and ``b`` are A's and B's canonical cupyx operands."""
+    import cupyx.scipy.sparse as csp
+
+    cupy = _device.require_cupy()
+    free = _device.free_device_memory()
+    entry = np.dtype(dtype).itemsize + 4
+    budget = min(_CUSPARSE_PRODUCTS, (free // 2 - 16 * (A.shape[0] + 1)) // (3 * entry))
+    running = cupy.cumsum(cupy.diff(b.indptr)[a.indices], dtype=np.int64)  # products up to each entry
+    row_products = cupy.asnumpy(cupy.concatenate((cupy.zeros(1, dtype=np.int64), running))[a.indptr])
+    del running
+    bounds = _row_blocks(row_products, budget) if budget > 0 else []
+    if not bounds:
+        raise DeviceMemoryError(spgemm_bytes(int(np.diff(row_products).max()), 1, dtype), free,
+                                "sparse product A @ B (one row of it)")
+    indptr = cupy.asnumpy(a.indptr)
+    blocks = []
+    for first, last in zip(bounds[:-1], bounds[1:]):
+        start, stop = int(indptr[first]), int(indptr[last])
+        # rows without entries have an empty product: no cuSPARSE call for them
+        blocks.append(_row_block(a, first, last, start, stop) @ b if stop > start
+                      else csp.csr_matrix((last - first, b.shape[1]), dtype=dtype))
+    offsets = np.concatenate(([0], np.cumsum([C.nnz for C in blocks])))
+    out_indptr = cupy.concatenate([cupy.zeros(1, dtype=np.int64)]
+                                  + [C.indptr[1:].astype(np.int64) + int(off) for C, off in zip(blocks, offsets)])
+    data = cupy.concatenate([C.data for C in blocks])
+    indices = cupy.concatenate([C.indices for C in blocks])
+    return CSRMatrix(data, indices, out_indptr, (A.shape[0], B.shape[1]), validate=False)
 
 
 def sparse_matmul(A, other) -> CSRMatrix:
-    """A @ B for a sparse B (SpGEMM): SciPy on the host, cuSPARSE through cupyx on the GPU."""
+    """A @ B for a sparse B (SpGEMM): SciPy on the host, cuSPARSE through cupyx on the GPU.
+
+    On the GPU the size is bounded first: one cuSPARSE call when the products fit its 32-bit
+    count and free memory, else row blocks of A, each within both (DeviceMemoryError when a
+    single row does not fit). Canonical operands are lent to cupyx, not copied.
+    """
     B = _same_side(A, other)
     if A.shape[1] != B.shape[0]:
         raise ValueError(f"dimension mismatch: {A.shape} @ {B.shape}")
     if not A.on_gpu or not _compute_on_gpu(_upcast(A.dtype, B.dtype)) or not (A.nnz and B.nnz):
         return _wrap(scipy_view(A, copy=False) @ scipy_view(B, copy=False), A.on_gpu)
     dtype = _upcast(A.dtype, B.dtype)
-    products, needed = spgemm_bytes(A, B, dtype)
-    if products > 2**31 - 1:
-        raise InputError(f"A @ B has {products} intermediate products, more than cuSPARSE's 32-bit "
-                         f"SpGEMM indexes; compute it on the host (A.to_host() @ B.to_host())")
-    _device.check_fits(needed, "sparse product A @ B")
 
     def product():
-        a = _cupyx_copy(A, dtype)
-        b = _cupyx_copy(B, dtype)
-        a.sum_duplicates()  # cuSPARSE's SpGEMM wants sorted, duplicate-free rows
-        b.sum_duplicates()
-        return a @ b
+        one_call = _fits_in_one_call(A, B, dtype, _device.free_device_memory())
+        a = _cupyx_copy(A, dtype, copy=False)
+        b = a if B is A else _cupyx_copy(B, dtype, copy=False)
+        if not one_call:
+            return _spgemm_in_row_blocks(A, B, dtype, a, b)
+        C = a @ b  # cuSPARSE's result is valid CSR: no validation pass
+        return CSRMatrix(C.data, C.indices, C.indptr, C.shape, validate=False)
 
-    return _wrap(_cupyx_call(product), True)
+    return _cupyx_call(product)
 
 
 def matmul(A, other):
@@ -345,7 +445,7 @@ def matmul(A, other):
         operand = xp.ascontiguousarray(x.astype(dtype, copy=False))
         return spmv(kernel_A, operand) if x.ndim == 1 else spmm(kernel_A, operand)
     if gpu and _compute_on_gpu(dtype):
-        return _cupyx_copy(A, dtype) @ x.astype(dtype)
+        return _cupyx_copy(A, dtype, copy=False) @ x.astype(dtype)
     if gpu:  # integer and bool products: SciPy's exact arithmetic on the host
         return xp.asarray(scipy_view(A, copy=False) @ x.get())
     return np.asarray(scipy_view(A, copy=False) @ x)
@@ -622,14 +722,15 @@ def _clean_up(A, method: str) -> None:
 
 
 def _rows_increase(A, strict: bool) -> bool:
+    """Whether column indices increase along every row: a few passes and one device sync
+    (a mask of row starts, scattered from indptr, needs no boolean indexing, which syncs)."""
     if A.nnz < 2:
         return True
-    ind = A.indices
+    xp, ind = A.xp, A.indices
+    row_start = xp.zeros(A.nnz + 1, dtype=bool)
+    row_start[A.indptr] = True  # indptr's entries lie in [0, nnz]
     ok = ind[1:] > ind[:-1] if strict else ind[1:] >= ind[:-1]
-    starts = A.indptr[1:-1]
-    starts = starts[(starts > 0) & (starts < A.nnz)]
-    ok[starts - 1] = True  # a new row may start anywhere
-    return bool(ok.all())
+    return bool((ok | row_start[1:-1]).all())
 
 
 def count_nonzero(A) -> int:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
+from conftest import to_host
 from csr_helpers import DTYPES, SHAPES, assert_same, check, random_pair, random_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -317,6 +318,29 @@ def test_spgemm_on_the_gpu_matches_scipy(xp, rng):
     assert_same(A.astype(np.int64) @ D, S.astype(np.int64) @ V, xp)
 
 
+def _canonical_pair(rng, shape, dtype, xp, density=0.1):
+    _, S = random_pair(rng, shape, dtype, np, density=density)
+    S.sum_duplicates()
+    return CSRMatrix((xp.array(S.data), xp.array(S.indices), xp.array(S.indptr)), shape=shape), S  # no sharing
+
+
+def test_spgemm_leaves_canonical_and_non_canonical_operands_alone(xp, rng):
+    A, S = _canonical_pair(rng, (40, 40), np.float64, xp)
+    B, T = random_pair(rng, (40, 40), np.float64, xp, density=0.1)  # duplicates, unsorted rows
+    before = {name: [to_host(a).copy() for a in (M.data, M.indices, M.indptr)] for name, M in (("A", A), ("B", B))}
+    for _ in range(2):  # the second round reuses what the first cached (flags, lent operands)
+        assert_same(A @ A, S @ S, xp)
+        assert_same(A @ B, S @ T, xp)
+        assert_same(B @ A, T @ S, xp)
+        assert_same(B @ B, T @ T, xp)
+    for name, M in (("A", A), ("B", B)):
+        for kept, now in zip(before[name], (M.data, M.indices, M.indptr)):
+            np.testing.assert_array_equal(to_host(now), kept, err_msg=f"{name} changed")
+    assert A.has_canonical_format and not B.has_canonical_format
+    A.data *= 2  # the product reads A's current values, not a copy taken earlier
+    assert_same(A @ A, (2 * S) @ (2 * S), xp)
+
+
 @pytest.mark.gpu
 def test_spgemm_that_cannot_fit_raises_device_memory_error(monkeypatch, rng):
     from spla import device
@@ -326,6 +350,77 @@ def test_spgemm_that_cannot_fit_raises_device_memory_error(monkeypatch, rng):
     monkeypatch.setattr(device, "free_device_memory", lambda: 1024)
     with pytest.raises(DeviceMemoryError):
         A @ A
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("limit", ["memory", "products"])
+def test_spgemm_too_big_for_one_call_goes_in_row_blocks(monkeypatch, rng, limit):
+    from spla import csr_ops, device
+
+    cupy = device.require_cupy()
+    A, S = random_pair(rng, (300, 200), np.float64, cupy, density=0.05)  # duplicates: copies summed
+    B, T = _canonical_pair(rng, (200, 250), np.float64, cupy, density=0.05)
+    products = csr_ops.spgemm_products(A, B)
+    if limit == "memory":  # room for about a tenth of the products at a time
+        monkeypatch.setattr(device, "free_device_memory",
+                            lambda: 2 * csr_ops.spgemm_bytes(products // 10, 300, np.float64))
+    else:
+        monkeypatch.setattr(csr_ops, "_CUSPARSE_PRODUCTS", products // 7)
+    cuts = []
+    row_blocks = csr_ops._row_blocks
+    monkeypatch.setattr(csr_ops, "_row_blocks", lambda *args: cuts.append(row_blocks(*args)) or cuts[-1])
+    C = A @ B
+    assert cuts and len(cuts[0]) > 5, cuts
+    assert_same(C, S @ T, cupy)
+    U = (S @ T).tocsr()
+    U.sum_duplicates()
+    C.sum_duplicates()
+    np.testing.assert_array_equal(to_host(C.indptr), U.indptr)
+    np.testing.assert_array_equal(to_host(C.indices), U.indices)
+
+
+def test_spgemm_products_count_every_pairing(rng):
+    from spla import csr_ops
+
+    A, S = random_pair(rng, (30, 20), np.float64, np, density=0.2)
+    B, T = random_pair(rng, (20, 25), np.float64, np, density=0.2)
+    ones = sp.csr_array((np.ones(S.nnz), S.indices, S.indptr), shape=S.shape)  # duplicates kept
+    row_lengths = sp.csr_array(np.diff(T.indptr).astype(np.float64)[:, None])
+    assert csr_ops.spgemm_products(A, B) == int((ones @ row_lengths).sum())
+    assert csr_ops.spgemm_products(CSRMatrix((30, 20)), B) == 0
+
+
+def test_row_blocks_cut_within_the_budget(rng):
+    from spla import csr_ops
+
+    per_row = rng.integers(0, 9, 200)
+    per_row[rng.integers(0, 200, 30)] = 0
+    running = np.concatenate(([0], np.cumsum(per_row)))
+    for budget in (8, 9, 20, 57, int(running[-1]), int(running[-1]) + 5):
+        cuts = csr_ops._row_blocks(running, budget)
+        assert cuts[0] == 0 and cuts[-1] == 200 and all(np.diff(cuts) > 0)
+        assert all(running[b] - running[a] <= budget for a, b in zip(cuts[:-1], cuts[1:]))
+        # greedy: the next row would have broken the budget
+        assert all(running[b + 1] - running[a] > budget for a, b in zip(cuts[:-1], cuts[1:-1]))
+    assert csr_ops._row_blocks(running, 7) == []  # a row of 8 products cannot fit
+    if per_row.max() == 8:
+        assert csr_ops._row_blocks(running, 8)
+
+
+def test_structure_flags_are_cached_for_the_arrays_they_were_found_on(xp, rng):
+    A, _ = random_pair(rng, (20, 20), np.float64, xp)
+    assert not A.has_canonical_format
+    B = A.copy()
+    assert B._known_flag("canonical") is False  # a copy shares what was found
+    A.sum_duplicates()  # in place: the cached answer goes with the old arrays
+    assert A.has_canonical_format and A.has_sorted_indices
+    assert A.astype(np.float32)._known_flag("canonical") is True
+    indptr = to_host(A.indptr)
+    start = int(indptr[np.flatnonzero(np.diff(indptr) >= 2)[0]])  # a row with two entries: swap them
+    flipped = A.indices.copy()
+    flipped[start], flipped[start + 1] = A.indices[start + 1], A.indices[start]
+    A.indices = flipped  # new arrays: the flag is found again, not trusted
+    assert not A.has_canonical_format and not A.has_sorted_indices
 
 
 def test_scipy_solvers_accept_a_csrmatrix(rng):

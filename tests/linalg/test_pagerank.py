@@ -1,4 +1,5 @@
-"""spla.pagerank against networkx.pagerank (CPU), and the solve/pagerank CLI."""
+"""spla.pagerank against networkx.pagerank on the CPU and (marked ``gpu``) the GPU, with the GPU's
+device build of the Google matrix, and the solve/pagerank CLI."""
 
 from __future__ import annotations
 
@@ -160,3 +161,157 @@ def test_cli_pagerank_top():
     assert [t["node"] for t in data["top"]] == list(np.argsort(-ranks, kind="stable")[:5])
     text = CliRunner().invoke(main, ["pagerank", "gen:random:2000:4", "--top", "3", "--device", "cpu"])
     assert text.exit_code == 0 and text.output.count("\n") >= 6
+
+
+# ---------------------------------------------------------------- PageRank on the GPU
+def _digraph(seed, n=3000):
+    rng = np.random.default_rng(seed)
+    G = nx.gnp_random_graph(n, 4.0 / n, directed=True, seed=seed)
+    G.remove_edges_from([(u, v) for u, v in list(G.edges) if u < n // 10])  # dangling nodes
+    for u, v in G.edges:
+        G[u][v]["weight"] = float(rng.uniform(0.1, 5))
+    return G
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("check_every", [1, 3, 8])
+@pytest.mark.parametrize("case", ["plain", "personalized", "dangling"])
+def test_gpu_pagerank_matches_networkx(case, check_every):
+    G = _digraph(7)
+    rng = np.random.default_rng(1)
+    kwargs = {}
+    if case != "plain":
+        kwargs["personalization"] = {int(k): float(rng.uniform()) for k in rng.choice(len(G), 300, replace=False)}
+    if case == "dangling":
+        kwargs["dangling"] = {int(k): float(rng.uniform()) for k in rng.choice(len(G), 50, replace=False)}
+    for tol in (1e-6, 1e-10):
+        reference = nx.pagerank(G, tol=tol, **kwargs)
+        ranks, info = spla.pagerank(G, tol=tol, device="gpu", check_every=check_every, full_output=True, **kwargs)
+        _, cpu_info = spla.pagerank(G, tol=tol, device="cpu", full_output=True, **kwargs)
+        assert info["device"] == "gpu" and info["gpu_build"] == "device"
+        assert info["iterations"] == cpu_info["iterations"]
+        assert max(abs(ranks[k] - reference[k]) for k in G) < 1e-6 * (1e-3 if tol < 1e-8 else 1)
+
+
+@pytest.mark.gpu
+def test_gpu_pagerank_with_int64_indices_builds_on_the_host():
+    """cuSPARSE's transpose takes int32 indices only: int64 matrices build P with SciPy, same ranks."""
+    S = nx.to_scipy_sparse_array(_digraph(5), dtype=float)
+    A = CSRMatrix.from_scipy(S, index_dtype=np.int64)
+    ranks, info = spla.pagerank(A, tol=1e-10, device="gpu", full_output=True)
+    expected = spla.pagerank(CSRMatrix.from_scipy(S), tol=1e-10, device="cpu")
+    assert info["gpu_build"] == "host"
+    np.testing.assert_allclose(ranks, expected, rtol=1e-9, atol=1e-12)
+
+
+def _hub_adjacency(n=6000, seed=11):
+    """Random weighted digraph plus a hub that n / 2 nodes link to: A^T has a row of over 1024
+    entries, so the SpMV the iteration runs is not the short-row kernel."""
+    rng = np.random.default_rng(seed)
+    G = _digraph(seed, n)
+    for u in rng.choice(n, n // 2, replace=False):
+        if u != 0:
+            G.add_edge(int(u), 0, weight=float(rng.uniform(0.1, 5)))
+    return G, CSRMatrix.from_scipy(nx.to_scipy_sparse_array(G, nodelist=list(G)))
+
+
+@pytest.mark.gpu
+def test_gpu_pagerank_hub_graph():
+    from spla.graph import device_google_parts
+    from spla.planning import spmv as rules
+
+    G, A = _hub_adjacency()
+    reference = nx.pagerank(G, tol=1e-10)
+    ranks, info = spla.pagerank(A, tol=1e-10, device="gpu", full_output=True)
+    assert isinstance(ranks, np.ndarray) and info["gpu_build"] == "device"
+    assert float(np.abs(ranks - np.array([reference[k] for k in G])).max()) < 1e-9
+    # the long row sends auto past the short-row kernel (to a load-balanced one)
+    assert rules.choose_kernel(device_google_parts(A, np.float64).matrix) != "scalar"
+
+
+@pytest.mark.gpu
+def test_gpu_pagerank_device_parts_match_host_build():
+    import cupy
+
+    from spla.graph import device_google_parts, google_matrix_parts
+
+    _, A = _hub_adjacency(3000, seed=5)
+    S = A.to_scipy()
+    parts = device_google_parts(A, np.float64)
+    out_weight = np.asarray(S.sum(axis=1)).ravel()
+    dangling = out_weight == 0
+    assert dangling.any()
+    np.testing.assert_array_equal(parts.is_dangling.get(), dangling.astype(np.uint8))
+    expected_scale = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=~dangling)
+    # The device sums each row in SciPy's order, but NVRTC may contract the
+    # divide/accumulate differently: the H200 run differed from SciPy by 1 ulp.
+    np.testing.assert_allclose(parts.scale.get(), expected_scale, rtol=4 * np.finfo(np.float64).eps, atol=0)
+    AT = parts.matrix.to_scipy()
+    assert AT.shape == S.shape and abs(AT - S.T).max() == 0 and AT.nnz == S.nnz
+    # A^T diag(scale) is exactly the P the host build makes (one rounding each way)
+    P, host_dangling = google_matrix_parts(A, np.float64)
+    np.testing.assert_array_equal(host_dangling, dangling)
+    assert abs(AT @ sp.diags(expected_scale) - P.to_scipy()).max() <= 1e-17
+    assert device_google_parts(A, np.float64) is parts  # cached on A's device copy
+    float32_parts = device_google_parts(A, np.float32)
+    assert float32_parts.matrix.dtype == np.float32 and float32_parts is not parts
+    assert isinstance(parts.scale, cupy.ndarray)
+
+
+@pytest.mark.gpu
+def test_gpu_pagerank_repeat_calls_reuse_the_build(monkeypatch):
+    from spla import graph
+
+    builds = []
+    real_parts = graph.DeviceGoogleParts
+    monkeypatch.setattr(graph, "DeviceGoogleParts", lambda *args: builds.append(1) or real_parts(*args))
+    _, A = _hub_adjacency(3000, seed=6)
+    first, info1 = spla.pagerank(A, tol=1e-10, device="gpu", full_output=True)
+    second, info2 = spla.pagerank(A, tol=1e-10, device="gpu", full_output=True)
+    np.testing.assert_array_equal(first, second)
+    assert info1["iterations"] == info2["iterations"]
+    for key in ("upload_seconds", "build_seconds", "seconds", "download_seconds", "total_seconds"):
+        assert info2[key] >= 0
+    assert info2["total_seconds"] >= info2["seconds"]
+    assert len(builds) == 1  # the second call found A^T and the scales cached on the matrix
+
+
+@pytest.mark.gpu
+def test_gpu_pagerank_edge_cases():
+    import cupy
+
+    # no edges: every node dangling, ranks = the teleport distribution
+    n = 257
+    empty = CSRMatrix.from_scipy(sp.csr_matrix((n, n)))
+    ranks, info = spla.pagerank(empty, device="gpu", full_output=True)
+    np.testing.assert_allclose(ranks, np.full(n, 1.0 / n), rtol=1e-14)
+    p = np.random.default_rng(0).uniform(size=n)
+    np.testing.assert_allclose(spla.pagerank(empty, personalization=p, device="gpu"), p / p.sum(), rtol=1e-12)
+    # int64 indices: cuSPARSE's transpose takes int32 only, so the host build is used
+    G = _digraph(4, 1500)
+    A64 = CSRMatrix.from_scipy(nx.to_scipy_sparse_array(G, nodelist=list(G)), index_dtype=np.int64)
+    ranks, info = spla.pagerank(A64, tol=1e-10, device="gpu", full_output=True)
+    reference = nx.pagerank(G, tol=1e-10)
+    assert info["gpu_build"] == "host"
+    assert float(np.abs(ranks - np.array([reference[k] for k in G])).max()) < 1e-9
+    # a matrix already on the GPU: CuPy out, built there
+    dev = CSRMatrix.from_scipy(nx.to_scipy_sparse_array(G, nodelist=list(G))).to_device()
+    ranks_dev, info = spla.pagerank(dev, tol=1e-10, full_output=True)
+    assert isinstance(ranks_dev, cupy.ndarray) and info["gpu_build"] == "device"
+    assert float(np.abs(ranks_dev.get() - ranks).max()) < 1e-15
+
+
+@pytest.mark.gpu
+def test_gpu_pagerank_cupy_in_cupy_out_and_float32():
+    import cupy
+    import cupyx.scipy.sparse as csp
+
+    G = _digraph(3)
+    A = nx.to_scipy_sparse_array(G, nodelist=list(G))
+    reference = np.array([nx.pagerank(G, tol=1e-10)[k] for k in G])
+    ranks = spla.pagerank(csp.csr_matrix(sp.csr_matrix(A)), tol=1e-10)
+    assert isinstance(ranks, cupy.ndarray)
+    assert float(abs(ranks.get() - reference).max()) < 1e-9
+    ranks32 = spla.pagerank(A, tol=1e-8, device="gpu", dtype=np.float32, max_iter=200)
+    assert isinstance(ranks32, np.ndarray) and ranks32.dtype == np.float32
+    assert float(abs(ranks32 - reference).max()) < 1e-5
