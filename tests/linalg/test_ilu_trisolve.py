@@ -260,3 +260,14 @@ def test_errors_name_the_users_row_under_the_color_ordering():
         ic0(sp.csr_matrix(B), ordering="color")
     with pytest.raises(InputError, match="ordering"):
         ic0(poisson2d(4), ordering="rcm")
+
+
+def test_color_ordering_takes_one_gpu_launch_per_colour():
+    """The GPU plan, computed on the host: a 70^2 grid's 2450-row colours get a launch each (two
+    per solve), where natural ordering's 139 levels, all narrower than GROUP_MAX_ROWS, run as one
+    single-block sweep."""
+    A = poisson2d(70)
+    colored, natural = ic0(A, ordering="color"), ic0(A, ordering="natural")
+    assert colored.levels == (2, 2) and natural.levels == (139, 139)
+    assert [s.launch_count() for s in (colored._first, colored._second)] == [2, 2]
+    assert [s.launch_count() for s in (natural._first, natural._second)] == [1, 1]
