@@ -5,9 +5,10 @@ callback=None)`` and likewise :func:`bicgstab`, :func:`gmres` (``restart=20``),
 :func:`minres`; :func:`block_cg` for an n x k block of right-hand sides;
 :func:`jacobi` builds a diagonal preconditioner, :func:`amg` a smoothed-aggregation
 multigrid one (set-up through pyamg, cycle on b's side), :func:`ilu0` and
-:func:`ic0` incomplete factorisations applied by level-scheduled triangular
-solves (:func:`spsolve_triangular`, :class:`TriangularSolver`). NumPy in -> NumPy out, CuPy
-in -> CuPy out; a :class:`spla.CSRMatrix` goes to whichever side b is on.
+:func:`ic0` incomplete factorisations (in a multicolour ordering by default)
+applied by level-scheduled triangular solves (:func:`spsolve_triangular`,
+:class:`TriangularSolver`). NumPy in -> NumPy out, CuPy in -> CuPy out; a
+:class:`spla.CSRMatrix` goes to whichever side b is on.
 
 ``info``: 0 converged (``||b - A x|| <= max(rtol ||b||, atol)``), > 0 the
 iterations run without converging, < 0 breakdown: -1 (cg: ``p.Ap`` zero or

@@ -16,7 +16,12 @@ so one application is a sweep over the levels:
   ``spsolve_triangular`` when the levels are too small for the sweep to pay.
 
 :func:`ilu0` and :func:`ic0` factor on the host (vectorised over the rows of
-a level, the same schedule) and apply through two such solvers.
+a level, the same schedule) and apply through two such solvers. By default
+(``ordering="color"``) they first renumber A colour by colour
+(``_ordering.greedy_coloring``) and factor ``P A P^T``: its factors have one
+level per colour (2 on a 5-point grid instead of ~2 sqrt(n)), and the
+solvers take P as their ``permutation``, so applying ``P^T (L U)^{-1} P``
+costs no pass beyond the per-colour sweeps.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import scipy.sparse as sp
 from .. import device as _device
 from ..csr import CSRMatrix, as_csr
 from ..errors import InputError
+from ._ordering import color_permutation, greedy_coloring, level_sets
 
 # levels up to this many rows join one single-block launch on the GPU (see backends/cuda/trisolve.py)
 GROUP_MAX_ROWS = 2048
@@ -48,45 +54,6 @@ def _strict_and_diagonal(T: sp.csr_matrix, lower: bool):
     return strict, T.diagonal()
 
 
-def level_sets(strict: sp.csr_matrix):
-    """Level sets of a strict triangle's dependency graph.
-
-    Parameters
-    ----------
-    strict : scipy.sparse CSR, n x n
-        Row i depends on row k for every stored (i, k); the graph must be
-        acyclic (a strict triangle is).
-
-    Returns
-    -------
-    order : int64 array, shape (n,)
-        The rows, level by level (ascending row order within a level).
-    level_ptr : int64 array, shape (levels + 1,)
-        Level l is ``order[level_ptr[l]:level_ptr[l + 1]]``.
-    """
-    n = strict.shape[0]
-    pending = np.diff(strict.indptr).astype(np.int64)  # dependencies not yet solved, per row
-    dependents = strict.T.tocsr()  # row k of the transpose: the rows that need x_k
-    frontier = np.flatnonzero(pending == 0)
-    pieces, sizes = [], [0]
-    while frontier.size:
-        pieces.append(frontier)
-        sizes.append(frontier.size)
-        starts, stops = dependents.indptr[frontier], dependents.indptr[frontier + 1]
-        counts = stops - starts
-        if not counts.sum():
-            break
-        # the dependents of every frontier row, gathered without a Python loop
-        offsets = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
-        rows, hits = np.unique(dependents.indices[offsets], return_counts=True)
-        pending[rows] -= hits
-        frontier = rows[pending[rows] == 0]
-    order = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
-    if order.size != n:
-        raise InputError("the dependency graph has a cycle: not a triangular matrix")
-    return order.astype(np.int64), np.cumsum(sizes).astype(np.int64)
-
-
 class TriangularSolver:
     """Solves ``T x = b`` for one sparse triangular T; the analysis is done once.
 
@@ -97,12 +64,20 @@ class TriangularSolver:
     lower : bool
     unit_diagonal : bool
         Take the diagonal as ones (T's diagonal is not read).
+    permutation : int array of shape (n,), optional
+        T is given in a permuted numbering: its row and column s are the
+        system's row and column ``permutation[s]``. The solve is then
+        ``x[permutation] = T^{-1} b[permutation]``, i.e. it solves
+        ``(P^T T P) x = b`` with ``(P v)[s] = v[permutation[s]]``, with the
+        permutation folded into the row indices of the sweep (no separate
+        gather or scatter pass). This is how :func:`ilu0` and :func:`ic0`
+        apply the factors of a reordered matrix.
 
     ``solve(b)`` takes NumPy or CuPy b of shape (n,) or (n, k); the GPU copy
     of the analysis is made on the first GPU call and kept.
     """
 
-    def __init__(self, T, *, lower: bool = True, unit_diagonal: bool = False):
+    def __init__(self, T, *, lower: bool = True, unit_diagonal: bool = False, permutation=None):
         csr = as_csr(T).to_host()
         if csr.n_rows != csr.n_cols:
             raise InputError(f"a triangular solve needs a square matrix, got {csr.n_rows}x{csr.n_cols}")
@@ -112,17 +87,27 @@ class TriangularSolver:
         self.dtype = np.dtype(csr.dtype) if csr.dtype.kind == "f" else np.dtype(np.float64)
         self.lower = bool(lower)
         self.unit_diagonal = bool(unit_diagonal)
+        self.permutation = None if permutation is None else _checked_permutation(permutation, self.shape[0])
         strict, diagonal = _strict_and_diagonal(csr.to_scipy(), self.lower)
         if not self.unit_diagonal:
             zero = np.flatnonzero(diagonal == 0)
             if zero.size:
-                raise SingularTriangularError(f"A is singular: zero entry on diagonal (row {int(zero[0])})")
+                row = int(zero[0] if self.permutation is None else self.permutation[zero[0]])
+                raise SingularTriangularError(f"A is singular: zero entry on diagonal (row {row})")
         self.order, self.level_ptr = level_sets(strict)
         self.levels = int(self.level_ptr.size - 1)
-        # the strict triangle with its rows in level order: slot s holds row order[s]
         self._strict = strict
-        self._reordered = strict[self.order]
-        self._reordered.sort_indices()
+        # the sweep in the system's numbering: slot s solves row rows[s], its strict row reordered by level
+        # and its columns renamed the same way, so the GPU kernel and the host sweep never permute a vector
+        reordered = strict[self.order]
+        if self.permutation is None:
+            self._rows = self.order
+        else:
+            self._rows = self.permutation[self.order]
+            reordered = sp.csr_matrix((reordered.data, self.permutation[reordered.indices], reordered.indptr),
+                                      shape=reordered.shape)
+        reordered.sort_indices()
+        self._reordered = reordered
         self._inverse_diagonal = (np.ones(self.shape[0]) if self.unit_diagonal
                                   else 1.0 / diagonal.astype(np.float64))
         self._host: dict = {}
@@ -140,7 +125,7 @@ class TriangularSolver:
                 steps = []
                 for level in range(self.levels):
                     begin, end = int(self.level_ptr[level]), int(self.level_ptr[level + 1])
-                    rows = self.order[begin:end]
+                    rows = self._rows[begin:end]
                     block = reordered[begin:end]
                     steps.append((rows, block if block.nnz else None, inverse[begin:end]))
                 plan = ("sweep", steps)
@@ -155,7 +140,12 @@ class TriangularSolver:
         if kind == "scipy":
             from scipy.sparse.linalg import spsolve_triangular as scipy_solve
 
-            return scipy_solve(plan, b, lower=self.lower, unit_diagonal=self.unit_diagonal)
+            if self.permutation is None:
+                return scipy_solve(plan, b, lower=self.lower, unit_diagonal=self.unit_diagonal)
+            x = np.empty_like(b)
+            x[self.permutation] = scipy_solve(plan, b[self.permutation], lower=self.lower,
+                                              unit_diagonal=self.unit_diagonal)
+            return x
         x = np.empty_like(b)
         for rows, block, inverse in plan:
             rhs = b[rows]
@@ -172,8 +162,9 @@ class TriangularSolver:
         key = (cupy.cuda.Device().id, dtype.str)
         solve = self._device.get(key)
         if solve is None:  # the analysis's arrays uploaded once per device and dtype
-            solve = self._device[key] = LevelSetSolve(self.order, self._reordered, self._inverse_diagonal,
-                                                      self.level_ptr, self.unit_diagonal, dtype)
+            solve = self._device[key] = LevelSetSolve(self._rows, self._reordered,
+                                                      self._inverse_diagonal[self.order], self.level_ptr,
+                                                      self.unit_diagonal, dtype)
         if b.ndim == 2:
             return cupy.stack([solve(cupy.ascontiguousarray(b[:, j])) for j in range(b.shape[1])], axis=1)
         return solve(b, out)
@@ -199,6 +190,20 @@ class TriangularSolver:
         side = "lower" if self.lower else "upper"
         return (f"<spla.linalg.TriangularSolver {side} {self.shape[0]}x{self.shape[1]}, nnz {self._strict.nnz} "
                 f"off the diagonal, {self.levels} levels>")
+
+
+def _checked_permutation(permutation, n: int) -> np.ndarray:
+    permutation = np.asarray(permutation)
+    if permutation.shape != (n,) or permutation.dtype.kind not in "iu":
+        raise InputError(f"permutation must be an integer array of shape ({n},), got {permutation.dtype} "
+                         f"{permutation.shape}")
+    permutation = permutation.astype(np.int64)
+    seen = np.zeros(n, dtype=bool)
+    inside = (permutation >= 0) & (permutation < n)
+    seen[permutation[inside]] = True
+    if not inside.all() or not seen.all():
+        raise InputError("permutation must hold each of 0 .. n-1 exactly once")
+    return permutation
 
 
 def _solve_dtype(matrix_dtype, vector_dtype) -> np.dtype:
@@ -251,8 +256,11 @@ def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False, u
 
 
 # ---------------------------------------------------------------- factorise
-def _ilu0_factor(A: sp.csr_matrix):
+def _ilu0_factor(A: sp.csr_matrix, row_names=None):
     """ILU(0) of a host CSR matrix: (L strictly lower, U upper with diagonal), on A's pattern.
+
+    ``row_names[i]`` is what an error calls row i (the user's numbering when
+    A is a reordered copy).
 
     IKJ elimination restricted to the pattern: for each row i and each of
     its lower entries (i, k) in column order, ``a_ik /= u_kk`` then
@@ -272,7 +280,8 @@ def _ilu0_factor(A: sp.csr_matrix):
     diagonal_positions[rows[on_diagonal]] = on_diagonal
     missing = np.flatnonzero(diagonal_positions < 0)
     if missing.size:
-        raise InputError(f"ILU(0) needs every diagonal entry in A's pattern; row {int(missing[0])} has none")
+        row = int(missing[0] if row_names is None else row_names[missing[0]])
+        raise InputError(f"ILU(0) needs every diagonal entry in A's pattern; row {row} has none")
     lower = np.flatnonzero(indices < rows)  # positions of (i, k), k < i
     lower_row, lower_col = rows[lower], indices[lower]
     # every update (i, k) -> (i, m): the row k's upper entries (k, m), m > k
@@ -315,15 +324,29 @@ def _ilu0_factor(A: sp.csr_matrix):
     pivots = data[diagonal_positions]
     bad = np.flatnonzero((pivots == 0) | ~np.isfinite(pivots))
     if bad.size:
-        raise InputError(f"ILU(0) broke down: pivot {pivots[bad[0]]} in row {int(bad[0])}")
+        row = int(bad[0] if row_names is None else row_names[bad[0]])
+        raise InputError(f"ILU(0) broke down: pivot {pivots[bad[0]]} in row {row}")
     return sp.tril(A, k=-1, format="csr"), sp.triu(A, k=0, format="csr")
 
 
+#: The orderings :func:`ilu0` and :func:`ic0` accept, and their default (see their Notes).
+ORDERINGS = ("color", "natural")
+DEFAULT_ORDERING = "color"
+
+
 class _FactorPreconditioner:
-    """Shared operator face of ILU0/IC0: ``matvec(v) = U^{-1} L^{-1} v`` on v's side."""
+    """Shared operator face of ILU0/IC0: ``matvec(v) = U^{-1} L^{-1} v`` on v's side.
+
+    With a permutation the factors are those of ``P A P^T`` and both solves
+    carry it (``TriangularSolver(permutation=)``): the operator is
+    ``P^T (L U)^{-1} P`` in A's numbering, with no pass of its own for P.
+    """
 
     shape: tuple
     dtype: np.dtype
+    ordering: str
+    permutation: np.ndarray | None
+    colors: int | None
     _first: TriangularSolver
     _second: TriangularSolver
 
@@ -340,49 +363,68 @@ class _FactorPreconditioner:
         """The preconditioner applied to v (both triangular solves)."""
         return self.matvec(v)
 
+    @property
+    def levels(self) -> tuple[int, int]:
+        """Sequential steps of the two triangular solves (each step is row-parallel)."""
+        return self._first.levels, self._second.levels
+
+    def _describe(self) -> str:
+        colors = f" ({self.colors} colours)" if self.colors is not None else ""
+        return (f"{self.shape[0]}x{self.shape[1]}, {self.ordering} ordering{colors}, levels "
+                f"{self._first.levels} + {self._second.levels}")
+
 
 class ILU0Preconditioner(_FactorPreconditioner):
-    """ILU(0): ``A ~ L U``, L unit lower and U upper on A's pattern; see :func:`ilu0`.
+    """ILU(0): ``P A P^T ~ L U``, L unit lower and U upper on the pattern; see :func:`ilu0`.
 
     Attributes
     ----------
     L : scipy.sparse.csr_matrix
-        Strictly lower part (the unit diagonal is implied).
+        Strictly lower part (the unit diagonal is implied), in the permuted numbering.
     U : scipy.sparse.csr_matrix
-        Upper triangle with the diagonal.
+        Upper triangle with the diagonal, in the permuted numbering.
+    ordering : str
+        ``"natural"`` or ``"color"``.
+    permutation : int64 array or None
+        Row s of the factors is row ``permutation[s]`` of A (None: natural, P = I).
+    colors : int or None
+        Colours of the multicolour ordering (None for natural).
     """
 
-    def __init__(self, L, U, dtype):
+    def __init__(self, L, U, dtype, *, ordering: str = "natural", permutation=None, colors=None):
         self.L, self.U = L, U
         self.shape = L.shape
         self.dtype = np.dtype(dtype)
-        self._first = TriangularSolver(L.astype(self.dtype), lower=True, unit_diagonal=True)
-        self._second = TriangularSolver(U.astype(self.dtype), lower=False)
+        self.ordering, self.permutation, self.colors = ordering, permutation, colors
+        self._first = TriangularSolver(L.astype(self.dtype), lower=True, unit_diagonal=True,
+                                       permutation=permutation)
+        self._second = TriangularSolver(U.astype(self.dtype), lower=False, permutation=permutation)
 
     def __repr__(self) -> str:
-        return (f"<spla.linalg.ILU0Preconditioner {self.shape[0]}x{self.shape[1]}, levels "
-                f"{self._first.levels} + {self._second.levels}>")
+        return f"<spla.linalg.ILU0Preconditioner {self._describe()}>"
 
 
 class IC0Preconditioner(_FactorPreconditioner):
-    """IC(0): ``A ~ L L^T``, L lower with A's lower pattern; see :func:`ic0`.
+    """IC(0): ``P A P^T ~ L L^T``, L lower on the lower pattern; see :func:`ic0`.
 
     Attributes
     ----------
     L : scipy.sparse.csr_matrix
-        The lower-triangular factor with its diagonal.
+        The lower-triangular factor with its diagonal, in the permuted numbering.
+    ordering, permutation, colors
+        As for :class:`ILU0Preconditioner`.
     """
 
-    def __init__(self, L, dtype):
+    def __init__(self, L, dtype, *, ordering: str = "natural", permutation=None, colors=None):
         self.L = L
         self.shape = L.shape
         self.dtype = np.dtype(dtype)
-        self._first = TriangularSolver(L.astype(self.dtype), lower=True)
-        self._second = TriangularSolver(L.T.tocsr().astype(self.dtype), lower=False)
+        self.ordering, self.permutation, self.colors = ordering, permutation, colors
+        self._first = TriangularSolver(L.astype(self.dtype), lower=True, permutation=permutation)
+        self._second = TriangularSolver(L.T.tocsr().astype(self.dtype), lower=False, permutation=permutation)
 
     def __repr__(self) -> str:
-        return (f"<spla.linalg.IC0Preconditioner {self.shape[0]}x{self.shape[1]}, levels "
-                f"{self._first.levels} + {self._second.levels}>")
+        return f"<spla.linalg.IC0Preconditioner {self._describe()}>"
 
 
 def _host_scipy(A, what: str) -> tuple[sp.csr_matrix, np.dtype]:
@@ -396,7 +438,18 @@ def _host_scipy(A, what: str) -> tuple[sp.csr_matrix, np.dtype]:
     return sp.csr_matrix(csr.to_scipy()), dtype
 
 
-def ilu0(A) -> ILU0Preconditioner:
+def _reorder(host: sp.csr_matrix, ordering: str):
+    """(matrix to factor, permutation or None, colours or None) for an ordering name."""
+    if ordering not in ORDERINGS:
+        raise InputError(f"ordering must be one of {', '.join(map(repr, ORDERINGS))}, got {ordering!r}")
+    if ordering == "natural":
+        return host, None, None
+    permutation, color_ptr = color_permutation(greedy_coloring(host))
+    permuted = host[permutation][:, permutation].tocsr()
+    return permuted, permutation, int(color_ptr.size - 1)
+
+
+def ilu0(A, *, ordering: str = DEFAULT_ORDERING) -> ILU0Preconditioner:
     """Incomplete LU factorisation with no fill-in, ILU(0), as a preconditioner.
 
     Parameters
@@ -404,66 +457,106 @@ def ilu0(A) -> ILU0Preconditioner:
     A : CSRMatrix, scipy/cupyx sparse matrix or dense array, n x n
         Every diagonal entry must be in A's pattern. Factored on the host in
         float64; the factors are kept in A's dtype (float32 stays float32).
+    ordering : {"color", "natural"}, default "color"
+        ``"color"``: colour the rows greedily (no two coupled rows of
+        ``A + A^T`` share a colour), number them colour by colour (P) and
+        factor ``P A P^T``; each triangular solve is then one row-parallel
+        step per colour (2 on a 5- or 7-point grid). ``"natural"``: factor A
+        as given; each solve has as many sequential steps as the factor's
+        longest dependency chain (about ``2 sqrt(n)`` on a 2D grid).
+        The two are different preconditioners: see the Notes.
 
     Returns
     -------
     ILU0Preconditioner
         ``M=`` for any solver; applying it is two triangular solves (level
         sets analysed once, GPU kernels for CuPy vectors). ``.L``, ``.U``
-        hold the factors.
+        hold the factors of ``P A P^T`` (``.permutation`` is P).
 
     Raises
     ------
     InputError
-        Not square, a diagonal entry missing from the pattern, a zero pivot.
+        Not square, a diagonal entry missing from the pattern, a zero pivot,
+        an unknown ordering.
+
+    Notes
+    -----
+    The default is ``"color"`` on both sides. An application costs a few
+    SpMV-like passes instead of one step per level of a deep dependency
+    chain (on the GPU one launch per colour; on the CPU one SciPy product
+    per colour instead of SciPy's sequential solve), which repays the extra
+    iterations the reordered factor usually needs: about 1.4x natural's on
+    2D Poisson, and several times more on strongly anisotropic problems,
+    where ``ordering="natural"`` may win on the CPU (BENCHMARKS.md has the
+    measured iterations and times).
 
     See Also
     --------
     scipy.sparse.linalg.spilu, ic0
     """
     host, dtype = _host_scipy(A, "ILU(0)")
-    L, U = _ilu0_factor(host)
-    return ILU0Preconditioner(L, U, dtype)
+    factored, permutation, colors = _reorder(host, ordering)
+    L, U = _ilu0_factor(factored, permutation)
+    return ILU0Preconditioner(L, U, dtype, ordering=ordering, permutation=permutation, colors=colors)
 
 
-def ic0(A) -> IC0Preconditioner:
+def ic0(A, *, ordering: str = DEFAULT_ORDERING) -> IC0Preconditioner:
     """Incomplete Cholesky factorisation with no fill-in, IC(0), as a preconditioner.
 
     Parameters
     ----------
     A : CSRMatrix, scipy/cupyx sparse matrix or dense array, n x n
-        Symmetric positive definite (its lower triangle's pattern is L's).
+        Symmetric positive definite (the lower pattern of ``P A P^T`` is L's).
+    ordering : {"color", "natural"}, default "color"
+        ``"color"``: colour the rows greedily (no two coupled rows of
+        ``A + A^T`` share a colour), number them colour by colour (P) and
+        factor ``P A P^T``; each triangular solve is then one row-parallel
+        step per colour (2 on a 5- or 7-point grid). ``"natural"``: factor A
+        as given; each solve has as many sequential steps as the factor's
+        longest dependency chain (about ``2 sqrt(n)`` on a 2D grid).
+        The two are different preconditioners: see the Notes.
 
     Returns
     -------
     IC0Preconditioner
-        ``M = (L L^T)^{-1}`` for :func:`cg` and the other solvers; ``.L`` is
-        the factor.
+        ``M = P^T (L L^T)^{-1} P`` for :func:`cg` and the other solvers;
+        ``.L`` is the factor of ``P A P^T`` (``.permutation`` is P).
 
     Raises
     ------
     InputError
-        Not square or not symmetric, a diagonal entry missing, or a pivot
+        Not square or not symmetric, a diagonal entry missing, a pivot
         <= 0 (IC(0) does not exist for every SPD matrix; ILU(0) or a
-        diagonal shift may).
+        diagonal shift may), an unknown ordering.
 
     Notes
     -----
     For symmetric A, ILU(0)'s U equals ``D L^T`` on the same pattern, so
     IC(0) is ``L D^{1/2}`` from the ILU(0) elimination.
+
+    The default is ``"color"`` on both sides. An application costs a few
+    SpMV-like passes instead of one step per level of a deep dependency
+    chain (on the GPU one launch per colour; on the CPU one SciPy product
+    per colour instead of SciPy's sequential solve), which repays the extra
+    iterations the reordered factor usually needs: about 1.4x natural's on
+    2D Poisson, and several times more on strongly anisotropic problems,
+    where ``ordering="natural"`` may win on the CPU (BENCHMARKS.md has the
+    measured iterations and times).
     """
     host, dtype = _host_scipy(A, "IC(0)")
     asymmetry = abs(host - host.T)
     scale = abs(host).max() if host.nnz else 0.0
     if asymmetry.nnz and asymmetry.max() > 1e-10 * scale:
         raise InputError("IC(0) needs a symmetric matrix (use ilu0 for a nonsymmetric one)")
-    L, U = _ilu0_factor(host)
+    factored, permutation, colors = _reorder(host, ordering)
+    L, U = _ilu0_factor(factored, permutation)
     pivots = U.diagonal()
     bad = np.flatnonzero(pivots <= 0)
     if bad.size:
-        raise InputError(f"IC(0) broke down: pivot {pivots[bad[0]]:.3g} <= 0 in row {int(bad[0])} "
+        row = int(bad[0] if permutation is None else permutation[bad[0]])
+        raise InputError(f"IC(0) broke down: pivot {pivots[bad[0]]:.3g} <= 0 in row {row} "
                          "(A not positive definite, or IC(0) unstable for it; try ilu0)")
     root = np.sqrt(pivots)
     factor = (sp.csr_matrix(L) @ sp.diags(root) + sp.diags(root)).tocsr()
     factor.sort_indices()
-    return IC0Preconditioner(factor, dtype)
+    return IC0Preconditioner(factor, dtype, ordering=ordering, permutation=permutation, colors=colors)

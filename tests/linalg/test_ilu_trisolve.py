@@ -1,4 +1,5 @@
-"""ilu0 / ic0 against dense-loop references; spsolve_triangular against SciPy on both sides."""
+"""ilu0 / ic0 against dense-loop references of P A P^T (natural and multicolour orderings);
+spsolve_triangular and TriangularSolver (with and without a permutation) against SciPy on both sides."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import assert_matches_scipy, to_host
-from precond_systems import convection_diffusion2d, poisson2d
+from precond_systems import convection_diffusion2d, graph_laplacian, poisson2d
 from scipy.sparse.linalg import spsolve_triangular as scipy_solve_triangular
 
 from spla import CSRMatrix
@@ -20,6 +21,7 @@ from spla.linalg import (
     level_sets,
     spsolve_triangular,
 )
+from spla.linalg._ordering import color_permutation, greedy_coloring
 
 
 def dense_ilu0(A):
@@ -59,34 +61,68 @@ def _random_diagonally_heavy(rng, n, density, symmetric=False):
     return (R + sp.eye(n) * (2.0 + density * n)).tocsr()
 
 
+def _permutation(M, n):
+    return np.arange(n) if M.permutation is None else M.permutation
+
+
+@pytest.mark.parametrize("ordering", ["natural", "color"])
 @pytest.mark.parametrize("n,density", [(30, 0.15), (80, 0.05)])
-def test_ilu0_equals_the_dense_loop(rng, n, density):
+def test_ilu0_equals_the_dense_loop(rng, n, density, ordering):
     A = _random_diagonally_heavy(rng, n, density)
-    L, U = dense_ilu0(A)
-    M = ilu0(CSRMatrix.from_scipy(A))
+    M = ilu0(CSRMatrix.from_scipy(A), ordering=ordering)
+    p = _permutation(M, n)
+    L, U = dense_ilu0(A[p][:, p])
     np.testing.assert_allclose(M.L.toarray(), L, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(M.U.toarray(), U, rtol=1e-12, atol=1e-14)
 
 
 def test_ilu0_of_a_tridiagonal_matrix_is_its_exact_lu():
     A = sp.diags([np.full(9, -1.0), np.full(10, 3.0), np.full(9, -2.0)], [-1, 0, 1], format="csr")
-    M = ilu0(A)
+    M = ilu0(A, ordering="natural")
     np.testing.assert_allclose(((M.L + sp.eye(10)) @ M.U).toarray(), A.toarray(), atol=1e-13)
 
 
+@pytest.mark.parametrize("ordering", ["natural", "color"])
 @pytest.mark.parametrize("n,density", [(30, 0.15), (90, 0.04)])
-def test_ic0_equals_the_dense_loop(rng, n, density):
+def test_ic0_equals_the_dense_loop(rng, n, density, ordering):
     A = _random_diagonally_heavy(rng, n, density, symmetric=True)
-    M = ic0(A)
-    np.testing.assert_allclose(M.L.toarray(), dense_ic0(A), rtol=1e-12, atol=1e-14)
+    M = ic0(A, ordering=ordering)
+    p = _permutation(M, n)
+    np.testing.assert_allclose(M.L.toarray(), dense_ic0(A[p][:, p]), rtol=1e-12, atol=1e-14)
 
 
-def test_ic0_on_poisson_matches_the_dense_loop_and_keeps_float32():
+@pytest.mark.parametrize("ordering", ["natural", "color"])
+def test_ic0_on_poisson_matches_the_dense_loop_and_keeps_float32(ordering):
     A = poisson2d(7).astype(np.float32)
-    M = ic0(A)
-    np.testing.assert_allclose(M.L.toarray(), dense_ic0(A), rtol=1e-12)
+    M = ic0(A, ordering=ordering)
+    p = _permutation(M, 49)
+    np.testing.assert_allclose(M.L.toarray(), dense_ic0(A[p][:, p]), rtol=1e-12)
     assert M.dtype == np.float32
     assert (M @ np.ones(49, dtype=np.float32)).dtype == np.float32
+
+
+@pytest.mark.parametrize("make", [lambda rng: poisson2d(12), lambda rng: graph_laplacian(300),
+                                  lambda rng: _random_diagonally_heavy(rng, 120, 0.05)],
+                         ids=["poisson2d", "graph", "random-nonsymmetric"])
+def test_the_color_ordering_is_a_valid_colouring_with_few_levels(rng, make):
+    A = sp.csr_matrix(make(rng))
+    M = ilu0(A, ordering="color")
+    assert M.ordering == "color" and ilu0(A).ordering == "color"  # the default
+    colors = greedy_coloring(A)
+    p = M.permutation
+    assert np.array_equal(p, color_permutation(colors)[0])
+    colour_of_slot = colors[p]
+    assert np.all(np.diff(colour_of_slot) >= 0) and colour_of_slot[-1] + 1 == M.colors
+    B = A[p][:, p].toarray()
+    coupled = (B != 0) | (B.T != 0)
+    np.fill_diagonal(coupled, False)
+    slots, others = np.nonzero(coupled)
+    assert np.all(colour_of_slot[slots] != colour_of_slot[others]), "two coupled rows share a colour"
+    assert max(M.levels) <= M.colors
+    if A.shape == (144, 144):
+        assert M.colors == 2 and M.levels == (2, 2)  # red-black: four row-parallel steps in all
+    natural = ilu0(A, ordering="natural")
+    assert natural.permutation is None and natural.colors is None and natural.levels[0] > 2
 
 
 def test_level_sets_respect_every_dependency(rng):
@@ -156,11 +192,82 @@ def test_singular_and_bad_inputs():
         ic0(sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]])))
 
 
-def test_ilu0_as_an_operator_is_two_triangular_solves(xp, rng):
+@pytest.mark.parametrize("ordering", ["natural", "color"])
+def test_ilu0_as_an_operator_is_two_triangular_solves(xp, rng, ordering):
     A = convection_diffusion2d(12)
-    M = ilu0(A)
+    M = ilu0(A, ordering=ordering)
+    p = _permutation(M, A.shape[0])
     v = rng.standard_normal(A.shape[0])
     lower = sp.tril(M.L, k=-1) + sp.eye(A.shape[0])
-    want = scipy_solve_triangular(M.U.tocsr(), scipy_solve_triangular(lower.tocsr(), v), lower=False)
+    want = np.empty_like(v)  # P^T U^{-1} L^{-1} P v
+    want[p] = scipy_solve_triangular(M.U.tocsr(), scipy_solve_triangular(lower.tocsr(), v[p]), lower=False)
     assert_matches_scipy(M @ xp.asarray(v), want)
     assert to_host(M.matvec(xp.asarray(v))).shape == (A.shape[0],)
+    V = rng.standard_normal((A.shape[0], 2))
+    assert_matches_scipy(M @ xp.asarray(V), np.stack([to_host(M @ xp.asarray(V[:, j])) for j in range(2)], axis=1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("make", [lambda: poisson2d(70), lambda: graph_laplacian(3000)], ids=["poisson", "graph"])
+def test_ic0_with_each_ordering_matches_a_scipy_application(xp, rng, make, dtype):
+    """Large enough for the host sweep (not SciPy's solve); on the GPU the 2450-row colours of the
+    70^2 grid take one launch each and the graph's narrower colours one single-block launch."""
+    A = make().astype(dtype)
+    for ordering in ("natural", "color"):
+        M = ic0(A, ordering=ordering)
+        p = _permutation(M, A.shape[0])
+        v = rng.standard_normal(A.shape[0]).astype(dtype)
+        L = M.L.astype(np.float64)
+        want = np.empty(A.shape[0])
+        want[p] = scipy_solve_triangular(L.T.tocsr(), scipy_solve_triangular(L, v[p].astype(np.float64)),
+                                         lower=False)
+        got = M @ xp.asarray(v)
+        assert got.dtype == dtype
+        assert_matches_scipy(got, want)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("sweep", [False, True], ids=["scipy-or-sweep", "sweep"])
+def test_triangular_solver_with_a_permutation(xp, rng, monkeypatch, lower, sweep):
+    """x[p] = T^{-1} b[p]: the permutation folded into the sweep's rows and columns."""
+    if sweep:
+        monkeypatch.setattr(_triangular, "CPU_SWEEP_MIN_ROWS_PER_LEVEL", 1)
+    n = 150
+    A = _random_diagonally_heavy(rng, n, 0.05)
+    T = (sp.tril(A) if lower else sp.triu(A)).tocsr()
+    p = rng.permutation(n)
+    solver = TriangularSolver(T, lower=lower, permutation=p)
+    b = rng.standard_normal(n)
+    want = np.empty(n)
+    want[p] = scipy_solve_triangular(T, b[p], lower=lower)
+    assert_matches_scipy(solver.solve(xp.asarray(b)), want)
+    with pytest.raises(InputError, match="permutation"):
+        TriangularSolver(T, lower=lower, permutation=np.r_[p[:-1], p[0]])
+    with pytest.raises(InputError, match="permutation"):
+        TriangularSolver(T, lower=lower, permutation=p[:-1])
+
+
+def test_errors_name_the_users_row_under_the_color_ordering():
+    A = poisson2d(4).tolil()
+    A[5, 5] = 0.0
+    A = sp.csr_matrix(A)
+    A.eliminate_zeros()
+    with pytest.raises(InputError, match="row 5 has none"):
+        ilu0(A, ordering="color")
+    B = poisson2d(4).tolil()
+    B[6, 6] = -1.0  # not positive definite; the colouring moves row 6 away from slot 6
+    with pytest.raises(InputError, match="pivot .* in row 6 "):
+        ic0(sp.csr_matrix(B), ordering="color")
+    with pytest.raises(InputError, match="ordering"):
+        ic0(poisson2d(4), ordering="rcm")
+
+
+def test_color_ordering_takes_one_gpu_launch_per_colour():
+    """The GPU plan, computed on the host: a 70^2 grid's 2450-row colours get a launch each (two
+    per solve), where natural ordering's 139 levels, all narrower than GROUP_MAX_ROWS, run as one
+    single-block sweep."""
+    A = poisson2d(70)
+    colored, natural = ic0(A, ordering="color"), ic0(A, ordering="natural")
+    assert colored.levels == (2, 2) and natural.levels == (139, 139)
+    assert [s.launch_count() for s in (colored._first, colored._second)] == [2, 2]
+    assert [s.launch_count() for s in (natural._first, natural._second)] == [1, 1]

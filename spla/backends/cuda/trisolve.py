@@ -1,7 +1,7 @@
 """Sparse triangular solves on the GPU from a level-set analysis built once.
 
 :class:`LevelSetSolve` uploads the analysis of :class:`spla.linalg.TriangularSolver`
-(rows ordered by level, the reordered strict triangle, the inverse diagonal)
+(the row each slot solves, the strict triangle by slot, the inverse diagonal by slot)
 once per device and dtype, and plans the launches: one launch per wide level,
 and one single-block launch (a barrier between levels) for each run of narrow
 levels. A solve is that fixed list of launches on the current stream.
@@ -25,21 +25,26 @@ TRISOLVE_SOURCE = KernelSource("solver_trisolve.cu", [
 
 
 class LevelSetSolve:
-    """``solve(b, out=None)``: x with ``T x = b`` for a 1-D CuPy b of ``dtype``."""
+    """``solve(b, out=None)``: the sweep for a 1-D CuPy b of ``dtype``; slot s writes ``x[rows[s]]``.
 
-    def __init__(self, order, reordered, inverse_diagonal, level_ptr, unit_diagonal: bool, dtype):
+    ``rows`` is the level order, composed with the factor's permutation when
+    it has one, and ``reordered``'s columns are named in the same numbering,
+    so a permuted factor costs no gather or scatter pass.
+    """
+
+    def __init__(self, rows, reordered, inverse_diagonal, level_ptr, unit_diagonal: bool, dtype):
         cupy = require_cupy()
         self.cupy = cupy
-        n = order.size
+        n = rows.size
         index_dtype = np.dtype(np.int32) if max(n, reordered.nnz) < 2**31 - 1 else np.dtype(np.int64)
         level_kernel = TRISOLVE_SOURCE.function(template("spla_trisolve_level", dtype, index_dtype, unit_diagonal))
         block_kernel = TRISOLVE_SOURCE.function(template("spla_trisolve_levels_block", dtype, index_dtype,
                                                          unit_diagonal))
-        self.arrays = (cupy.asarray(order.astype(index_dtype)),
+        self.arrays = (cupy.asarray(rows.astype(index_dtype)),
                        cupy.asarray(reordered.indptr.astype(np.int64)),
                        cupy.asarray(reordered.indices.astype(index_dtype)),
                        cupy.asarray(reordered.data.astype(dtype)),
-                       cupy.asarray(inverse_diagonal[order].astype(dtype)))
+                       cupy.asarray(inverse_diagonal.astype(dtype)))
         device_level_ptr = cupy.asarray(level_ptr)
         self.launches: list[tuple[Any, tuple, tuple, tuple]] = []
         sizes = np.diff(level_ptr)

@@ -1,0 +1,186 @@
+"""Schedules for triangular solves (host, NumPy): level sets and multicolour orderings.
+
+:func:`level_sets` splits a triangular factor's rows into levels that can each
+be solved in parallel. In natural ordering a solve is as deep as the longest
+dependency chain of the factor (about 2 sqrt(n) levels on a 2D grid). If the rows are
+coloured so that no two rows of one colour are coupled (a colouring of the
+symmetrised pattern of A) and numbered colour by colour, the factors of
+``P A P^T`` couple a row only to rows of other colours: each triangular
+solve is then one row-parallel step per colour, whatever the size of the grid.
+
+:func:`greedy_coloring` is the sequential greedy colouring (each vertex takes
+the smallest colour none of its already-coloured neighbours has), computed
+without a loop over vertices: the vertices are processed level by level of the
+dependency graph "i after its neighbours that come first", and the vertices
+of one level have no edge between them, so a level is coloured at once. In
+natural order a 5-point or 7-point grid gets the two red-black colours.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import InputError
+
+#: Greedy in natural order costs one vectorised NumPy step per level of its
+#: dependency graph; beyond this many levels (chain-like matrices, with up to
+#: n levels) the vertices are visited in a fixed random order instead, whose
+#: graph is only about log n levels deep (Jones-Plassmann's colouring).
+MIN_NATURAL_LEVEL_CAP = 1024
+NATURAL_ROWS_PER_LEVEL = 256
+
+#: The seed of that random order: the colouring of a matrix never changes between runs.
+RANDOM_ORDER_SEED = 0
+
+
+def level_sets(strict: sp.csr_matrix, *, max_levels: int | None = None):
+    """Level sets of a strict triangle's dependency graph.
+
+    Parameters
+    ----------
+    strict : scipy.sparse CSR, n x n
+        Row i depends on row k for every stored (i, k); the graph must be
+        acyclic (a strict triangle is).
+    max_levels : int, optional
+        Stop and return None once the graph proves deeper than this (each
+        level costs a few NumPy calls: a chain of n rows has n levels).
+
+    Returns
+    -------
+    order : int64 array, shape (n,)
+        The rows, level by level (ascending row order within a level).
+    level_ptr : int64 array, shape (levels + 1,)
+        Level l is ``order[level_ptr[l]:level_ptr[l + 1]]``.
+    """
+    n = strict.shape[0]
+    pending = np.diff(strict.indptr).astype(np.int64)  # dependencies not yet solved, per row
+    dependents = strict.T.tocsr()  # row k of the transpose: the rows that need x_k
+    frontier = np.flatnonzero(pending == 0)
+    pieces: list[np.ndarray] = []
+    sizes = [0]
+    while frontier.size:
+        if max_levels is not None and len(pieces) == max_levels:
+            return None
+        pieces.append(frontier)
+        sizes.append(frontier.size)
+        starts, stops = dependents.indptr[frontier], dependents.indptr[frontier + 1]
+        counts = stops - starts
+        if not counts.sum():
+            break
+        # the dependents of every frontier row, gathered without a Python loop
+        offsets = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+        rows, hits = np.unique(dependents.indices[offsets], return_counts=True)
+        pending[rows] -= hits
+        frontier = rows[pending[rows] == 0]
+    order = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    if order.size != n:
+        raise InputError("the dependency graph has a cycle: not a triangular matrix")
+    return order.astype(np.int64), np.cumsum(sizes).astype(np.int64)
+
+
+def symmetric_pattern(A) -> sp.csr_matrix:
+    """The pattern of ``A + A^T`` without the diagonal, as a sorted boolean CSR matrix."""
+    A = sp.csr_matrix(A)
+    if A.shape[0] != A.shape[1]:
+        raise InputError(f"a colouring needs a square matrix, got {A.shape[0]}x{A.shape[1]}")
+    pattern = sp.csr_matrix((np.ones(A.nnz, dtype=bool), A.indices, A.indptr), shape=A.shape)
+    pattern = (pattern + pattern.T).tocsr()
+    pattern.setdiag(False)
+    pattern.eliminate_zeros()
+    pattern.sort_indices()
+    return pattern
+
+
+def _gather_rows(indptr, indices, rows):
+    """(segment of each entry, entries) of the given CSR rows, without a Python loop."""
+    starts, stops = indptr[rows], indptr[rows + 1]
+    counts = stops - starts
+    total = int(counts.sum())
+    offsets = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total, dtype=np.int64)
+    return np.repeat(np.arange(rows.size, dtype=np.int64), counts), indices[offsets]
+
+
+def smallest_missing(segment, values, segments: int):
+    """Per segment, the smallest non-negative integer not among its values (``mex``).
+
+    ``segment`` is sorted (entries of one segment are contiguous), as
+    :func:`_gather_rows` makes it.
+    """
+    mex = np.zeros(segments, dtype=np.int64)
+    if not values.size:
+        return mex
+    if values.max() < 62:  # one int64 bit mask per segment
+        starts = np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]])
+        masks = np.bitwise_or.reduceat(np.left_shift(np.int64(1), values), starts)
+        lowest_free = ~masks & (masks + 1)  # a power of two <= 2^62: its float log2 is exact
+        mex[segment[starts]] = np.log2(lowest_free.astype(np.float64)).astype(np.int64)
+        return mex
+    width = int(values.max()) + 2
+    keys = np.unique(segment * width + values)  # sorted, distinct per segment
+    seg, value = keys // width, keys % width
+    first = np.searchsorted(seg, np.arange(segments))
+    position = np.arange(keys.size) - first[seg]
+    mex[:] = np.diff(np.r_[first, keys.size])  # no gap: the values are 0..len-1
+    gaps = np.flatnonzero(value != position)  # sorted, so the first gap of a segment comes first
+    gap_seg, first_gap = np.unique(seg[gaps], return_index=True)
+    mex[gap_seg] = position[gaps[first_gap]]
+    return mex
+
+
+def greedy_coloring(A, *, order: str = "auto") -> np.ndarray:
+    """A colouring of the symmetrised pattern of A: no two coupled rows share a colour.
+
+    Parameters
+    ----------
+    A : scipy.sparse matrix (or anything ``scipy.sparse.csr_matrix`` takes), n x n
+        Only the pattern is read; ``A[i, j]`` or ``A[j, i]`` stored couples i and j.
+    order : {"auto", "natural", "random"}
+        The order the greedy visits the rows in. ``"natural"``: by row index
+        (sequential greedy; red-black on a grid). ``"random"``: a fixed
+        pseudo-random permutation (Jones-Plassmann; usually more colours).
+        ``"auto"``: natural unless its dependency graph is deeper than
+        ``max(MIN_NATURAL_LEVEL_CAP, n / NATURAL_ROWS_PER_LEVEL)`` levels.
+
+    Returns
+    -------
+    colors : int64 array, shape (n,)
+        Colours 0, 1, ..., k - 1; every colour is used.
+    """
+    if order not in ("auto", "natural", "random"):
+        raise InputError(f"order must be 'auto', 'natural' or 'random', got {order!r}")
+    pattern = symmetric_pattern(A)
+    n = pattern.shape[0]
+    schedule = None
+    if order != "random":
+        cap = None if order == "natural" else max(MIN_NATURAL_LEVEL_CAP, n // NATURAL_ROWS_PER_LEVEL)
+        earlier = sp.tril(pattern, k=-1, format="csr")
+        schedule = level_sets(earlier, max_levels=cap)
+    if schedule is None:
+        rank = np.random.default_rng(RANDOM_ORDER_SEED).permutation(n)
+        rows = np.repeat(np.arange(n), np.diff(pattern.indptr))
+        keep = rank[pattern.indices] < rank[rows]
+        earlier = sp.csr_matrix((np.ones(int(keep.sum()), dtype=bool), (rows[keep], pattern.indices[keep])),
+                                shape=(n, n))
+        schedule = level_sets(earlier)
+    rows_by_level, level_ptr = schedule
+    earlier.sort_indices()
+    indptr, indices = earlier.indptr.astype(np.int64), earlier.indices.astype(np.int64)
+    colors = np.full(n, -1, dtype=np.int64)
+    for level in range(level_ptr.size - 1):
+        rows = rows_by_level[level_ptr[level]:level_ptr[level + 1]]
+        segment, neighbours = _gather_rows(indptr, indices, rows)
+        colors[rows] = smallest_missing(segment, colors[neighbours], rows.size)
+    return colors
+
+
+def color_permutation(colors) -> tuple[np.ndarray, np.ndarray]:
+    """(permutation, color_ptr): the rows colour by colour, ascending within a colour.
+
+    ``permutation[color_ptr[c]:color_ptr[c + 1]]`` are the rows of colour c;
+    ``A[permutation][:, permutation]`` is A in that numbering.
+    """
+    colors = np.asarray(colors, dtype=np.int64)
+    permutation = np.argsort(colors, kind="stable").astype(np.int64)
+    counts = np.bincount(colors, minlength=int(colors.max(initial=-1)) + 1)
+    return permutation, np.r_[0, np.cumsum(counts)].astype(np.int64)
