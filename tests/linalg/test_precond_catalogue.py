@@ -20,6 +20,8 @@ except ImportError:
 
 PRECONDITIONERS = {
     "amg": lambda A: linalg.amg(A),
+    # spla's own set-up, with pyamg's coarsening limit so that the small systems get several levels
+    "amg-spla": lambda A: linalg.amg(A, setup="spla", max_coarse=10),
     "ic0": linalg.ic0,
     "ilu0": linalg.ilu0,
     "jacobi": linalg.jacobi,
