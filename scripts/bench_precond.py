@@ -1,11 +1,17 @@
 """Time to solution with spla's preconditioners and captured CG, beside their anchors.
 
-Three parts, each checked before it is timed:
+Parts, each checked before it is timed:
 
 - amg: 2D Poisson N^2 (N = 2048; --quick 128) to rtol 1e-8: AMG-preconditioned
-  CG (set-up and solve timed apart) vs spla's plain CG vs pyamg's own
-  ``solve(accel='cg')`` on the CPU (set-up + solve). The true residual of
-  every x is computed and must be <= 1.01 rtol ||b||.
+  CG with spla's own set-up on the matrix's side (``setup="spla"``: its steps
+  timed apart, then the first cycle, which binds the levels' SpMVs, then the
+  solve) vs spla's plain CG vs pyamg's own ``solve(accel='cg')`` on the CPU
+  (set-up + solve); ``--pyamg-setup`` adds pyamg's host-built hierarchy cycled
+  on this side. The true residual of every x is computed and must be <= 1.01
+  rtol ||b||.
+- amg_iterations (not in the default parts): AMG-CG iterations of spla's
+  set-up vs pyamg's hierarchy for the same options on 3D Poisson 128^3 and an
+  anisotropic 2D problem (1024^2, eps 0.01, theta 0.25; --quick 16^3, 64^2).
 - ic0, ilu0: 2D Poisson N^2 (N = 1024; --quick 128), in the natural and the
   multicolour ordering: one application (both triangular solves, analysis
   done once; end-to-end from Python and, on the GPU, device time) beside one
@@ -21,6 +27,7 @@ Runs on the GPU when CuPy and a device are present (``--device cpu`` forces the
 CPU). Writes bench_precond.json to --out.
 
     PYTHONPATH=. python scripts/bench_precond.py --out $OUT
+    PYTHONPATH=. python scripts/bench_precond.py --parts amg,amg_iterations --out $OUT
     PYTHONPATH=. python scripts/bench_precond.py --quick --device cpu --out /tmp
 """
 
@@ -85,7 +92,8 @@ def count_iterations(solver, *args, **kwargs) -> int:
     return seen[0]
 
 
-def bench_amg(side: Side, n: int, rtol: float) -> dict:
+def bench_amg(side: Side, n: int, rtol: float, pyamg_setup: bool) -> dict:
+    """AMG-CG with spla's own set-up on the matrix's side vs plain CG vs pyamg's solver on the CPU."""
     A_host = poisson2d(n)
     A = CSRMatrix.from_scipy(A_host)
     A = A.to_device() if side.gpu else A
@@ -99,36 +107,110 @@ def bench_amg(side: Side, n: int, rtol: float) -> dict:
     out["plain_cg"] = {"info": info, "seconds": seconds, "relative_residual": residual,
                        "iterations": count_iterations(linalg.cg, A, b, rtol=rtol), "ok": residual <= 1.01 * rtol}
 
-    def setup():
-        M = linalg.amg(A_host)
-        M.matvec(b)  # the hierarchy goes to b's side here
-        return M
-
-    M, setup_seconds = side.timed(setup)
+    # compile the set-up's and the cycle's kernels once on a small matrix (a process pays this once)
+    small = CSRMatrix.from_scipy(poisson2d(64))
+    small = small.to_device() if side.gpu else small
+    linalg.amg(small, setup="spla").matvec(side.xp.ones(small.n_rows))
+    M, setup_seconds = side.timed(lambda: linalg.amg(A, setup="spla"))
+    _, first_cycle_seconds = side.timed(lambda: M.matvec(b))  # binds each level's SpMV launchers
     (x, info), solve_seconds = side.timed(lambda: linalg.cg(A, b, rtol=rtol, M=M))
     residual = relative_residual(A_host, b_host, side.host(x))
-    out["amg_cg"] = {"info": info, "setup_seconds": setup_seconds, "solve_seconds": solve_seconds,
-                     "total_seconds": setup_seconds + solve_seconds, "relative_residual": residual,
+    total = setup_seconds + first_cycle_seconds + solve_seconds
+    out["amg_cg"] = {"setup": "spla", "info": info, "setup_seconds": setup_seconds,
+                     "setup_breakdown": M.setup_times, "first_cycle_seconds": first_cycle_seconds,
+                     "solve_seconds": solve_seconds, "total_seconds": total, "relative_residual": residual,
                      "iterations": count_iterations(linalg.cg, A, b, rtol=rtol, M=M), "levels": M.level_sizes(),
-                     "operator_complexity": M.operator_complexity(), "ok": residual <= 1.01 * rtol}
+                     "operator_complexity": M.operator_complexity(), "grid_complexity": M.grid_complexity(),
+                     "ok": residual <= 1.01 * rtol}
+    out["speedup_vs_plain_cg"] = out["plain_cg"]["seconds"] / total
     try:
         import pyamg
     except ImportError:
         out["pyamg"] = {"skipped": "pyamg is not installed"}
         return out
+    if pyamg_setup:  # the hierarchy pyamg builds on the host, cycled on this side: its iterations and set-up
+        M_py, setup_py = side.timed(lambda: linalg.amg(A_host, setup="pyamg"))
+        _, first_py = side.timed(lambda: M_py.matvec(b))
+        (x, info), solve_py = side.timed(lambda: linalg.cg(A, b, rtol=rtol, M=M_py))
+        residual = relative_residual(A_host, b_host, side.host(x))
+        out["amg_cg_pyamg_setup"] = {"setup": "pyamg", "info": info, "setup_seconds": setup_py + first_py,
+                                     "solve_seconds": solve_py, "relative_residual": residual,
+                                     "iterations": count_iterations(linalg.cg, A, b, rtol=rtol, M=M_py),
+                                     "levels": M_py.level_sizes(), "operator_complexity": M_py.operator_complexity(),
+                                     "ok": residual <= 1.01 * rtol}
     residuals: list = []
     start = time.perf_counter()
     ml = pyamg.smoothed_aggregation_solver(sp.csr_matrix(A_host))
-    pyamg_setup = time.perf_counter() - start
+    pyamg_setup_seconds = time.perf_counter() - start
     x = ml.solve(b_host, tol=rtol, accel="cg", residuals=residuals)
     pyamg_total = time.perf_counter() - start
     residual = relative_residual(A_host, b_host, x)
-    out["pyamg"] = {"setup_seconds": pyamg_setup, "total_seconds": pyamg_total, "iterations": len(residuals) - 1,
-                    "relative_residual": residual, "ok": residual <= 1.01 * rtol,
+    out["pyamg"] = {"setup_seconds": pyamg_setup_seconds, "total_seconds": pyamg_total,
+                    "iterations": len(residuals) - 1, "relative_residual": residual, "ok": residual <= 1.01 * rtol,
                     "note": "pyamg defaults (symmetric Gauss-Seidel smoothing) on this machine's CPU"}
-    out["speedup_vs_plain_cg"] = out["plain_cg"]["seconds"] / out["amg_cg"]["total_seconds"]
-    out["speedup_vs_pyamg"] = pyamg_total / out["amg_cg"]["total_seconds"]
+    out["speedup_vs_pyamg"] = pyamg_total / total
     return out
+
+
+def anisotropic2d(n: int, epsilon: float = 0.01) -> sp.csr_matrix:
+    line = sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1], format="csr")
+    eye = sp.eye(n, format="csr")
+    return (epsilon * sp.kron(eye, line) + sp.kron(line, eye)).tocsr()
+
+
+def poisson3d(n: int) -> sp.csr_matrix:
+    line = sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1], format="csr")
+    eye = sp.eye(n, format="csr")
+    return (sp.kron(sp.kron(eye, eye), line) + sp.kron(sp.kron(eye, line), eye)
+            + sp.kron(sp.kron(line, eye), eye)).tocsr()
+
+
+def bench_amg_iterations(side: Side, sizes: tuple, rtol: float) -> list:
+    """AMG-CG iterations of spla's set-up (on this side) vs pyamg's hierarchy with the same options
+    (strength, Jacobi smoothing, pyamg's max_coarse=10), both cycled by spla's CG on this side."""
+    try:
+        import pyamg  # noqa: F401
+    except ImportError:
+        return [{"skipped": "pyamg is not installed"}]
+    results = []
+    n3, n2 = sizes
+    for name, A_host, options in ((f"poisson3d {n3}^3", poisson3d(n3), {}),
+                                  (f"anisotropic2d {n2}^2 (eps 0.01), theta 0.25", anisotropic2d(n2),
+                                   {"strength": ("symmetric", {"theta": 0.25})})):
+        A = CSRMatrix.from_scipy(A_host)
+        A = A.to_device() if side.gpu else A
+        b = side.xp.asarray(np.ones(A_host.shape[0]))
+        entry: dict = {"problem": name, "n": A_host.shape[0], "rtol": rtol, "options": repr(options)}
+        for label, build in (("spla", lambda: linalg.amg(A, setup="spla", max_coarse=10, **options)),
+                             ("spla_default_max_coarse", lambda: linalg.amg(A, setup="spla", **options)),
+                             ("pyamg", lambda: linalg.amg(A_host, setup="pyamg", max_coarse=10, **options))):
+            M, setup_seconds = side.timed(build)
+            M.matvec(b)
+            (x, info), solve_seconds = side.timed(lambda M=M: linalg.cg(A, b, rtol=rtol, M=M))
+            residual = relative_residual(A_host, side.host(b), side.host(x))
+            entry[label] = {"iterations": count_iterations(linalg.cg, A, b, rtol=rtol, M=M, check_every=1),
+                            "setup_seconds": setup_seconds, "solve_seconds": solve_seconds, "levels": M.level_sizes(),
+                            "operator_complexity": M.operator_complexity(), "relative_residual": residual,
+                            "ok": info == 0 and residual <= 1.01 * rtol}
+        entry["iterations_ratio"] = entry["spla"]["iterations"] / entry["pyamg"]["iterations"]
+        entry["within_1_5x"] = entry["iterations_ratio"] <= 1.5
+        results.append(entry)
+        print(json.dumps(entry, indent=1), flush=True)
+    return results
+
+
+def summary_line(report: dict) -> str:
+    """One line: the set-up steps, set-up + solve and the two speed-ups."""
+    amg = report["amg_cg"]
+    steps = ", ".join(f"{k} {v * 1e3:.1f}" for k, v in amg["setup_breakdown"].items() if k != "total")
+    line = (f"AMG-CG (setup='spla'): set-up {amg['setup_seconds'] * 1e3:.1f} ms ({steps} ms), first cycle "
+            f"{amg['first_cycle_seconds'] * 1e3:.1f} ms, solve {amg['solve_seconds'] * 1e3:.1f} ms "
+            f"({amg['iterations']} it), total {amg['total_seconds'] * 1e3:.1f} ms; plain CG "
+            f"{report['plain_cg']['seconds'] * 1e3:.1f} ms ({report['plain_cg']['iterations']} it): "
+            f"{report['speedup_vs_plain_cg']:.1f}x")
+    if "speedup_vs_pyamg" in report:
+        line += f"; pyamg on the CPU {report['pyamg']['total_seconds']:.2f} s: {report['speedup_vs_pyamg']:.0f}x"
+    return line
 
 
 def _apply_reference(kind: str, M, v_host):
@@ -282,7 +364,11 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=Path("."))
     parser.add_argument("--quick", action="store_true", help="small sizes (a CPU smoke run)")
     parser.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
-    parser.add_argument("--parts", default="amg,ic0,ilu0,capture")
+    parser.add_argument("--parts", default="amg,ic0,ilu0,capture",
+                        help="comma-separated: amg, amg_iterations (3D Poisson and anisotropic 2D against pyamg; "
+                             "minutes of pyamg set-up on the host), ic0, ilu0, capture")
+    parser.add_argument("--pyamg-setup", action="store_true",
+                        help="amg: also cycle pyamg's host-built hierarchy on this side (its set-up takes ~40 s at 2048^2)")
     args = parser.parse_args(argv)
     device = args.device if args.device != "auto" else ("gpu" if cuda.gpu_available() else "cpu")
     side = Side(device)
@@ -295,8 +381,11 @@ def main(argv=None) -> int:
         report["cupy"] = cupy.__version__
     started = time.perf_counter()
     if "amg" in parts:
-        report["amg"] = bench_amg(side, 128 if args.quick else 2048, 1e-8)
+        report["amg"] = bench_amg(side, 128 if args.quick else 2048, 1e-8, args.pyamg_setup)
         print(json.dumps(report["amg"], indent=1), flush=True)
+        print(summary_line(report["amg"]), flush=True)
+    if "amg_iterations" in parts:
+        report["amg_iterations"] = bench_amg_iterations(side, (16, 64) if args.quick else (128, 1024), 1e-8)
     for kind in ("ic0", "ilu0"):
         if kind in parts:
             report[kind] = bench_factor(side, kind, 128 if args.quick else 1024, 3 if args.quick else 20, 1e-8)
@@ -309,7 +398,10 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "bench_precond.json"
     path.write_text(json.dumps(report, indent=2))
-    checks = [report.get("amg", {}).get(k, {}).get("ok", True) for k in ("plain_cg", "amg_cg", "pyamg")]
+    checks = [report.get("amg", {}).get(k, {}).get("ok", True)
+              for k in ("plain_cg", "amg_cg", "amg_cg_pyamg_setup", "pyamg")]
+    checks += [entry.get(k, {}).get("ok", True) for entry in report.get("amg_iterations", [])
+               for k in ("spla", "spla_default_max_coarse", "pyamg")]
     for kind in ("ic0", "ilu0"):
         entry = report.get(kind, {})
         checks.append(entry.get("plain_cg", {}).get("ok", True))

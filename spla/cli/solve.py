@@ -63,7 +63,8 @@ def _sync(xp):
               help="auto: cg for a symmetric matrix, gmres otherwise (cg and minres assume symmetry).")
 @click.option("--rhs", default="ones", show_default=True, help="ones, random (seed 0) or FILE.npy.")
 @click.option("--precond", type=click.Choice(PRECONDITIONERS), default="none", show_default=True,
-              help="amg needs pyamg (spla[amg]); ic0 needs a symmetric positive definite matrix.")
+              help="amg sets up on the matrix's side (pyamg for a host matrix where installed); ic0 needs a "
+                   "symmetric positive definite matrix.")
 @click.option("--rtol", type=float, default=1e-8, show_default=True)
 @click.option("--atol", type=float, default=0.0, show_default=True)
 @click.option("--maxiter", type=int, default=None, help="Default: SciPy's (10 n; gmres: restart cycles).")

@@ -4,7 +4,7 @@
 callback=None)`` and likewise :func:`bicgstab`, :func:`gmres` (``restart=20``),
 :func:`minres`; :func:`block_cg` for an n x k block of right-hand sides;
 :func:`jacobi` builds a diagonal preconditioner, :func:`amg` a smoothed-aggregation
-multigrid one (set-up through pyamg, cycle on b's side), :func:`ilu0` and
+multigrid one (set-up on the matrix's side, or through pyamg; cycle on b's side), :func:`ilu0` and
 :func:`ic0` incomplete factorisations (in a multicolour ordering by default)
 applied by level-scheduled triangular solves (:func:`spsolve_triangular`,
 :class:`TriangularSolver`). NumPy in -> NumPy out, CuPy in -> CuPy out; a

@@ -1,10 +1,22 @@
-"""Smoothed-aggregation algebraic multigrid: set-up with pyamg, cycle on b's side.
+"""Smoothed-aggregation algebraic multigrid: set-up where the matrix lives, cycle on b's side.
 
-The hierarchy (``A_l``, ``P_l``, ``R_l``) comes from
-``pyamg.smoothed_aggregation_solver`` on the host; it is then copied once per
-(side, dtype) to NumPy/SciPy or to the GPU, where every operator application
-is a :func:`spla.spmv` and the vector work is CuPy element-wise arithmetic.
-The smoothers are the two that need nothing but products with ``A`` and its
+Two set-ups build the hierarchy (``A_l``, ``P_l``, ``R_l = P_l^T``):
+
+- ``setup="spla"`` (:mod:`spla.linalg._amg_setup`): one NumPy/CuPy
+  implementation that runs on the matrix's side: symmetric strength, a
+  parallel MIS(2) aggregation, tentative prolongation from the near-null
+  space, Jacobi smoothing, Galerkin products through SpGEMM, a dense inverse
+  of the coarsest level. A GPU matrix never leaves the device.
+- ``setup="pyamg"``: ``pyamg.smoothed_aggregation_solver`` on the host (its
+  sequential standard aggregation and its options), the reference the tests
+  compare with.
+
+``setup="auto"`` takes ``"spla"`` for a GPU matrix and ``"pyamg"`` for a host
+one when pyamg is installed (its compiled sequential aggregation is the faster
+host set-up), else ``"spla"``. The hierarchy is then copied once per (side,
+dtype) to NumPy/SciPy or to the GPU, where every operator application is a
+:func:`spla.spmv` and the vector work is CuPy element-wise arithmetic. The
+smoothers are the two that need nothing but products with ``A`` and its
 diagonal, so they run unchanged on the GPU:
 
 - ``"jacobi"``: ``x += omega / rho(D^-1 A) * D^-1 (b - A x)``, pyamg's
@@ -13,15 +25,17 @@ diagonal, so they run unchanged on the GPU:
   of ``degree`` on ``[lower_bound, upper_bound] * rho(A)`` applied to the
   residual by Horner's rule (``degree`` products with A per sweep).
 
-The spectral radii are estimated once at set-up, with pyamg's own functions
-on pyamg's level matrices (which cache them), so passing the smoother that
+With ``setup="pyamg"`` the spectral radii come from pyamg's own functions on
+pyamg's level matrices (which cache them), so passing the smoother that
 :meth:`AMGPreconditioner.pyamg_smoother` names to pyamg gives pyamg's solver
-the very same cycle: the tests compare the two.
+the very same cycle: the tests compare the two. ``setup="spla"`` estimates
+them with a few Lanczos steps on the matrix's side.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,8 +43,10 @@ from typing import Any
 import numpy as np
 
 from .. import device as _device
-from ..csr import as_csr
+from ..csr import CSRMatrix, as_csr
 from ..errors import InputError
+from ..planning.stats import cached_row_stats, remember_row_stats
+from . import _amg_setup
 
 #: Options of :func:`amg` beside their pyamg counterparts, for the README table.
 SMOOTHER_DEFAULTS = {
@@ -38,14 +54,39 @@ SMOOTHER_DEFAULTS = {
     "chebyshev": {"degree": 3, "lower_bound": 1.0 / 30.0, "upper_bound": 1.1, "iterations": 1},
 }
 CYCLES = ("V", "W")
+SETUPS = ("auto", "spla", "pyamg")
+#: pyamg's defaults for the options the two set-ups share (``None`` in :func:`amg`'s signature).
+PYAMG_DEFAULTS = {"aggregate": "standard", "max_coarse": 10}
+SPLA_DEFAULTS = {"aggregate": "mis2", "max_coarse": _amg_setup.DEFAULT_MAX_COARSE}  # max_coarse per side
+
+
+def _have_pyamg() -> bool:
+    try:
+        import pyamg  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _require_pyamg():
     try:
         import pyamg
     except ImportError:
-        raise InputError("spla.linalg.amg needs pyamg for its set-up: pip install 'spla[amg]'") from None
+        raise InputError("setup='pyamg' needs pyamg: pip install 'spla[amg]' (or use setup='spla')") from None
     return pyamg
+
+
+def chebyshev_coefficients(lower: float, upper: float, degree: int) -> tuple:
+    """Coefficients (highest power first) of the polynomial p of degree ``degree - 1`` whose
+    residual polynomial ``1 - x p(x)`` is the Chebyshev polynomial of ``degree`` on
+    ``[lower, upper]`` scaled to 1 at 0: the Chebyshev smoother's update is ``p(A) r``."""
+    if not 0 < lower < upper or degree < 1:
+        raise InputError(f"the Chebyshev smoother needs 0 < lower < upper and degree >= 1, got "
+                         f"[{lower}, {upper}], degree {degree}")
+    k = np.arange(degree)
+    roots = 0.5 * (upper + lower) - 0.5 * (upper - lower) * np.cos((2 * k + 1) * np.pi / (2 * degree))
+    residual = np.poly(roots) / np.prod(-roots)  # prod(1 - x / root): 1 at x = 0
+    return tuple(float(c) for c in -residual[:-1])
 
 
 @dataclass
@@ -56,6 +97,54 @@ class _Level:
     dinv: Any = None  # D^-1 (Jacobi smoother)
     omega: float = 0.0  # omega / rho(D^-1 A)
     coefficients: tuple = ()  # Chebyshev coefficients, highest power first
+    scaled_dinv: Any = None  # omega / rho(D^-1 A) * D^-1, on a cycle's side
+
+
+class _HostSide:
+    """The cycle's operator steps with SciPy matrices and NumPy vectors."""
+
+    @staticmethod
+    def mv(M, v):
+        return M @ v
+
+    @staticmethod
+    def add_mv(M, v, out):
+        """out += M v."""
+        out += M @ v
+        return out
+
+    @staticmethod
+    def jacobi_correct(x, b, Ax, scaled_dinv):
+        """x += scaled_dinv (b - A x), given A x."""
+        x += scaled_dinv * (b - Ax)
+        return x
+
+
+class _DeviceSide:
+    """The same steps on the GPU: spla's SpMV launchers (bound once per operator, then launched
+    with no checks) and one fused kernel for the Jacobi correction."""
+
+    def __init__(self, dtype):
+        from ..backends.cuda.amg import jacobi_correct_kernel
+        from ..ops.spmv import bound_launcher, spmv
+
+        self._spmv = spmv
+        self._bound = bound_launcher
+        self._jacobi = jacobi_correct_kernel()
+        self._one = np.dtype(dtype).type(1)
+
+    def mv(self, M, v):
+        return self._spmv(M, v)
+
+    def add_mv(self, M, v, out):
+        launcher = self._bound(M)
+        if launcher is None:  # first product with M: spla.spmv binds (and caches) its launcher
+            return self._spmv(M, v, out, beta=1.0, out=out)
+        return launcher.launch(v, out, self._one, self._one)
+
+    def jacobi_correct(self, x, b, Ax, scaled_dinv):
+        self._jacobi(b, Ax, scaled_dinv, x)
+        return x
 
 
 @dataclass
@@ -64,8 +153,18 @@ class _Hierarchy:
     dtype: np.dtype
     levels: list
     coarse_inverse: Any
-    mv: Callable  # mv(operator, vector) on this side
+    side: Any  # _HostSide or _DeviceSide
     extra: dict = field(default_factory=dict)
+
+    def mv(self, M, v):
+        return self.side.mv(M, v)
+
+
+def _on_side(array, xp):
+    """array (NumPy or CuPy) as an array of xp, copied across only when needed."""
+    if xp is np:
+        return array.get() if _device.is_cupy_array(array) else np.asarray(array)
+    return xp.asarray(array)
 
 
 class AMGPreconditioner:
@@ -79,57 +178,35 @@ class AMGPreconditioner:
 
     Attributes
     ----------
-    ml : pyamg.MultilevelSolver
-        pyamg's hierarchy this was built from.
+    setup : {"spla", "pyamg"}
+        Which set-up built the hierarchy.
+    setup_times : dict
+        Seconds of each set-up step (``setup="spla"``: ``strength``,
+        ``aggregation``, ``spectral_radius``, ``tentative``, ``smoothing``,
+        ``galerkin``, ``coarse_solve``, summed over the levels; ``pyamg``:
+        ``pyamg`` and ``smoother``), and ``total``.
+    ml : pyamg.MultilevelSolver or None
+        pyamg's hierarchy (``setup="pyamg"`` only).
     cycle : {"V", "W"}
     smoother : {"jacobi", "chebyshev"}
     smoother_options : dict
     """
 
-    def __init__(self, ml, *, cycle: str, smoother: str, smoother_options: dict):
+    def __init__(self, levels: list, coarse_inverse, *, cycle: str, smoother: str, smoother_options: dict,
+                 setup: str, setup_times: dict | None = None, aggregates: list | None = None, ml=None):
         self.ml = ml
+        self.setup = setup
+        self.setup_times = dict(setup_times or {})
         self.cycle = cycle
         self.smoother = smoother
         self.smoother_options = dict(smoother_options)
-        n = ml.levels[0].A.shape[0]
+        n = levels[0].A.shape[0]
         self.shape = (n, n)
-        self.dtype = np.dtype(ml.levels[0].A.dtype)
-        self._host_levels = self._build_host_levels()
+        self.dtype = np.dtype(levels[0].A.dtype)
+        self._levels = levels  # on the set-up's side, float64
+        self._coarse_inverse = coarse_inverse
+        self._aggregates = aggregates or []
         self._by_side: dict = {}
-
-    # ----------------------------------------------------------------- set-up
-    def _build_host_levels(self):
-        from pyamg.relaxation.chebyshev import chebyshev_polynomial_coefficients
-        from pyamg.relaxation.smoothing import rho_D_inv_A
-        from pyamg.util.linalg import approximate_spectral_radius
-
-        levels = []
-        ml_levels = self.ml.levels
-        for index, level in enumerate(ml_levels):
-            A = level.A.tocsr()
-            entry = _Level(A=A)
-            if index < len(ml_levels) - 1:
-                entry.P, entry.R = level.P.tocsr(), level.R.tocsr()
-                if self.smoother == "jacobi":
-                    diag = A.diagonal()
-                    if np.any(diag == 0):
-                        raise InputError(f"the Jacobi smoother needs a nonzero diagonal on AMG level {index}")
-                    entry.dinv = 1.0 / diag
-                    # pyamg's level.A caches rho, so pyamg's own smoother set-up sees the same value
-                    entry.omega = float(self.smoother_options["omega"]) / float(rho_D_inv_A(level.A))
-                else:
-                    rho = float(approximate_spectral_radius(level.A))
-                    lower = rho * float(self.smoother_options["lower_bound"])
-                    upper = rho * float(self.smoother_options["upper_bound"])
-                    degree = int(self.smoother_options["degree"])
-                    entry.coefficients = tuple(float(c) for c in
-                                               -chebyshev_polynomial_coefficients(lower, upper, degree)[:-1])
-            levels.append(entry)
-        import scipy.linalg
-
-        # pyamg's 'pinv' coarse solver: the pseudo-inverse, applied as a dense product
-        self._coarse_inverse = scipy.linalg.pinv(levels[-1].A.toarray())
-        return levels
 
     def _hierarchy(self, xp, dtype) -> _Hierarchy:
         key = (xp.__name__, np.dtype(dtype).str)
@@ -139,31 +216,31 @@ class AMGPreconditioner:
         dtype = np.dtype(dtype)
         if dtype.kind != "f":
             raise InputError(f"AMG cycles run in float32 or float64, got {dtype}")
-        on_gpu = xp is not np
-        if on_gpu:
-            from .. import spmv
+        if xp is not np:
+            side: Any = _DeviceSide(dtype)
 
             def move(M):
-                return as_csr(M.astype(dtype)).to_device()
-
-            def mv(M, v):
-                return spmv(M, v)
+                moved = as_csr(M.astype(dtype)).to_device()
+                stats = cached_row_stats(M)
+                if stats is not None and cached_row_stats(moved) is None:
+                    remember_row_stats(moved, stats)  # the same structure: the SpMV bind skips its host pass
+                return moved
         else:
-            def move(M):
-                return M.astype(dtype)
+            side = _HostSide()
 
-            def mv(M, v):
-                return M @ v
+            def move(M):
+                return M.astype(dtype).to_host().to_scipy()
         levels = []
-        for entry in self._host_levels:
+        for entry in self._levels:
             moved = _Level(A=move(entry.A), omega=entry.omega, coefficients=entry.coefficients)
             if entry.P is not None:
                 moved.P, moved.R = move(entry.P), move(entry.R)
             if entry.dinv is not None:
-                moved.dinv = xp.asarray(entry.dinv.astype(dtype))
+                moved.dinv = _on_side(entry.dinv, xp).astype(dtype)
+                moved.scaled_dinv = (entry.omega * _on_side(entry.dinv, xp)).astype(dtype)
             levels.append(moved)
-        coarse = xp.asarray(self._coarse_inverse.astype(dtype))
-        hierarchy = _Hierarchy(xp=xp, dtype=dtype, levels=levels, coarse_inverse=coarse, mv=mv)
+        coarse = _on_side(self._coarse_inverse, xp).astype(dtype)
+        hierarchy = _Hierarchy(xp=xp, dtype=dtype, levels=levels, coarse_inverse=coarse, side=side)
         self._by_side[key] = hierarchy
         return hierarchy
 
@@ -173,20 +250,23 @@ class AMGPreconditioner:
         sweeps = int(self.smoother_options["iterations"])
         scalar = h.dtype.type
         for _ in range(sweeps):
-            residual = b if x_is_zero else b - h.mv(level.A, x)
             if self.smoother == "jacobi":
-                update = scalar(level.omega) * (level.dinv * residual)
+                if x_is_zero:
+                    x = level.scaled_dinv * b
+                else:
+                    x = h.side.jacobi_correct(x, b, h.mv(level.A, x), level.scaled_dinv)
             else:
+                residual = b if x_is_zero else b - h.mv(level.A, x)
                 coefficients = level.coefficients
                 update = scalar(coefficients[0]) * residual
                 for c in coefficients[1:]:
                     update = h.mv(level.A, update)
                     update += scalar(c) * residual
-            if x_is_zero:
-                x = update
-                x_is_zero = False
-            else:
-                x += update
+                if x_is_zero:
+                    x = update
+                else:
+                    x += update
+            x_is_zero = False
         return x
 
     def _cycle(self, h: _Hierarchy, index: int, x, b, x_is_zero: bool):
@@ -204,7 +284,7 @@ class AMGPreconditioner:
         else:  # W: two coarse cycles, the second from the first's result
             coarse_x = self._cycle(h, index + 1, None, coarse_b, True)
             coarse_x = self._cycle(h, index + 1, coarse_x, coarse_b, False)
-        x += h.mv(level.P, coarse_x)
+        x = h.side.add_mv(level.P, coarse_x, x)
         return self._smooth(h, level, x, b, False)
 
     # -------------------------------------------------------- operator face
@@ -226,16 +306,35 @@ class AMGPreconditioner:
     # ---------------------------------------------------------- description
     @property
     def levels(self) -> int:
-        return len(self._host_levels)
+        return len(self._levels)
 
     def level_sizes(self) -> list:
         """Rows of A on each level, finest first."""
-        return [int(level.A.shape[0]) for level in self._host_levels]
+        return [int(level.A.shape[0]) for level in self._levels]
 
     def operator_complexity(self) -> float:
         """sum(nnz(A_l)) / nnz(A_0), pyamg's definition."""
-        nnz = [level.A.nnz for level in self._host_levels]
+        nnz = [level.A.nnz for level in self._levels]
         return float(sum(nnz)) / float(nnz[0])
+
+    def grid_complexity(self) -> float:
+        """sum(rows(A_l)) / rows(A_0), pyamg's definition."""
+        sizes = self.level_sizes()
+        return float(sum(sizes)) / float(sizes[0])
+
+    def aggregates(self) -> list:
+        """The aggregate of every row on each level but the coarsest (NumPy int64; -1: a row
+        with no strong connection, in no aggregate), as the tentative prolongator groups them."""
+        return [_on_side(a, np).astype(np.int64) for a in self._aggregates]
+
+    def operators(self, level: int) -> dict:
+        """The level's operators as the set-up left them (CSRMatrix, float64, on its side):
+        ``A``, and ``P`` and ``R`` on every level but the coarsest."""
+        entry = self._levels[level]
+        out = {"A": entry.A}
+        if entry.P is not None:
+            out.update(P=entry.P, R=entry.R)
+        return out
 
     def pyamg_smoother(self):
         """The pyamg ``presmoother``/``postsmoother`` argument equal to this cycle's smoother."""
@@ -246,8 +345,8 @@ class AMGPreconditioner:
 
     def __repr__(self) -> str:
         sizes = " > ".join(f"{s:,}" for s in self.level_sizes())
-        return (f"<spla.linalg.AMGPreconditioner {self.cycle}-cycle, {self.smoother}, levels {sizes}, "
-                f"operator complexity {self.operator_complexity():.2f}>")
+        return (f"<spla.linalg.AMGPreconditioner {self.setup} set-up, {self.cycle}-cycle, {self.smoother}, "
+                f"levels {sizes}, operator complexity {self.operator_complexity():.2f}>")
 
     # -------------------------------------------------------- solver face
     def solve(self, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=100, accel=None, callback=None):
@@ -277,8 +376,7 @@ class AMGPreconditioner:
         """
         if accel is not None:
             solver = _krylov_solver(accel)
-            A = self._host_levels[0].A if not _device.is_cupy_array(b) else self._hierarchy(
-                _device.array_module(b), _float(b.dtype)).levels[0].A
+            A = self._levels[0].A.astype(_float(b.dtype))  # the Krylov work in b's precision, as the cycle's
             return solver(A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=self, callback=callback)
         xp = _device.array_module(b)
         if b.ndim != 1 and not (b.ndim == 2 and b.shape[1] == 1):
@@ -316,6 +414,7 @@ class AMGPreconditioner:
         return x, maxiter
 
 
+
 def _krylov_solver(accel: str) -> Callable[..., Any]:
     from . import _krylov
 
@@ -331,16 +430,136 @@ def _float(dtype) -> np.dtype:
     return dtype if dtype.kind == "f" else np.dtype(np.float64)
 
 
-def amg(A, *, cycle: str = "V", smoother: str = "jacobi", smoother_options: dict | None = None,
-        strength="symmetric", aggregate="standard", smooth=("jacobi", {"omega": 4.0 / 3.0}),
-        max_levels: int = 10, max_coarse: int = 10, B=None, **pyamg_options) -> AMGPreconditioner:
+# ------------------------------------------------------------------ the two set-ups
+def _smoother_entry(entry: _Level, diagonal, rho_dinv_a, rho_a, smoother: str, options: dict, index: int) -> None:
+    """The smoother's data for one level: D^-1 and omega / rho(D^-1 A), or Chebyshev coefficients."""
+    if smoother == "jacobi":
+        if not bool((diagonal != 0).all()):
+            raise InputError(f"the Jacobi smoother needs a nonzero diagonal on AMG level {index}")
+        entry.dinv = 1.0 / diagonal
+        entry.omega = float(options["omega"]) / float(rho_dinv_a)
+    else:
+        rho = float(rho_a)
+        entry.coefficients = chebyshev_coefficients(rho * float(options["lower_bound"]),
+                                                    rho * float(options["upper_bound"]), int(options["degree"]))
+
+
+def _pyamg_setup(csr: CSRMatrix, *, cycle, smoother, options, strength, aggregate, smooth, max_levels, max_coarse,
+                 B, pyamg_options) -> AMGPreconditioner:
+    pyamg = _require_pyamg()
+    from pyamg.relaxation.smoothing import rho_D_inv_A
+    from pyamg.util.linalg import approximate_spectral_radius
+
+    started = time.perf_counter()
+    import scipy.sparse as sp
+
+    host = sp.csr_matrix(csr.to_host().to_scipy().astype(np.float64))  # pyamg's level matrices are csr_matrix
+    host.sort_indices()
+    smoother_spec = (smoother, {**options, **({"withrho": True} if smoother == "jacobi" else {})})
+    ml = pyamg.smoothed_aggregation_solver(
+        host, B=B, strength=strength, aggregate=PYAMG_DEFAULTS["aggregate"] if aggregate is None else aggregate,
+        smooth=smooth, max_levels=max_levels,
+        max_coarse=PYAMG_DEFAULTS["max_coarse"] if max_coarse is None else max_coarse,
+        presmoother=smoother_spec, postsmoother=smoother_spec, coarse_solver="pinv",
+        **{"keep": True, **pyamg_options})  # keep: the aggregates stay on pyamg's levels for aggregates()
+    pyamg_seconds = time.perf_counter() - started
+    levels, aggregates = [], []
+    for index, level in enumerate(ml.levels):
+        A = level.A.tocsr()
+        entry = _Level(A=CSRMatrix.from_scipy(A))
+        if index < len(ml.levels) - 1:
+            entry.P, entry.R = CSRMatrix.from_scipy(level.P.tocsr()), CSRMatrix.from_scipy(level.R.tocsr())
+            # pyamg's level.A caches rho, so pyamg's own smoother set-up sees the same value
+            rho_dinv_a = rho_D_inv_A(level.A) if smoother == "jacobi" else None
+            rho_a = approximate_spectral_radius(level.A) if smoother == "chebyshev" else None
+            _smoother_entry(entry, A.diagonal(), rho_dinv_a, rho_a, smoother, options, index)
+            if hasattr(level, "AggOp"):  # absent when the caller passed keep=False
+                membership = level.AggOp.tocsr()
+                rows = np.diff(membership.indptr) > 0
+                owner = np.full(A.shape[0], -1, dtype=np.int64)
+                owner[rows] = membership.indices
+                aggregates.append(owner)
+        levels.append(entry)
+    import scipy.linalg
+
+    # pyamg's 'pinv' coarse solver: the pseudo-inverse, applied as a dense product
+    coarse_inverse = scipy.linalg.pinv(ml.levels[-1].A.toarray())
+    total = time.perf_counter() - started
+    times = {"pyamg": pyamg_seconds, "smoother": total - pyamg_seconds, "total": total}
+    return AMGPreconditioner(levels, coarse_inverse, cycle=cycle, smoother=smoother, smoother_options=options,
+                             setup="pyamg", setup_times=times, aggregates=aggregates, ml=ml)
+
+
+def _spla_theta(strength) -> float:
+    if strength == "symmetric":
+        return 0.0
+    if isinstance(strength, tuple) and len(strength) == 2 and strength[0] == "symmetric" and isinstance(
+            strength[1], dict) and set(strength[1]) <= {"theta"}:
+        theta = float(strength[1].get("theta", 0.0))
+        if not 0.0 <= theta <= 1.0:
+            raise InputError(f"the strength threshold theta must lie in [0, 1], got {theta}")
+        return theta
+    raise InputError(f"setup='spla' takes strength='symmetric' or ('symmetric', {{'theta': t}}), got {strength!r}; "
+                     "other measures need setup='pyamg'")
+
+
+def _spla_prolongation_omega(smooth) -> float | None:
+    if smooth is None:
+        return None
+    if smooth == "jacobi":
+        return 4.0 / 3.0
+    if isinstance(smooth, tuple) and len(smooth) == 2 and smooth[0] == "jacobi" and isinstance(
+            smooth[1], dict) and set(smooth[1]) <= {"omega"}:
+        return float(smooth[1].get("omega", 4.0 / 3.0))
+    raise InputError(f"setup='spla' takes smooth=('jacobi', {{'omega': w}}) or None (unsmoothed), got {smooth!r}; "
+                     "other prolongation smoothers need setup='pyamg'")
+
+
+def _spla_setup(csr: CSRMatrix, *, cycle, smoother, options, strength, aggregate, smooth, max_levels, max_coarse,
+                B, pyamg_options) -> AMGPreconditioner:
+    if pyamg_options:
+        raise InputError(f"setup='spla' does not take {sorted(pyamg_options)} (pyamg options: use setup='pyamg')")
+    if aggregate not in (None, SPLA_DEFAULTS["aggregate"]):
+        raise InputError(f"setup='spla' aggregates by parallel MIS(2) (aggregate='mis2'), got {aggregate!r}; "
+                         "pyamg's methods need setup='pyamg'")
+    if max_coarse is not None:
+        max_coarse = int(max_coarse)
+        if max_coarse < 1:
+            raise InputError(f"max_coarse must be >= 1, got {max_coarse}")
+    setup_options = _amg_setup.SetupOptions(
+        theta=_spla_theta(strength), prolongation_omega=_spla_prolongation_omega(smooth), max_levels=max_levels,
+        max_coarse=max_coarse, B=B, rho_dinv_a=smoother == "jacobi", rho_a=smoother == "chebyshev")
+    result = _amg_setup.smoothed_aggregation(csr, setup_options)
+    levels = []
+    for index, level in enumerate(result.levels):
+        entry = _Level(A=level.A)
+        if level.P is not None:
+            entry.P, entry.R = level.P, level.R
+            _smoother_entry(entry, level.diagonal, level.rho_dinv_a, level.rho_a, smoother, options, index)
+        levels.append(entry)
+    return AMGPreconditioner(levels, result.coarse_inverse, cycle=cycle, smoother=smoother, smoother_options=options,
+                             setup="spla", setup_times=result.times,
+                             aggregates=[level.aggregates for level in result.levels if level.aggregates is not None])
+
+
+def amg(A, *, setup: str = "auto", cycle: str = "V", smoother: str = "jacobi", smoother_options: dict | None = None,
+        strength="symmetric", aggregate=None, smooth=("jacobi", {"omega": 4.0 / 3.0}), max_levels: int = 10,
+        max_coarse: int | None = None, B=None, **pyamg_options) -> AMGPreconditioner:
     """Smoothed-aggregation algebraic multigrid preconditioner.
 
     Parameters
     ----------
     A : CSRMatrix, scipy/cupyx sparse matrix or dense array, n x n
-        Symmetric (positive definite for CG); a GPU matrix is copied to the
-        host for the set-up.
+        Symmetric (positive definite for CG). Where it lives decides where
+        ``setup="spla"`` runs.
+    setup : {"auto", "spla", "pyamg"}
+        ``"spla"``: spla's own set-up on A's side (NumPy/SciPy on the host,
+        CuPy/cupyx on the GPU: a GPU matrix never leaves the device) with a
+        parallel MIS(2) aggregation. ``"pyamg"``: pyamg's
+        ``smoothed_aggregation_solver`` on the host. ``"auto"``: ``"spla"``
+        for a GPU matrix, ``"pyamg"`` for a host matrix when pyamg is
+        installed (its compiled sequential aggregation is the faster host
+        set-up), else ``"spla"``.
     cycle : {"V", "W"}
         Cycle type (pyamg's ``cycle``).
     smoother : {"jacobi", "chebyshev"}
@@ -349,28 +568,53 @@ def amg(A, *, cycle: str = "V", smoother: str = "jacobi", smoother_options: dict
         ``jacobi``: ``omega`` (4/3, scaled by 1/rho(D^-1 A)), ``iterations``
         (1). ``chebyshev``: ``degree`` (3), ``lower_bound`` (1/30),
         ``upper_bound`` (1.1), ``iterations`` (1).
-    strength, aggregate, smooth, max_levels, max_coarse, B
-        Passed to ``pyamg.smoothed_aggregation_solver`` with pyamg's defaults.
+    strength
+        ``"symmetric"`` (theta 0) or ``("symmetric", {"theta": t})``: pyamg's
+        symmetric strength, ``|a_ij| >= t sqrt(|a_ii a_jj|)``. pyamg's other
+        measures with ``setup="pyamg"``.
+    aggregate
+        Default: ``"mis2"`` (``setup="spla"``, the only one it has) or pyamg's
+        ``"standard"`` (``setup="pyamg"``, which takes any of pyamg's).
+    smooth
+        Prolongation smoother: ``("jacobi", {"omega": 4/3})`` (pyamg's
+        default), or None for unsmoothed aggregation; pyamg's others with
+        ``setup="pyamg"``.
+    max_levels : int
+        Levels at most, the coarsest included (pyamg's, 10).
+    max_coarse : int, optional
+        Coarsening stops at this many rows. Default: ``"spla"`` 2000 on the
+        GPU (a dense coarsest solve of that size costs less than more levels'
+        launches) and 500 on the host; ``"pyamg"`` 10 (pyamg's).
+    B : array, optional
+        Near-null space (default: constant). ``"spla"`` takes one vector.
     **pyamg_options
         Any other ``smoothed_aggregation_solver`` keyword (``symmetry``,
-        ``improve_candidates``, ``diagonal_dominance``, ...).
+        ``improve_candidates``, ``diagonal_dominance``, ...), with
+        ``setup="pyamg"`` only.
 
     Returns
     -------
     AMGPreconditioner
-        ``M=`` for any solver, or ``.solve(b, rtol=..., maxiter=...)``.
+        ``M=`` for any solver, or ``.solve(b, rtol=..., maxiter=...)``;
+        ``M.setup_times`` holds the set-up's steps in seconds.
 
     Raises
     ------
     InputError
-        pyamg missing (install ``spla[amg]``), A not square, complex, an
-        unknown cycle or smoother, a zero diagonal with the Jacobi smoother.
+        pyamg missing for ``setup="pyamg"`` (install ``spla[amg]``), A empty,
+        not square or complex, an unknown cycle, smoother or option, a zero
+        diagonal with the Jacobi smoother, a non-positive diagonal with
+        ``setup="spla"``.
+    DeviceMemoryError
+        A sparse product of the GPU set-up would not fit in free device
+        memory (checked before it runs).
 
     See Also
     --------
     pyamg.smoothed_aggregation_solver, amg_solve
     """
-    pyamg = _require_pyamg()
+    if setup not in SETUPS:
+        raise InputError(f"setup must be one of {SETUPS}, got {setup!r}")
     if cycle not in CYCLES:
         raise InputError(f"cycle must be one of {CYCLES}, got {cycle!r}")
     if smoother not in SMOOTHER_DEFAULTS:
@@ -383,22 +627,21 @@ def amg(A, *, cycle: str = "V", smoother: str = "jacobi", smoother_options: dict
     for name in ("presmoother", "postsmoother", "coarse_solver"):
         if name in pyamg_options:
             raise InputError(f"{name} is set by spla (smoother=, and a dense coarsest solve), not passed to pyamg")
-    csr = as_csr(A).to_host()
+    max_levels = int(max_levels)
+    if max_levels < 1:
+        raise InputError(f"max_levels must be >= 1, got {max_levels}")
+    csr = as_csr(A)
     if csr.n_rows != csr.n_cols:
         raise InputError(f"AMG needs a square matrix, got {csr.n_rows}x{csr.n_cols}")
     if csr.dtype.kind == "c":
         raise InputError("complex systems are not supported by spla")
-    host = csr.to_scipy().astype(np.float64)
-    import scipy.sparse as sp
-
-    host = sp.csr_matrix(host)  # pyamg 5 accepts both; its level matrices are csr_matrix
-    host.sort_indices()
-    smoother_spec = (smoother, {**options, **({"withrho": True} if smoother == "jacobi" else {})})
-    ml = pyamg.smoothed_aggregation_solver(
-        host, B=B, strength=strength, aggregate=aggregate, smooth=smooth, max_levels=max_levels,
-        max_coarse=max_coarse, presmoother=smoother_spec, postsmoother=smoother_spec, coarse_solver="pinv",
-        **pyamg_options)
-    return AMGPreconditioner(ml, cycle=cycle, smoother=smoother, smoother_options=options)
+    if csr.n_rows == 0:
+        raise InputError("AMG needs a non-empty matrix")
+    if setup == "auto":
+        setup = "spla" if csr.on_gpu or not _have_pyamg() else "pyamg"
+    build = _pyamg_setup if setup == "pyamg" else _spla_setup
+    return build(csr, cycle=cycle, smoother=smoother, options=options, strength=strength, aggregate=aggregate,
+                 smooth=smooth, max_levels=max_levels, max_coarse=max_coarse, B=B, pyamg_options=pyamg_options)
 
 
 def amg_solve(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, accel="cg", callback=None, **amg_options):

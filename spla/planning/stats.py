@@ -41,11 +41,32 @@ def row_stats(A) -> RowStats:
     return stats
 
 
+def remember_row_stats(A, stats: RowStats) -> None:
+    """Give A row statistics computed where its arrays live (a GPU reduction), so that planning
+    does not copy indptr to the host: the SpMV bind of a matrix built on the device (an AMG
+    level's operators) then costs no host pass over its rows."""
+    if (stats.n_rows, stats.nnz) != (A.n_rows, A.nnz):
+        raise ValueError(f"statistics of a {stats.n_rows}-row, {stats.nnz}-entry matrix given to a "
+                         f"{A.n_rows}-row, {A.nnz}-entry one")
+    A._cache["row_stats"] = stats
+
+
+def cached_row_stats(A) -> RowStats | None:
+    """A's row statistics if they are already known (never computes them)."""
+    return A._cache.get("row_stats")
+
+
 def stats_from_lengths(lengths: np.ndarray, nnz: int) -> RowStats:
     n = int(lengths.size)
     if n == 0:
         return RowStats(0, int(nnz), 0.0, 0.0, 0.0, 0, 0)
-    mean = float(nnz) / n
-    std = float(lengths.std())
-    return RowStats(n, int(nnz), mean, std, std / mean if mean > 0 else 0.0, int(lengths.max()),
-                    int(np.count_nonzero(lengths == 0)))
+    return stats_from_summary(n, nnz, float(lengths.std()), int(lengths.max()), int(np.count_nonzero(lengths == 0)))
+
+
+def stats_from_summary(n_rows: int, nnz: int, std: float, longest: int, empty: int) -> RowStats:
+    """RowStats from the reductions of the row lengths (taken on whichever side holds them)."""
+    if n_rows == 0:
+        return RowStats(0, int(nnz), 0.0, 0.0, 0.0, 0, 0)
+    mean = float(nnz) / n_rows
+    return RowStats(int(n_rows), int(nnz), mean, float(std), float(std) / mean if mean > 0 else 0.0, int(longest),
+                    int(empty))

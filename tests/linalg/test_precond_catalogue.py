@@ -21,6 +21,8 @@ except ImportError:
 
 PRECONDITIONERS = {
     "amg": lambda A: linalg.amg(A),
+    # spla's own set-up, with pyamg's coarsening limit so that the small systems get several levels
+    "amg-spla": lambda A: linalg.amg(A, setup="spla", max_coarse=10),
     "ic0": linalg.ic0,
     "ic0-natural": lambda A: linalg.ic0(A, ordering="natural"),
     "ilu0": linalg.ilu0,
