@@ -30,7 +30,11 @@ class DistVector:
 
     def __init__(self, local, offsets, comm: Communicator):
         self.local = local
-        self.offsets = np.asarray(offsets, dtype=np.int64)
+        # keep the matrix's own array when it already is int64: np.asarray would return a new view
+        # of a bcast-unpickled '<i8' array, and DistCSRMatrix.matvec's identity test would then pay
+        # an array_equal on every product
+        self.offsets = offsets if isinstance(offsets, np.ndarray) and offsets.dtype == np.int64 \
+            else np.asarray(offsets, dtype=np.int64)
         self.comm = comm
         expected = int(self.offsets[comm.rank + 1] - self.offsets[comm.rank])
         if local.shape[0] != expected:
