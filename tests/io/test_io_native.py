@@ -9,6 +9,7 @@ the buffer it is given (a hostile file is exactly what it sees).
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 from pathlib import Path
@@ -259,6 +260,9 @@ CASES = {
     "NUL byte": (b"1 1 1.5\n2 3 -2e-3\n3 2 .5\x00\n1 3 7\n", 5),
     "exponent then dot": (b"1 1 1.5\n2 3 1e5.3\n3 2 .5\n1 3 7\n", 4),
     "trailing e": (b"1 1 1.5\n2 3 -2e-3\n3 2 .5\n1 3 7e\n", 6),
+    "an entry too many": (b"1 1 1.5\n2 3 -2e-3\n3 2 .5\n1 3 7\n2 2 1\n", 7),
+    "an entry short": (b"1 1 1.5\n2 3 -2e-3\n3 2 .5\n", 6),
+    "trailing space, no newline": (b"1 1 1.5\n2 3 -2e-3\n3 2 .5\n1 3 7 ", None),
 }
 
 
@@ -270,13 +274,16 @@ def outcome(path):
     return ("loaded", A.toarray().tobytes(), info["parser"]), info["body_check"]
 
 
+@pytest.mark.parametrize("gz", [False, True], ids=["mtx", "gz"])
 @pytest.mark.parametrize("chunk", [8, 13, 1 << 22])
-def test_reader_gives_the_same_answer_on_either_check(tmp_path, monkeypatch, chunk):
+def test_reader_gives_the_same_answer_on_either_check(tmp_path, monkeypatch, chunk, gz):
+    """Plain files are checked, then parsed; .gz text is checked as SciPy's reader pulls it (mmio._CheckedText)."""
     compiled()
     monkeypatch.setattr(mmio, "CHUNK_BYTES", chunk)  # lines cut across chunks: the carried line is checked too
     for name, (text, bad_line) in CASES.items():
-        path = tmp_path / f"{name.replace(' ', '_')}.mtx"
-        path.write_bytes(b"%%MatrixMarket matrix coordinate real general\n3 3 4\n" + text)
+        path = tmp_path / f"{name.replace(' ', '_').replace(',', '')}.mtx{'.gz' if gz else ''}"
+        data = b"%%MatrixMarket matrix coordinate real general\n3 3 4\n" + text
+        path.write_bytes(gzip.compress(data) if gz else data)
         with_c, check = outcome(path)
         assert check in ("compiled", None), name
         monkeypatch.setenv(native.NATIVE_ENV, "off")
@@ -286,6 +293,8 @@ def test_reader_gives_the_same_answer_on_either_check(tmp_path, monkeypatch, chu
         assert with_c == with_numpy, name
         if bad_line is None:
             assert with_c[0] == "loaded", (name, with_c)
+            if name in ("valid", "crlf and tabs", "trailing blank lines", "no final newline"):
+                assert "fast_matrix_market" in with_c[2], (name, with_c)  # checked, not sent to the scanner
         else:
             assert with_c[:2] == ("refused", bad_line), (name, with_c)
 
@@ -298,3 +307,18 @@ def test_buffer_slices_are_checked_in_place():
     assert native.check_lines(function, memoryview(text)[:14], 3, 2, True) == 6
     assert native.check_lines(function, memoryview(bytearray(text))[8:14], 3, 2, True) == 3
     assert native.check_lines(function, memoryview(text), 3, 2, True) == -1
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["mtx", "gz"])
+def test_a_line_longer_than_any_entry_goes_to_the_scanner(tmp_path, monkeypatch, gz):
+    """The check stops carrying a line past LONGEST_LINE (no quadratic growth); the scanner reads it right."""
+    monkeypatch.setattr(mmio, "CHUNK_BYTES", 16)
+    monkeypatch.setattr(mmio, "LONGEST_LINE", 100)
+    short = b"%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 " + b"0" * 90 + b"25\n"
+    long = short.replace(b"0" * 90, b"0" * 200)
+    for text, parser in ((short, "fast_matrix_market"), (long, "line scanner")):
+        path = tmp_path / ("m.mtx.gz" if gz else "m.mtx")
+        path.write_bytes(gzip.compress(text) if gz else text)
+        A, info = mmio.read_mtx_scipy(path)
+        assert parser in info["parser"]
+        np.testing.assert_array_equal(A.toarray(), [[1.5, 0, 0], [0, 0, 0], [0, 25, 0]])
