@@ -31,7 +31,7 @@ import numpy as np
 
 NATIVE_ENV = "SPLA_NATIVE"
 MTX_CHECK_SOURCE = Path(__file__).with_name("mtx_check.c")
-FLAGS = ("-O2", "-std=c99", "-shared", "-fPIC")
+FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC")
 COMPILE_SECONDS = 120
 
 

@@ -117,6 +117,21 @@ def test_c_check_gives_the_numpy_verdict_on_raw_bytes(rng):
         assert native.check_lines(function, text, *layout) == numpy_verdict(text, *layout), (case, text, layout)
 
 
+@pytest.mark.parametrize("layout", [(3, 2, True), (4, 2, True), (2, 0, True), (3, 2, False)],
+                         ids=lambda t: f"w{t[0]}i{t[1]}{'r' if t[2] else 'n'}")
+def test_c_check_gives_the_numpy_verdict_at_every_block_offset(layout, rng):
+    """The C check reads 64 bytes at a time where it can: every byte of a body must meet every block boundary."""
+    function = compiled()
+    width = layout[0]
+    for case in range(60):
+        text = body(rng, *layout)
+        for shift in range(2 * width, 2 * width + 64):  # a first line of `shift` bytes moves the body along
+            lead = (" ".join(["1"] * width)).ljust(shift - 1).encode() + b"\n"
+            shifted = lead + text
+            assert native.check_lines(function, shifted, *layout) == numpy_verdict(shifted, *layout), \
+                (case, shift, shifted)
+
+
 def test_every_byte_inside_long_digit_runs(rng):
     """Digit runs are scanned eight bytes at a time: every byte value, at every offset of a run, in each field."""
     function = compiled()
