@@ -9,7 +9,9 @@ the buffer it is given (a hostile file is exactly what it sees).
 
 from __future__ import annotations
 
+import ctypes
 import gzip
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +37,24 @@ def compiled():
     if function is None:
         pytest.skip(f"no C body check here: {native.status()}")
     return function
+
+
+@pytest.fixture(scope="module")
+def token_by_token(tmp_path_factory):
+    """The C check built without its 64-byte blocks (what targets without SSE2 get)."""
+    compiled()
+    target = tmp_path_factory.mktemp("scalar") / "mtx_check_scalar.so"
+    native._build(native.MTX_CHECK_SOURCE, target, [*native.compiler(), "-DSPLA_MTX_CHECK_SCALAR"])
+    function = ctypes.CDLL(str(target)).spla_mtx_check
+    function.restype = ctypes.c_int64
+    function.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32]
+    return function
+
+
+@pytest.fixture(params=["default", "token by token"])
+def checker(request):
+    """Each build of the C check: the default (64-byte blocks on x86-64) and the token-by-token one."""
+    return compiled() if request.param == "default" else request.getfixturevalue("token_by_token")
 
 
 def numpy_verdict(text: bytes, width: int, index_fields: int, real: bool) -> int:
@@ -91,8 +111,8 @@ def body(rng, width: int, index_fields: int, real: bool) -> bytes:
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=lambda t: f"w{t[0]}i{t[1]}{'r' if t[2] else 'n'}")
-def test_c_check_gives_the_numpy_verdict(layout, rng):
-    function = compiled()
+def test_c_check_gives_the_numpy_verdict(layout, rng, checker):
+    function = checker
     width, index_fields, real = layout
     verdicts = {"accepted": 0, "refused": 0}
     for case in range(2500):
@@ -105,9 +125,9 @@ def test_c_check_gives_the_numpy_verdict(layout, rng):
     assert min(verdicts.values()) > 500, verdicts
 
 
-def test_c_check_gives_the_numpy_verdict_on_raw_bytes(rng):
+def test_c_check_gives_the_numpy_verdict_on_raw_bytes(rng, checker):
     """Any bytes at all, over the alphabet the check cares about plus a few strays."""
-    function = compiled()
+    function = checker
     alphabet = np.frombuffer(b" \t\r\n\v\f0123456789+-.eE\x00x\x80", np.uint8)
     weights = np.array([6, 1, 1, 4, 1, 1] + [3] * 10 + [1, 1, 2, 1, 1, 1, 1, 1], float)
     for case in range(6000):
@@ -119,9 +139,9 @@ def test_c_check_gives_the_numpy_verdict_on_raw_bytes(rng):
 
 @pytest.mark.parametrize("layout", [(3, 2, True), (4, 2, True), (2, 0, True), (3, 2, False)],
                          ids=lambda t: f"w{t[0]}i{t[1]}{'r' if t[2] else 'n'}")
-def test_c_check_gives_the_numpy_verdict_at_every_block_offset(layout, rng):
+def test_c_check_gives_the_numpy_verdict_at_every_block_offset(layout, rng, checker):
     """The C check reads 64 bytes at a time where it can: every byte of a body must meet every block boundary."""
-    function = compiled()
+    function = checker
     width = layout[0]
     for case in range(60):
         text = body(rng, *layout)
@@ -132,9 +152,9 @@ def test_c_check_gives_the_numpy_verdict_at_every_block_offset(layout, rng):
                 (case, shift, shifted)
 
 
-def test_every_byte_inside_long_digit_runs(rng):
+def test_every_byte_inside_long_digit_runs(rng, checker):
     """Digit runs are scanned eight bytes at a time: every byte value, at every offset of a run, in each field."""
-    function = compiled()
+    function = checker
     for value in range(256):
         for offset in range(0, 19):
             run = bytearray(b"1234567890123456789")
@@ -146,8 +166,8 @@ def test_every_byte_inside_long_digit_runs(rng):
                 assert native.check_lines(function, line, *layout) == want, (value, offset, line)
 
 
-def test_c_check_refuses_a_buffer_that_does_not_end_a_line():
-    function = compiled()
+def test_c_check_refuses_a_buffer_that_does_not_end_a_line(checker):
+    function = checker
     assert native.check_lines(function, b"1 2 3", 3, 2, True) == -1
     assert native.check_lines(function, b"1 2 3\n", 3, 2, True) == 3
     assert native.check_lines(function, b" \n\t\n", 3, 2, True) == 0
@@ -178,14 +198,18 @@ print("done")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through ctypes")
-def test_c_check_reads_nothing_outside_its_buffer():
+@pytest.mark.parametrize("build", ["default", "token by token"])
+def test_c_check_reads_nothing_outside_its_buffer(build, tmp_path):
     compiled()
+    env = dict(os.environ)
+    if build != "default":
+        env.update(CC=" ".join([*native.compiler(), "-DSPLA_MTX_CHECK_SCALAR"]), SPLA_CACHE_DIR=str(tmp_path))
     texts = [b"1 2 3", b"1 2 3\n", b"12345678901234567", b"12345678901234567\n", b"1 2 1234567890123",
              b"1 2 3.5e", b"1 2 3.5e-", b"1 2 -", b"1 2 .", b"\n\n\n", b"   ", b"1 2 3\n   ",
              b"1 2 3\n4 5 6e+77\n", b"1 2 " + b"7" * 4000, b"1 2 " + b"7" * 4000 + b"\n",
              b"1 2 3  ", b"1 2 3\t\r", b"1 2 3\n4 5 6 ", b"1 2 3\n\n \x0b"]
     code = GUARD_CHILD.format(root=str(ROOT), texts=texts)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, f"the check read outside its buffer (exit {done.returncode}): {done.stderr[-500:]}"
     got = [int(v) for v in done.stdout.split()[:-1]]
     function = native.mtx_checker()
