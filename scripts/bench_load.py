@@ -9,12 +9,17 @@ memory freed by an earlier run colours the next), ``--repeat`` times:
 - ``fast_matrix_market.mmread(path).tocsr()`` (when installed)
 - ``spla.load(path)`` with no cache present (parse, check and write the cache)
 - ``spla.load(path)`` again (the memory-mapped cache)
+- with ``--numpy-check``, also the first load with the C body check off
+  (``SPLA_NATIVE=off``: the NumPy check a machine without a C compiler gets)
+
+The C body check is built before the first run (once per machine; its build
+time is not in any figure).
 
 and reports the median seconds and the peak resident memory the load added
 (``ru_maxrss`` after minus before), as a markdown table and JSON in --out
 (default $OUT or ./bench-out).
 
-    python scripts/bench_load.py [--nnz 5000000] [--gz] [--repeat 3] [--keep DIR] [--out DIR]
+    python scripts/bench_load.py [--nnz 5000000] [--gz] [--repeat 3] [--numpy-check] [--keep DIR] [--out DIR]
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import scipy.sparse as sp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from spla.io import cache as spla_cache  # noqa: E402
-from spla.io import mmio  # noqa: E402
+from spla.io import mmio, native  # noqa: E402
 
 CHILD = r"""
 import json, sys, time
@@ -64,17 +69,20 @@ else:
     A = spla.load(path, progress=False)
     info = spla.io.load_info(A)
     assert info["cache_hit"] == (method == "spla cached"), info
+    if method.startswith("spla first"):
+        assert info["body_check"] == ("numpy" if "numpy" in method else "compiled"), info
 seconds = time.perf_counter() - start
 added = high_water() - before
 print(json.dumps({{"seconds": seconds, "peak_added_bytes": added, "nnz": int(A.nnz)}}))
 """
 
-METHODS = ("scipy", "fast_matrix_market", "spla first", "spla cached")
+METHODS = ("scipy", "fast_matrix_market", "spla first", "spla cached", "spla first, numpy check")
 
 
 def run(method: str, path: Path) -> dict:
     code = CHILD.format(root=str(ROOT), method=method, path=str(path))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    env = dict(os.environ, **({native.NATIVE_ENV: "off"} if "numpy check" in method else {}))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -89,15 +97,19 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=916_428)
     parser.add_argument("--gz", action="store_true", help="measure a .mtx.gz instead of a plain .mtx")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--numpy-check", action="store_true",
+                        help="also time the first load with the C body check off (SPLA_NATIVE=off)")
     parser.add_argument("--keep", type=Path, help="write the .mtx here (default: a temporary folder, removed)")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "bench-out")))
     args = parser.parse_args()
+    methods = METHODS if args.numpy_check else METHODS[:-1]
     try:
         import fast_matrix_market  # noqa: F401
-        methods = METHODS
     except ImportError:
-        methods = tuple(m for m in METHODS if m != "fast_matrix_market")
+        methods = tuple(m for m in methods if m != "fast_matrix_market")
         print("fast_matrix_market is not installed (pip install fast_matrix_market): left out", flush=True)
+    native.mtx_checker()  # built once, before any timed run
+    print(f"C body check: {native.status()}", flush=True)
 
     rng = np.random.default_rng(0)
     A = sp.coo_matrix((rng.standard_normal(args.nnz), (rng.integers(0, args.rows, args.nnz),
@@ -114,7 +126,7 @@ def main() -> int:
         path.read_bytes()  # every method starts from a warm page cache
         for _ in range(args.repeat):
             for method in methods:  # in turns, so drifting machine load hits every method alike
-                if method == "spla first":
+                if method.startswith("spla first"):
                     remove_cache(path)
                 results[method].append(run(method, path))
         remove_cache(path)
@@ -129,7 +141,7 @@ def main() -> int:
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "machine": platform.node(), "cpu": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(), "load_average": os.getloadavg(), "python": platform.python_version(),
-        "numpy": np.__version__, "scipy": scipy.__version__,
+        "numpy": np.__version__, "scipy": scipy.__version__, "body_check": native.status(),
         "file": path.name, "file_bytes": file_bytes, "rows": args.rows, "nnz_written": args.nnz,
         "repeat": args.repeat, "methods": summary,
     }

@@ -4,6 +4,7 @@ Modules:
 
 - :mod:`spla.io.load` -- :func:`load`, :func:`load_info`, :func:`save_npz` (re-exported here);
 - :mod:`spla.io.mmio` -- Matrix Market reading and writing;
+- :mod:`spla.io.native` -- the Matrix Market body check in C (``mtx_check.c``), built on first use;
 - :mod:`spla.io.snap` -- SNAP edge lists;
 - :mod:`spla.io.cache` -- the binary load cache and spla's ``.npz`` files;
 - :mod:`spla.io.catalog`, :mod:`spla.io.fetch` -- the matrix catalogue and downloads;

@@ -11,9 +11,15 @@ Reading is two-tier, so that it is fast on good files and precise on bad ones:
    width, integer indices and the syntax of every number (that reader takes
    ``1..2`` as 1 and the entry ``1 2.7 13`` as (1, 2, 0.7); it segfaults on
    a file ending in a space without a newline and divides by zero on an
-   array file with no rows). Only then does it parse. The check costs about
-   as much as the parse again (whole-array NumPy work on the positions of
-   signs, dots and exponents).
+   array file with no rows). That reader never sees a byte the check has
+   not passed. A plain file is checked, then parsed from its path; a
+   ``.gz`` file's text is checked as the reader pulls it, in whole lines
+   (:class:`_CheckedText`), so decompressing, checking and parsing overlap
+   and the text is never held whole, as in SciPy's own ``.gz`` reading. The
+   check is one pass of C built on first use (:mod:`spla.io.native`), a
+   fraction of the parse; where no C compiler is available, whole-array
+   NumPy work on the positions of signs, dots and exponents gives the same
+   verdicts at several parses' cost.
 3. Whenever the fast reader fails or the pass looks wrong (wrong token count,
    stray characters such as NaN/Inf, values in a pattern file, a non-zero skew diagonal...),
    a line-by-line scanner re-reads the file and raises
@@ -46,10 +52,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
 from ..errors import MatrixFormatError
+from . import native
 from .memory import check_host_memory
 
 INT64_MAX = 2**63 - 1
@@ -74,6 +82,8 @@ def show(text) -> str:
 # a .gz file can expand to without decompressing it.
 DEFLATE_MAX_RATIO = 1032
 CHUNK_BYTES = 1 << 22
+# a line longer than this (no entry comes close) goes to the line scanner
+LONGEST_LINE = 1 << 20
 _WHITESPACE = b" \t\r\n\v\f"
 _DIGITS = b"0123456789"
 _NUMBER_CHARS = _WHITESPACE + _DIGITS + b"+-.eE"
@@ -216,19 +226,19 @@ def _check_declared_sizes(header: MtxHeader, path: Path) -> bool:
             f"the size line declares {entries} entries, which need at least {needed} bytes, but {how} "
             f"{available} bytes after it (truncated file or wrong size line)", path=path, line=header.size_line)
     # the CSR row pointer is allocated whatever the nnz; refuse what cannot fit in memory
-    check_host_memory(memory_needed(header, on_disk if path.name.endswith(".gz") else 0),
+    check_host_memory(memory_needed(header),
                       f"{header.n_rows} x {header.n_cols} matrix with {entries} stored entries that "
                       f"{path.name}:{header.size_line} declares")
     return fits
 
 
-def memory_needed(header: MtxHeader, compressed_bytes: int = 0) -> int:
+def memory_needed(header: MtxHeader) -> int:
     """Peak bytes :func:`read_mtx` needs for the matrix the header declares (an upper estimate).
 
     The parsed triplets (int64 indices) and the CSR arrays are alive together
     while the CSR is built; Hermitian and (skew-)symmetric storage doubles the
-    entries; an array file is first a dense array; a ``.gz`` body is held
-    decompressed (estimated from its size at a typical 4:1 ratio).
+    entries; an array file is first a dense array. The text itself is read in
+    chunks (a ``.gz`` file's too), never held whole.
     """
     from ..csr import index_dtype_for
 
@@ -242,7 +252,7 @@ def memory_needed(header: MtxHeader, compressed_bytes: int = 0) -> int:
     needed = entries * (16 + value) + entries * (index + value) + index * (header.n_rows + 1)
     if header.format == "array":
         needed += entries * value
-    return needed + 4 * compressed_bytes
+    return needed
 
 
 # ------------------------------------------------------------------ fast path
@@ -262,55 +272,85 @@ class _BodyCheck:
     without a word. So before the body goes to it, every line must hold 0 or
     ``width`` tokens, indices must be unsigned integers and every value must
     match ``[+-]? (D+ .? D* | . D+) ([eE] [+-]? D+)?`` (``[+-]? D+`` in integer
-    files), checked by whole-array operations on the positions of the few
-    non-digit characters (:func:`_body_well_formed`). A body with any other
-    character (NaN, Inf, junk) or any doubt goes to the line scanner, which
-    parses each token with Python's ``int``/``float``. Once one chunk fails,
-    the rest is not looked at.
+    files). The check is one pass of C (``mtx_check.c``, built on first use
+    by :mod:`spla.io.native`, about 1 ns a byte) or, where no C compiler is
+    available, the same verdicts from whole-array NumPy operations on the
+    positions of the few non-digit characters (:func:`_body_well_formed`,
+    about 17 ns a byte). A body with any other character (NaN, Inf, junk) or
+    any doubt goes to the line scanner, which parses each token with Python's
+    ``int``/``float``. Once one chunk fails, the rest is not looked at.
     """
 
-    # Chunks are checked on a few threads (NumPy releases the GIL in these
-    # whole-array operations); at most this many chunks wait at a time.
+    # Chunks are checked on a few threads (ctypes calls and NumPy's whole-array
+    # operations release the GIL); at most this many chunks wait at a time.
     max_pending = 2 * _CHECK_WORKERS
 
     def __init__(self, header: MtxHeader):
         self.pending: deque = deque()
+        self.expected_tokens = header.stored_entries * header.fields_per_entry
         self.width = header.fields_per_entry
         # leading fields that are indices
         self.index_fields = 0 if header.format == "array" else 2
         self.real = header.field in ("real", "complex")
         self.allowed = _NUMBER_CHARS if self.real else _WHITESPACE + _DIGITS + b"+-"
+        self.compiled = native.mtx_checker()
         self.tokens = 0
         self.failed = False
         self.last_byte: int | None = None
         self.carry = b""  # the unfinished last line of the previous chunk
 
-    def feed(self, chunk) -> None:
+    def lines(self, chunk) -> list:
+        """The whole lines the next ``chunk`` of the body completes, in order (the carried line first).
+
+        Keeps the unfinished last line for the next chunk; returns nothing once the check has failed.
+        """
         if self.failed or not len(chunk):
-            return
+            return []
         data = bytes(chunk)  # plain files' chunks are bytes already (no copy)
         self.last_byte = data[-1]
-        if data.translate(None, self.allowed):
+        if self.compiled is None and data.translate(None, self.allowed):  # the C check refuses stray bytes itself
             self.failed = True
-            return
+            return []
+        pieces: list = []
         first = 0
         if self.carry:  # finish the line the previous chunk cut
             end = data.find(b"\n")
             if end < 0:
                 self.carry += data
-                return
-            self._check(self.carry + data[:end + 1])
+                self.failed = len(self.carry) > LONGEST_LINE  # (carry += chunk would grow quadratically)
+                return pieces
+            pieces.append(self.carry + data[:end + 1])
             first = end + 1
         cut = data.rfind(b"\n") + 1
         if cut > first:
-            self._check(memoryview(data)[first:cut])
+            pieces.append(memoryview(data)[first:cut])
         self.carry = data[max(cut, first):]
+        self.failed = len(self.carry) > LONGEST_LINE
+        return pieces
+
+    def feed(self, chunk) -> None:
+        """Check the lines ``chunk`` completes on the checker threads; :meth:`clean` gives the verdict."""
+        for piece in self.lines(chunk):
+            self._check(piece)
+
+    def tokens_in(self, lines) -> int:
+        """Check whole lines now, on this thread: their tokens, or -1."""
+        if self.compiled is None:
+            return _body_well_formed(lines, self.width, self.index_fields, self.real)
+        return native.check_lines(self.compiled, lines, self.width, self.index_fields, self.real)
+
+    def ending(self):
+        """The carried last line as the check takes it (b"" if blank), or None when it must go to the scanner."""
+        if self.last_byte is not None and self.last_byte <= 32 and self.last_byte != ord("\n"):
+            # SciPy 1.17's reader segfaults on a file that ends in a space, tab or
+            # CR after its last value with no newline (the process dies)
+            return None
+        return self.carry.rstrip() + b"\n" if self.carry.strip() else b""
 
     def _check(self, lines) -> None:
         if self.failed:
             return
-        self.pending.append(_checker_pool().submit(_body_well_formed, lines, self.width, self.index_fields,
-                                                   self.real))
+        self.pending.append(_checker_pool().submit(self.tokens_in, lines))
         while len(self.pending) > self.max_pending:
             self._collect()
 
@@ -321,15 +361,127 @@ class _BodyCheck:
         elif not self.failed:
             self.tokens += tokens
 
-    def clean(self, header: MtxHeader, field_name: str) -> bool:
-        if self.last_byte is not None and self.last_byte <= 32 and self.last_byte != ord("\n"):
-            # SciPy 1.17's reader segfaults on a file that ends in a space, tab or
-            # CR after its last value with no newline (the process dies)
+    def clean(self) -> bool:
+        """Whether the whole body passed (after the last :meth:`feed`)."""
+        ending = self.ending()
+        if ending is None:
             return False
-        self._check(self.carry.rstrip() + b"\n" if self.carry.strip() else b"")
+        self._check(ending)
         while self.pending:
             self._collect()
-        return not self.failed and self.tokens == header.stored_entries * header.fields_per_entry
+        return not self.failed and self.tokens == self.expected_tokens
+
+
+class _Refused(Exception):
+    """Raised inside SciPy's reader by :class:`_CheckedText`: the body failed the check (or would not decompress)."""
+
+
+class _CheckedText(io.RawIOBase):
+    """A ``.gz`` file's text for SciPy's reader, handed on only in whole lines that passed the body check.
+
+    Decompressing, checking and parsing overlap as in SciPy's own ``.gz``
+    reading (its reader thread pulls the text while its workers parse), and
+    the text is never held whole. The reader never sees a byte the check has
+    not passed: a chunk that fails, a decompression error, a file whose
+    ending would crash the reader or a wrong token count raises
+    :class:`_Refused` from :meth:`readinto`, which ends the parse. Wrap it in
+    an ``io.BufferedReader`` (the reader asks for 1 KB at a time).
+    """
+
+    def __init__(self, path: Path, header: MtxHeader, check: _BodyCheck, progress):
+        super().__init__()
+        self.compressed = open(path, "rb")
+        self.text = gzip.GzipFile(fileobj=self.compressed, mode="rb")
+        self.compressed_size = max(1, path.stat().st_size)
+        self.head = header.body_offset  # header bytes (spla has parsed them) go on unchecked
+        self.check = check
+        self.progress = progress
+        self.ready: deque = deque()  # checked text not yet handed on
+        self.finished = False
+        self.error: BaseException | None = None  # a decompression error, raised again by the caller
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self.ready:
+            if self.finished:
+                return 0
+            self._next_chunk()
+        piece = self.ready[0]
+        n = min(len(buffer), len(piece))
+        buffer[:n] = piece[:n]
+        if n == len(piece):
+            self.ready.popleft()
+        else:
+            self.ready[0] = piece[n:]
+        return n
+
+    def _hand_on(self, piece) -> None:
+        if len(piece):  # an empty piece would read as the end of the text
+            self.ready.append(memoryview(piece))
+
+    def drain(self) -> bool:
+        """Check what the reader left unread; whether the whole body passed."""
+        try:
+            while not self.finished:
+                self._next_chunk()
+        except _Refused:
+            return False
+        return not self.check.failed
+
+    def close(self) -> None:
+        self.text.close()
+        self.compressed.close()
+        super().close()
+
+    def _refuse(self) -> NoReturn:
+        self.check.failed = True
+        self.finished = True
+        self.ready.clear()
+        raise _Refused
+
+    def _next_chunk(self) -> None:
+        if self.check.failed:
+            self._refuse()
+        try:
+            chunk = self.text.read(CHUNK_BYTES)
+        except (EOFError, OSError, zlib.error) as exc:
+            self.error = exc
+            self._refuse()
+        if self.progress:
+            self.progress("decompressing and parsing", min(1.0, self.compressed.tell() / self.compressed_size))
+        body = chunk  # bytes: the check takes them without a copy
+        if self.head:
+            head = memoryview(chunk)[:self.head]
+            self.head -= len(head)
+            self._hand_on(head)
+            body = chunk[len(head):]
+            if len(head) and not len(body):
+                return  # all header; the body follows
+        if not len(body):
+            self._finish()
+            return
+        for piece in self.check.lines(body):
+            tokens = self.check.tokens_in(piece)
+            if tokens < 0:
+                self._refuse()
+            self.check.tokens += tokens
+            self._hand_on(piece)
+        if self.check.failed:
+            self._refuse()
+
+    def _finish(self) -> None:
+        """The end of the text: the carried last line, once it and the token count pass."""
+        ending = self.check.ending()
+        if ending is None:
+            self._refuse()
+        tokens = self.check.tokens_in(ending)
+        if tokens < 0 or self.check.tokens + tokens != self.check.expected_tokens:
+            self._refuse()
+        self.check.tokens += tokens
+        self._hand_on(self.check.carry)
+        self.finished = True
 
 
 _CLASS_SPACE, _CLASS_DIGIT, _CLASS_SIGN, _CLASS_DOT, _CLASS_EXP, _CLASS_OTHER = range(6)
@@ -452,36 +604,20 @@ def _read_fast(path: Path, header: MtxHeader, progress):
 
     check = _BodyCheck(header)
     if path.name.endswith(".gz"):
-        # decompress once: the same bytes feed the check and the parser
-        parts = []
-        compressed_size = max(1, path.stat().st_size)
-        with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as stream:
-            while True:
-                chunk = stream.read(CHUNK_BYTES)
-                if not chunk:
-                    break
-                parts.append(chunk)
-                if progress:
-                    progress("decompressing", min(1.0, raw.tell() / compressed_size))
-        text = b"".join(parts)
-        del parts
-        body = memoryview(text)[header.body_offset:]
-        for start in range(0, len(body), CHUNK_BYTES):
-            check.feed(body[start:start + CHUNK_BYTES])
-        del body
-        source: io.BytesIO | str = io.BytesIO(text)
+        parsed = _parse_checked_gz(path, header, check, progress)
+        if parsed is None:
+            return None
     else:
         for chunk in _body_chunks_plain(path, header.body_offset, progress):
             check.feed(chunk)
-        source = str(path)
-    if not check.clean(header, header.field):
-        return None
-    if progress:
-        progress("parsing", None)
-    try:
-        parsed = scipy.io.mmread(source)
-    except (ValueError, OverflowError, MemoryError, RuntimeError):
-        return None
+        if not check.clean():
+            return None
+        if progress:
+            progress("parsing", None)
+        try:
+            parsed = scipy.io.mmread(str(path))
+        except (ValueError, OverflowError, MemoryError, RuntimeError):
+            return None
     if header.format == "array":
         return _array_to_coo(np.asarray(parsed))
     rows, cols, values = parsed.row, parsed.col, parsed.data
@@ -490,6 +626,21 @@ def _read_fast(path: Path, header: MtxHeader, progress):
         if diagonal.any() and np.any(values[diagonal] != 0):
             return None
     return rows, cols, values
+
+
+def _parse_checked_gz(path: Path, header: MtxHeader, check: _BodyCheck, progress):
+    """SciPy's reader on a ``.gz`` file's text as it passes the check (:class:`_CheckedText`); None if it fails."""
+    import scipy.io
+
+    with _CheckedText(path, header, check, progress) as text:
+        try:
+            parsed = scipy.io.mmread(io.BufferedReader(text, buffer_size=CHUNK_BYTES))
+            whole = text.drain()  # the reader may stop after the declared entries
+        except (_Refused, ValueError, OverflowError, MemoryError, RuntimeError):
+            parsed, whole = None, False
+        if text.error is not None:
+            raise text.error  # a corrupt .gz: read_mtx_scipy names it
+    return parsed if whole else None
 
 
 def _array_to_coo(dense: np.ndarray):
@@ -648,9 +799,10 @@ def read_mtx_scipy(path, *, progress=None):
     try:
         triplets = _read_fast(path, header, progress) if body_fits else None
         parser = "scipy.io.mmread (fast_matrix_market)"
+        body_check: str | None = "numpy" if native.mtx_checker() is None else "compiled"
         if triplets is None:
             triplets = _scan(path, header, progress)
-            parser = "spla line scanner"
+            parser, body_check = "spla line scanner", None
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise MatrixFormatError(f"corrupt .gz file: {exc}", path=path) from None
     rows, cols, values = triplets
@@ -678,6 +830,7 @@ def read_mtx_scipy(path, *, progress=None):
         "entries_in_file": header.stored_entries,
         "duplicates_summed": int(coo_nnz - csr.nnz),
         "parser": parser,
+        "body_check": body_check,
         "comments": header.comments[:20],
     }
     if header.note:
@@ -703,8 +856,10 @@ def read_mtx(path, *, progress=None):
         CSRMatrix holds it, else float64 with every value checked to be exact).
     info : dict
         ``format``, ``field``, ``symmetry``, ``entries_in_file``,
-        ``duplicates_summed``, ``parser``, the header ``comments`` and, when
-        the banner needed it, a ``note``.
+        ``duplicates_summed``, ``parser``, ``body_check`` (how the text was
+        checked before SciPy's reader got it: ``"compiled"`` or ``"numpy"``,
+        None when the line scanner read it; see :mod:`spla.io.native`), the
+        header ``comments`` and, when the banner needed it, a ``note``.
 
     Raises
     ------

@@ -1,0 +1,116 @@
+"""Host C helpers: compiled on first use with the system C compiler, loaded with ctypes.
+
+spla compiles its CUDA kernels at run time (NVRTC); the one host loop that
+NumPy cannot express in a few whole-array passes, the Matrix Market body
+check of :mod:`spla.io.mmio`, is built the same way. ``mtx_check.c`` beside
+this module is compiled once per machine and source version with ``$CC``
+(else ``cc``) into ``<user cache folder>/native/`` (see
+:func:`spla.io.cache.user_cache_dir`) and loaded with ctypes, whose calls
+release the GIL, so several threads check chunks at once.
+
+Nothing here is required. Without a compiler, when the build fails, or with
+``SPLA_NATIVE=off``, :func:`mtx_checker` returns None and the caller uses its
+NumPy path: the same verdicts (``tests/io/test_io_native.py`` holds them
+equal), several times slower. :func:`status` says which, and why.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+NATIVE_ENV = "SPLA_NATIVE"
+MTX_CHECK_SOURCE = Path(__file__).with_name("mtx_check.c")
+FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC")
+COMPILE_SECONDS = 120
+
+
+def compiler() -> list[str]:
+    """The C compiler command: ``$CC`` split like a shell would, else ``cc``."""
+    return shlex.split(os.environ.get("CC") or "") or ["cc"]
+
+
+def disabled() -> bool:
+    """True when ``$SPLA_NATIVE`` is off, 0, no or false."""
+    return os.environ.get(NATIVE_ENV, "").strip().lower() in ("off", "0", "no", "false")
+
+
+def library_path(source: Path, command: list[str]) -> Path:
+    """Where the build of ``source`` with ``command`` is cached: the name hashes everything that shapes it."""
+    from .cache import user_cache_dir
+
+    key = hashlib.sha256(b"\0".join([source.read_bytes(), *(part.encode() for part in (*command, *FLAGS)),
+                                     platform.machine().encode(), sys.platform.encode()])).hexdigest()[:16]
+    return user_cache_dir() / "native" / f"{source.stem}-{key}.so"
+
+
+def _private(path: Path) -> bool:
+    """Whether ``path`` is ours and writable by nobody else (never load code others could have put there)."""
+    info = path.stat()
+    mine = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    return mine and not info.st_mode & 0o022
+
+
+def _build(source: Path, target: Path, command: list[str]) -> None:
+    """Compile ``source`` into ``target`` through a temporary file renamed into place (concurrent builds are safe)."""
+    from .cache import remove_stale_temporaries
+
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not _private(target.parent):
+        raise OSError(f"{target.parent} is writable by other users")
+    remove_stale_temporaries(target.parent, target.name)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        done = subprocess.run([*command, *FLAGS, "-o", temporary, str(source)], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=COMPILE_SECONDS)
+        if done.returncode:
+            first = (done.stderr or done.stdout).strip().splitlines()[:1]
+            raise OSError(f"{command[0]} exited with {done.returncode}: {' '.join(first)[:200]}")
+        os.chmod(temporary, 0o700)
+        os.replace(temporary, target)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+@functools.cache
+def _mtx_check_build():
+    """``spla_mtx_check`` as a ctypes function and how it was found, or None and why not (once per process)."""
+    command = compiler()
+    try:
+        target = library_path(MTX_CHECK_SOURCE, command)
+        if not (target.is_file() and _private(target)):
+            _build(MTX_CHECK_SOURCE, target, command)
+        function = ctypes.CDLL(str(target)).spla_mtx_check
+    except (OSError, AttributeError, subprocess.SubprocessError, ValueError) as exc:
+        return None, f"unavailable: {exc}"  # no compiler, a failed build, a cache folder others can write
+    function.restype = ctypes.c_int64
+    function.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32]
+    return function, f"compiled ({target})"
+
+
+def mtx_checker():
+    """The C body check as a ctypes function, or None (then use the NumPy check); see mtx_check.c."""
+    return None if disabled() else _mtx_check_build()[0]
+
+
+def status() -> str:
+    """How the body check runs here: ``compiled (PATH)``, ``off ($SPLA_NATIVE)`` or ``unavailable: WHY``."""
+    return f"off (${NATIVE_ENV})" if disabled() else _mtx_check_build()[1]
+
+
+def check_lines(function, lines, width: int, index_fields: int, real: bool) -> int:
+    """Run the C check on whole lines (bytes or a buffer): tokens, or -1 (see mtx_check.c)."""
+    text = np.frombuffer(lines, dtype=np.uint8)
+    return int(function(text.ctypes.data, text.size, width, index_fields, int(real)))
