@@ -47,7 +47,8 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spla import CSRMatrix, cuda, linalg, spmv  # noqa: E402
+from spla import CSRMatrix, linalg, spmv  # noqa: E402
+from spla.device import gpu_available, require_cupy  # noqa: E402
 
 
 def poisson2d(n: int) -> sp.csr_matrix:
@@ -59,7 +60,7 @@ def poisson2d(n: int) -> sp.csr_matrix:
 class Side:
     def __init__(self, device: str):
         self.gpu = device == "gpu"
-        self.xp = cuda.require_cupy() if self.gpu else np
+        self.xp = require_cupy() if self.gpu else np
 
     def sync(self):
         if self.gpu:
@@ -370,7 +371,7 @@ def main(argv=None) -> int:
     parser.add_argument("--pyamg-setup", action="store_true",
                         help="amg: also cycle pyamg's host-built hierarchy on this side (its set-up takes ~40 s at 2048^2)")
     args = parser.parse_args(argv)
-    device = args.device if args.device != "auto" else ("gpu" if cuda.gpu_available() else "cpu")
+    device = args.device if args.device != "auto" else ("gpu" if gpu_available() else "cpu")
     side = Side(device)
     parts = set(args.parts.split(","))
     report: dict = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "device": device,
