@@ -99,7 +99,8 @@ def lanes_for(mean_row: float, entries_per_lane_step: int = 1) -> int:
 @dataclass(frozen=True)
 class AutoThresholds:
     """The numbers of the auto rule (:func:`matrix_class`); ``scripts/fit_auto.py`` fits
-    ``segmented_mean`` on the corpus's fit half and reports every half (BENCHMARKS.md)."""
+    ``segmented_mean`` and ``scalar_rows`` on the corpus's fit half and reports the rule on
+    every half (BENCHMARKS.md); the others are set from the kernels' design."""
 
     huge_row: int = 65536      # a row of 128 segmented tiles and more
     long_row: int = 1024       # a row one warp takes 32 steps over
