@@ -32,14 +32,13 @@ the GPU like "jacobi") or a callable taking and returning a DistVector.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from functools import cached_property
 
 import numpy as np
 
 from ..errors import InputError
 from ..linalg._kernels import FLAG, kernels_for
-from ..linalg._krylov import _capture
+from ..linalg._krylov import cg_iterations
 from ..linalg._system import DEFAULT_GPU_CHECK_EVERY, absolute_tolerance, default_maxiter
 from .vector import DistVector
 
@@ -200,94 +199,23 @@ def _cg(system, rtol, atol, maxiter, callback, capture):
     r = _residual(system)
     # state: flag, p.Ap, then (rho, r.r) for the even and the odd iteration
     state = K.state(6)
-    pq = state[1:2]
-    rho_and_rr = (state[2:4], state[4:6])
     z = system.psolve(r) if system.psolve is not None else r
     if system.psolve is None:  # rho is r.r: one dot serves both
-        K.dot(r, r, rho_and_rr[0][:1])
-        reduce(rho_and_rr[0][:1])
+        K.dot(r, r, state[2:3])
+        reduce(state[2:3])
         rr = float(system.fetch(state)[2])
     else:
-        K.dot(r, z, rho_and_rr[0][:1])
-        K.dot(r, r, rho_and_rr[0][1:])
-        reduce(rho_and_rr[0])
+        K.dot(r, z, state[2:3])
+        K.dot(r, r, state[3:4])
+        reduce(state[2:4])
         rr = float(system.fetch(state)[3])
     if math.sqrt(max(rr, 0.0)) < atol:
         return x, 0
-    p = z.copy()
-    if dinv is not None:
-        z = xp.empty_like(r)  # the fused step writes D^{-1} r here
-    # one-element views made once: a captured graph must see the same pointers every replay
-    views = [(rho_and_rr[(k - 1) % 2][:1], rho_and_rr[k % 2], rho_and_rr[k % 2][:1], rho_and_rr[k % 2][1:])
-             for k in (0, 1)]
-    matvec_into: Callable | None = None
-    if _wants_capture(capture, system, callback, general_m):
-        matvec_into = system.product.into
-    q = xp.empty_like(r) if matvec_into is not None else None
-
-    def steps(iteration):
-        nonlocal q, z
-        rho, fresh, fresh_first, fresh_rest = views[iteration % 2]
-        if matvec_into is not None:
-            matvec_into(p, q)
-        else:
-            q = system.product(p)
-        K.dot(p, q, pq)
-        reduce(pq)
-        if dinv is not None:
-            K.cg_step(x, r, z, p, q, dinv, rho, pq, state, fresh)
-            reduce(fresh)
-        elif general_m:
-            K.cg_step(x, r, None, p, q, None, rho, pq, state, fresh_rest)
-            z = system.psolve(r)
-            K.dot(r, z, fresh_first)
-            reduce(fresh)
-        else:
-            K.cg_step(x, r, None, p, q, None, rho, pq, state, fresh_first)
-            reduce(fresh_first)
-
-    def direction(iteration):
-        rho, _, fresh_first, _ = views[iteration % 2]
-        K.cg_direction(p, z, fresh_first, rho)
-
-    def two_iterations():
-        for k in (1, 2):
-            steps(k)
-            direction(k)
-
-    graph = None
-    iteration = 0
-    while iteration < maxiter:
-        following = iteration + 1
-        # a replay runs an odd and an even iteration, and only between convergence checks
-        if (matvec_into is not None and iteration >= 2 and following % 2 == 1 and following < maxiter
-                and following % system.check_every != 0):
-            if graph is None:
-                graph = _capture(xp, two_iterations)
-                if graph is None:
-                    matvec_into = None  # capture refused: go on launching one kernel at a time
-                    continue
-            graph.launch()
-            iteration += 2
-            directed = True
-        else:
-            steps(following)
-            iteration = following
-            directed = False
-        if callback is not None:
-            callback(system.wrap(x))
-        if iteration % system.check_every == 0 or iteration == maxiter:
-            host = system.fetch(state)
-            if host[FLAG]:
-                return x, -1
-            rr = float(host[2 * (1 + iteration % 2) + (0 if system.psolve is None else 1)])
-            if not math.isfinite(rr):
-                return x, NONFINITE
-            if math.sqrt(max(rr, 0.0)) < atol:
-                return x, 0
-        if not directed:
-            direction(iteration)
-    return x, maxiter
+    matvec_into = system.product.into if _wants_capture(capture, system, callback, general_m) else None
+    wrapped = None if callback is None else (lambda xk: callback(system.wrap(xk)))
+    return cg_iterations(xp, K, x, r, z, state, matvec=system.product, matvec_into=matvec_into,
+                         psolve=system.psolve, dinv=dinv, check_every=system.check_every, maxiter=maxiter,
+                         atol=atol, callback=wrapped, fetch=system.fetch, reduce=reduce, stop_on_nonfinite=True)
 
 
 def _wants_capture(capture, system, callback, general_m) -> bool:

@@ -35,7 +35,6 @@ needs those, so they synchronise once per (inner) iteration.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -123,19 +122,34 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     general_m = system.psolve is not None and dinv is None
     # state: flag, p.Ap, then (rho, r.r) for the even and the odd iteration
     state = K.state(6)
+    z = system.psolve(r) if system.psolve is not None else r
+    K.dot(r, z, state[2:3])
+    matvec_into = system.matvec_into() if _wants_capture(capture, system, callback, general_m) else None
+    return cg_iterations(xp, K, x, r, z, state, matvec=system.matvec, matvec_into=matvec_into,
+                         psolve=system.psolve, dinv=dinv, check_every=system.check_every, maxiter=maxiter,
+                         atol=atol, callback=callback, fetch=K.fetch)
+
+
+def _no_reduction(partial) -> None:
+    """One process holds every entry: a local dot product is the whole one."""
+
+
+def cg_iterations(xp, K, x, r, z, state, *, matvec, matvec_into, psolve, dinv, check_every, maxiter, atol,
+                  callback, fetch, reduce=_no_reduction, stop_on_nonfinite=False):
+    """CG's iterations once r, z = M^{-1} r and rho = r.z (in ``state[2]``) are set up: the loop
+    :func:`cg` and ``spla.distributed.cg`` share. ``reduce`` sums a partial dot product over
+    ranks in place (after every local reduction); ``matvec_into`` (or None) replays two
+    iterations from a CUDA graph between convergence checks; ``fetch`` reads the state on the
+    host, every ``check_every`` iterations only. Returns (x, info)."""
+    general_m = psolve is not None and dinv is None
     pq = state[1:2]
     rho_and_rr = (state[2:4], state[4:6])
-    z = system.psolve(r) if system.psolve is not None else r
-    K.dot(r, z, rho_and_rr[0][:1])
     p = z.copy()
     if dinv is not None:
         z = xp.empty_like(r)  # the fused step writes D^{-1} r here
     # one-element views made once: a captured graph must see the same pointers every replay
     views = [(rho_and_rr[(k - 1) % 2][:1], rho_and_rr[k % 2], rho_and_rr[k % 2][:1], rho_and_rr[k % 2][1:])
              for k in (0, 1)]
-    matvec_into: Callable | None = None
-    if _wants_capture(capture, system, callback, general_m):
-        matvec_into = system.matvec_into()
     q = xp.empty_like(r) if matvec_into is not None else None
 
     def steps(iteration):
@@ -144,17 +158,20 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         if matvec_into is not None:
             matvec_into(p, q)
         else:
-            q = system.matvec(p)
+            q = matvec(p)
         K.dot(p, q, pq)
+        reduce(pq)
         if dinv is not None:
             K.cg_step(x, r, z, p, q, dinv, rho, pq, state, fresh)
+            reduce(fresh)
         elif general_m:
             K.cg_step(x, r, None, p, q, None, rho, pq, state, fresh_rest)
-            assert system.psolve is not None
-            z = system.psolve(r)
+            z = psolve(r)
             K.dot(r, z, fresh_first)
+            reduce(fresh)
         else:
             K.cg_step(x, r, None, p, q, None, rho, pq, state, fresh_first)
+            reduce(fresh_first)
 
     def direction(iteration):
         rho, _, fresh_first, _ = views[iteration % 2]
@@ -171,7 +188,7 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         following = iteration + 1
         # a replay runs an odd and an even iteration, and only between convergence checks
         if (matvec_into is not None and iteration >= 2 and following % 2 == 1 and following < maxiter
-                and following % system.check_every != 0):
+                and following % check_every != 0):
             if graph is None:
                 graph = _capture(xp, two_iterations)
                 if graph is None:
@@ -186,12 +203,14 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
             directed = False
         if callback is not None:
             callback(x)
-        if iteration % system.check_every == 0 or iteration == maxiter:
-            host = K.fetch(state)
+        if iteration % check_every == 0 or iteration == maxiter:
+            host = fetch(state)
             if host[FLAG]:
                 return x, -1
-            rr_index = 2 * (1 + iteration % 2) + (0 if system.psolve is None else 1)
-            if math.sqrt(max(host[rr_index], 0.0)) < atol:
+            rr = float(host[2 * (1 + iteration % 2) + (0 if psolve is None else 1)])
+            if stop_on_nonfinite and not math.isfinite(rr):
+                return x, NONFINITE
+            if math.sqrt(max(rr, 0.0)) < atol:
                 return x, 0
         if not directed:
             direction(iteration)
