@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..linalg._kernels import FLAG, kernels_for
-from ..linalg._krylov import cg_iterations
+from ..linalg._krylov import _lartg, _upper_triangular_solve, cg_iterations
 from ..linalg._system import DEFAULT_GPU_CHECK_EVERY, absolute_tolerance, default_maxiter
 from .vector import DistVector
 
@@ -285,25 +285,6 @@ def _bicgstab(system, rtol, atol, maxiter, callback):
             if math.sqrt(max(float(host[8]), 0.0)) < atol:
                 return x, 0
     return x, maxiter
-
-
-def _lartg(f: float, g: float):
-    """A Givens rotation (c, s, r) with c f + s g = r, -s f + c g = 0."""
-    if g == 0:
-        return 1.0, 0.0, f
-    if f == 0:
-        return 0.0, math.copysign(1.0, g), abs(g)
-    r = math.copysign(math.hypot(f, g), f)
-    return f / r, g / r, r
-
-
-def _upper_triangular_solve(R, g):
-    m = R.shape[0]
-    y = g.astype(np.float64).copy()
-    for k in range(m - 1, -1, -1):
-        y[k] = 0.0 if R[k, k] == 0 else y[k] / R[k, k]
-        y[:k] -= y[k] * R[:k, k]
-    return y
 
 
 def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None, callback=None,
