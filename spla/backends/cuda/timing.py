@@ -41,7 +41,8 @@ def queued_device_seconds(fn, calls: int, timeout_s: float = TIMEOUT_S) -> float
     flag_memory = cupy.cuda.alloc_pinned_memory(4)  # mapped: the kernel reads the host's write (UVA)
     flag = ctypes.c_int.from_address(flag_memory.ptr)
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    total, left = 0.0, max(1, int(calls))
+    calls = max(1, int(calls))
+    total, left = 0.0, calls
     while left:
         batch = min(left, MAX_QUEUED)
         flag.value = 0
@@ -59,4 +60,4 @@ def queued_device_seconds(fn, calls: int, timeout_s: float = TIMEOUT_S) -> float
                             "host, so its device time cannot be separated from the host's")
         total += cupy.cuda.get_elapsed_time(start, stop) / 1e3
         left -= batch
-    return total / max(1, int(calls))
+    return total / calls
