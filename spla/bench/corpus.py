@@ -65,7 +65,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import generators as gen
+from ..io import generators as gen
 from ..csr import CSRMatrix
 from ..errors import InputError
 

@@ -207,7 +207,7 @@ def split_k_engines() -> list:
 
 def load_matrix(spec: str, dtype=np.float64):
     """A generator spec or file as a host CSRMatrix of ``dtype``."""
-    from .. import generators
+    from ..io import generators
 
     if spec.startswith("gen:"):
         return generators.from_spec(spec, dtype=dtype)

@@ -41,6 +41,7 @@ from spla.distributed import (
     spmm,
 )
 from spla.distributed import solvers as dist_solvers
+from spla.linalg import _krylov as krylov
 
 comm = MPI.COMM_WORLD
 rank, size = comm.rank, comm.size
@@ -351,18 +352,18 @@ def check_cadence():
     assert (D.local_product().fast is not None) == (device == "gpu" and size == 1), "fast path"
     if device == "gpu" and size == 1:  # one rank on the GPU: cg replays a CUDA graph between checks
         captured = []
-        capture = dist_solvers._capture
+        capture = krylov._capture  # the CG loop spla.linalg and spla.distributed share
 
         def counted_capture(xp, launches):
             graph = capture(xp, launches)
             captured.append(graph is not None)
             return graph
 
-        dist_solvers._capture = counted_capture
+        krylov._capture = counted_capture
         try:
             replayed, info = cg(D, bd, rtol=1e-14, maxiter=30, check_every=every)
         finally:
-            dist_solvers._capture = capture
+            krylov._capture = capture
         launched, launched_info = cg(D, bd, rtol=1e-14, maxiter=30, check_every=every, capture=False)
         assert captured == [True], f"capture attempts {captured}"
         assert info == launched_info == 30, (info, launched_info)
