@@ -1,14 +1,15 @@
 #!/usr/bin/env python
-"""Fit the auto rule's free threshold on the corpus's fit half; report the rule on every half.
+"""Fit the auto rule's free thresholds on the corpus's fit half; report the rule on every half.
 
-Reads ``bench_corpus.py`` results (``PREFIX.json``: every spla kernel's device
-time per matrix and dtype) and the row statistics of each matrix (recorded by
+Reads ``bench_corpus.py`` results (``PREFIX.json``: the device time of every
+spla kernel and of cuSPARSE's CSR ALG1, per matrix and dtype) and the row statistics of each matrix (recorded by
 ``bench_corpus.py`` since session 8; for older results rebuilt here from the
 corpus generators or the real files and kept in ``--stats`` as a cache).
 
 For each matrix the rule picks a kernel family from its row statistics
-(:func:`spla.planning.spmv.matrix_class`); its cost is that family's device
-time at its default parameter over the best spla kernel's. The fitted
+(:func:`spla.planning.spmv.matrix_class`): one of spla's kernels, or
+cuSPARSE's CSR ALG1 for large irregular matrices; its cost is that family's
+device time at its default parameter over the best of all of them. The fitted
 thresholds (:data:`FITTED` of ``AutoThresholds``) are chosen on the ``fit``
 half only (the geomean of best/picked, higher is better); the table then shows
 the rule on ``fit``, ``report`` and ``real``, so the figures on the last two
@@ -33,6 +34,9 @@ from spla.planning.spmv import AUTO, AUTO_RULE, SPLA_KERNELS, AutoThresholds, ma
 from spla.planning.stats import RowStats  # noqa: E402
 
 HALVES = ("fit", "report", "real")
+VENDOR_TIMED = "cusparse:1"  # the record row of the kernel auto's "cusparse" runs
+ANCHORS = ("cusparse:1", "cusparse:2")  # the lean cuSPARSE call is the faster of the two
+LARGE = 10**7  # the issue's large matrices start here (nonzeros)
 WITHIN = 0.85  # the issue's bar for the untuned first choice: within 15% of the best spla kernel
 
 
@@ -61,23 +65,29 @@ def matrix_stats(record: dict, real: Path | None, cache: dict) -> RowStats | Non
 
 
 def load(paths, real: Path | None, stats_path: Path | None) -> list[dict]:
-    """One item per (matrix, dtype): half, stats and the device time of every spla kernel family."""
+    """One item per (matrix, dtype): half, stats and the device time of every kernel family; a
+    matrix measured in several files takes the last file's record (a re-run after a kernel change)."""
     cache = json.loads(stats_path.read_text()) if stats_path and stats_path.is_file() else {}
-    items = []
+    items: dict[tuple[str, str], dict] = {}
     for path in paths:
         for record in json.loads(Path(path).read_text())["records"]:
             if record.get("status") != "ok":
                 continue
             times = {r["kernel"]: r["device_us"] for r in record["rows"]
                      if r["kernel"] in SPLA_KERNELS and "device_us" in r}
+            vendor = {r["kernel"]: r["device_us"] for r in record["rows"]
+                      if r["kernel"] in ANCHORS and "device_us" in r}
+            if VENDOR_TIMED in vendor:  # what auto's "cusparse" runs (CSR ALG1)
+                times["cusparse"] = vendor[VENDOR_TIMED]
             stats = matrix_stats(record, real, cache)
             if stats is None or not times:
                 continue
-            items.append({"name": record["name"], "half": record["half"], "dtype": record["dtype"],
-                          "stats": stats, "times": times})
+            items[record["name"], record["dtype"]] = {
+                "name": record["name"], "half": record["half"], "dtype": record["dtype"], "stats": stats,
+                "times": times, "anchor": min(vendor.values()) if vendor else None}
     if stats_path is not None:
         stats_path.write_text(json.dumps(cache, indent=1, sort_keys=True))
-    return items
+    return list(items.values())
 
 
 def picked(item: dict, t: AutoThresholds) -> str:
@@ -86,42 +96,67 @@ def picked(item: dict, t: AutoThresholds) -> str:
 
 
 def quality(item: dict, t: AutoThresholds) -> float:
-    """Best spla device time over the picked family's (1.0 = the rule picked the best)."""
+    """Best device time (spla's kernels and cuSPARSE ALG1, where the record has it) over the picked
+    family's (1.0 = the rule picked the best)."""
     times = item["times"]
     return min(times.values()) / times.get(picked(item, t), math.inf)
 
 
 def geomean(values) -> float:
-    values = [v for v in values if v > 0]
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
+    """Geometric mean; 0 when any value is 0 (a rule picking a kernel the record did not time)."""
+    values = list(values)
+    if not values:
+        return float("nan")
+    if min(values) <= 0:
+        return 0.0
+    return math.exp(sum(map(math.log, values)) / len(values))
 
 
-FITTED = ("segmented_mean", "scalar_rows")
+FITTED = ("segmented_mean", "scalar_rows", "vendor_nnz")
+NEVER = 2**62  # vendor_nnz of a rule that never hands a matrix to cuSPARSE
+
+
+def _midpoints(values) -> list[float]:
+    """Geometric midpoints between the sorted distinct values, with one point below and one above."""
+    values = sorted(set(values))
+    if not values:
+        return [0.0]
+    return [0.0] + [math.sqrt(a * b) for a, b in zip(values, values[1:]) if a > 0] + [values[-1] * 2]
+
+
+def _best_of(grid, score) -> tuple[tuple, float]:
+    """The grid point of highest score; of equal scores, the median one."""
+    scores = [(score(point), point) for point in grid]
+    best = max(value for value, _ in scores)
+    ties = [point for value, point in scores if value >= best - 1e-12]
+    return ties[len(ties) // 2], best
 
 
 def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
-    """The (segmented_mean, scalar_rows) maximising the fit half's geomean quality: a grid over
-    the midpoints between the fit half's own values; of equal scores, the median grid point."""
+    """The thresholds of :data:`FITTED` maximising the fit half's geomean quality, each over
+    the midpoints between the fit half's own values: (segmented_mean, scalar_rows) as one grid,
+    then vendor_nnz given them (over the irregular matrices' sizes, or never), then the pair
+    again given vendor_nnz."""
     fit_items = [i for i in items if i["half"] == "fit"]
 
-    def midpoints(values):
-        values = sorted(set(values))
-        return [0.0] + [math.sqrt(a * b) for a, b in zip(values, values[1:]) if a > 0] + [values[-1] * 2]
+    def score(t):
+        return geomean(quality(i, t) for i in fit_items)
 
-    grid = [(m, int(r)) for m in midpoints(i["stats"].mean for i in fit_items)
-            for r in midpoints(i["stats"].n_rows for i in fit_items)]
-    scores = []
-    for m, r in grid:
-        t = dataclasses.replace(AUTO, segmented_mean=m, scalar_rows=r)
-        scores.append((geomean(quality(i, t) for i in fit_items), m, r))
-    best = max(score for score, _, _ in scores)
-    ties = [(m, r) for score, m, r in scores if score >= best - 1e-12]
-    m, r = ties[len(ties) // 2]
-    return dataclasses.replace(AUTO, segmented_mean=m, scalar_rows=r), best
+    pairs = [(m, int(r)) for m in _midpoints(i["stats"].mean for i in fit_items)
+             for r in _midpoints(i["stats"].n_rows for i in fit_items)]
+    irregular = [i["stats"].nnz for i in fit_items if matrix_class(i["stats"], AUTO).startswith("irregular")]
+    sizes = [int(v) for v in _midpoints(irregular)[1:]] + [NEVER]
+    t = dataclasses.replace(AUTO, vendor_nnz=NEVER)
+    for _ in range(2):
+        (m, r), _ = _best_of(pairs, lambda p: score(dataclasses.replace(t, segmented_mean=p[0], scalar_rows=p[1])))
+        t = dataclasses.replace(t, segmented_mean=m, scalar_rows=r)
+        (v,), best = _best_of([(v,) for v in sizes], lambda p: score(dataclasses.replace(t, vendor_nnz=p[0])))
+        t = dataclasses.replace(t, vendor_nnz=v)
+    return t, best
 
 
 def table(items: list[dict], rules: dict[str, AutoThresholds]) -> list[str]:
-    lines = ["| rule | half | dtype | matrices | auto / best spla (device), geomean | worst | within 15% |",
+    lines = ["| rule | half | dtype | matrices | best / auto's pick (device), geomean | worst | within 15% |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for label, t in rules.items():
         for half in HALVES:
@@ -135,6 +170,20 @@ def table(items: list[dict], rules: dict[str, AutoThresholds]) -> list[str]:
     return lines
 
 
+def large_table(items: list[dict], rules: dict[str, AutoThresholds]) -> list[str]:
+    """Each rule's pick over the lean cuSPARSE call (faster of ALG1/ALG2) on the matrices of at least
+    LARGE nonzeros, every half together (the issue's large-matrix target)."""
+    lines = [f"| rule | dtype | matrices >= {LARGE:.0e} nnz | auto over lean cuSPARSE (device), geomean | worst |",
+             "| --- | --- | ---: | ---: | ---: |"]
+    for label, t in rules.items():
+        for dtype in ("float32", "float64"):
+            group = [i for i in items if i["dtype"] == dtype and i["anchor"] and i["stats"].nnz >= LARGE]
+            speedups = [i["anchor"] / i["times"].get(picked(i, t), math.inf) for i in group]
+            if speedups:
+                lines.append(f"| {label} | {dtype} | {len(group)} | {geomean(speedups):.3f} | {min(speedups):.3f} |")
+    return lines
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", nargs="+", type=Path, help="bench_corpus.py PREFIX.json files")
@@ -145,14 +194,16 @@ def main(argv=None) -> int:
     fitted, score = fit(items)
     print(f"fitted on the fit half (geomean auto/best {score:.3f}): "
           + ", ".join(f"{name} = {getattr(fitted, name):g} (code: {getattr(AUTO, name):g})" for name in FITTED) + "\n")
-    # the rule before session 8: none of its classes
-    before = dataclasses.replace(AUTO, segmented_mean=0.0, scalar_rows=0, long_mean=math.inf)
-    rules = {"before": before, "fitted": fitted, "code": AUTO}
+    # the rule before session 8: none of its classes; session 8's: no cuSPARSE
+    before = dataclasses.replace(AUTO, segmented_mean=0.0, scalar_rows=0, long_mean=math.inf, vendor_nnz=NEVER)
+    own = dataclasses.replace(fitted, vendor_nnz=NEVER)
+    rules = {"before": before, "fitted, spla kernels only": own, "fitted": fitted, "code": AUTO}
     print("\n".join(table(items, rules)))
+    print("\n" + "\n".join(large_table(items, rules)))
     losers = [(quality(i, rules["fitted"]), i) for i in items]
-    losers = sorted((q, i) for q, i in losers if q < WITHIN)
+    losers = sorted(((q, i) for q, i in losers if q < WITHIN), key=lambda pair: pair[0])
     if losers:
-        print("\nmatrices where the fitted rule is more than 15% behind the best spla kernel:")
+        print("\nmatrices where the fitted rule is more than 15% behind the best kernel:")
         for q, i in losers:
             best = min(i["times"], key=i["times"].get)
             print(f"  {i['name']} {i['dtype']} ({i['half']}): picks {picked(i, rules['fitted'])} "

@@ -33,8 +33,9 @@ KERNELS = {
                  "4-deep load pipelining, no dense path (kernels/spmv_adaptive2.cu)",
     "segmented": "fixed tiles of 32*K nonzeros, one warp each, loads striped across the warp, "
                  "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)",
-    "auto": "picks one of the above from the row statistics (see choose_kernel), or the winner of an "
-            "earlier tuning of this matrix on this GPU (the tuning cache); never measures",
+    "auto": "picks one of the above (or, on large irregular matrices, cusparse) from the row statistics "
+            "(see choose_kernel), or the winner of an earlier tuning of this matrix on this GPU (the "
+            "tuning cache); never measures",
     "tune": "times the plausible kernels on this matrix on its first call (at most ~50 SpMVs or 30 ms), "
             "checks each against the rule's choice, runs the fastest and remembers it (spla.planning.tune)",
     "cusparse": "the lean cuSPARSE call: descriptors and buffer built once, output preallocated (the anchor)",
@@ -106,12 +107,12 @@ class AutoThresholds:
     long_row: int = 1024       # a row one warp takes 32 steps over
     long_mean: float = 1024.0  # rows this long on average: a warp each ...
     long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted
-    large_nnz: int = 2**26
     irregular_cv: float = 1.0
     short_max: int = 64
     scalar_mean: float = 12.0
-    segmented_mean: float = 6.3  # fitted (scripts/fit_auto.py): irregular rows this short on average
+    segmented_mean: float = 4.996  # fitted (scripts/fit_auto.py): irregular rows this short on average
     scalar_rows: int = 316000    # fitted: short rows take scalar from this many rows, warp below
+    vendor_nnz: int = 4464630    # fitted: irregular matrices this large run cuSPARSE's CSR ALG1
 
 
 AUTO = AutoThresholds()
@@ -122,22 +123,27 @@ AUTO = AutoThresholds()
 #       row) and at least long_rows of them: a warp per row streams each one,
 #       where adaptive2 would split them into chunks summed by atomics (with
 #       fewer rows a warp each leaves the GPU idle, and adaptive2's splits win)
+#   "irregular-vendor": a huge or irregular matrix (the next two classes) of at
+#       least vendor_nnz nonzeros runs cuSPARSE's CSR ALG1: on large power-law,
+#       R-MAT and bimodal matrices it beats every spla kernel (Nsight Compute:
+#       its gathers keep L2 busier, at twice segmented's occupancy;
+#       BENCHMARKS.md), so auto hands them to it rather than run a slower
+#       kernel of its own
 #   "huge": a row longer than huge_row (segmented would send each such row's
 #       hundreds of tiles through one completion counter; adaptive2 splits it
 #       into 4096-nnz chunks)
-#   "irregular-short", "irregular-large" and "irregular": a row longer than
-#       long_row, or rows irregular (cv > irregular_cv) with a longest row past
-#       short_max (one long row would stall a warp or a thread). Segmented's
-#       equal tiles win where the typical row is a few entries (mean <=
-#       segmented_mean: adaptive's row bins are mostly one-row work) and from
-#       large_nnz nonzeros; adaptive2 is ahead on the rest
+#   "irregular-short" and "irregular": a row longer than long_row, or rows
+#       irregular (cv > irregular_cv) with a longest row past short_max (one
+#       long row would stall a warp or a thread). Segmented's equal tiles win
+#       where the typical row is a few entries (mean <= segmented_mean:
+#       adaptive's row bins are mostly one-row work); adaptive2 on the rest
 #   "short": mean <= scalar_mean and longest <= short_max (no reduction at
 #       all), with at least scalar_rows rows; "short-few-rows" below that, where
 #       a thread per row is too few threads and a few lanes per row win
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
-AUTO_RULE = {"long": "warp", "huge": "adaptive2", "irregular-short": "segmented", "irregular-large": "segmented",
+AUTO_RULE = {"long": "warp", "irregular-vendor": "cusparse", "huge": "adaptive2", "irregular-short": "segmented",
              "irregular": "adaptive2", "short": "scalar", "short-few-rows": "warp", "medium": "vector"}
 
 
@@ -148,11 +154,13 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
     if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
         return "long"
     if s.max > t.huge_row:
-        return "huge"
+        return "irregular-vendor" if s.nnz >= t.vendor_nnz else "huge"
     if s.max > t.long_row or (s.cv > t.irregular_cv and s.max > t.short_max):
+        if s.nnz >= t.vendor_nnz:
+            return "irregular-vendor"
         if s.mean <= t.segmented_mean:
             return "irregular-short"
-        return "irregular-large" if s.nnz >= t.large_nnz else "irregular"
+        return "irregular"
     if s.mean <= t.scalar_mean and s.max <= t.short_max:
         return "short" if s.n_rows >= t.scalar_rows else "short-few-rows"
     return "medium"

@@ -60,15 +60,20 @@ def _widths_around(width: int) -> list[int]:
     return [LANE_WIDTHS[j] for j in (i, i - 1, i + 1) if 0 <= j < len(LANE_WIDTHS)]
 
 
+VENDOR_MIN_NNZ = 2**20
+
+
 def candidates(A) -> list[str]:
     """The kernels the tuner times on A, the rule's choice first.
 
     Alternatives: ``scalar`` (only when no row exceeds ``AUTO.long_row``: one
     thread walking a long row is never competitive), ``warp`` and ``vector``
-    at the lanes rule's width and its two neighbours, ``adaptive2``, and
-    ``segmented`` at every K the dtype takes. Names carry their parameter
-    (``"warp:8"``), so a winner is one exact configuration. An empty matrix
-    has one candidate.
+    at the lanes rule's width and its two neighbours, ``adaptive2``,
+    ``segmented`` at every K the dtype takes, and from :data:`VENDOR_MIN_NNZ`
+    nonzeros cuSPARSE's CSR ALG1 (``cusparse``, which auto also runs on large
+    irregular matrices; on smaller ones its fixed cost of several microseconds
+    never wins). Names carry their parameter (``"warp:8"``), so a winner is
+    one exact configuration. An empty matrix has one candidate.
     """
     s = row_stats(A)
     rule = rule_kernel(A)
@@ -81,6 +86,8 @@ def candidates(A) -> list[str]:
         names += [f"{family}:{w}" for w in _widths_around(lanes_for(s.mean, step))]
     names.append("adaptive2")
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
+    if s.nnz >= VENDOR_MIN_NNZ:
+        names.append("cusparse")
     # "vector" and "vector:8" can name one configuration: keep the first spelling
     unique: dict[str, str] = {}
     for name in names:

@@ -337,6 +337,24 @@ def test_auto_picks_the_irregular_kernel_for_the_heavy_row(rng):
     assert rules.choose_kernel(poisson) == rules.AUTO_RULE["short-few-rows"]  # 1,369 rows: lanes, not a thread a row
 
 
+def test_auto_hands_a_large_power_law_to_cusparse(rng):
+    """From AUTO.vendor_nnz nonzeros an irregular matrix runs cuSPARSE's CSR ALG1 through
+    spla.spmv's auto, with alpha/beta and out= as every kernel; describe_choice says so."""
+    from spla.io import generators
+
+    host = generators.powerlaw(rules.AUTO.vendor_nnz // 7, 8.0, seed=3)
+    assert host.nnz >= rules.AUTO.vendor_nnz
+    A = host.astype(np.float32).to_device()
+    assert rules.describe_choice(A)["class"] == "irregular-vendor" and rules.choose_kernel(A) == "cusparse"
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
+    y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(np.float32))
+    ref, scale, lengths = _reference(A, x, 0.5, 2.0, y)
+    out = cupy.full(A.n_rows, np.nan, dtype=np.float32)
+    result = ops_spmv.spmv(A, x, y, alpha=0.5, beta=2.0, out=out)
+    assert result is out
+    _check(result, A, ref, scale, lengths, "auto -> cusparse")
+
+
 def test_public_api_and_matmul(rng):
     import spla
 

@@ -261,11 +261,15 @@ def test_auto_policy_classes(rng):
     one_long = _matrix([3] * 100 + [5000], 6000, rng)
     assert rules.choose_kernel(one_long) == irregular
     assert rules.describe_choice(one_long)["class"] == "irregular"
-    # the same row statistics at AUTO_LARGE_NNZ nonzeros and more
     stats = row_stats(one_long)
-    large = dataclasses.replace(stats, nnz=rules.AUTO.large_nnz, n_rows=rules.AUTO.large_nnz // 3)
-    assert rules.matrix_class(large) == "irregular-large"
-    assert rules.matrix_class(dataclasses.replace(large, nnz=rules.AUTO.large_nnz - 1)) == "irregular"
+    # from vendor_nnz nonzeros an irregular matrix runs cuSPARSE's CSR ALG1, short rows or not
+    huge_stats = dataclasses.replace(stats, max=rules.AUTO.huge_row + 1)
+    for row_stats_of in (stats, huge_stats, row_stats(_matrix([2] * 3000 + [400] * 10, 5000, rng))):
+        vendor = dataclasses.replace(row_stats_of, nnz=rules.AUTO.vendor_nnz)
+        assert rules.matrix_class(vendor) == "irregular-vendor" and rules.AUTO_RULE["irregular-vendor"] == "cusparse"
+        assert rules.matrix_class(dataclasses.replace(vendor, nnz=rules.AUTO.vendor_nnz - 1)) != "irregular-vendor"
+    band_stats = row_stats(_csr(band))  # regular rows stay with spla's kernels at any size
+    assert rules.matrix_class(dataclasses.replace(band_stats, nnz=rules.AUTO.vendor_nnz * 2)) == "medium"
     # irregular rows of a few entries on average: segmented's equal tiles
     short_power = _matrix([2] * 3000 + [400] * 10, 5000, rng)
     assert rules.describe_choice(short_power)["class"] == "irregular-short"
@@ -451,6 +455,6 @@ def test_warp_max_is_checked(rng):
 
 
 def test_auto_rule_is_one_table():
-    assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-short", "irregular-large", "irregular", "short",
+    assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-vendor", "irregular-short", "irregular", "short",
                                     "short-few-rows", "medium"}
     assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())

@@ -74,6 +74,14 @@ def test_candidates_rule_first_distinct_and_plannable(name, dtype, rng):
         assert all(abs(policy.LANE_WIDTHS.index(w) - policy.LANE_WIDTHS.index(centre)) <= 1 for w in widths)
 
 
+def test_cusparse_is_a_candidate_from_vendor_min_nnz(monkeypatch):
+    A = generators.powerlaw(4000, 6)
+    assert "cusparse" not in plan_tune.candidates(A)  # a few microseconds of fixed cost: never the winner
+    monkeypatch.setattr(plan_tune, "VENDOR_MIN_NNZ", A.nnz)
+    names = plan_tune.candidates(A)
+    assert names.count("cusparse") == 1 and policy.plan_spmv(A, "cusparse").family == "cusparse"
+
+
 def test_candidates_of_an_empty_matrix():
     for A in (spla.as_csr(sp.csr_matrix((7, 5))), spla.as_csr(sp.csr_matrix((0, 5)))):
         assert plan_tune.candidates(A) == ["scalar"]

@@ -40,3 +40,23 @@ def test_fit_splits_the_fit_half_and_ignores_the_others(tmp_path):
     assert any("| fitted | report | float32 | 3 | 0.500 | 0.500 | 0/3 |" in line for line in lines)
     before = dataclasses.replace(fitted, segmented_mean=0.0)
     assert all(fit_auto.picked(i, before) == "adaptive2" for i in items)
+
+
+def test_vendor_threshold_splits_by_size_on_the_fit_half(tmp_path):
+    """Irregular matrices where cuSPARSE's ALG1 is fastest from some size on: vendor_nnz lands
+    between the largest spla win and the smallest cuSPARSE win of the fit half."""
+    records = []
+    for n_rows, vendor_us in ((10**5, 20.0), (10**6, 20.0), (10**7, 4.0), (10**8, 4.0)):
+        record = _record(f"power{n_rows}", "fit", 20, n_rows, "adaptive2")
+        record["rows"] += [{"kernel": "cusparse:1", "device_us": vendor_us},
+                           {"kernel": "cusparse:2", "device_us": vendor_us * 2}]
+        records.append(record)
+    path = tmp_path / "corpus.json"
+    path.write_text(json.dumps({"records": records}))
+    items = fit_auto.load([path], None, None)
+    fitted, score = fit_auto.fit(items)
+    assert 20 * 10**6 < fitted.vendor_nnz <= 20 * 10**7 and score == 1.0
+    assert [fit_auto.picked(i, fitted) for i in items] == ["adaptive2", "adaptive2", "cusparse", "cusparse"]
+    # the large-matrix table compares each pick with the faster cuSPARSE algorithm
+    lines = fit_auto.large_table(items, {"fitted": fitted})
+    assert any(line.startswith("| fitted | float32 | 3 | ") for line in lines)
