@@ -5,7 +5,8 @@ The candidates and the persistent cache are host logic
 (``spla.ops.spmv.bind``), run once into a NaN-poisoned output and checked
 against the rule's choice (the difference, scaled by ``|| |A| |x| ||``, within
 twice the dtype's tolerance of :mod:`spla.bench.check`, since both results
-carry rounding), then timed with CUDA events in round-robin rounds. The
+carry rounding), then timed in round-robin rounds by device time, the calls
+queued behind a held stream as ``spla.bench`` times them. The
 winner is the candidate with the lowest median; it replaces the rule's choice
 only when it is more than :data:`TIE_MARGIN` faster, so timing noise does not
 flip a near tie.
@@ -39,15 +40,14 @@ MAX_LAUNCHES = 20000  # per tuning, however fast the kernels
 RESULT_KEY = "tune-result"  # the last tuning's result, on the matrix
 
 
-def _events_ms(cupy, run, reps: int) -> float:
-    """Device milliseconds per launch of ``reps`` back-to-back ``run()`` calls."""
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    start.record()
-    for _ in range(reps):
-        run()
-    stop.record()
-    stop.synchronize()
-    return cupy.cuda.get_elapsed_time(start, stop) / reps
+def _device_ms(run, reps: int) -> float:
+    """Device milliseconds per call of ``reps`` calls of ``run()`` queued behind a held stream
+    (:func:`spla.backends.cuda.timing.queued_device_seconds`): events around a host loop would
+    time the host's launches on any matrix whose kernel is shorter than a launch from Python,
+    and pick among the kernels of a small matrix by noise."""
+    from ..backends.cuda.timing import queued_device_seconds
+
+    return queued_device_seconds(run, reps) * 1e3
 
 
 def tune(A, *, budget_ms: float = plan_tune.BUDGET_MS, max_spmvs: int = plan_tune.MAX_SPMVS,
@@ -159,7 +159,7 @@ def tune(A, *, budget_ms: float = plan_tune.BUDGET_MS, max_spmvs: int = plan_tun
     # one launch each for an estimate, then prune the clearly slower
     estimate = {}
     for name, run in launchers.items():
-        estimate[name] = _events_ms(cupy, run, 1)
+        estimate[name] = _device_ms(run, 1)
         spent_ms += estimate[name]
         spmvs += 1
     best = min(estimate.values())
@@ -177,7 +177,7 @@ def tune(A, *, budget_ms: float = plan_tune.BUDGET_MS, max_spmvs: int = plan_tun
     for r in range(ROUNDS):
         order = timed[r % len(timed):] + timed[:r % len(timed)]  # rotate: no kernel always runs first
         for name in order:
-            ms = _events_ms(cupy, launchers[name], reps)
+            ms = _device_ms(launchers[name], reps)
             samples[name].append(ms * 1e3)
             spent_ms += ms * reps
             spmvs += reps
