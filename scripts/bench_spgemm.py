@@ -23,6 +23,16 @@ spla's matrix. The host cost of spla's free-memory query
 (``spla.device.free_device_memory``, one driver call per product) is printed
 too, since it is part of every product.
 
+On the GPU a second table breaks the new-matrix call into stages, interleaved in
+rounds like the first: spla's through the ``stage`` hook of
+``spla.csr_ops.sparse_matmul`` (check: the structure pass, the free-memory query
+and the one host read; bound: the product bound; operands: the cupyx views;
+cuSPARSE: cupyx's SpGEMM call; wrap: the result as a CSRMatrix), cupyx's as its
+canonical check (``has_canonical_format``: a kernel and a host read) and its
+product. Each stage has two figures: device time between CUDA events recorded
+as it ends (the GPU timeline it spans, host gaps included; they add up to the
+call) and host time.
+
 Without a GPU (or with --cpu) it times spla's host path against SciPy instead;
 --quick uses N = 64 and few rounds, to check the script itself.
 
@@ -112,6 +122,71 @@ def contenders(A, on_gpu: bool) -> dict[tuple[str, str], object]:
     }
 
 
+SPLA_STAGES = ("check", "bound", "operands", "cuSPARSE", "wrap")
+CUPYX_STAGES = ("check", "product")
+
+
+def staged_call(run, names):
+    """(result, {stage: (device seconds, host seconds)}) of one ``run(stage)`` call that calls
+    ``stage(name)`` as each of ``names`` ends, in order."""
+    cupy = device.require_cupy()
+    events = [cupy.cuda.Event() for _ in range(len(names) + 1)]
+    host = [0.0]
+    seen: list[str] = []
+
+    def stage(name):
+        events[len(seen) + 1].record()
+        host.append(time.perf_counter())
+        seen.append(name)
+
+    events[0].record()
+    host[0] = time.perf_counter()
+    result = run(stage)
+    events[-1].synchronize()
+    if tuple(seen) != tuple(names):
+        raise RuntimeError(f"stages {seen}, expected {list(names)}")
+    return result, {name: (cupy.cuda.get_elapsed_time(events[k], events[k + 1]) / 1e3, host[k + 1] - host[k])
+                    for k, name in enumerate(names)}
+
+
+def spla_staged(M, stage):
+    from spla import csr_ops
+
+    return csr_ops.sparse_matmul(M, M, stage=stage)
+
+
+def cupyx_staged(S, stage):
+    if not S.has_canonical_format:  # cupyx's own check: a kernel and a host read on a new matrix
+        raise RuntimeError("cupyx finds the 2-D Poisson matrix non-canonical")
+    stage("check")
+    C = S @ S
+    stage("product")
+    return C
+
+
+def stage_breakdown(operands, reference, dtype, rounds) -> list[dict]:
+    """Median device and host time of each stage of a new-matrix call, spla and cupyx in turns;
+    each side's staged call is checked against SciPy first."""
+    sides = {"spla": (operands[("new matrix", "spla")], spla_staged, SPLA_STAGES),
+             "cupyx": (operands[("new matrix", "cupyx")], cupyx_staged, CUPYX_STAGES)}
+    times: dict = {name: {stage: [] for stage in names} for name, (_, _, names) in sides.items()}
+    for name, (operand, run, names) in sides.items():
+        result, _ = staged_call(lambda stage: run(operand(), stage), names)
+        error = check(result, reference, dtype)
+        if error:
+            raise RuntimeError(f"{name}'s staged product is wrong: {error}")
+    for _ in range(rounds):
+        for name, (operand, run, names) in sides.items():
+            M = operand()
+            _, split = staged_call(lambda stage: run(M, stage), names)
+            for stage, seconds in split.items():
+                times[name][stage].append(seconds)
+    return [{"dtype": dtype, "contender": name, "stage": stage,
+             "device_seconds": float(np.median([d for d, _ in samples])),
+             "host_seconds": float(np.median([h for _, h in samples]))}
+            for name, stages in times.items() for stage, samples in stages.items()]
+
+
 def host_cost_of_free_memory_query(repeat: int = 50) -> float:
     """Median seconds of one ``spla.device.free_device_memory()`` call."""
     times = []
@@ -135,7 +210,8 @@ def main(argv=None) -> int:
     dtypes = args.dtype or ["float64", "float32"]
     on_gpu = device.gpu_available() and not args.cpu
     timer = time_gpu if on_gpu else time_cpu
-    rows = []
+    rows: list[dict] = []
+    stages: list[dict] = []
     for dtype in dtypes:
         A = spla.load(f"gen:poisson2d:{n}").astype(dtype)
         reference = A.astype(np.float64).to_scipy() @ A.astype(np.float64).to_scipy()
@@ -157,6 +233,8 @@ def main(argv=None) -> int:
             rows.append({"dtype": dtype, "way": way, "contender": name, "n_rows": A.shape[0], "nnz": A.nnz,
                          "nnz_product": int(reference.nnz), "seconds": float(np.median(times)) if times else None,
                          "error": status[(way, name)]})
+        if on_gpu:
+            stages += stage_breakdown(operands, reference, dtype, rounds)
     library = "cupyx" if on_gpu else "scipy"
     anchor = {(row["dtype"], row["way"]): row["seconds"] for row in rows if row["contender"] == library}
     print(f"| dtype | call | contender | rows | nnz(A) | nnz(A@A) | ms per call | vs {library} |")
@@ -170,6 +248,13 @@ def main(argv=None) -> int:
         base = anchor.get((row["dtype"], row["way"]))
         ratio = f"{row['seconds'] / base:.2f}x" if base else ""
         print(f"{lead} {row['seconds'] * 1e3:.3f} | {ratio} |")
+    if stages:
+        print("\nA new matrix each call, by stage (device: CUDA events as each stage ends; host: wall clock)")
+        print("| dtype | contender | stage | device ms | host ms |")
+        print("|---|---|---|---|---|")
+        for row in stages:
+            print(f"| {row['dtype']} | {row['contender']} | {row['stage']} | {row['device_seconds'] * 1e3:.3f} | "
+                  f"{row['host_seconds'] * 1e3:.3f} |")
     query = host_cost_of_free_memory_query() if on_gpu else None
     if query is not None:
         print(f"host cost of one free-memory query (cudaMemGetInfo + pool): {query * 1e6:.1f} us")
@@ -177,7 +262,8 @@ def main(argv=None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         record = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                   "device": device.device_name() if on_gpu else platform.processor() or platform.machine(),
-                  "grid": n, "rounds": rounds, "free_memory_query_seconds": query, "rows": rows}
+                  "grid": n, "rounds": rounds, "free_memory_query_seconds": query, "rows": rows,
+                  "stages": stages}
         (args.out / "bench_spgemm.json").write_text(json.dumps(record, indent=2))
     return 1 if any(row["error"] for row in rows) else 0
 

@@ -561,10 +561,11 @@ class CSRMatrix:
     def has_canonical_format(self) -> bool:
         """Sorted indices and no duplicates in every row.
 
-        Found once and cached, as SciPy caches it: products and clean-ups ask on every call,
-        and the check is several passes and a device sync. The answer holds while ``indices``
-        and ``indptr`` are the same arrays (in-place clean-ups drop it); code that writes into
-        them must build a new matrix.
+        Found once and cached, as SciPy caches it: products and clean-ups ask on every call.
+        On the GPU the check is one pass that also finds whether the rows are sorted and the
+        longest row, and one host read. The answer holds while ``indices`` and ``indptr`` are
+        the same arrays (in-place clean-ups drop it); code that writes into them must build a
+        new matrix.
         """
         return self._structure_flag("canonical", lambda: _ops.has_canonical_format(self))
 
@@ -582,12 +583,29 @@ class CSRMatrix:
             self._cache[key] = (self.indices, self.indptr, flag)
         return flag
 
+    def _known_longest_row(self) -> int | None:
+        """The longest row's length if found for the current ``indptr``, else None."""
+        cached = self._cache.get("longest-row")
+        if cached is None or cached[0] is not self.indptr:
+            return None
+        return cached[1]
+
+    def _remember_structure(self, *, sorted_rows: bool, canonical: bool, longest_row: int | None = None) -> None:
+        """Cache what is known of the structure (kept while ``indices``/``indptr`` are these arrays)."""
+        self._cache["sorted"] = (self.indices, self.indptr, bool(sorted_rows))
+        self._cache["canonical"] = (self.indices, self.indptr, bool(canonical))
+        if longest_row is not None:
+            self._cache["longest-row"] = (self.indptr, int(longest_row))
+
     def _share_structure_flags(self, twin: CSRMatrix) -> CSRMatrix:
-        """Give ``twin`` (the same structure as this matrix) the structure flags found so far."""
+        """Give ``twin`` (the same structure as this matrix) the structure facts found so far."""
         for key in ("canonical", "sorted"):
             flag = self._known_flag(key)
             if flag is not None:
                 twin._cache[key] = (twin.indices, twin.indptr, flag)
+        longest = self._known_longest_row()
+        if longest is not None:
+            twin._cache["longest-row"] = (twin.indptr, longest)
         return twin
 
 

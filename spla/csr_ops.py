@@ -26,6 +26,8 @@ arrays (as ``sum`` does in SciPy).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 import operator
 
@@ -113,26 +115,70 @@ def _cupyx_copy(A, dtype=None, copy: bool = True):
 
     cupyx canonicalises in place, so the arrays are copies. ``copy=False`` only for operations
     that read their operands (products): a canonical matrix then lends its own arrays. Either
-    way a canonical result is marked so, which spares cupyx its own check and device sync.
+    way the structure flags spla knows go with it, which spares cupyx its own check and sync.
+    """
+    base = A.to_device()
+    dtype = base.dtype if dtype is None else np.dtype(dtype)
+    if not _compute_on_gpu(dtype):  # bool: held by cupyx, not computed in, so never summed
+        return _cupyx_matrix(base.data.astype(dtype), base.indices.copy(), base.indptr.copy(), A.shape)
+    canonical = base.has_canonical_format  # asked of A's own structure, whose answer A keeps
+    if canonical and not copy:
+        return _lent_operand(base.astype(dtype))
+    return _canonical_copy(base, canonical, base._known_flag("sorted"), dtype)
+
+
+@functools.cache
+def _cupyx_from_parts():
+    """cupyx's constructor from checked arrays, which takes the structure flags and reads nothing
+    back from the device; None where this CuPy lacks it (or takes other arguments)."""
+    import cupyx.scipy.sparse as csp
+
+    build = getattr(csp.csr_matrix, "_from_parts", None)
+    try:
+        parameters = inspect.signature(build).parameters if build is not None else {}
+    except (TypeError, ValueError):
+        return None
+    return build if {"has_canonical_format", "has_sorted_indices"} <= set(parameters) else None
+
+
+def _cupyx_matrix(data, indices, indptr, shape, canonical=None, sorted_rows=None):
+    """A cupyx csr_matrix over these device arrays (shared, not copied), carrying the flags given.
+
+    int32 indices go through cupyx's constructor from checked arrays: no host read, where the
+    public constructor reads indptr's two ends back (a device sync per matrix). int64 indices
+    keep the public constructor and its choice of index dtype (int32 where they fit), so
+    cuSPARSE runs the same 32-bit kernels as before.
     """
     import cupyx.scipy.sparse as csp
 
-    dev = A.to_device() if dtype is None else A.to_device().astype(dtype)
-    computes = _compute_on_gpu(dev.dtype)
-    if not copy and computes and dev.has_canonical_format:
-        arrays = (dev.data, dev.indices, dev.indptr)
-        lent = dev._cache.get("cupyx-operand")  # (the arrays it was built on, the view): kept while they are dev's
-        if lent is None or any(old is not new for old, new in zip(lent[0], arrays)):
-            S = csp.csr_matrix(arrays, shape=A.shape)
-            S.has_canonical_format = True
-            lent = dev._cache["cupyx-operand"] = (arrays, S)
-        return lent[1]
-    S = csp.csr_matrix((dev.data.copy(), dev.indices.copy(), dev.indptr.copy()), shape=A.shape)
-    if computes:
-        if dev.has_canonical_format:
-            S.has_canonical_format = True
-        else:
-            S.sum_duplicates()
+    lean = indices.dtype == np.int32 and data.dtype in CUPYX_DTYPES  # else cupyx's own errors and choices
+    build = _cupyx_from_parts() if lean else None
+    if build is not None:
+        return build(data, indices, indptr, tuple(shape), has_canonical_format=canonical,
+                     has_sorted_indices=True if canonical else sorted_rows)
+    S = csp.csr_matrix((data, indices, indptr), shape=shape)
+    if canonical:
+        S.has_canonical_format = True
+    return S
+
+
+def _lent_operand(dev):
+    """A cupyx view of a canonical device matrix's own arrays, marked canonical (no copy, no
+    check), cached while they are the matrix's arrays."""
+    arrays = (dev.data, dev.indices, dev.indptr)
+    lent = dev._cache.get("cupyx-operand")  # (the arrays it was built on, the view)
+    if lent is None or any(old is not new for old, new in zip(lent[0], arrays)):
+        lent = dev._cache["cupyx-operand"] = (arrays, _cupyx_matrix(*arrays, dev.shape, canonical=True))
+    return lent[1]
+
+
+def _canonical_copy(dev, canonical: bool, sorted_rows, dtype):
+    """A cupyx matrix of copies of dev's arrays (values in ``dtype``), duplicates summed and rows
+    sorted unless ``canonical``; cupyx is told what spla found, so it does not check again."""
+    S = _cupyx_matrix(dev.data.astype(dtype), dev.indices.copy(), dev.indptr.copy(), dev.shape,
+                      canonical=canonical, sorted_rows=sorted_rows)
+    if not canonical:
+        S.sum_duplicates()
     return S
 
 
@@ -319,22 +365,14 @@ def spgemm_bytes(products: int, n_rows: int, dtype) -> int:
     return 3 * products * entry + 2 * (n_rows + 1) * 8
 
 
-def _max_row_length(B) -> int:
-    """B's longest row, cached on B for the indptr it was found on."""
-    cached = B._cache.get("max-row-length")
-    if cached is None or cached[0] is not B.indptr:
-        cached = B._cache["max-row-length"] = (B.indptr, int(B.xp.diff(B.indptr).max()) if B.shape[0] else 0)
-    return cached[1]
-
-
 def _fits_in_one_call(A, B, dtype, free: int) -> bool:
     """Whether cuSPARSE can form A @ B in one call: its products within 32 bits and its
-    memory within ``free``. nnz(A) times B's longest row bounds the products without a pass
-    over A (so repeated products cost no device work here); the exact count only when it fails."""
+    memory within ``free``. nnz(A) times B's longest row (known once B's structure is) bounds
+    the products without a pass over A; the exact count only when that bound fails."""
     def fits(products: int) -> bool:
         return products <= _CUSPARSE_PRODUCTS and spgemm_bytes(products, A.shape[0], dtype) <= free
 
-    return fits(A.nnz * _max_row_length(B)) or fits(spgemm_products(A, B))
+    return fits(A.nnz * B._known_longest_row()) or fits(spgemm_products(A, B))
 
 
 def _row_blocks(row_products, budget: int) -> list[int]:
@@ -353,12 +391,9 @@ def _row_blocks(row_products, budget: int) -> list[int]:
 
 def _row_block(S, first: int, last: int, start: int, stop: int):
     """Rows [first, last) of the cupyx csr_matrix S (entries [start, stop)), canonical as S is."""
-    import cupyx.scipy.sparse as csp
-
-    block = csp.csr_matrix((S.data[start:stop], S.indices[start:stop], S.indptr[first:last + 1] - start),
-                           shape=(last - first, S.shape[1]))
-    block.has_canonical_format = True
-    return block
+    indptr = (S.indptr[first:last + 1] - start).astype(S.indices.dtype, copy=False)
+    return _cupyx_matrix(S.data[start:stop], S.indices[start:stop], indptr, (last - first, S.shape[1]),
+                         canonical=True)
 
 
 def _spgemm_in_row_blocks(A, B, dtype, a, b):
@@ -390,15 +425,22 @@ def _spgemm_in_row_blocks(A, B, dtype, a, b):
                                   + [C.indptr[1:].astype(np.int64) + int(off) for C, off in zip(blocks, offsets)])
     data = cupy.concatenate([C.data for C in blocks])
     indices = cupy.concatenate([C.indices for C in blocks])
-    return CSRMatrix(data, indices, out_indptr, (A.shape[0], B.shape[1]), validate=False)
+    out = CSRMatrix(data, indices, out_indptr, (A.shape[0], B.shape[1]), validate=False)
+    if all(_cupyx_says_canonical(C) for C in blocks):
+        out._remember_structure(sorted_rows=True, canonical=True)
+    return out
 
 
-def sparse_matmul(A, other) -> CSRMatrix:
+def sparse_matmul(A, other, *, stage=None) -> CSRMatrix:
     """A @ B for a sparse B (SpGEMM): SciPy on the host, cuSPARSE through cupyx on the GPU.
 
     On the GPU the size is bounded first: one cuSPARSE call when the products fit its 32-bit
     count and free memory, else row blocks of A, each within both (DeviceMemoryError when a
-    single row does not fit). Canonical operands are lent to cupyx, not copied.
+    single row does not fit). Canonical operands are lent to cupyx, not copied; others are
+    summed in a copy, as SciPy sums duplicates, and the operands are never changed.
+
+    ``stage`` (GPU only) is called with each stage's name as it ends (``check``, ``bound``,
+    ``operands``, ``cuSPARSE``, ``wrap``): the hook of scripts/bench_spgemm.py's breakdown.
     """
     B = _same_side(A, other)
     if A.shape[1] != B.shape[0]:
@@ -406,17 +448,55 @@ def sparse_matmul(A, other) -> CSRMatrix:
     if not A.on_gpu or not _compute_on_gpu(_upcast(A.dtype, B.dtype)) or not (A.nnz and B.nnz):
         return _wrap(scipy_view(A, copy=False) @ scipy_view(B, copy=False), A.on_gpu)
     dtype = _upcast(A.dtype, B.dtype)
+    return _cupyx_call(lambda: _spgemm_on_gpu(A, B, dtype, stage or _no_stage))
 
-    def product():
-        one_call = _fits_in_one_call(A, B, dtype, _device.free_device_memory())
-        a = _cupyx_copy(A, dtype, copy=False)
-        b = a if B is A else _cupyx_copy(B, dtype, copy=False)
-        if not one_call:
-            return _spgemm_in_row_blocks(A, B, dtype, a, b)
-        C = a @ b  # cuSPARSE's result is valid CSR: no validation pass
-        return CSRMatrix(C.data, C.indices, C.indptr, C.shape, validate=False)
 
-    return _cupyx_call(product)
+def _no_stage(name: str) -> None:
+    """The default ``stage`` hook: nothing is recorded."""
+
+
+def _spgemm_on_gpu(A, B, dtype, stage) -> CSRMatrix:
+    """A @ B on the device (both have entries; ``dtype`` is one cuSPARSE computes in).
+
+    Before cuSPARSE's own work estimation, a matrix spla has not seen costs one structure pass
+    (canonical or not, and B's longest row) with the free-memory query made on the host while
+    it runs, and one host read for both operands; a matrix seen before costs the query alone.
+    """
+    free = _learn_structure([(A, ("canonical",)), (B, ("canonical", "longest-row"))],
+                            meanwhile=_device.free_device_memory)
+    stage("check")
+    one_call = _fits_in_one_call(A, B, dtype, free)
+    stage("bound")
+    a = _spgemm_operand(A, dtype)
+    b = a if B is A else _spgemm_operand(B, dtype)
+    stage("operands")
+    if not one_call:
+        out = _spgemm_in_row_blocks(A, B, dtype, a, b)
+        stage("cuSPARSE")
+        stage("wrap")
+        return out
+    C = a @ b
+    stage("cuSPARSE")
+    out = CSRMatrix(C.data, C.indices, C.indptr, C.shape, validate=False)  # cuSPARSE's result is valid CSR
+    if _cupyx_says_canonical(C):  # so a product of the product needs no structure pass
+        out._remember_structure(sorted_rows=True, canonical=True)
+    stage("wrap")
+    return out
+
+
+def _spgemm_operand(M, dtype):
+    """M (on the device, its canonical flag known) as cuSPARSE's operand in ``dtype``: a
+    canonical M lends its arrays (in another dtype, those of a converted copy cached on M);
+    another is summed in a copy, since cupyx canonicalises its operand in place."""
+    if M._known_flag("canonical"):
+        return _lent_operand(M.astype(dtype))
+    return _canonical_copy(M, False, M._known_flag("sorted"), dtype)
+
+
+def _cupyx_says_canonical(C) -> bool:
+    """Whether cupyx marked its result canonical (as it marks cuSPARSE's SpGEMM output), read
+    without its property, which would run a check and sync when the mark is missing."""
+    return C.nnz == 0 or getattr(C, "_has_canonical_format", None) is True
 
 
 def matmul(A, other):
@@ -722,15 +802,50 @@ def _clean_up(A, method: str) -> None:
 
 
 def _rows_increase(A, strict: bool) -> bool:
-    """Whether column indices increase along every row: a few passes and one device sync
-    (a mask of row starts, scattered from indptr, needs no boolean indexing, which syncs)."""
+    """Whether column indices increase along every row of a host matrix (the device's check is
+    :func:`_learn_structure`'s pass)."""
     if A.nnz < 2:
         return True
-    xp, ind = A.xp, A.indices
-    row_start = xp.zeros(A.nnz + 1, dtype=bool)
+    ind = A.indices
+    row_start = np.zeros(A.nnz + 1, dtype=bool)
     row_start[A.indptr] = True  # indptr's entries lie in [0, nnz]
     ok = ind[1:] > ind[:-1] if strict else ind[1:] >= ind[:-1]
     return bool((ok | row_start[1:-1]).all())
+
+
+def _known(M, fact: str):
+    return M._known_longest_row() if fact == "longest-row" else M._known_flag(fact)
+
+
+def _learn_structure(wanted, meanwhile=None):
+    """Find the structure facts ``wanted`` ((device matrix, facts) pairs; facts among
+    ``canonical``, ``sorted``, ``longest-row``) that are not known yet, and cache them on the
+    matrices; returns ``meanwhile()``.
+
+    Each matrix that lacks one gets one pass (kernels/csr_structure.cu), which finds all three;
+    ``meanwhile`` (host work) runs while the passes do, then one host read brings every answer.
+    """
+    todo: list = []
+    for M, facts in wanted:
+        if any(M is queued for queued in todo) or all(_known(M, fact) is not None for fact in facts):
+            continue
+        if M.nnz == 0:
+            M._remember_structure(sorted_rows=True, canonical=True, longest_row=0)
+        else:
+            todo.append(M)
+    if not todo:
+        return meanwhile() if meanwhile else None
+    from .backends.cuda import csr_structure
+
+    answer = csr_structure.answer_array(len(todo))
+    for slot, M in enumerate(todo):
+        csr_structure.queue_structure(M.indptr, M.indices, M.nnz, answer, slot)
+    result = meanwhile() if meanwhile else None
+    for M, found in zip(todo, answer.get().tolist()):
+        descent, repeat = found[csr_structure.DESCENT], found[csr_structure.REPEAT]
+        M._remember_structure(sorted_rows=not descent, canonical=not (descent or repeat),
+                              longest_row=found[csr_structure.LONGEST_ROW])
+    return result
 
 
 def count_nonzero(A) -> int:
@@ -740,10 +855,16 @@ def count_nonzero(A) -> int:
 
 
 def has_sorted_indices(A) -> bool:
+    if A.on_gpu:
+        _learn_structure([(A, ("sorted",))])
+        return bool(A._known_flag("sorted"))
     return _rows_increase(A, strict=False)
 
 
 def has_canonical_format(A) -> bool:
+    if A.on_gpu:
+        _learn_structure([(A, ("canonical",))])
+        return bool(A._known_flag("canonical"))
     return _rows_increase(A, strict=True)
 
 

@@ -129,7 +129,8 @@ def grid_1d(n_threads: int, block: int) -> int:
 # The modules that declare kernels: importing them fills KernelSource.declared.
 LAUNCHER_MODULES = ("spla.backends.cuda.spmv", "spla.backends.cuda.spmm", "spla.backends.cuda.gemm",
                     "spla.backends.cuda.solvers", "spla.backends.cuda.pagerank", "spla.backends.cuda.trisolve",
-                    "spla.backends.cuda.timing", "spla.backends.cuda.amg")
+                    "spla.backends.cuda.timing", "spla.backends.cuda.amg",
+                    "spla.backends.cuda.csr_structure")
 
 
 def declared_sources() -> list[KernelSource]:
