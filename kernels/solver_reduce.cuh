@@ -35,11 +35,15 @@ __device__ __forceinline__ void grid_sum_last_block(double (&v)[NS], double* par
     }
     __syncthreads();
     if (!is_last) return;
-    volatile double* shared_partials = partials;  // written by other SMs: do not serve from L1
+    // Partials were written by other SMs: __ldcg reads them from L2, never from a stale L1 line.
+    // Plain (non-volatile) loads let the unrolled loop issue several before the first add waits,
+    // so a grid of a few thousand blocks does not pay one L2 round trip per partial; the adds
+    // keep their order.
 #pragma unroll
     for (int s = 0; s < NS; ++s) {
         double sum = 0.0;
-        for (unsigned b = threadIdx.x; b < gridDim.x; b += SOLVER_BLOCK) sum += shared_partials[b * NS + s];
+#pragma unroll 8
+        for (unsigned b = threadIdx.x; b < gridDim.x; b += SOLVER_BLOCK) sum += __ldcg(partials + b * NS + s);
         sum = block_reduce_sum<double, SOLVER_BLOCK>(sum, scratch);
         if (threadIdx.x == 0) out[s] = sum;
     }

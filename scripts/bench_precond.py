@@ -19,9 +19,14 @@ Parts, each checked before it is timed:
   for the same two solves (with the ordering's factors, and the natural ones);
   then CG to rtol 1e-8 with each (iterations, time, true residual) beside
   plain CG. Every application is checked against SciPy first.
-- capture: CG per-iteration time on 2D Poisson 256^2 and 1024^2 (--quick 64,
-  128), ``capture=True`` vs ``capture=False``, a fixed iteration count
-  (rtol 0); the two x must be equal.
+- capture: CG per-iteration time on 2D Poisson 256^2, 1024^2 and 2048^2
+  (--quick 64, 128), ``capture=True`` vs ``capture=False``, a fixed iteration
+  count (rtol 0); the two x must be equal. On the GPU also the device time of
+  one iteration's kernels launched back to back (the launches the graph
+  records, queued behind a held stream: ``queued_device_seconds``), the ratio
+  captured per iteration / that device time, and the same device time without
+  the fused CG product (separate SpMV, dot and direction launches), in
+  interleaved rounds.
 
 Runs on the GPU when CuPy and a device are present (``--device cpu`` forces the
 CPU). Writes bench_precond.json to --out.
@@ -48,7 +53,9 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spla import CSRMatrix, linalg, spmv  # noqa: E402
+from spla.bench.solvers import cg_iteration_launches  # noqa: E402
 from spla.device import gpu_available, require_cupy  # noqa: E402
+from spla.planning.spmv import describe_choice  # noqa: E402
 
 
 def poisson2d(n: int) -> sp.csr_matrix:
@@ -357,7 +364,70 @@ def bench_capture(side: Side, n: int, iterations: int) -> dict:
                                                         "us_per_iteration": seconds / iterations * 1e6}
     out["same_x"] = bool(np.array_equal(results[True], results[False]))
     out["speedup"] = out["uncaptured"]["seconds"] / out["captured"]["seconds"]
+    if side.gpu:
+        out.update(iteration_device_time(A, b, rounds=5))
+        if "device_us_per_iteration" in out:
+            out["captured_over_device"] = out["captured"]["us_per_iteration"] / out["device_us_per_iteration"]
     return out
+
+
+# Two CG iterations a call queue 4-8 launches (fused or not): 16 calls a batch keep well inside
+# CUDA's queue of pending launches, which a held stream must not fill (queued_device_seconds).
+QUEUED_PAIRS = 16
+
+
+def iteration_device_time(A, b, rounds: int) -> dict:
+    """Device time of one CG iteration's kernels launched back to back: the launches the captured
+    graph holds, queued behind a held stream in batches (median over ``rounds``), beside the same
+    solver's launches without the fused product (separate SpMV, dot and direction update) where
+    it has one, interleaved."""
+    from spla.backends.cuda.timing import queued_device_seconds
+    from spla.errors import SplaError
+
+    out: dict = {"spmv_kernel": describe_choice(A.to_device())["kernel"]}
+    solver, separate = cg_iteration_launches(A, b), cg_iteration_launches(A, b, fused=False)
+    if solver is None or separate is None:
+        return {**out, "device_error": "the solve was not captured"}
+    out["fused_product"] = solver.fused
+    launches = {"solver": solver.launches}
+    if solver.fused:  # else both record the same launches
+        launches["separate"] = separate.launches
+
+    def per_iteration(fn, batches: int) -> float:
+        total = sum(queued_device_seconds(fn, QUEUED_PAIRS) for _ in range(batches))
+        return total / batches / 2  # a call runs two iterations
+
+    try:
+        first = min(per_iteration(fn, 1) for fn in launches.values())  # warm-up, and the batch count
+        batches = max(1, min(64, int(0.02 / (first * 2 * QUEUED_PAIRS))))  # ~20 ms of device time a sample
+        samples: dict = {name: [] for name in launches}
+        for _ in range(rounds):
+            for name, fn in launches.items():
+                samples[name].append(per_iteration(fn, batches))
+    except SplaError as exc:
+        return {**out, "device_error": str(exc)}
+    out["device_us_per_iteration"] = statistics.median(samples["solver"]) * 1e6
+    out["device_iterations_timed"] = batches * QUEUED_PAIRS * 2
+    if "separate" in samples:
+        out["separate_device_us_per_iteration"] = statistics.median(samples["separate"]) * 1e6
+        out["fused_over_separate_device"] = out["device_us_per_iteration"] / out["separate_device_us_per_iteration"]
+    return out
+
+
+def capture_line(entry: dict) -> str:
+    """One line per size: captured and uncaptured per iteration, the kernels' device time, the ratio."""
+    line = (f"captured CG {entry['problem']}: {entry['captured']['us_per_iteration']:.1f} us/it "
+            f"(uncaptured {entry['uncaptured']['us_per_iteration']:.1f}; same x: {entry['same_x']})")
+    if "device_us_per_iteration" in entry:
+        line += (f"; kernels back to back {entry['device_us_per_iteration']:.1f} us/it ({entry['spmv_kernel']}, "
+                 f"fused product: {entry['fused_product']}): captured / device "
+                 f"{entry['captured_over_device']:.2f}x")
+    if "separate_device_us_per_iteration" in entry:
+        line += (f"; without the fused product {entry['separate_device_us_per_iteration']:.1f} us/it "
+                 f"(fused / separate {entry['fused_over_separate_device']:.2f}x)")
+    if "device_error" in entry:
+        line += f"; device time not measured: {entry['device_error']}"
+    return line
 
 
 def main(argv=None) -> int:
@@ -392,9 +462,11 @@ def main(argv=None) -> int:
             report[kind] = bench_factor(side, kind, 128 if args.quick else 1024, 3 if args.quick else 20, 1e-8)
             print(json.dumps(report[kind], indent=1), flush=True)
     if "capture" in parts:
-        sizes = (64, 128) if args.quick else (256, 1024)
+        sizes = (64, 128) if args.quick else (256, 1024, 2048)
         report["capture"] = [bench_capture(side, n, 200 if args.quick else 2000) for n in sizes]
         print(json.dumps(report["capture"], indent=1), flush=True)
+        for entry in report["capture"]:
+            print(capture_line(entry), flush=True)
     report["seconds"] = time.perf_counter() - started
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "bench_precond.json"

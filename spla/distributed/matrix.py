@@ -535,8 +535,9 @@ class LocalProduct:
     the send and receive lists over them, are allocated once too (reusing
     them is safe: each product waits for its exchange before it returns, in
     stream order for NCCL). With no ghost traffic in or out (one rank, a
-    block-diagonal split) a product is the diagonal block's launch alone,
-    and :attr:`fast` is that launcher's checked hot path (``None`` otherwise).
+    block-diagonal split) a product is the diagonal block's launch alone:
+    :attr:`launcher` is that launcher and :attr:`fast` its checked hot path
+    (both ``None`` otherwise).
     Calls take contiguous slices of the matrix dtype (``matvec_local`` checks).
     """
 
@@ -546,11 +547,12 @@ class LocalProduct:
         self.exchanges = bool(plan.send_ranks or plan.recv_ranks)
         self.on_gpu = A.comm.on_gpu
         self.one, self.zero = A.dtype.type(1), A.dtype.type(0)
-        self.fast = None
+        self.fast = self.launcher = None
         if self.on_gpu:
             self.diag = _launcher(A.diag)
             self.offdiag = _launcher(A.offdiag)
             if self.diag is not None and not self.exchanges:
+                self.launcher = self.diag
                 self.fast = self.diag.fast
         else:
             self.diag = A.diag.to_scipy()

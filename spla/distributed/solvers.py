@@ -211,11 +211,16 @@ def _cg(system, rtol, atol, maxiter, callback, capture):
         rr = float(system.fetch(state)[3])
     if math.sqrt(max(rr, 0.0)) < atol:
         return x, 0
-    matvec_into = system.product.into if _wants_capture(capture, system, callback, general_m) else None
+    capture = _wants_capture(capture, system, callback, general_m)
+    # a product that is one launch (no ghost traffic) fuses with p.q and the direction update
+    launcher = system.product.launcher
+    product = K.cg_product(launcher) if launcher is not None else None
+    matvec_into = system.product.into if capture and product is None else None
     wrapped = None if callback is None else (lambda xk: callback(system.wrap(xk)))
-    return cg_iterations(xp, K, x, r, z, state, matvec=system.product, matvec_into=matvec_into,
-                         psolve=system.psolve, dinv=dinv, check_every=system.check_every, maxiter=maxiter,
-                         atol=atol, callback=wrapped, fetch=system.fetch, reduce=reduce, stop_on_nonfinite=True)
+    return cg_iterations(xp, K, x, r, z, state, matvec=system.product, matvec_into=matvec_into, product=product,
+                         capture=capture, psolve=system.psolve, dinv=dinv, check_every=system.check_every,
+                         maxiter=maxiter, atol=atol, callback=wrapped, fetch=system.fetch, reduce=reduce,
+                         stop_on_nonfinite=True)
 
 
 def _wants_capture(capture, system, callback, general_m) -> bool:

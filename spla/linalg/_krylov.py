@@ -124,10 +124,21 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     state = K.state(6)
     z = system.psolve(r) if system.psolve is not None else r
     K.dot(r, z, state[2:3])
-    matvec_into = system.matvec_into() if _wants_capture(capture, system, callback, general_m) else None
-    return cg_iterations(xp, K, x, r, z, state, matvec=system.matvec, matvec_into=matvec_into,
-                         psolve=system.psolve, dinv=dinv, check_every=system.check_every, maxiter=maxiter,
-                         atol=atol, callback=callback, fetch=K.fetch)
+    capture = _wants_capture(capture, system, callback, general_m)
+    product = _fused_product(system, K)
+    matvec_into = system.matvec_into() if capture and product is None else None
+    return cg_iterations(xp, K, x, r, z, state, matvec=system.matvec, matvec_into=matvec_into, product=product,
+                         capture=capture, psolve=system.psolve, dinv=dinv, check_every=system.check_every,
+                         maxiter=maxiter, atol=atol, callback=callback, fetch=K.fetch)
+
+
+def _fused_product(system, K):
+    """The CUDA backend's one-launch CG product over A's SpMV (see :func:`cg_iterations`), or
+    None: off the GPU, for an operator that is not a CSR matrix, or where the kernel ``auto``
+    runs for A is not a plain row kernel (vector, adaptive, segmented, cuSPARSE)."""
+    if not system.on_gpu or system.matrix is None:
+        return None
+    return K.cg_product(system.spmv_launcher())
 
 
 def _no_reduction(partial) -> None:
@@ -135,50 +146,72 @@ def _no_reduction(partial) -> None:
 
 
 def cg_iterations(xp, K, x, r, z, state, *, matvec, matvec_into, psolve, dinv, check_every, maxiter, atol,
-                  callback, fetch, reduce=_no_reduction, stop_on_nonfinite=False):
+                  callback, fetch, reduce=_no_reduction, stop_on_nonfinite=False, product=None, capture=True):
     """CG's iterations once r, z = M^{-1} r and rho = r.z (in ``state[2]``) are set up: the loop
-    :func:`cg` and ``spla.distributed.cg`` share. ``reduce`` sums a partial dot product over
-    ranks in place (after every local reduction); ``matvec_into`` (or None) replays two
-    iterations from a CUDA graph between convergence checks; ``fetch`` reads the state on the
-    host, every ``check_every`` iterations only. Returns (x, info)."""
+    :func:`cg` and ``spla.distributed.cg`` share. Returns (x, info).
+
+    The product step is ``product`` where given (a ``CgProduct`` of the CUDA backend: ``q = A p``
+    with ``p.q`` in one launch, and from the second iteration the direction update
+    ``p = z + beta p`` in that launch too, so p alternates between two buffers), else
+    ``matvec_into(p, q)`` (or ``q = matvec(p)`` without it), a dot product and a separate
+    direction update. With ``capture``, and ``product`` or ``matvec_into`` given (neither
+    allocates), two iterations are recorded once into a CUDA graph and replayed between
+    convergence checks; both ways run the same launches, so the iterates are the same.
+    ``reduce`` sums a partial dot product over ranks in place (after every local reduction);
+    ``fetch`` reads the state on the host, every ``check_every`` iterations only.
+    """
     general_m = psolve is not None and dinv is None
     pq = state[1:2]
     rho_and_rr = (state[2:4], state[4:6])
-    p = z.copy()
+    if product is not None:
+        # p of iteration k lives in directions[k % 2]; the first is z itself
+        directions = (xp.empty_like(r), z.copy())
+    else:
+        p = z.copy()
     if dinv is not None:
         z = xp.empty_like(r)  # the fused step writes D^{-1} r here
     # one-element views made once: a captured graph must see the same pointers every replay
     views = [(rho_and_rr[(k - 1) % 2][:1], rho_and_rr[k % 2], rho_and_rr[k % 2][:1], rho_and_rr[k % 2][1:])
              for k in (0, 1)]
-    q = xp.empty_like(r) if matvec_into is not None else None
+    replay = capture and (product is not None or matvec_into is not None)
+    q = xp.empty_like(r) if product is not None or matvec_into is not None else None
 
     def steps(iteration):
         nonlocal q, z
         rho, fresh, fresh_first, fresh_rest = views[iteration % 2]
-        if matvec_into is not None:
-            matvec_into(p, q)
+        if product is not None:
+            p_k = directions[iteration % 2]
+            if iteration == 1:
+                product.product(p_k, q, pq)
+            else:  # beta = rho of the last iteration (rho here) / of the one before (not yet overwritten)
+                product.direction_product(directions[(iteration - 1) % 2], z, rho, fresh_first, p_k, q, pq)
         else:
-            q = matvec(p)
-        K.dot(p, q, pq)
+            p_k = p
+            if matvec_into is not None:
+                matvec_into(p_k, q)
+            else:
+                q = matvec(p_k)
+            K.dot(p_k, q, pq)
         reduce(pq)
         if dinv is not None:
-            K.cg_step(x, r, z, p, q, dinv, rho, pq, state, fresh)
+            K.cg_step(x, r, z, p_k, q, dinv, rho, pq, state, fresh)
             reduce(fresh)
         elif general_m:
-            K.cg_step(x, r, None, p, q, None, rho, pq, state, fresh_rest)
+            K.cg_step(x, r, None, p_k, q, None, rho, pq, state, fresh_rest)
             z = psolve(r)
             K.dot(r, z, fresh_first)
             reduce(fresh)
         else:
-            K.cg_step(x, r, None, p, q, None, rho, pq, state, fresh_first)
+            K.cg_step(x, r, None, p_k, q, None, rho, pq, state, fresh_first)
             reduce(fresh_first)
 
     def direction(iteration):
-        rho, _, fresh_first, _ = views[iteration % 2]
-        K.cg_direction(p, z, fresh_first, rho)
+        if product is None:  # the product forms the next direction itself
+            rho, _, fresh_first, _ = views[iteration % 2]
+            K.cg_direction(p, z, fresh_first, rho)
 
     def two_iterations():
-        for k in (1, 2):
+        for k in (3, 4):  # an odd and an even iteration after the first
             steps(k)
             direction(k)
 
@@ -187,12 +220,12 @@ def cg_iterations(xp, K, x, r, z, state, *, matvec, matvec_into, psolve, dinv, c
     while iteration < maxiter:
         following = iteration + 1
         # a replay runs an odd and an even iteration, and only between convergence checks
-        if (matvec_into is not None and iteration >= 2 and following % 2 == 1 and following < maxiter
+        if (replay and iteration >= 2 and following % 2 == 1 and following < maxiter
                 and following % check_every != 0):
             if graph is None:
                 graph = _capture(xp, two_iterations)
                 if graph is None:
-                    matvec_into = None  # capture refused: go on launching one kernel at a time
+                    replay = False  # capture refused: go on launching one kernel at a time
                     continue
             graph.launch()
             iteration += 2

@@ -51,6 +51,15 @@ class System:
             return None
         return device_spmv_into(self.matrix.astype(self.dtype).to_device())
 
+    def spmv_launcher(self):
+        """The launcher ``spla.spmv`` runs for the CSR matrix on the GPU (bound once, cached on
+        the matrix), or None off the GPU or without a CSR matrix."""
+        if self.xp is np or self.matrix is None:
+            return None
+        from ..ops.spmv import launcher
+
+        return launcher(self.matrix.astype(self.dtype).to_device())
+
     @property
     def on_gpu(self) -> bool:
         return self.xp is not np

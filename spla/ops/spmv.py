@@ -172,6 +172,17 @@ def bound_launcher(A, kernel: str = "auto"):
     return A._cache.get(BOUND, {}).get(kernel)
 
 
+def launcher(A, kernel: str = "auto"):
+    """The launcher ``spla.spmv`` runs for the device matrix A and ``kernel``: the cached one,
+    else bound now and cached on A as a first ``spla.spmv`` call would."""
+    found = bound_launcher(A, kernel)
+    if found is None:
+        with device.device_memory_errors("SpMV"):
+            found = bind(A, kernel)
+        A._cache.setdefault(BOUND, {})[kernel] = found
+    return found
+
+
 def spmv_with_plan(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "adaptive", row_plan=None, out=None):
     """``spla.spmv`` with a row plan built with other thresholds (``adaptive``/``adaptive2``
     on the GPU); the launcher is not cached, since the plan is the caller's."""

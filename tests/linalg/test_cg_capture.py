@@ -112,3 +112,68 @@ def test_the_replay_schedule_keeps_the_iterates_on_the_cpu(monkeypatch, rng, pre
     np.testing.assert_array_equal(x_graph, x_plain)
     if maxiter >= 16:
         assert replays and replays[0].replays > 0
+
+
+class _HostProduct:
+    """The fused CG product's contract with NumPy, in the arithmetic of the separate steps
+    (HostKernels.cg_direction, the SpMV, HostKernels.dot): swapped in for the CUDA backend's
+    CgProduct, the loop's two-buffer bookkeeping must give the iterates of the plain loop."""
+
+    def __init__(self, A):
+        self.A = A.to_scipy()
+        self.calls = {"product": 0, "direction_product": 0}
+
+    def product(self, p, q, pq):
+        self.calls["product"] += 1
+        q[:] = self.A @ p
+        pq[0] = np.dot(p, q)
+
+    def direction_product(self, p_old, z, rho_new, rho_old, p, q, pq):
+        self.calls["direction_product"] += 1
+        assert p is not p_old and p is not z
+        beta = rho_new[0] / rho_old[0] if rho_old[0] != 0 else 0.0
+        np.multiply(p_old, p.dtype.type(beta), out=p)
+        p += z
+        self.product(p, q, pq)
+        self.calls["product"] -= 1
+
+
+@pytest.mark.parametrize("capture", [False, True])
+@pytest.mark.parametrize("preconditioner", ["none", "jacobi", "general"])
+@pytest.mark.parametrize("maxiter,check_every", [(1, 8), (3, 8), (16, 8), (37, 8), (41, 2), (300, 5)])
+def test_the_fused_product_keeps_the_iterates_on_the_cpu(monkeypatch, rng, capture, preconditioner, maxiter,
+                                                         check_every):
+    """The loop with a fused product (p formed inside the product launch, alternating between
+    two buffers; the first iteration without a direction), with and without the replay schedule,
+    gives the plain loop's x and info bit for bit."""
+    A = CSRMatrix.from_scipy(poisson2d(24))
+    M = {"none": None, "jacobi": jacobi(A), "general": jacobi(A).matvec}[preconditioner]
+    if preconditioner == "general":
+        from scipy.sparse.linalg import LinearOperator
+
+        M = LinearOperator(A.shape, matvec=M, dtype=np.float64)
+    b = rng.standard_normal(A.n_rows)
+    options = dict(rtol=1e-8, maxiter=maxiter, M=M, check_every=check_every)
+    x_plain, info_plain = cg(A, b, **options)
+    products, replays = [], []
+
+    def fused_product(system, K):
+        products.append(_HostProduct(system.matrix))
+        return products[-1]
+
+    def fake_capture(xp, launches):
+        replays.append(_ReplayOnHost(launches))
+        return replays[-1]
+
+    monkeypatch.setattr(_krylov, "_fused_product", fused_product)
+    monkeypatch.setattr(_krylov, "_capture", fake_capture)
+    monkeypatch.setattr(_krylov, "_wants_capture", lambda *args: capture and preconditioner != "general")
+    x_fused, info_fused = cg(A, b, **options)
+    assert info_fused == info_plain
+    np.testing.assert_array_equal(x_fused, x_plain)
+    calls = products[0].calls
+    iterations = calls["product"] + calls["direction_product"]
+    assert calls["product"] == 1  # the first iteration only: every later one forms its direction
+    assert iterations == maxiter if info_plain == maxiter else 0 < iterations < maxiter
+    if capture and preconditioner != "general" and maxiter >= 16:
+        assert replays and replays[0].replays > 0

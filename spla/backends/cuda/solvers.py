@@ -7,6 +7,10 @@ BiCGSTAB and direction updates as ``cupy.ElementwiseKernel``. Reductions
 accumulate in float64, also for float32 vectors. Scalars stay on the device, so
 an iteration queues its kernels without a host synchronisation (and can be
 captured in a CUDA graph).
+
+:class:`CgProduct` goes further for CG on a matrix whose SpMV is a plain row
+kernel: ``q = A p``, ``p.q`` and the direction update ``p = z + beta p`` in one
+launch (kernels/solver_cg_product.cu), so a CG iteration is two launches.
 """
 
 from __future__ import annotations
@@ -16,16 +20,35 @@ import functools
 import numpy as np
 
 from ...device import require_cupy
-from .runtime import VALUE_TYPES, KernelSource, ceil_div, template
+from ...planning.spmv import LANE_WIDTHS
+from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, ceil_div, template
+from .spmv import ROW_BLOCK
 
 # Threads per block of the solver kernels (passed to kernels/solver_reduce.cuh as a define).
 SOLVER_BLOCK = 256
 SOLVER_DEFINES = (f"-DSPLA_SOLVER_BLOCK={SOLVER_BLOCK}",)
+# Blocks of SOLVER_BLOCK threads one SM holds at once (2048 threads).
+BLOCKS_PER_SM = 8
 BLAS1_SOURCE = KernelSource(
     "solver_blas1.cu",
     [template("spla_solver_dot", t) for t in VALUE_TYPES]
     + [template("spla_cg_step", t, jacobi) for t in VALUE_TYPES for jacobi in (False, True)],
     SOLVER_DEFINES)
+
+# CG's fused product repeats the row kernels' mapping: a thread per row (1) or a warp kernel's lanes.
+# One module per mapping: a solve needs one, and NVRTC compiles every name of a module at once.
+CG_PRODUCT_LANES = (1, *LANE_WIDTHS)
+CG_PRODUCT_SOURCES = {
+    lanes: KernelSource("solver_cg_product.cu",
+                        [template("spla_cg_product", v, i, lanes, direction) for v in VALUE_TYPES
+                         for i in INDEX_TYPES for direction in (False, True)],
+                        SOLVER_DEFINES)
+    for lanes in CG_PRODUCT_LANES}
+# Its grid is the SpMV launcher's, capped at this many waves of resident blocks: past the cap
+# rows are walked grid-stride, so the last block's pass over the per-block partials stays
+# short (at most ~16 a thread) however large the matrix.
+CG_PRODUCT_WAVES = 4
+assert ROW_BLOCK == SOLVER_BLOCK, "the fused CG product runs the row kernels' blocks through the solver reduction"
 
 
 class DeviceKernels:
@@ -37,8 +60,9 @@ class DeviceKernels:
         self.n = n
         self.dtype = np.dtype(dtype)
         sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
-        # 8 blocks of 256 fill an SM (2048 threads); a grid-stride loop covers the rest
-        self.grid = (max(1, min(ceil_div(max(n, 1), SOLVER_BLOCK), 8 * sm_count)),)
+        # one wave of resident blocks; a grid-stride loop covers the rest
+        self.resident_blocks = BLOCKS_PER_SM * sm_count
+        self.grid = (max(1, min(ceil_div(max(n, 1), SOLVER_BLOCK), self.resident_blocks)),)
         self.block = (SOLVER_BLOCK,)
         self.partials = cupy.empty(2 * self.grid[0], dtype=cupy.float64)
         self.counter = cupy.zeros(1, dtype=cupy.uint32)
@@ -67,6 +91,15 @@ class DeviceKernels:
     def cg_direction(self, p, z, rho_new, rho_old):
         self._elementwise["cg_direction"](z, rho_new, rho_old, p)
 
+    def cg_product(self, launcher):
+        """A :class:`CgProduct` over a bound SpMV launcher of the n x n matrix, or None where
+        the launcher is not a plain row kernel (the caller keeps SpMV + :meth:`dot`)."""
+        lanes = getattr(launcher, "row_lanes", None)
+        if (lanes not in CG_PRODUCT_LANES or launcher.dtype != self.dtype
+                or (launcher.n_rows, launcher.n_cols) != (self.n, self.n) or self.n == 0):
+            return None
+        return CgProduct(self, launcher)
+
     def bicgstab_direction(self, p, r, v, rho, rho_prev, alpha, omega, first, rhotol, state):
         self._elementwise["bicgstab_direction"](r, v, rho, rho_prev, alpha, omega, np.int32(first),
                                                  np.float64(rhotol), p, state)
@@ -76,6 +109,39 @@ class DeviceKernels:
 
     def bicgstab_finish(self, x, r, phat, shat, t, alpha, omega, ts, tt, state):
         self._elementwise["bicgstab_finish"](phat, shat, t, alpha, ts, tt, x, r, omega, state)
+
+
+class CgProduct:
+    """CG's product step in one launch (kernels/solver_cg_product.cu), over the arrays and
+    row mapping of a bound scalar or warp SpMV launcher.
+
+    :meth:`product` is the first iteration's ``q = A p``, ``pq = p.q``; :meth:`direction_product`
+    every later one's: ``p = z + beta p_old`` (``beta = rho_new / rho_old``, 0 when ``rho_old``
+    is 0: the direction update's formula), then ``q = A p``, ``pq = p.q``. ``p`` must be another
+    buffer than ``p_old`` and ``z``. Scalars are one-element float64 device arrays; nothing is
+    allocated per call, so the launches can be captured in a CUDA graph.
+    """
+
+    def __init__(self, kernels: DeviceKernels, launcher):
+        cupy = kernels.xp
+        index_dtype = launcher.head[2].dtype  # indptr and indices share the index type
+        lanes = launcher.row_lanes
+        self.head = launcher.head  # (n_rows, indptr, indices, data)
+        self._first, self._next = (
+            CG_PRODUCT_SOURCES[lanes].function(template("spla_cg_product", kernels.dtype, index_dtype, lanes, d))
+            for d in (False, True))
+        self.grid = (min(launcher.grid[0], CG_PRODUCT_WAVES * kernels.resident_blocks),)
+        self.block = (SOLVER_BLOCK,)
+        self.partials = cupy.empty(self.grid[0], dtype=cupy.float64)
+        self.counter = kernels.counter  # one counter for every reduction of a solve: one stream
+
+    def product(self, p, q, pq):
+        # the direction's arguments are not read without DIRECTION: any valid pointers
+        self._first(self.grid, self.block, (*self.head, p, p, q, q, pq, pq, self.partials, self.counter, pq))
+
+    def direction_product(self, p_old, z, rho_new, rho_old, p, q, pq):
+        self._next(self.grid, self.block, (*self.head, p_old, z, p, q, rho_new, rho_old, self.partials,
+                                           self.counter, pq))
 
 
 @functools.cache

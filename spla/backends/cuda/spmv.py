@@ -89,7 +89,14 @@ class Launcher:
     contiguous CuPy vector of A's dtype, beta == 0, out absent or a matching
     vector, same device) and returns None for anything else, which then goes
     through every check.
+
+    ``row_lanes`` is set where the launch is one plain row kernel, a thread
+    per row (scalar: 1) or a group of lanes per row (warp: its LANES), whose
+    mapping a fused kernel can repeat (CG's product, kernels/solver_cg_product.cu);
+    None for every other kernel.
     """
+
+    row_lanes: int | None = None
 
     def __init__(self, cupy, A):
         self.ndarray = cupy.ndarray
@@ -130,6 +137,7 @@ class Launcher:
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
         copy.kernel = kernel
+        copy.row_lanes = None  # another kernel: no fused kernel knows its mapping
         if threads_per_tile is not None:
             copy.block = (threads_per_tile,)
             copy.grid = (_grid(int(self.head[0]), threads_per_tile // 32),)
@@ -141,10 +149,11 @@ class Launcher:
 class _RowLauncher(Launcher):
     """scalar / warp / vector: one launch, arguments prebuilt except x, y, alpha, beta."""
 
-    def __init__(self, cupy, A, kernel, grid, block):
+    def __init__(self, cupy, A, kernel, grid, block, row_lanes=None):
         super().__init__(cupy, A)
         self.kernel, self.grid, self.block = kernel, (grid,), (block,)
         self.head = (np.int64(A.n_rows), A.indptr, A.indices, A.data)
+        self.row_lanes = row_lanes
 
     def launch(self, x, out, alpha, beta):
         self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta))
@@ -292,10 +301,10 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
         return _AdaptiveLauncher(cupy, A, family, plan.adaptive)
     if family == "scalar":
         return _RowLauncher(cupy, A, function(cupy, "scalar", A.dtype, A.index_dtype), _grid(A.n_rows, ROW_BLOCK),
-                            ROW_BLOCK)
+                            ROW_BLOCK, row_lanes=1)
     lanes = plan.param
     assert lanes is not None
     if family == "vector":
         _require_aligned(A, "vector", "warp")
     return _RowLauncher(cupy, A, function(cupy, family, A.dtype, A.index_dtype, lanes),
-                        _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK)
+                        _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK, row_lanes=lanes if family == "warp" else None)
