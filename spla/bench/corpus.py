@@ -65,9 +65,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..io import generators as gen
 from ..csr import CSRMatrix
 from ..errors import InputError
+from ..io import generators as gen
 
 HALVES = ("fit", "report")
 MIN_NNZ = 1000

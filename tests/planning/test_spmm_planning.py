@@ -7,9 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from spla.planning import adaptive as planner
 from spla.errors import KernelError
 from spla.io import generators
+from spla.planning import adaptive as planner
 from spla.planning import gemm as G
 from spla.planning import spmm as P
 
