@@ -185,6 +185,10 @@ class AMGPreconditioner:
         ``aggregation``, ``spectral_radius``, ``tentative``, ``smoothing``,
         ``galerkin``, ``coarse_solve``, summed over the levels; ``pyamg``:
         ``pyamg`` and ``smoother``), and ``total``.
+    setup_reads : int or None
+        ``setup="spla"``: the values the set-up copied from the matrix's side to
+        the host (one synchronisation each on the GPU; cuSPARSE's sparse
+        products read their result sizes besides).
     ml : pyamg.MultilevelSolver or None
         pyamg's hierarchy (``setup="pyamg"`` only).
     cycle : {"V", "W"}
@@ -193,10 +197,12 @@ class AMGPreconditioner:
     """
 
     def __init__(self, levels: list, coarse_inverse, *, cycle: str, smoother: str, smoother_options: dict,
-                 setup: str, setup_times: dict | None = None, aggregates: list | None = None, ml=None):
+                 setup: str, setup_times: dict | None = None, setup_reads: int | None = None,
+                 aggregates: list | None = None, ml=None):
         self.ml = ml
         self.setup = setup
         self.setup_times = dict(setup_times or {})
+        self.setup_reads = setup_reads
         self.cycle = cycle
         self.smoother = smoother
         self.smoother_options = dict(smoother_options)
@@ -538,7 +544,7 @@ def _spla_setup(csr: CSRMatrix, *, cycle, smoother, options, strength, aggregate
             _smoother_entry(entry, level.diagonal, level.rho_dinv_a, level.rho_a, smoother, options, index)
         levels.append(entry)
     return AMGPreconditioner(levels, result.coarse_inverse, cycle=cycle, smoother=smoother, smoother_options=options,
-                             setup="spla", setup_times=result.times,
+                             setup="spla", setup_times=result.times, setup_reads=result.reads,
                              aggregates=[level.aggregates for level in result.levels if level.aggregates is not None])
 
 
