@@ -542,18 +542,23 @@ def spectral_radius(ops, matvec, diagonal, n: int, steps: int, seed: int) -> flo
     return float(np.abs(np.linalg.eigvalsh(T)).max())
 
 
-def _matvec(ops, A: CSRMatrix):
+def _matvec(ops, A: CSRMatrix, internal: bool):
+    """v -> A v on the set-up's side. A coarse operator (``internal``) runs the auto rule's kernel
+    without the tuning-cache look-up (see ``_DeviceSide.bind`` in spla.linalg._amg)."""
     if ops.on_gpu:
         from ..ops.spmv import spmv
+        from ..planning.spmv import choose_kernel
 
-        return lambda v: spmv(A, v)
+        kernel = choose_kernel(A) if internal else "auto"
+        return lambda v: spmv(A, v, kernel=kernel)
     S = A.to_scipy()
     return lambda v: S @ v
 
 
-def _radii(ops, A: CSRMatrix, diagonal, options: SetupOptions, seed: int):
+def _radii(ops, A: CSRMatrix, diagonal, options: SetupOptions, index: int):
     """(rho(D^-1 A), rho(A)), each only when a smoother or the prolongation needs it."""
-    matvec = _matvec(ops, A)
+    seed = SEED + index
+    matvec = _matvec(ops, A, internal=index > 0)
     rho_dinv_a = rho_a = None
     if options.rho_dinv_a or options.prolongation_omega is not None:
         rho_dinv_a = spectral_radius(ops, matvec, diagonal, A.n_rows, LANCZOS_STEPS, seed)
@@ -658,7 +663,7 @@ def smoothed_aggregation(A: CSRMatrix, options: SetupOptions) -> SetupResult:
                 coarse_inverse = dense_inverse(ops, dense_of(xp, A, ops.row_ids(A.indptr, A.nnz)))
             break
         with timer("spectral_radius"):
-            level.rho_dinv_a, level.rho_a = _radii(ops, A, diagonal, options, SEED + index)
+            level.rho_dinv_a, level.rho_a = _radii(ops, A, diagonal, options, index)
         with timer("tentative"):
             P0, B = tentative(ops, aggregates, count, members, B, A.index_dtype)
         with timer("smoothing"):

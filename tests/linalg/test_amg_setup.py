@@ -292,6 +292,31 @@ def test_device_setup_ops_match_the_host(rng, index_dtype):
     assert dev.reads == 5  # and the two tridiagonal matrices: nothing else came to the host
 
 
+@pytest.mark.gpu
+def test_prepare_binds_every_level_and_looks_up_only_the_users_matrix(tmp_path, monkeypatch, rng):
+    """prepare() does what the first GPU application did (copy, bind each level's products); the
+    operators the set-up built never go through the tuning cache's fingerprint (a row-pointer copy
+    and hash each), only the caller's matrix does, once."""
+    from spla.planning import tune as plan_tune
+
+    cupy = device.require_cupy()
+    cache = tmp_path / "tune.json"
+    cache.write_text("{}")
+    monkeypatch.setenv("SPLA_TUNE_CACHE", str(cache))
+    fingerprinted = []
+    real = plan_tune.fingerprint
+    monkeypatch.setattr(plan_tune, "fingerprint", lambda A, name: fingerprinted.append(A.shape) or real(A, name))
+    A = _on_side(poisson2d(64), cupy)
+    M = linalg.amg(A, setup="spla", max_coarse=10)
+    assert M.levels >= 4
+    v = rng.standard_normal(A.n_rows)
+    assert M.prepare(cupy.asarray(v)) is M
+    assert fingerprinted == [A.shape]
+    want = linalg.amg(_on_side(poisson2d(64), np), setup="spla", max_coarse=10).matvec(v)
+    np.testing.assert_allclose(M.matvec(cupy.asarray(v)).get(), want, rtol=0, atol=1e-9 * np.abs(want).max())
+    assert fingerprinted == [A.shape]
+
+
 def test_setup_is_deterministic_and_rows_without_strong_connections_stay_out():
     A = sp.block_diag([poisson2d(20), sp.identity(30)], format="csr")
     first = linalg.amg(A, setup="spla", max_coarse=10)
