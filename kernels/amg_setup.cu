@@ -18,15 +18,16 @@
 //
 // Aggregation: every node carries one int64 key that packs (state << state_shift) | (hashed
 // priority << 32) | node, so a maximum over a neighbourhood names the winning node as well as
-// its state, and ties cannot happen. States: 0 out (isolated, or within distance 2 of a root),
-// 1 undecided, 2 root. spla_amg_row_max: out[i] = max(keys[i], max over the row's columns j of
-// keys[j]); two launches give the distance-2 maximum of an MIS(2) round, one launch the
-// aggregate an unassigned node joins. spla_amg_mis2_update: one MIS(2) round's decision for
-// every undecided node, from its key and the distance-2 maximum `top`: it becomes a root when it
-// is the maximum itself, goes out when a root is within distance 2, else stays undecided and
-// sets remaining[0] (a flag the host reads every few rounds instead of reducing the states).
-// A maximum does not depend on the order it is taken in: NumPy's maximum.reduceat gets the same
-// keys.
+// its state, and ties cannot happen. States: 0 out (isolated, or near a root), 1 undecided,
+// 2 root. spla_amg_row_max: out[i] = max(keys[i], max over the row's columns j of keys[j]), the
+// first hop of an MIS(2) round. spla_amg_mis_round: one MIS round's decision for every undecided
+// node from the maximum `top` of `near` over it and its neighbours (near = keys: MIS(1); near =
+// the first hop: MIS(2)): it becomes a root when it is the maximum itself, goes out when a root
+// is that close, else stays undecided and sets remaining[0] (a flag the host reads every few
+// rounds instead of reducing the states). spla_amg_join: a node without an aggregate joins that
+// of its source neighbour of highest priority. spla_amg_priorities / spla_amg_start_vector:
+// SplitMix64 hashes of the node numbers. A maximum does not depend on the order it is taken in,
+// and the hash wraps around as NumPy's uint64 does: NumPy gets the same keys and aggregates.
 //
 // Lanczos (rho(D^-1 A) in the D inner product, which makes D^-1 A self-adjoint): with u = A v,
 // alpha = u.v (spla_amg_dot), w = D^-1 u - alpha v - beta p and |w|_D^2 = sum d w^2
@@ -133,24 +134,80 @@ __global__ void spla_amg_row_max(const I* __restrict__ indptr, const I* __restri
     }
 }
 
-__global__ void spla_amg_mis2_update(const long long* __restrict__ keys, const long long* __restrict__ top,
-                                     long long* __restrict__ out, int* __restrict__ remaining, long long n,
-                                     int state_shift) {
+// One MIS round for every undecided node: top = max of `near` over the node and its neighbours
+// (near = keys for MIS(1); near = spla_amg_row_max(keys) for MIS(2), the distance-2 maximum).
+template <typename I>
+__global__ void spla_amg_mis_round(const I* __restrict__ indptr, const I* __restrict__ indices,
+                                   const long long* __restrict__ keys, const long long* __restrict__ near,
+                                   long long* __restrict__ out, int* __restrict__ remaining, int state_shift,
+                                   long long n) {
     const long long priority_mask = (1LL << state_shift) - 1;
     for (long long i = spla::global_thread_id(); i < n; i += spla::grid_threads()) {
         const long long key = keys[i];
         long long state = key >> state_shift;
         if (state == 1) {
-            const long long best = top[i];
-            if (best == key) {
+            long long top = near[i];
+            const long long end = static_cast<long long>(indptr[i + 1]);
+            for (long long p = static_cast<long long>(indptr[i]); p < end; ++p) {
+                const long long candidate = near[indices[p]];
+                top = candidate > top ? candidate : top;
+            }
+            if (top == key) {
                 state = 2;
-            } else if ((best >> state_shift) == 2) {
+            } else if ((top >> state_shift) == 2) {
                 state = 0;
             } else {
                 remaining[0] = 1;
             }
         }
         out[i] = (state << state_shift) | (key & priority_mask);
+    }
+}
+
+// Each node without an aggregate (owner < 0) that has a neighbour among `sources` joins the
+// aggregate of the one of highest priority: out[i] = owner[j]; others keep owner[i].
+template <typename I>
+__global__ void spla_amg_join(const I* __restrict__ indptr, const I* __restrict__ indices,
+                              const long long* __restrict__ owner, const long long* __restrict__ priorities,
+                              const bool* __restrict__ sources, long long* __restrict__ out, long long n) {
+    for (long long i = spla::global_thread_id(); i < n; i += spla::grid_threads()) {
+        long long own = owner[i];
+        if (own < 0) {
+            long long best = -1;
+            const long long end = static_cast<long long>(indptr[i + 1]);
+            for (long long p = static_cast<long long>(indptr[i]); p < end; ++p) {
+                const long long j = static_cast<long long>(indices[p]);
+                if (sources[j] && priorities[j] > best) {
+                    best = priorities[j];
+                    own = owner[j];
+                }
+            }
+        }
+        out[i] = own;
+    }
+}
+
+// SplitMix64's finaliser of i + offset: the hashed priorities (28 bits << 32 | node) and the
+// Lanczos start vector (53 bits scaled to [-1, 1)), as NumPy computes them (uint64 wrap-around).
+__device__ __forceinline__ unsigned long long spla_amg_mix(unsigned long long x) {
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+__global__ void spla_amg_priorities(long long* __restrict__ out, long long n, unsigned long long offset) {
+    for (long long i = spla::global_thread_id(); i < n; i += spla::grid_threads()) {
+        const unsigned long long h = spla_amg_mix(static_cast<unsigned long long>(i) + offset);
+        out[i] = (static_cast<long long>(h >> 36) << 32) | i;
+    }
+}
+
+__global__ void spla_amg_start_vector(double* __restrict__ out, long long n, unsigned long long offset) {
+    for (long long i = spla::global_thread_id(); i < n; i += spla::grid_threads()) {
+        const unsigned long long h = spla_amg_mix(static_cast<unsigned long long>(i) + offset);
+        out[i] = static_cast<double>(h >> 11) * 0x1p-52 - 1.0;
     }
 }
 

@@ -225,7 +225,10 @@ class HostSetupOps:
             out[rows] = np.maximum(out[rows], np.maximum.reduceat(keys[graph.indices], starts))
         return out
 
-    def mis2_update(self, keys, top, flags, round_index: int, state_shift: int):
+    def mis_round(self, graph: StrengthGraph, near, keys, flags, round_index: int, state_shift: int):
+        """One MIS round (see kernels/amg_setup.cu): decide the undecided nodes from the maximum of
+        ``near`` over each node's neighbourhood; flags[round_index] = 1 while some stay undecided."""
+        top = self.row_max(graph, near)
         state = keys >> state_shift
         undecided = state == UNDECIDED
         root = undecided & (top == keys)
@@ -233,6 +236,20 @@ class HostSetupOps:
         state = np.where(root, ROOT, np.where(out, OUT, state))
         flags[round_index] = int(bool((state == UNDECIDED).any()))
         return (state << state_shift) | (keys & ((1 << state_shift) - 1))
+
+    def join(self, graph: StrengthGraph, owner, priorities, sources):
+        """Each node without an aggregate that has a neighbour among ``sources`` joins the aggregate
+        of the one of highest priority (``owner`` names each node's aggregate by its root node)."""
+        top = self.row_max(graph, np.where(sources, priorities | ASSIGNED, 0))
+        return np.where((owner < 0) & (top >= ASSIGNED), owner[top & NODE_MASK], owner)
+
+    def priorities(self, n: int, offset: int):
+        """(28-bit hashed priority << 32) | node: distinct, pseudo-random in order, reproducible."""
+        return ((_hashed(n, offset) >> np.uint64(36)).astype(np.int64) << 32) | np.arange(n, dtype=np.int64)
+
+    def start_vector(self, n: int, offset: int):
+        """Pseudo-random values in [-1, 1) from the same hash."""
+        return (_hashed(n, offset) >> np.uint64(11)).astype(np.float64) * 2.0**-52 - 1.0
 
     # ------------------------------------------------------------ Lanczos steps
     def dot(self, a, b, scalars, slot: int, weight=None):
@@ -327,8 +344,9 @@ def _library(ops, A: CSRMatrix):
 
 
 
-def _mix(x):
-    """SplitMix64's finaliser on a uint64 array (wraps around the same way in NumPy and CuPy)."""
+def _hashed(n: int, offset: int):
+    """SplitMix64's finaliser of arange(n) + offset (uint64 arithmetic wraps as in the kernels)."""
+    x = np.arange(n, dtype=np.uint64) + np.uint64(offset)
     x = x ^ (x >> np.uint64(30))
     x = x * np.uint64(0xBF58476D1CE4E5B9)
     x = x ^ (x >> np.uint64(27))
@@ -336,14 +354,8 @@ def _mix(x):
     return x ^ (x >> np.uint64(31))
 
 
-def _hashed(xp, n: int, seed: int):
-    return _mix(xp.arange(n, dtype=xp.uint64) + np.uint64((seed * _GOLDEN) & _UINT64))
-
-
-def _priorities(xp, n: int, seed: int):
-    """(28-bit hashed priority << 32) | node: distinct, pseudo-random in order, reproducible."""
-    priority = (_hashed(xp, n, seed) >> np.uint64(36)).astype(xp.int64)
-    return (priority << 32) | xp.arange(n, dtype=xp.int64)
+def _hash_offset(seed: int) -> int:
+    return (seed * _GOLDEN) & _UINT64
 
 
 def _remember_stats(ops, matrices) -> None:
@@ -410,21 +422,11 @@ def mis2_roots(ops, graph: StrengthGraph, priorities):
         slot = rounds % FLAG_SLOTS
         if slot == 0 and rounds:
             flags = xp.zeros(FLAG_SLOTS, dtype=xp.int32)
-        top = ops.row_max(graph, ops.row_max(graph, keys))
-        keys = ops.mis2_update(keys, top, flags, slot, STATE_SHIFT)
+        keys = ops.mis_round(graph, ops.row_max(graph, keys), keys, flags, slot, STATE_SHIFT)
         rounds += 1
         # every round decides at least the undecided node of highest key, so this ends
         if rounds % MIS_CHECK_EVERY == 0 and not ops.read(flags[slot]):
             return (keys >> STATE_SHIFT) == ROOT, rounds
-
-
-def _join(ops, graph: StrengthGraph, owner, priorities, sources):
-    """Each node without an aggregate that has a neighbour among ``sources`` joins the aggregate of
-    the one of highest priority (``owner`` names each node's aggregate by its root node)."""
-    xp = ops.xp
-    top = ops.row_max(graph, xp.where(sources, priorities | ASSIGNED, 0))
-    join = (owner < 0) & (top >= ASSIGNED)
-    return xp.where(join, owner[top & NODE_MASK], owner)
 
 
 def second_pass_candidates(ops, graph: StrengthGraph, free):
@@ -439,7 +441,7 @@ def second_pass_roots(ops, graph: StrengthGraph, candidates, priorities):
     keys = (xp.where(candidates, UNDECIDED, OUT).astype(xp.int64) << STATE_SHIFT) | priorities
     scratch = xp.zeros(1, dtype=xp.int32)
     for _ in range(SECOND_PASS_ROUNDS):
-        keys = ops.mis2_update(keys, ops.row_max(graph, keys), scratch, 0, STATE_SHIFT)
+        keys = ops.mis_round(graph, keys, keys, scratch, 0, STATE_SHIFT)
     return (keys >> STATE_SHIFT) == ROOT
 
 
@@ -462,16 +464,16 @@ def aggregate(ops, graph: StrengthGraph, seed: int):
     xp = ops.xp
     n = graph.n
     nodes = xp.arange(n, dtype=xp.int64)
-    priorities = _priorities(xp, n, seed)
+    priorities = ops.priorities(n, _hash_offset(seed))
     roots, rounds = mis2_roots(ops, graph, priorities)
     owner = xp.where(roots, nodes, -1)
-    owner = _join(ops, graph, owner, priorities, roots)
+    owner = ops.join(graph, owner, priorities, roots)
     free = (owner < 0) & ~graph.isolated
     seeds = second_pass_roots(ops, graph, second_pass_candidates(ops, graph, free), priorities)
     owner = xp.where(seeds, nodes, owner)
-    owner = _join(ops, graph, owner, priorities, seeds)
+    owner = ops.join(graph, owner, priorities, seeds)
     for _ in range(JOIN_PASSES):
-        owner = _join(ops, graph, owner, priorities, owner >= 0)
+        owner = ops.join(graph, owner, priorities, owner >= 0)
     left = (owner < 0) & ~graph.isolated
     remaining, roots_count, members = (int(v) for v in ops.read(
         xp.stack([left.sum(), (owner == nodes).sum(), (~graph.isolated).sum()])))
@@ -479,7 +481,7 @@ def aggregate(ops, graph: StrengthGraph, seed: int):
     for _ in range(MAX_EXTRA_PASSES):
         if not remaining:
             break
-        owner = _join(ops, graph, owner, priorities, owner >= 0)
+        owner = ops.join(graph, owner, priorities, owner >= 0)
         left = (owner < 0) & ~graph.isolated
         now = int(ops.read(left.sum()))
         if now == remaining:
@@ -522,7 +524,7 @@ def spectral_radius(ops, matvec, diagonal, n: int, steps: int, seed: int) -> flo
     dinv = d if diagonal is None else 1.0 / diagonal
     # slots: 0 the start vector's squared D-norm, then alpha_k at 1 + 2k and |w_k|_D^2 at 2 + 2k
     scalars = xp.zeros(1 + 2 * steps, dtype=xp.float64)
-    v = (_hashed(xp, n, seed) >> np.uint64(11)).astype(xp.float64) * 2.0**-52 - 1.0
+    v = ops.start_vector(n, _hash_offset(seed))
     ops.dot(v, v, scalars, 0, weight=d)
     v = ops.lanczos_normalize(v, scalars, 0)
     previous = v

@@ -194,7 +194,7 @@ def test_mis2_roots_are_a_maximal_distance_2_independent_set(xp, make):
         ops = DeviceSetupOps()
         graph = _amg_setup.StrengthGraph(xp.asarray(graph.indptr), xp.asarray(graph.indices), graph.n,
                                          xp.asarray(graph.isolated))
-    priorities = _amg_setup._priorities(xp, graph.n, _amg_setup.SEED)
+    priorities = ops.priorities(graph.n, _amg_setup._hash_offset(_amg_setup.SEED))
     roots, rounds = _amg_setup.mis2_roots(ops, graph, priorities)
     roots = to_host(roots)
     C = _strength(A, 0.0)
@@ -209,8 +209,9 @@ def test_mis2_roots_are_a_maximal_distance_2_independent_set(xp, make):
     assert not np.any(roots & isolated)
     assert rounds < 40
     if xp is not np:  # the device rounds pick exactly the host's roots
-        host_roots, _ = _amg_setup.mis2_roots(_amg_setup.HostSetupOps(), _graph(A),
-                                              _amg_setup._priorities(np, graph.n, _amg_setup.SEED))
+        host = _amg_setup.HostSetupOps()
+        host_roots, _ = _amg_setup.mis2_roots(host, _graph(A),
+                                              host.priorities(graph.n, _amg_setup._hash_offset(_amg_setup.SEED)))
         np.testing.assert_array_equal(roots, host_roots)
 
 
@@ -272,6 +273,23 @@ def test_device_setup_ops_match_the_host(rng, index_dtype):
     np.testing.assert_array_equal(dev.row_count(graph, cupy.asarray(mask)).get(), host.row_count(host_graph, mask))
     keys = rng.integers(0, 2**62, size=576)
     np.testing.assert_array_equal(dev.row_max(graph, cupy.asarray(keys)).get(), host.row_max(host_graph, keys))
+    for offset in (0, _amg_setup._hash_offset(_amg_setup.SEED + 3)):
+        np.testing.assert_array_equal(dev.priorities(576, offset).get(), host.priorities(576, offset))
+        np.testing.assert_array_equal(dev.start_vector(576, offset).get(), host.start_vector(576, offset))
+    priorities = host.priorities(576, 12345)
+    owner = np.where(rng.random(576) < 0.4, rng.integers(0, 576, size=576), -1)
+    sources = (owner >= 0) & (rng.random(576) < 0.7)
+    np.testing.assert_array_equal(
+        dev.join(graph, cupy.asarray(owner), cupy.asarray(priorities), cupy.asarray(sources)).get(),
+        host.join(host_graph, owner, priorities, sources))
+    shift = _amg_setup.STATE_SHIFT
+    keys = (rng.integers(0, 3, size=576) << shift) | priorities
+    for near in (keys, host.row_max(host_graph, keys)):  # MIS(1) and MIS(2) rounds
+        host_flags, device_flags = np.zeros(1, dtype=np.int32), cupy.zeros(1, dtype=cupy.int32)
+        want = host.mis_round(host_graph, near, keys, host_flags, 0, shift)
+        got = dev.mis_round(graph, cupy.asarray(near), cupy.asarray(keys), device_flags, 0, shift)
+        np.testing.assert_array_equal(got.get(), want)
+        assert device_flags.get()[0] == host_flags[0]
     np.testing.assert_array_equal(dev.jacobi_operator_values(device_A, cupy.asarray(diagonal), 0.7).get(),
                                   host.jacobi_operator_values(host_A, diagonal, 0.7))
     segments, values = rng.integers(0, 50, size=576), rng.standard_normal(576)

@@ -25,12 +25,12 @@ from .solvers import SOLVER_BLOCK, SOLVER_DEFINES
 
 AMG_BLOCK = 256
 _ROW_KERNELS = ("spla_amg_diagonal", "spla_amg_strong_count", "spla_amg_strong_fill", "spla_amg_jacobi_operator",
-                "spla_amg_row_count", "spla_amg_row_max")
+                "spla_amg_row_count", "spla_amg_row_max", "spla_amg_mis_round", "spla_amg_join")
 AMG_SETUP_SOURCE = KernelSource(
     "amg_setup.cu",
     [template(name, i) for name in _ROW_KERNELS for i in INDEX_TYPES]
-    + ["spla_amg_mis2_update", template("spla_amg_dot", False), template("spla_amg_dot", True),
-       "spla_amg_lanczos_orthogonalize", "spla_amg_lanczos_normalize"],
+    + [template("spla_amg_dot", False), template("spla_amg_dot", True), "spla_amg_lanczos_orthogonalize",
+       "spla_amg_lanczos_normalize", "spla_amg_priorities", "spla_amg_start_vector"],
     SOLVER_DEFINES)
 # cuSPARSE's SpGEMM counts intermediate products in 32-bit integers
 SPGEMM_MAX_PRODUCTS = 2**31 - 1
@@ -109,13 +109,27 @@ class DeviceSetupOps:
         self._rows("spla_amg_row_max", graph, keys, out)
         return out
 
-    def mis2_update(self, keys, top, flags, round_index: int, state_shift: int):
+    def mis_round(self, graph, near, keys, flags, round_index: int, state_shift: int):
         out = self.xp.empty_like(keys)
-        n = keys.shape[0]
-        kernel = AMG_SETUP_SOURCE.function("spla_amg_mis2_update")
-        kernel((grid_1d(n, AMG_BLOCK),), (AMG_BLOCK,),
-               (keys, top, out, flags[round_index:round_index + 1], np.int64(n), np.int32(state_shift)))
+        self._rows("spla_amg_mis_round", graph, keys, near, out, flags[round_index:round_index + 1],
+                   np.int32(state_shift))
         return out
+
+    def join(self, graph, owner, priorities, sources):
+        out = self.xp.empty_like(owner)
+        self._rows("spla_amg_join", graph, owner, priorities, sources, out)
+        return out
+
+    def _hash(self, name: str, n: int, dtype, offset: int):
+        out = self.xp.empty(n, dtype=dtype)
+        AMG_SETUP_SOURCE.function(name)((grid_1d(n, AMG_BLOCK),), (AMG_BLOCK,), (out, np.int64(n), np.uint64(offset)))
+        return out
+
+    def priorities(self, n: int, offset: int):
+        return self._hash("spla_amg_priorities", n, self.xp.int64, offset)
+
+    def start_vector(self, n: int, offset: int):
+        return self._hash("spla_amg_start_vector", n, self.xp.float64, offset)
 
     # ------------------------------------------------------------ Lanczos steps (scalars stay on the device)
     def _reduce(self, name: str, n: int, args):
