@@ -593,7 +593,8 @@ def amg(A, *, setup: str = "auto", cycle: str = "V", smoother: str = "jacobi", s
     setup : {"auto", "spla", "pyamg"}
         ``"spla"``: spla's own set-up on A's side (NumPy/SciPy on the host,
         CuPy/cupyx on the GPU: a GPU matrix never leaves the device) with a
-        parallel MIS(2) aggregation. ``"pyamg"``: pyamg's
+        parallel MIS(2) aggregation and a second pass, and rho(D^-1 A) from 6
+        Lanczos steps (pyamg: up to 15, restarted to 1%). ``"pyamg"``: pyamg's
         ``smoothed_aggregation_solver`` on the host. ``"auto"``: ``"spla"``
         for a GPU matrix, ``"pyamg"`` for a host matrix when pyamg is
         installed (its compiled sequential aggregation is the faster host
@@ -611,8 +612,11 @@ def amg(A, *, setup: str = "auto", cycle: str = "V", smoother: str = "jacobi", s
         symmetric strength, ``|a_ij| >= t sqrt(|a_ii a_jj|)``. pyamg's other
         measures with ``setup="pyamg"``.
     aggregate
-        Default: ``"mis2"`` (``setup="spla"``, the only one it has) or pyamg's
-        ``"standard"`` (``setup="pyamg"``, which takes any of pyamg's).
+        Default: ``"mis2"`` (``setup="spla"``, the only one it has: MIS(2)
+        roots take their neighbours, then free nodes with at least 5 free
+        strong neighbours seed more aggregates, then the rest join a
+        neighbour's) or pyamg's ``"standard"`` (``setup="pyamg"``, which takes
+        any of pyamg's).
     smooth
         Prolongation smoother: ``("jacobi", {"omega": 4/3})`` (pyamg's
         default), or None for unsmoothed aggregation; pyamg's others with
@@ -634,7 +638,9 @@ def amg(A, *, setup: str = "auto", cycle: str = "V", smoother: str = "jacobi", s
     -------
     AMGPreconditioner
         ``M=`` for any solver, or ``.solve(b, rtol=..., maxiter=...)``;
-        ``M.setup_times`` holds the set-up's steps in seconds.
+        ``M.setup_times`` holds the set-up's steps in seconds;
+        ``M.prepare(b)`` copies the hierarchy to b's side and binds its
+        products ahead of the first application.
 
     Raises
     ------
