@@ -342,8 +342,6 @@ def _library(ops, A: CSRMatrix):
     return ops.library(A.data, A.indices, A.indptr, A.shape, canonical=True)
 
 
-
-
 def _hashed(n: int, offset: int):
     """SplitMix64's finaliser of arange(n) + offset (uint64 arithmetic wraps as in the kernels)."""
     x = np.arange(n, dtype=np.uint64) + np.uint64(offset)
