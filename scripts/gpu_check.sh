@@ -7,6 +7,7 @@
 # Narrower runs, through the environment:
 #   TESTS_K="segmented"                    pytest -k filter for the tests step
 #   SPMV_ARGS="--only weblike --extra segmented:4"   more arguments for bench_spmv.py
+#   PRECOND_ARGS="--parts amg,amg_iterations"        more arguments for bench_precond.py
 #   PROFILE_SOURCE=gen:... PROFILE_KERNEL=segmented   what the profile step (ncu) reads
 #
 # Run through the device tool from the checkout root, carrying the real matrices:
@@ -79,7 +80,9 @@ for s in "${steps[@]}"; do
                  run_step bench_distributed_check1 150 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
                  python3 scripts/bench_distributed.py --device gpu --check-every 1 gen:poisson2d:256 \
                  gen:poisson2d:1024 gen:poisson3d:96 gen:poisson2d:2048 ;;
-    precond) run_step bench_precond "${PRECOND_LIMIT:-420}" python3 scripts/bench_precond.py --out "$RES" $quick ;;
+    # shellcheck disable=SC2086  # PRECOND_ARGS is a list of words
+    precond) run_step bench_precond "${PRECOND_LIMIT:-420}" python3 scripts/bench_precond.py --out "$RES" $quick \
+                 ${PRECOND_ARGS:-} ;;
     spgemm)  run_step bench_spgemm 120 python3 scripts/bench_spgemm.py --out "$RES" $quick ;;
     profile) run_step profile 180 ncu --clock-control none -k "regex:${PROFILE_KERNEL:-segmented}" -s 1 -c 1 \
                  --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \

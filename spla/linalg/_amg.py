@@ -121,24 +121,35 @@ class _HostSide:
 
 
 class _DeviceSide:
-    """The same steps on the GPU: spla's SpMV launchers (bound once per operator, then launched
-    with no checks) and one fused kernel for the Jacobi correction."""
+    """The same steps on the GPU: spla's SpMV launchers (bound once per operator in :meth:`bind`,
+    then launched with no checks) and one fused kernel for the Jacobi correction."""
 
     def __init__(self, dtype):
         from ..backends.cuda.amg import jacobi_correct_kernel
-        from ..ops.spmv import bound_launcher, spmv
+        from ..ops.spmv import spmv
 
         self._spmv = spmv
-        self._bound = bound_launcher
         self._jacobi = jacobi_correct_kernel()
         self._one = np.dtype(dtype).type(1)
+        self._launchers: dict = {}
+
+    def bind(self, M, internal: bool) -> None:
+        """Bind M's SpMV now. An operator the set-up built (``internal``) runs the auto rule's kernel
+        for its row statistics: no tuning-cache look-up, whose fingerprint copies and hashes its row
+        pointer (tens of milliseconds on a million-row prolongator) for a matrix no cache can hold."""
+        from ..ops.spmv import bind
+        from ..planning.spmv import choose_kernel
+
+        self._launchers[id(M)] = bind(M, choose_kernel(M) if internal else "auto")
 
     def mv(self, M, v):
-        return self._spmv(M, v)
+        launcher = self._launchers.get(id(M))
+        result = None if launcher is None else launcher.fast(v, 1, 0, None)
+        return self._spmv(M, v) if result is None else result
 
     def add_mv(self, M, v, out):
-        launcher = self._bound(M)
-        if launcher is None:  # first product with M: spla.spmv binds (and caches) its launcher
+        launcher = self._launchers.get(id(M))
+        if launcher is None:
             return self._spmv(M, v, out, beta=1.0, out=out)
         return launcher.launch(v, out, self._one, self._one)
 
@@ -185,18 +196,32 @@ class AMGPreconditioner:
         ``aggregation``, ``spectral_radius``, ``tentative``, ``smoothing``,
         ``galerkin``, ``coarse_solve``, summed over the levels; ``pyamg``:
         ``pyamg`` and ``smoother``), and ``total``.
+    setup_reads : int or None
+        ``setup="spla"``: the values the set-up copied from the matrix's side to
+        the host (one synchronisation each on the GPU; cuSPARSE's sparse
+        products read their result sizes besides).
     ml : pyamg.MultilevelSolver or None
         pyamg's hierarchy (``setup="pyamg"`` only).
+    solver_check_every : int
+        1: the spla solvers check convergence after every iteration under this
+        preconditioner (their GPU default is every 8): one cycle costs tens of
+        launches, far more than a check, and AMG-CG converges in tens of
+        iterations, so up to 7 iterations past convergence would add a
+        quarter to a solve.
     cycle : {"V", "W"}
     smoother : {"jacobi", "chebyshev"}
     smoother_options : dict
     """
 
+    solver_check_every = 1
+
     def __init__(self, levels: list, coarse_inverse, *, cycle: str, smoother: str, smoother_options: dict,
-                 setup: str, setup_times: dict | None = None, aggregates: list | None = None, ml=None):
+                 setup: str, setup_times: dict | None = None, setup_reads: int | None = None,
+                 aggregates: list | None = None, ml=None):
         self.ml = ml
         self.setup = setup
         self.setup_times = dict(setup_times or {})
+        self.setup_reads = setup_reads
         self.cycle = cycle
         self.smoother = smoother
         self.smoother_options = dict(smoother_options)
@@ -239,6 +264,11 @@ class AMGPreconditioner:
                 moved.dinv = _on_side(entry.dinv, xp).astype(dtype)
                 moved.scaled_dinv = (entry.omega * _on_side(entry.dinv, xp)).astype(dtype)
             levels.append(moved)
+        if xp is not np:
+            for index, level in enumerate(levels[:-1]):  # the coarsest level is the dense solve
+                side.bind(level.A, internal=index > 0)
+                side.bind(level.P, internal=True)
+                side.bind(level.R, internal=True)
         coarse = _on_side(self._coarse_inverse, xp).astype(dtype)
         hierarchy = _Hierarchy(xp=xp, dtype=dtype, levels=levels, coarse_inverse=coarse, side=side)
         self._by_side[key] = hierarchy
@@ -286,6 +316,14 @@ class AMGPreconditioner:
             coarse_x = self._cycle(h, index + 1, coarse_x, coarse_b, False)
         x = h.side.add_mv(level.P, coarse_x, x)
         return self._smooth(h, level, x, b, False)
+
+    def prepare(self, like) -> AMGPreconditioner:
+        """Copy the hierarchy to the side and float dtype of the array ``like`` and bind every level's
+        products there, as the first application would; returns self. Lets a caller pay this once,
+        outside the first solve (or time it apart)."""
+        xp = _device.array_module(like)
+        self._hierarchy(xp, _float(like.dtype))
+        return self
 
     # -------------------------------------------------------- operator face
     def matvec(self, v):
@@ -538,7 +576,7 @@ def _spla_setup(csr: CSRMatrix, *, cycle, smoother, options, strength, aggregate
             _smoother_entry(entry, level.diagonal, level.rho_dinv_a, level.rho_a, smoother, options, index)
         levels.append(entry)
     return AMGPreconditioner(levels, result.coarse_inverse, cycle=cycle, smoother=smoother, smoother_options=options,
-                             setup="spla", setup_times=result.times,
+                             setup="spla", setup_times=result.times, setup_reads=result.reads,
                              aggregates=[level.aggregates for level in result.levels if level.aggregates is not None])
 
 
@@ -555,7 +593,8 @@ def amg(A, *, setup: str = "auto", cycle: str = "V", smoother: str = "jacobi", s
     setup : {"auto", "spla", "pyamg"}
         ``"spla"``: spla's own set-up on A's side (NumPy/SciPy on the host,
         CuPy/cupyx on the GPU: a GPU matrix never leaves the device) with a
-        parallel MIS(2) aggregation. ``"pyamg"``: pyamg's
+        parallel MIS(2) aggregation and a second pass, and rho(D^-1 A) from 6
+        Lanczos steps (pyamg: up to 15, restarted to 1%). ``"pyamg"``: pyamg's
         ``smoothed_aggregation_solver`` on the host. ``"auto"``: ``"spla"``
         for a GPU matrix, ``"pyamg"`` for a host matrix when pyamg is
         installed (its compiled sequential aggregation is the faster host
@@ -573,8 +612,11 @@ def amg(A, *, setup: str = "auto", cycle: str = "V", smoother: str = "jacobi", s
         symmetric strength, ``|a_ij| >= t sqrt(|a_ii a_jj|)``. pyamg's other
         measures with ``setup="pyamg"``.
     aggregate
-        Default: ``"mis2"`` (``setup="spla"``, the only one it has) or pyamg's
-        ``"standard"`` (``setup="pyamg"``, which takes any of pyamg's).
+        Default: ``"mis2"`` (``setup="spla"``, the only one it has: MIS(2)
+        roots take their neighbours, then free nodes with at least 5 free
+        strong neighbours seed more aggregates, then the rest join a
+        neighbour's) or pyamg's ``"standard"`` (``setup="pyamg"``, which takes
+        any of pyamg's).
     smooth
         Prolongation smoother: ``("jacobi", {"omega": 4/3})`` (pyamg's
         default), or None for unsmoothed aggregation; pyamg's others with
@@ -596,7 +638,9 @@ def amg(A, *, setup: str = "auto", cycle: str = "V", smoother: str = "jacobi", s
     -------
     AMGPreconditioner
         ``M=`` for any solver, or ``.solve(b, rtol=..., maxiter=...)``;
-        ``M.setup_times`` holds the set-up's steps in seconds.
+        ``M.setup_times`` holds the set-up's steps in seconds;
+        ``M.prepare(b)`` copies the hierarchy to b's side and binds its
+        products ahead of the first application.
 
     Raises
     ------

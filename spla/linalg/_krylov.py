@@ -27,7 +27,10 @@ the residual norm only every ``check_every`` iterations
 (:data:`DEFAULT_GPU_CHECK_EVERY` = 8, each check one sync of ~10-20 us), so
 up to ``check_every - 1`` more iterations than SciPy may run, and the
 returned x is the later, more accurate one. ``check_every=1`` checks every
-iteration as SciPy does. GMRES and MINRES keep their small scalar
+iteration as SciPy does; it is also the default under a preconditioner that
+asks for it (``M.solver_check_every``: an AMG cycle costs tens of launches and
+most of a millisecond on large problems, so an iteration run past convergence
+costs far more than a check). GMRES and MINRES keep their small scalar
 recurrences on the host (a Givens rotation per step); their convergence test
 needs those, so they synchronise once per (inner) iteration.
 """
@@ -61,7 +64,8 @@ _PARAMETERS_DOC = """
         ``callback(xk)`` after every iteration, with the current iterate.
     check_every : int, optional
         Iterations between convergence checks; default 1 on the CPU and
-        ``DEFAULT_GPU_CHECK_EVERY`` on the GPU (see the module notes).
+        ``DEFAULT_GPU_CHECK_EVERY`` on the GPU, or ``M.solver_check_every``
+        when M has it (see the module notes).
     capture : bool, optional
         cg only, GPU only: record two iterations' launches once into a CUDA
         graph and replay it between convergence checks (default on where it

@@ -224,7 +224,8 @@ def make_system(A, b, x0=None, M=None, *, check_every=None, block=False) -> Syst
     M : preconditioner like A, or a :class:`JacobiPreconditioner`, optional
     check_every : int, optional
         Iterations between convergence checks (default 1 on the CPU,
-        ``DEFAULT_GPU_CHECK_EVERY`` on the GPU).
+        ``DEFAULT_GPU_CHECK_EVERY`` on the GPU, or the preconditioner's
+        ``M.solver_check_every`` when it has one).
 
     Raises
     ------
@@ -268,7 +269,7 @@ def make_system(A, b, x0=None, M=None, *, check_every=None, block=False) -> Syst
         psolve, _ = _build_matvec(M, xp, dtype, "M")
 
     if check_every is None:
-        check_every = DEFAULT_GPU_CHECK_EVERY if xp is not np else 1
+        check_every = getattr(M, "solver_check_every", None) or (DEFAULT_GPU_CHECK_EVERY if xp is not np else 1)
     check_every = int(check_every)
     if check_every < 1:
         raise InputError(f"check_every must be >= 1, got {check_every}")

@@ -97,6 +97,25 @@ def test_accel_solve_and_block_rhs(xp, rng):
     np.testing.assert_allclose(to_host(Y)[:, 1], to_host(M @ xp.asarray(B[:, 1])), rtol=1e-12, atol=1e-14)
 
 
+def test_solvers_check_every_iteration_under_amg(xp):
+    """An AMG cycle costs far more than a convergence check: under M=amg the solvers' GPU default of
+    a check every DEFAULT_GPU_CHECK_EVERY iterations gives way to every iteration, so none runs
+    past convergence; without M the default stays."""
+    from spla.linalg._system import DEFAULT_GPU_CHECK_EVERY, make_system
+
+    A = CSRMatrix.from_scipy(poisson2d(24))
+    b = xp.ones(A.n_rows)
+    M = amg(A, setup="spla")
+    assert make_system(A, b, M=M).check_every == 1
+    assert make_system(A, b).check_every == (1 if xp is np else DEFAULT_GPU_CHECK_EVERY)
+    assert make_system(A, b, M=M, check_every=4).check_every == 4
+    seen: list = []
+    x, info = cg(A, b, rtol=1e-8, M=M, callback=lambda xk: seen.append(1))
+    reference = [0]
+    cg(A, to_host(b), rtol=1e-8, M=M, callback=lambda xk: reference.__setitem__(0, reference[0] + 1))
+    assert info == 0 and len(seen) == reference[0]  # the GPU stops where the CPU (checking every time) does
+
+
 def test_a_matrix_below_max_coarse_is_one_dense_solve(rng):
     A = poisson2d(3)
     M = amg(A)

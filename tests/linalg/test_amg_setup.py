@@ -10,6 +10,7 @@ from conftest import to_host
 from precond_systems import SPD_SYSTEMS, anisotropic2d, graph_laplacian, jumping2d, poisson2d, poisson3d
 from scipy.sparse.csgraph import connected_components
 
+import spla
 from spla import CSRMatrix, DeviceMemoryError, device, linalg
 from spla.errors import InputError
 from spla.linalg import _amg, _amg_setup
@@ -94,7 +95,8 @@ def test_the_hierarchy_is_valid(xp, name):
 @pytest.mark.parametrize("name", ["poisson2d", "poisson3d", "jumping2d"])
 def test_prolongation_is_jacobi_smoothed_tentative(xp, name):
     """P = (I - w D^-1 A) P0 on the finest level, with P0 the normalised aggregates and
-    w rho(D^-1 A) = 4/3 up to the Lanczos estimate (which may sit a little below rho)."""
+    w rho(D^-1 A) = 4/3 up to the Lanczos estimate (a lower bound: after LANCZOS_STEPS = 6 steps
+    up to about 8% below rho on these grids)."""
     make, options = HIERARCHIES[name]
     A = sp.csr_matrix(make())
     M = linalg.amg(_on_side(A, xp), setup="spla", max_coarse=10, **options)
@@ -109,7 +111,7 @@ def test_prolongation_is_jacobi_smoothed_tentative(xp, name):
     np.testing.assert_allclose(P, P0.toarray() - w * T, rtol=0, atol=1e-13)
     d = np.sqrt(A.diagonal())
     rho = np.linalg.eigvalsh((A / d[:, None] / d[None, :]).toarray()).max()
-    assert 4.0 / 3.0 <= w * rho <= 4.0 / 3.0 * 1.05
+    assert 4.0 / 3.0 <= w * rho <= 4.0 / 3.0 * 1.10
 
 
 @pytest.mark.parametrize("make,options", [
@@ -176,8 +178,9 @@ def test_cpu_and_gpu_setups_build_the_same_hierarchy(name):
 def _graph(A, theta=0.0) -> _amg_setup.StrengthGraph:
     csr = CSRMatrix.from_scipy(sp.csr_matrix(A))
     ops = _amg_setup.HostSetupOps()
-    rows = ops.row_ids(csr.indptr, csr.nnz)
-    return _amg_setup.strength_graph(ops, csr, rows, _amg_setup.diagonal_of(np, csr, rows), theta)
+    graph, nonpositive, nonfinite = _amg_setup.strength_graph(ops, csr, ops.diagonal(csr), theta, first_level=True)
+    assert nonpositive == nonfinite == 0
+    return graph
 
 
 @pytest.mark.parametrize("make", [lambda: poisson2d(30), lambda: poisson3d(9), lambda: graph_laplacian(300)])
@@ -191,7 +194,7 @@ def test_mis2_roots_are_a_maximal_distance_2_independent_set(xp, make):
         ops = DeviceSetupOps()
         graph = _amg_setup.StrengthGraph(xp.asarray(graph.indptr), xp.asarray(graph.indices), graph.n,
                                          xp.asarray(graph.isolated))
-    priorities = _amg_setup._priorities(xp, graph.n, _amg_setup.SEED)
+    priorities = ops.priorities(graph.n, _amg_setup._hash_offset(_amg_setup.SEED))
     roots, rounds = _amg_setup.mis2_roots(ops, graph, priorities)
     roots = to_host(roots)
     C = _strength(A, 0.0)
@@ -206,9 +209,130 @@ def test_mis2_roots_are_a_maximal_distance_2_independent_set(xp, make):
     assert not np.any(roots & isolated)
     assert rounds < 40
     if xp is not np:  # the device rounds pick exactly the host's roots
-        host_roots, _ = _amg_setup.mis2_roots(_amg_setup.HostSetupOps(), _graph(A),
-                                              _amg_setup._priorities(np, graph.n, _amg_setup.SEED))
+        host = _amg_setup.HostSetupOps()
+        host_roots, _ = _amg_setup.mis2_roots(host, _graph(A),
+                                              host.priorities(graph.n, _amg_setup._hash_offset(_amg_setup.SEED)))
         np.testing.assert_array_equal(roots, host_roots)
+
+
+@pytest.mark.parametrize("name,smoother", [("poisson2d", "jacobi"), ("poisson3d", "chebyshev"),
+                                           ("anisotropic2d", "jacobi"), ("graph_laplacian", "jacobi")])
+def test_host_reads_per_level(xp, name, smoother):
+    """The set-up copies values to the host only where it needs them: the row statistics of the
+    finest operator; per coarsened level the strength graph's size (with the diagonal check), an
+    MIS flag every MIS_CHECK_EVERY rounds, the aggregate counts, each spectral radius's Lanczos
+    matrix, the sizes of the two Galerkin products and the new operators' row statistics; the
+    coarsest inverse's accuracy. On the GPU each read is a synchronisation."""
+    make, options = HIERARCHIES[name]
+    A = _on_side(make(), xp)
+    setup_options = _amg_setup.SetupOptions(theta=_theta(options), max_coarse=10, rho_dinv_a=smoother == "jacobi",
+                                            rho_a=smoother == "chebyshev")
+    result = _amg_setup.smoothed_aggregation(A, setup_options)
+    coarsened = [level for level in result.levels if level.P is not None]
+    assert len(coarsened) >= 2
+    radii = 1 + (smoother == "chebyshev")
+    per_level = [5 + radii + level.mis_rounds // _amg_setup.MIS_CHECK_EVERY for level in coarsened]
+    assert all(level.mis_rounds % _amg_setup.MIS_CHECK_EVERY == 0 for level in coarsened)
+    assert result.reads == 1 + sum(per_level) + 1
+    M = linalg.amg(A, setup="spla", smoother=smoother, max_coarse=10, **options)
+    assert M.setup_reads == result.reads - 1  # A keeps the row statistics the first set-up gave it
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_device_setup_ops_match_the_host(rng, index_dtype):
+    """Each raw-kernel step of the GPU set-up (kernels/amg_setup.cu) against its NumPy twin, on a
+    matrix with a varying diagonal, couplings on both sides of theta, and a row without strong
+    neighbours; the integer steps and the per-row values exactly, the reductions to rounding."""
+    from spla.backends.cuda.amg import DeviceSetupOps
+
+    cupy = device.require_cupy()
+    noise = sp.random(576, 576, density=0.01, random_state=np.random.default_rng(5), format="csr") * 0.05
+    A = sp.csr_matrix(jumping2d(24) - (noise + noise.T)).tolil()
+    A[7, :] = 0
+    A[:, 7] = 0
+    A[7, 7] = 3.0
+    A = (A + 10 * sp.identity(576)).tocsr()
+    A.sort_indices()
+    host_A = CSRMatrix(A.data, A.indices, A.indptr, A.shape, index_dtype=index_dtype)
+    device_A = host_A.to_device()
+    host, dev = _amg_setup.HostSetupOps(), DeviceSetupOps()
+    np.testing.assert_array_equal(dev.diagonal(device_A).get(), host.diagonal(host_A))
+    assert dev.reads == 0
+    diagonal = host.diagonal(host_A)
+    for theta in (0.0, 0.25):
+        want, *_ = _amg_setup.strength_graph(host, host_A, diagonal, theta, first_level=True)
+        got, *_ = _amg_setup.strength_graph(dev, device_A, cupy.asarray(diagonal), theta, first_level=True)
+        for field in ("indptr", "indices", "isolated"):
+            np.testing.assert_array_equal(getattr(got, field).get(), getattr(want, field))
+        assert want.isolated[7] and got.indices.dtype == index_dtype
+    graph, _, _ = _amg_setup.strength_graph(dev, device_A, cupy.asarray(diagonal), 0.25, first_level=False)
+    host_graph, _, _ = _amg_setup.strength_graph(host, host_A, diagonal, 0.25, first_level=False)
+    assert dev.reads == 3  # the strength graph's size with the diagonal check, once per graph
+    mask = rng.random(576) < 0.4
+    np.testing.assert_array_equal(dev.row_count(graph, cupy.asarray(mask)).get(), host.row_count(host_graph, mask))
+    keys = rng.integers(0, 2**62, size=576)
+    np.testing.assert_array_equal(dev.row_max(graph, cupy.asarray(keys)).get(), host.row_max(host_graph, keys))
+    for offset in (0, _amg_setup._hash_offset(_amg_setup.SEED + 3)):
+        np.testing.assert_array_equal(dev.priorities(576, offset).get(), host.priorities(576, offset))
+        np.testing.assert_array_equal(dev.start_vector(576, offset).get(), host.start_vector(576, offset))
+    priorities = host.priorities(576, 12345)
+    owner = np.where(rng.random(576) < 0.4, rng.integers(0, 576, size=576), -1)
+    sources = (owner >= 0) & (rng.random(576) < 0.7)
+    np.testing.assert_array_equal(
+        dev.join(graph, cupy.asarray(owner), cupy.asarray(priorities), cupy.asarray(sources)).get(),
+        host.join(host_graph, owner, priorities, sources))
+    shift = _amg_setup.STATE_SHIFT
+    keys = (rng.integers(0, 3, size=576) << shift) | priorities
+    for near in (keys, host.row_max(host_graph, keys)):  # MIS(1) and MIS(2) rounds
+        host_flags, device_flags = np.zeros(1, dtype=np.int32), cupy.zeros(1, dtype=cupy.int32)
+        want = host.mis_round(host_graph, near, keys, host_flags, 0, shift)
+        got = dev.mis_round(graph, cupy.asarray(near), cupy.asarray(keys), device_flags, 0, shift)
+        np.testing.assert_array_equal(got.get(), want)
+        assert device_flags.get()[0] == host_flags[0]
+    np.testing.assert_array_equal(dev.jacobi_operator_values(device_A, cupy.asarray(diagonal), 0.7).get(),
+                                  host.jacobi_operator_values(host_A, diagonal, 0.7))
+    segments, values = rng.integers(0, 50, size=576), rng.standard_normal(576)
+    np.testing.assert_allclose(dev.segment_sum(cupy.asarray(segments), cupy.asarray(values), 60).get(),
+                               host.segment_sum(segments, values, 60), rtol=0, atol=1e-12)
+    a, b, w = rng.standard_normal((3, 576))
+    scalars = cupy.zeros(2)
+    dev.dot(cupy.asarray(a), cupy.asarray(b), scalars, 0)
+    dev.dot(cupy.asarray(a), cupy.asarray(b), scalars, 1, weight=cupy.asarray(w))
+    np.testing.assert_allclose(scalars.get(), [a @ b, (a * w) @ b], rtol=1e-12)
+    assert dev.reads == 3
+    S = A.astype(np.float64)
+    for d in (None, diagonal):
+        want = _amg_setup.spectral_radius(host, lambda v: S @ v, d, 576, 10, 3)
+        got = _amg_setup.spectral_radius(dev, lambda v: spla.spmv(device_A, v), None if d is None else cupy.asarray(d),
+                                         576, 10, 3)
+        assert got == pytest.approx(want, rel=1e-10)
+    assert dev.reads == 5  # and the two tridiagonal matrices: nothing else came to the host
+
+
+@pytest.mark.gpu
+def test_prepare_binds_every_level_and_looks_up_only_the_users_matrix(tmp_path, monkeypatch, rng):
+    """prepare() does what the first GPU application did (copy, bind each level's products); the
+    operators the set-up built never go through the tuning cache's fingerprint (a row-pointer copy
+    and hash each), only the caller's matrix does, once."""
+    from spla.planning import tune as plan_tune
+
+    cupy = device.require_cupy()
+    cache = tmp_path / "tune.json"
+    cache.write_text("{}")
+    monkeypatch.setenv("SPLA_TUNE_CACHE", str(cache))
+    fingerprinted = []
+    real = plan_tune.fingerprint
+    monkeypatch.setattr(plan_tune, "fingerprint", lambda A, name: fingerprinted.append(A.shape) or real(A, name))
+    A = _on_side(poisson2d(64), cupy)
+    M = linalg.amg(A, setup="spla", max_coarse=10)
+    assert M.levels >= 4
+    v = rng.standard_normal(A.n_rows)
+    assert M.prepare(cupy.asarray(v)) is M
+    assert fingerprinted == [A.shape]
+    want = linalg.amg(_on_side(poisson2d(64), np), setup="spla", max_coarse=10).matvec(v)
+    np.testing.assert_allclose(M.matvec(cupy.asarray(v)).get(), want, rtol=0, atol=1e-9 * np.abs(want).max())
+    assert fingerprinted == [A.shape]
 
 
 def test_setup_is_deterministic_and_rows_without_strong_connections_stay_out():
@@ -226,13 +350,17 @@ def test_setup_is_deterministic_and_rows_without_strong_connections_stay_out():
 
 
 def test_spectral_radius_matches_the_eigenvalues(rng):
+    ops = _amg_setup.HostSetupOps()
     small = poisson2d(3).toarray()  # 9 rows: 10 Lanczos steps exhaust the space, the estimate is exact
-    got = _amg_setup.spectral_radius(np, lambda v: small @ v, 9, 10, 1)
+    got = _amg_setup.spectral_radius(ops, lambda v: small @ v, None, 9, 10, 1)
     assert got == pytest.approx(np.linalg.eigvalsh(small).max(), rel=1e-12)
-    A = sp.csr_matrix(poisson2d(30))
-    got = _amg_setup.spectral_radius(np, lambda v: A @ v, A.shape[0], 10, 1)
-    want = np.linalg.eigvalsh(A.toarray()).max()
-    assert 0.97 * want <= got <= want * (1 + 1e-12)
+    A = sp.csr_matrix(jumping2d(30))  # a diagonal that varies: rho(D^-1 A) differs from rho(A) / max(d)
+    d = A.diagonal()
+    for diagonal, dense in ((None, A.toarray()), (d, (A / np.sqrt(d)[:, None] / np.sqrt(d)[None, :]).toarray())):
+        got = _amg_setup.spectral_radius(ops, lambda v: A @ v, diagonal, A.shape[0], 10, 1)
+        want = np.linalg.eigvalsh(dense).max()
+        assert 0.97 * want <= got <= want * (1 + 1e-12)
+    assert ops.reads == 3  # the tridiagonal matrix, once per estimate
 
 
 def test_chebyshev_coefficients_give_the_scaled_chebyshev_residual():

@@ -2,11 +2,14 @@
 
 :class:`DeviceSetupOps` implements the interface of
 :class:`spla.linalg._amg_setup.HostSetupOps` on CuPy arrays and
-``cupyx.scipy.sparse`` matrices: the two graph steps of the MIS(2) aggregation
-as raw kernels (kernels/amg_setup.cu), sparse products through cuSPARSE's
-SpGEMM with the memory they need checked first, CUDA events for the step
-timings (no host synchronisation between steps). :func:`jacobi_correct_kernel`
-is the cycle's fused Jacobi sweep.
+``cupyx.scipy.sparse`` matrices: the per-row passes (diagonal, strength graph,
+the prolongation smoother's values), the graph steps of the MIS(2) aggregation
+and the fused Lanczos steps as raw kernels (kernels/amg_setup.cu), sparse
+products through cuSPARSE's SpGEMM with the memory they need checked first,
+CUDA events for the step timings (no host synchronisation between steps), and
+:meth:`DeviceSetupOps.read`, the one door through which the set-up copies values
+to the host (counted). :func:`jacobi_correct_kernel` is the cycle's fused
+Jacobi sweep.
 """
 
 from __future__ import annotations
@@ -17,11 +20,18 @@ import numpy as np
 
 from ... import device as _device
 from ...errors import InputError
-from .runtime import INDEX_TYPES, KernelSource, grid_1d, template
+from .runtime import INDEX_TYPES, KernelSource, ceil_div, grid_1d, template
+from .solvers import SOLVER_BLOCK, SOLVER_DEFINES
 
 AMG_BLOCK = 256
-AMG_SETUP_SOURCE = KernelSource("amg_setup.cu", [template("spla_amg_row_max", i) for i in INDEX_TYPES]
-                                + ["spla_amg_mis2_update"])
+_ROW_KERNELS = ("spla_amg_diagonal", "spla_amg_strong_count", "spla_amg_strong_fill", "spla_amg_jacobi_operator",
+                "spla_amg_row_count", "spla_amg_row_max", "spla_amg_mis_round", "spla_amg_join")
+AMG_SETUP_SOURCE = KernelSource(
+    "amg_setup.cu",
+    [template(name, i) for name in _ROW_KERNELS for i in INDEX_TYPES]
+    + [template("spla_amg_dot", False), template("spla_amg_dot", True), "spla_amg_lanczos_orthogonalize",
+       "spla_amg_lanczos_normalize", "spla_amg_priorities", "spla_amg_start_vector"],
+    SOLVER_DEFINES)
 # cuSPARSE's SpGEMM counts intermediate products in 32-bit integers
 SPGEMM_MAX_PRODUCTS = 2**31 - 1
 
@@ -36,27 +46,119 @@ class DeviceSetupOps:
         import cupyx.scipy.sparse as csp
 
         self._csp = csp
+        self.reads = 0
+        self._reduction_grid = 8 * self.xp.cuda.Device().attributes["MultiProcessorCount"]
+        self._partials = self.xp.empty(self._reduction_grid, dtype=self.xp.float64)
+        self._counter = self.xp.zeros(1, dtype=self.xp.uint32)
 
-    # ------------------------------------------------------------ graph steps
+    def read(self, value) -> np.ndarray:
+        """value (a device array) on the host: the set-up's only deliberate device-to-host copy."""
+        self.reads += 1
+        return value.get()
+
+    # ------------------------------------------------------------ row passes
+    def _rows(self, name: str, A, *args):
+        """A thread-per-row kernel over the CSR structure of A (a cupyx matrix or a strength graph)."""
+        n = A.indptr.shape[0] - 1
+        kernel = AMG_SETUP_SOURCE.function(template(name, A.indices.dtype))
+        kernel((grid_1d(n, AMG_BLOCK),), (AMG_BLOCK,), (A.indptr, A.indices, *args, np.int64(n)))
+
     def row_ids(self, indptr, nnz: int):
         """The row of each stored entry (a binary search per entry: CuPy's repeat takes no array of counts)."""
         cupy = self.xp
         return cupy.searchsorted(indptr[1:], cupy.arange(nnz, dtype=indptr.dtype), side="right")
 
-    def row_max(self, graph, keys):
-        out = self.xp.empty_like(keys)
-        kernel = AMG_SETUP_SOURCE.function(template("spla_amg_row_max", graph.indices.dtype))
-        n = graph.n
-        kernel((grid_1d(n, AMG_BLOCK),), (AMG_BLOCK,), (graph.indptr, graph.indices, keys, out, np.int64(n)))
+    def diagonal(self, A):
+        out = self.xp.empty(A.shape[0], dtype=self.xp.float64)
+        self._rows("spla_amg_diagonal", A, A.data, out)
         return out
 
-    def mis2_update(self, keys, top, flags, round_index: int, state_shift: int):
-        out = self.xp.empty_like(keys)
-        n = keys.shape[0]
-        kernel = AMG_SETUP_SOURCE.function("spla_amg_mis2_update")
-        kernel((grid_1d(n, AMG_BLOCK),), (AMG_BLOCK,),
-               (keys, top, out, flags[round_index:round_index + 1], np.int64(n), np.int32(state_shift)))
+    def strong_counts(self, A, diagonal, theta: float, negligible: float):
+        counts = self.xp.empty(A.shape[0], dtype=self.xp.int64)
+        self._rows("spla_amg_strong_count", A, A.data, diagonal, np.float64(theta), np.float64(negligible), counts)
+        return counts
+
+    def strong_columns(self, A, diagonal, theta: float, negligible: float, graph_indptr, nnz: int):
+        out = self.xp.empty(nnz, dtype=A.indices.dtype)
+        self._rows("spla_amg_strong_fill", A, A.data, diagonal, np.float64(theta), np.float64(negligible),
+                   graph_indptr, out)
         return out
+
+    def jacobi_operator_values(self, A, diagonal, weight: float):
+        out = self.xp.empty(A.nnz, dtype=self.xp.float64)
+        self._rows("spla_amg_jacobi_operator", A, A.data, diagonal, np.float64(weight), out)
+        return out
+
+    def segment_sum(self, segments, values, count: int):
+        """out[k] = sum of values[i] with segments[i] == k (atomic adds: CuPy's bincount reads the
+        largest segment back to the host to size its output)."""
+        import cupyx
+
+        out = self.xp.zeros(count, dtype=values.dtype)
+        cupyx.scatter_add(out, segments, values)
+        return out
+
+    def row_count(self, graph, mask):
+        out = self.xp.empty(graph.n, dtype=self.xp.int64)
+        self._rows("spla_amg_row_count", graph, mask, out)
+        return out
+
+    # ------------------------------------------------------------ graph steps
+    def row_max(self, graph, keys):
+        out = self.xp.empty_like(keys)
+        self._rows("spla_amg_row_max", graph, keys, out)
+        return out
+
+    def mis_round(self, graph, near, keys, flags, round_index: int, state_shift: int):
+        out = self.xp.empty_like(keys)
+        self._rows("spla_amg_mis_round", graph, keys, near, out, flags[round_index:round_index + 1],
+                   np.int32(state_shift))
+        return out
+
+    def join(self, graph, owner, priorities, sources):
+        out = self.xp.empty_like(owner)
+        self._rows("spla_amg_join", graph, owner, priorities, sources, out)
+        return out
+
+    def _hash(self, name: str, n: int, dtype, offset: int):
+        out = self.xp.empty(n, dtype=dtype)
+        AMG_SETUP_SOURCE.function(name)((grid_1d(n, AMG_BLOCK),), (AMG_BLOCK,), (out, np.int64(n), np.uint64(offset)))
+        return out
+
+    def priorities(self, n: int, offset: int):
+        return self._hash("spla_amg_priorities", n, self.xp.int64, offset)
+
+    def start_vector(self, n: int, offset: int):
+        return self._hash("spla_amg_start_vector", n, self.xp.float64, offset)
+
+    # ------------------------------------------------------------ Lanczos steps (scalars stay on the device)
+    def _reduce(self, name: str, n: int, args):
+        grid = max(1, min(ceil_div(max(n, 1), SOLVER_BLOCK), self._reduction_grid))
+        AMG_SETUP_SOURCE.function(name)((grid,), (SOLVER_BLOCK,), args)
+
+    def dot(self, a, b, scalars, slot: int, weight=None):
+        """scalars[slot] = a . b (weighted: sum a b weight)."""
+        n = a.shape[0]
+        name = template("spla_amg_dot", weight is not None)
+        self._reduce(name, n, (a, b, weight if weight is not None else a, np.int64(n), self._partials,
+                               self._counter, scalars, np.int32(slot)))
+
+    def lanczos_orthogonalize(self, u, dinv, d, v, p, scalars, alpha_slot: int, beta_slot: int, out_slot: int):
+        """w = D^-1 u - alpha v - beta p; scalars[out_slot] = w . D w."""
+        n = u.shape[0]
+        w = self.xp.empty_like(u)
+        self._reduce("spla_amg_lanczos_orthogonalize", n,
+                     (u, dinv, d, v, p, w, np.int64(n), self._partials, self._counter, scalars,
+                      np.int32(alpha_slot), np.int32(beta_slot), np.int32(out_slot)))
+        return w
+
+    def lanczos_normalize(self, w, scalars, slot: int):
+        """w / sqrt(scalars[slot])."""
+        n = w.shape[0]
+        v = self.xp.empty_like(w)
+        kernel = AMG_SETUP_SOURCE.function("spla_amg_lanczos_normalize")
+        kernel((grid_1d(n, AMG_BLOCK),), (AMG_BLOCK,), (w, v, np.int64(n), scalars, np.int32(slot)))
+        return v
 
     # ------------------------------------------------------------ sparse matrices
     def library(self, data, indices, indptr, shape, canonical: bool):
@@ -66,15 +168,14 @@ class DeviceSetupOps:
             M.has_canonical_format = True
         return M
 
-    def product(self, A, B, what: str):
-        """A @ B through cuSPARSE's SpGEMM, after checking that its work fits on the device.
+    def product(self, A, B, what: str, products: int):
+        """A @ B through cuSPARSE's SpGEMM, after checking that its ``products`` intermediate
+        products (counted by the caller) fit on the device.
 
-        Raises :class:`spla.DeviceMemoryError` (sizes in the message) when it would not, and
+        Raises :class:`spla.DeviceMemoryError` (sizes in the message) when it would not fit, and
         :class:`InputError` when the product count passes cuSPARSE's 32-bit counters; either
         way before anything is allocated, never a truncated product.
         """
-        cupy = self.xp
-        products = int(cupy.diff(B.indptr)[A.indices].sum(dtype=cupy.int64)) if A.nnz else 0
         if products > SPGEMM_MAX_PRODUCTS:
             raise InputError(f"the AMG {what} has {products:,} intermediate products, more than cuSPARSE's "
                              f"32-bit SpGEMM counts; set up on the host (spla.linalg.amg(A.to_host()))")
@@ -94,13 +195,16 @@ class DeviceSetupOps:
         return T
 
     # ------------------------------------------------------------ row statistics for the SpMV plans
-    def row_length_summary(self, indptr):
-        """(std, longest, empty rows) of the row lengths, reduced on the device (one transfer)."""
+    def row_length_summaries(self, indptrs) -> list:
+        """(std, longest, empty rows) of each matrix's row lengths, reduced on the device (one read)."""
         cupy = self.xp
-        lengths = cupy.diff(indptr)
-        summary = cupy.stack([lengths.std(dtype=cupy.float64), lengths.max().astype(cupy.float64),
-                              (lengths == 0).sum().astype(cupy.float64)]).get()
-        return float(summary[0]), int(summary[1]), int(summary[2])
+        values = []
+        for indptr in indptrs:
+            lengths = cupy.diff(indptr)
+            values += [lengths.std(dtype=cupy.float64), lengths.max().astype(cupy.float64),
+                       (lengths == 0).sum().astype(cupy.float64)]
+        host = self.read(cupy.stack(values))
+        return [(float(host[k]), int(host[k + 1]), int(host[k + 2])) for k in range(0, host.size, 3)]
 
     # ------------------------------------------------------------ timing
     def mark(self):
