@@ -604,12 +604,12 @@ class LocalProduct:
 
 def _launcher(block: CSRMatrix):
     """``spla.spmv``'s launcher of a device block for the ``auto`` kernel (bound now unless spla.spmv
-    already has), or None for a block with no entries."""
+    already has, and cached on the block as spla.spmv caches it), or None for a block with no entries."""
     if block.nnz == 0 or block.n_rows == 0 or block.n_cols == 0:
         return None
-    from ..ops.spmv import bind, bound_launcher
+    from ..ops.spmv import launcher
 
-    return bound_launcher(block) or bind(block)
+    return launcher(block)
 
 
 def _scatter_add(xp, y, index, values) -> None:

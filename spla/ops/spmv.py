@@ -135,12 +135,10 @@ def _spmv_gpu(A, x, y, alpha, beta, kernel, out):
         out = cupy.empty(A.n_rows, dtype=dtype)
     if beta != 0 and y is not out:
         out[...] = y
-    launcher = bind(A, kernel)
-    # cache on the matrix the caller holds, its device copy, and the host matrix of
-    # that copy (spla.spmv and A @ x on a host matrix pass through its device copy)
-    for holder in {id(m): m for m in (caller, A, A._cache.get("host")) if m is not None}.values():
-        holder._cache.setdefault(BOUND, {})[kernel] = launcher
-    return launcher.launch(x, out, dtype.type(alpha), dtype.type(beta))
+    # cached on the matrix the caller holds too, and on the host matrix of the device copy
+    # (spla.spmv and A @ x on a host matrix pass through its device copy)
+    bound = launcher(A, kernel, holders=(caller, A._cache.get("host")))
+    return bound.launch(x, out, dtype.type(alpha), dtype.type(beta))
 
 
 def bind(A, kernel: str = "auto", row_plan=None):
@@ -172,14 +170,15 @@ def bound_launcher(A, kernel: str = "auto"):
     return A._cache.get(BOUND, {}).get(kernel)
 
 
-def launcher(A, kernel: str = "auto"):
-    """The launcher ``spla.spmv`` runs for the device matrix A and ``kernel``: the cached one,
-    else bound now and cached on A as a first ``spla.spmv`` call would."""
+def launcher(A, kernel: str = "auto", *, holders=()):
+    """The launcher ``spla.spmv`` runs for the device matrix A and ``kernel``: the one cached on
+    A, else bound now; cached on A and on each of ``holders`` (other copies of A, or None)."""
     found = bound_launcher(A, kernel)
     if found is None:
         with device.device_memory_errors("SpMV"):
             found = bind(A, kernel)
-        A._cache.setdefault(BOUND, {})[kernel] = found
+    for holder in {id(m): m for m in (A, *holders) if m is not None}.values():
+        holder._cache.setdefault(BOUND, {})[kernel] = found
     return found
 
 
