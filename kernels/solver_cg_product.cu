@@ -1,6 +1,7 @@
 // solver_cg_product: CG's product q = A p and its p.q in one launch, and from the second
 // iteration on the new search direction p = z + beta p formed inside the same launch
-// (launched by spla/backends/cuda/solvers.py, CgProduct).
+// (launched by spla/backends/cuda/solvers.py, CgProduct); and spla_cg_loop, whole CG
+// iterations in one launch for small problems (CgLoop, at the end of this file).
 //
 // Why: on small problems a CG iteration is bound by its launch count (each launch, or each
 // node of a CUDA graph, costs a few microseconds whatever it does), and on large ones by
@@ -26,7 +27,8 @@
 // the threads in a fixed order, so the result is the same on every run with the same grid.
 //
 // Constraints: A square (p and q indexed alike); blockDim.x == SOLVER_BLOCK; partials hold
-// gridDim.x doubles; a grid-stride loop covers any number of rows with any grid.
+// gridDim.x doubles (spla_cg_loop: 3 gridDim.x); a grid-stride loop covers any number of rows
+// with any grid.
 // Figures: BENCHMARKS.md, captured CG (scripts/bench_precond.py --parts capture).
 #include "solver_reduce.cuh"
 
@@ -37,14 +39,82 @@ namespace spla {
 __device__ __forceinline__ float direction_entry(float z, float p, float beta) { return fmaf(beta, p, z); }
 __device__ __forceinline__ double direction_entry(double z, double p, double beta) { return fma(beta, p, z); }
 
+// A vector entry: through the read-only cache where the vector is constant during the launch,
+// from L2 (never a stale L1 line) where other blocks of the same launch wrote it (spla_cg_loop).
+template <bool COHERENT, typename V>
+__device__ __forceinline__ V load_entry(const V* v) {
+    if constexpr (COHERENT) {
+        return __ldcg(v);
+    } else {
+        return __ldg(v);
+    }
+}
+
 // Entry c of the vector the SpMV multiplies: p_in[c], or with DIRECTION z[c] + beta p_in[c].
-template <bool DIRECTION, typename V>
+template <bool DIRECTION, bool COHERENT, typename V>
 __device__ __forceinline__ V product_entry(long long c, const V* __restrict__ p_in, const V* __restrict__ z, V beta) {
     if constexpr (DIRECTION) {
-        return direction_entry(__ldg(z + c), __ldg(p_in + c), beta);
+        return direction_entry(load_entry<COHERENT>(z + c), load_entry<COHERENT>(p_in + c), beta);
     } else {
-        return __ldg(p_in + c);
+        return load_entry<COHERENT>(p_in + c);
     }
+}
+
+// The product step over the rows this thread takes part in: q = A p (with DIRECTION p = z +
+// beta p_in, stored in p_out by each row's owner), returning this thread's share of p.q.
+template <typename V, typename I, int LANES, bool DIRECTION, bool COHERENT>
+__device__ __forceinline__ double product_rows(long long n_rows, const I* __restrict__ indptr,
+                                               const I* __restrict__ indices, const V* __restrict__ data,
+                                               const V* __restrict__ p_in, const V* __restrict__ z,
+                                               V* __restrict__ p_out, V* __restrict__ q, V beta) {
+    static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "LANES must be 1, 2, 4, 8, 16 or 32");
+    double pq = 0.0;
+    if constexpr (LANES == 1) {
+        for (long long row = global_thread_id(); row < n_rows; row += grid_threads()) {
+            const I start = indptr[row];
+            const I end = indptr[row + 1];
+            V sum = V(0);
+            // with DIRECTION each entry loads z and p: unrolled by 2 (not the default 4), the
+            // double/int32 instance keeps to 32 registers (full occupancy) without spilling
+#pragma unroll(DIRECTION ? 2 : 4)
+            for (I j = start; j < end; ++j) {
+                sum += data[j] * product_entry<DIRECTION, COHERENT>(indices[j], p_in, z, beta);
+            }
+            q[row] = sum;
+            const V p_row = product_entry<DIRECTION, COHERENT>(row, p_in, z, beta);
+            if constexpr (DIRECTION) p_out[row] = p_row;
+            pq += static_cast<double>(p_row) * static_cast<double>(sum);
+        }
+    } else {
+        constexpr int GROUPS_PER_WARP = WARP_SIZE / LANES;
+        const int lane = threadIdx.x % LANES;
+        const int group_in_warp = (threadIdx.x % WARP_SIZE) / LANES;
+        const long long warp = global_thread_id() / WARP_SIZE;
+        const long long n_warps = grid_threads() / WARP_SIZE;
+        // the same trip count in all 32 lanes: the shuffles use the full mask
+        for (long long first = warp * GROUPS_PER_WARP; first < n_rows; first += n_warps * GROUPS_PER_WARP) {
+            const long long row = first + group_in_warp;
+            V sum = V(0);
+            if (row < n_rows) {
+                const I start = indptr[row];
+                const I length = indptr[row + 1] - start;
+                // a lane takes a few entries of a short row: unrolled by 2 (not 4), no instance
+                // spills and most keep to 32 registers
+#pragma unroll 2
+                for (I k = lane; k < length; k += LANES) {
+                    sum += data[start + k] * product_entry<DIRECTION, COHERENT>(indices[start + k], p_in, z, beta);
+                }
+            }
+            sum = warp_reduce_sum<V, LANES>(sum);
+            if (lane == 0 && row < n_rows) {
+                q[row] = sum;
+                const V p_row = product_entry<DIRECTION, COHERENT>(row, p_in, z, beta);
+                if constexpr (DIRECTION) p_out[row] = p_row;
+                pq += static_cast<double>(p_row) * static_cast<double>(sum);
+            }
+        }
+    }
+    return pq;
 }
 
 }  // namespace spla
@@ -57,57 +127,92 @@ spla_cg_product(long long n_rows, const I* __restrict__ indptr, const I* __restr
                 const V* __restrict__ data, const V* __restrict__ p_in, const V* __restrict__ z,
                 V* __restrict__ p_out, V* __restrict__ q, const double* rho_new, const double* rho_old,
                 double* partials, unsigned* counter, double* out) {
-    static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "LANES must be 1, 2, 4, 8, 16 or 32");
     V beta = V(0);
     if constexpr (DIRECTION) {
         const double old = *rho_old;
         beta = static_cast<V>(old != 0.0 ? *rho_new / old : 0.0);
     }
-    double v[1] = {0.0};  // this thread's share of p.q, from the rows it owns
-    if constexpr (LANES == 1) {
-        for (long long row = spla::global_thread_id(); row < n_rows; row += spla::grid_threads()) {
-            const I start = indptr[row];
-            const I end = indptr[row + 1];
-            V sum = V(0);
-            // with DIRECTION each entry loads z and p: unrolled by 2 (not the default 4), the
-            // double/int32 instance keeps to 32 registers (full occupancy) without spilling
-#pragma unroll(DIRECTION ? 2 : 4)
-            for (I j = start; j < end; ++j) {
-                sum += data[j] * spla::product_entry<DIRECTION>(indices[j], p_in, z, beta);
-            }
-            q[row] = sum;
-            const V p_row = spla::product_entry<DIRECTION>(row, p_in, z, beta);
-            if constexpr (DIRECTION) p_out[row] = p_row;
-            v[0] += static_cast<double>(p_row) * static_cast<double>(sum);
-        }
-    } else {
-        constexpr int GROUPS_PER_WARP = spla::WARP_SIZE / LANES;
-        const int lane = threadIdx.x % LANES;
-        const int group_in_warp = (threadIdx.x % spla::WARP_SIZE) / LANES;
-        const long long warp = spla::global_thread_id() / spla::WARP_SIZE;
-        const long long n_warps = spla::grid_threads() / spla::WARP_SIZE;
-        // the same trip count in all 32 lanes: the shuffles use the full mask
-        for (long long first = warp * GROUPS_PER_WARP; first < n_rows; first += n_warps * GROUPS_PER_WARP) {
-            const long long row = first + group_in_warp;
-            V sum = V(0);
-            if (row < n_rows) {
-                const I start = indptr[row];
-                const I length = indptr[row + 1] - start;
-                // a lane takes a few entries of a short row: unrolled by 2 (not 4), no instance
-                // spills and most keep to 32 registers
-#pragma unroll 2
-                for (I k = lane; k < length; k += LANES) {
-                    sum += data[start + k] * spla::product_entry<DIRECTION>(indices[start + k], p_in, z, beta);
-                }
-            }
-            sum = spla::warp_reduce_sum<V, LANES>(sum);
-            if (lane == 0 && row < n_rows) {
-                q[row] = sum;
-                const V p_row = spla::product_entry<DIRECTION>(row, p_in, z, beta);
-                if constexpr (DIRECTION) p_out[row] = p_row;
-                v[0] += static_cast<double>(p_row) * static_cast<double>(sum);
-            }
-        }
-    }
+    double v[1] = {spla::product_rows<V, I, LANES, DIRECTION, false>(n_rows, indptr, indices, data, p_in, z,
+                                                                     p_out, q, beta)};
     spla::grid_sum_last_block<1>(v, partials, counter, out);
+}
+
+// Up to `count` whole CG iterations, first .. first + count - 1, in one cooperative launch
+// (every block resident: grid_barrier needs it), for problems small enough that an iteration's
+// work takes less time than a launch. Each iteration is the product step above (p = z + beta
+// p_prev, q = A p, p.q; the first iteration takes p as given), a grid-wide sum of p.q, then the
+// step of spla_cg_step (solver_blas1.cu: x += alpha p, r -= alpha q, with JACOBI z = D^{-1} r,
+// and r.z and r.r), and a second grid-wide sum. Every block forms the same sums
+// (grid_sum_everywhere), so alpha, beta and the convergence test never pass through memory.
+// Block 0 writes each iteration's scalars to `state` in the layout of the launch-per-step loop:
+// state[0] the breakdown flag, state[1] p.q, state[2 + 2 (k % 2)] rho_k (r.z, or r.r without
+// JACOBI), with JACOBI state[3 + 2 (k % 2)] r.r; and state[6] = 1 once sqrt(r.r) < atol (the
+// host's test, also for NaN), state[7] = the last iteration run. The loop stops after the
+// iteration that converged or broke down, and a launch that finds either does nothing, so the
+// iterates and the stopping iteration do not depend on how the iterations are split into
+// launches.
+//
+// p of iteration k lives in p_even or p_odd by k's parity (p_odd holds p_1 on the first launch).
+// Without JACOBI z is r. Vectors written in the launch (p, q, r, z) are read back from L2: after
+// a grid barrier another block may have written them, and a line this SM read before would be
+// stale. x is only touched by the thread that owns its entries (the same grid-stride mapping in
+// every iteration). The sums differ from spla_cg_product + spla_cg_step in their order (other
+// grids), so the iterates equal the launch-per-step loop's to rounding.
+template <typename V, typename I, int LANES, bool JACOBI>
+__global__ void __launch_bounds__(spla::SOLVER_BLOCK)
+spla_cg_loop(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+             const V* __restrict__ data, V* x, V* r, V* z, const V* __restrict__ dinv, V* p_even, V* p_odd,
+             V* q, double* state, double* partials, unsigned* sync, long long first, long long count,
+             double atol) {
+    double flag = state[0];
+    if (flag != 0.0 || state[6] != 0.0) return;  // every block reads the same: all return
+    double rho = state[2 + 2 * ((first - 1) & 1)];  // rho_{k-1}
+    double rho_old = state[2 + 2 * (first & 1)];    // rho_{k-2}, not read when first == 1
+    constexpr int NS = JACOBI ? 2 : 1;
+    for (long long k = first; k < first + count; ++k) {
+        V* p = (k & 1) ? p_odd : p_even;
+        const V* p_prev = (k & 1) ? p_even : p_odd;
+        double pq[1];
+        if (k == 1) {
+            pq[0] = spla::product_rows<V, I, LANES, false, true>(n_rows, indptr, indices, data, p, z, p, q, V(0));
+        } else {
+            const V beta = static_cast<V>(rho_old != 0.0 ? rho / rho_old : 0.0);
+            pq[0] = spla::product_rows<V, I, LANES, true, true>(n_rows, indptr, indices, data, p_prev, z, p, q,
+                                                                beta);
+        }
+        spla::grid_sum_everywhere<1>(pq, partials, sync);
+        bool broke;
+        const V alpha = static_cast<V>(spla::guarded_step(rho, pq[0], flag, &broke));
+        if (broke) flag = 1.0;
+        double sums[NS];
+#pragma unroll
+        for (int s = 0; s < NS; ++s) sums[s] = 0.0;
+        for (long long i = spla::global_thread_id(); i < n_rows; i += spla::grid_threads()) {
+            x[i] += alpha * __ldcg(p + i);
+            const V ri = __ldcg(r + i) - alpha * __ldcg(q + i);
+            r[i] = ri;
+            if constexpr (JACOBI) {
+                const V zi = dinv[i] * ri;
+                z[i] = zi;
+                sums[0] += static_cast<double>(ri) * static_cast<double>(zi);
+                sums[1] += static_cast<double>(ri) * static_cast<double>(ri);
+            } else {
+                sums[0] += static_cast<double>(ri) * static_cast<double>(ri);
+            }
+        }
+        spla::grid_sum_everywhere<NS>(sums, partials + gridDim.x, sync);
+        rho_old = rho;
+        rho = sums[0];
+        const double rr = sums[NS - 1];
+        const bool converged = sqrt(0.0 > rr ? 0.0 : rr) < atol;  // Python's sqrt(max(rr, 0.0)) < atol
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            state[0] = flag;
+            state[1] = pq[0];
+#pragma unroll
+            for (int s = 0; s < NS; ++s) state[2 + 2 * (k & 1) + s] = sums[s];
+            state[6] = converged ? 1.0 : 0.0;
+            state[7] = static_cast<double>(k);
+        }
+        if (converged || flag != 0.0) break;
+    }
 }

@@ -24,14 +24,17 @@ Parts, each checked before it is timed:
   for the same two solves (with the ordering's factors, and the natural ones);
   then CG to rtol 1e-8 with each (iterations, time, true residual) beside
   plain CG. Every application is checked against SciPy first.
-- capture: CG per-iteration time on 2D Poisson 256^2, 1024^2 and 2048^2
-  (--quick 64, 128), ``capture=True`` vs ``capture=False``, a fixed iteration
-  count (rtol 0); the two x must be equal. On the GPU also the device time of
-  one iteration's kernels launched back to back (the launches the graph
-  records, queued behind a held stream: ``queued_device_seconds``), the ratio
-  captured per iteration / that device time, and the same device time without
-  the fused CG product (separate SpMV, dot and direction launches), in
-  interleaved rounds.
+- capture: CG per-iteration time on 2D Poisson 256^2, 512^2, 1024^2 and 2048^2
+  (--quick 64, 128) at a fixed iteration count (rtol 0), in interleaved rounds,
+  each way the GPU can run it: kernels launched from Python (``capture=False``),
+  two iterations replayed as a CUDA graph, and the one-launch loop (every
+  iteration up to a check in one cooperative kernel) at the default, 2, 4 and 8 blocks an
+  SM; ``captured`` is the way the library's default takes at that size. Checks:
+  the graph's x equals the uncaptured x, the loop's equals its own
+  one-iteration-a-launch x, all agree to rounding. On the GPU also the loop
+  kernel's device time per iteration, and the device time of the graph's
+  launches back to back (queued behind a held stream:
+  ``queued_device_seconds``), with and without the fused CG product.
 
 Runs on the GPU when CuPy and a device are present (``--device cpu`` forces the
 CPU). Writes bench_precond.json to --out.
@@ -45,6 +48,7 @@ CPU). Writes bench_precond.json to --out.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import platform
@@ -375,26 +379,118 @@ def bench_factor(side: Side, kind: str, n: int, repeats: int, rtol: float) -> di
     return out
 
 
-def bench_capture(side: Side, n: int, iterations: int) -> dict:
+# The ways bench_capture runs CG on the GPU: (loop rows limit, loop blocks an SM, capture). The
+# limit forces the one-launch loop on (every size) or off (the graph of two iterations).
+CAPTURE_MODES = {
+    "uncaptured": (0, None, False),  # each kernel launched from Python
+    "graph": (0, None, True),  # two iterations' launches replayed as a CUDA graph
+    "loop": (2**62, None, True),  # iterations in one cooperative launch, the default blocks an SM
+    "loop-2-blocks-an-sm": (2**62, 2, True),
+    "loop-4-blocks-an-sm": (2**62, 4, True),
+    "loop-8-blocks-an-sm": (2**62, 8, True),
+}
+
+
+@contextlib.contextmanager
+def _cg_mode(side: Side, mode: str):
+    """The CUDA backend's CG loop limits set for one mode (nothing to set on the CPU)."""
+    if not side.gpu:
+        yield CAPTURE_MODES[mode][2]
+        return
+    from spla.backends.cuda import solvers
+
+    saved = solvers.CG_LOOP_MAX_ROWS, solvers.CG_LOOP_BLOCKS_PER_SM
+    limit, blocks, capture = CAPTURE_MODES[mode]
+    solvers.CG_LOOP_MAX_ROWS, solvers.CG_LOOP_BLOCKS_PER_SM = limit, blocks
+    try:
+        yield capture
+    finally:
+        solvers.CG_LOOP_MAX_ROWS, solvers.CG_LOOP_BLOCKS_PER_SM = saved
+
+
+def bench_capture(side: Side, n: int, iterations: int, rounds: int = 3) -> dict:
+    """CG per iteration at a fixed iteration count (rtol 0) in each of CAPTURE_MODES (the loop's
+    only on the GPU), interleaved in rounds (median); the mode the library's default takes at
+    this size is reported as ``captured``. Checks: the graph gives the uncaptured x bit for bit,
+    the loop gives its one-iteration-a-launch x bit for bit, and every mode's x agrees with the
+    uncaptured one to rounding."""
     A_host = poisson2d(n)
     A = CSRMatrix.from_scipy(A_host)
     A = A.to_device() if side.gpu else A
     b = side.xp.asarray(np.ones(A_host.shape[0]))
     out: dict = {"problem": f"poisson2d {n}^2", "n": A_host.shape[0], "iterations": iterations}
-    results = {}
-    for capture in (False, True):
-        linalg.cg(A, b, rtol=0.0, maxiter=8, capture=capture)  # warm-up: kernels, SpMV binding
-        (x, info), seconds = side.timed(lambda c=capture: linalg.cg(A, b, rtol=0.0, maxiter=iterations, capture=c))
-        results[capture] = side.host(x)
-        out["captured" if capture else "uncaptured"] = {"info": info, "seconds": seconds,
-                                                        "us_per_iteration": seconds / iterations * 1e6}
-    out["same_x"] = bool(np.array_equal(results[True], results[False]))
-    out["speedup"] = out["uncaptured"]["seconds"] / out["captured"]["seconds"]
+    modes = list(CAPTURE_MODES) if side.gpu else ["uncaptured", "graph"]
+
+    def solve(mode, capture=None):
+        with _cg_mode(side, mode) as mode_capture:
+            return linalg.cg(A, b, rtol=0.0, maxiter=iterations, capture=mode_capture if capture is None else capture)
+
+    results, seconds = {}, {mode: [] for mode in modes}
+    for mode in modes:  # warm-up (kernels, SpMV binding) and the x each mode gives
+        results[mode] = side.host(solve(mode)[0])
+    for _ in range(rounds):
+        for mode in modes:
+            seconds[mode].append(side.timed(lambda m=mode: solve(m))[1])
+    for mode in modes:
+        median = statistics.median(seconds[mode])
+        out[mode] = {"seconds": median, "us_per_iteration": median / iterations * 1e6}
+    reference = results["uncaptured"]
+    scale = float(np.abs(reference).max())
+    out["max_difference_vs_uncaptured"] = {mode: float(np.abs(results[mode] - reference).max()) / scale
+                                           for mode in modes}
+    checks = {"graph_same_x": bool(np.array_equal(results["graph"], reference)),
+              "close_x": all(d <= 1e-6 for d in out["max_difference_vs_uncaptured"].values())}
     if side.gpu:
+        from spla.backends.cuda import solvers
+
+        out["captured_mode"] = "loop" if A_host.shape[0] <= solvers.CG_LOOP_MAX_ROWS else "graph"
+        checks["loop_same_x"] = bool(np.array_equal(side.host(solve("loop", capture=False)[0]), results["loop"]))
         out.update(iteration_device_time(A, b, rounds=5))
-        if "device_us_per_iteration" in out:
-            out["captured_over_device"] = out["captured"]["us_per_iteration"] / out["device_us_per_iteration"]
+        out.update(loop_device_time(A, b, iterations))
+    else:
+        out["captured_mode"] = "graph"
+    out["captured"] = out[out["captured_mode"]]
+    out["checks"] = checks
+    out["same_x"] = all(checks.values())
+    if "device_us_per_iteration" in out:
+        out["graph_over_device"] = out["graph"]["us_per_iteration"] / out["device_us_per_iteration"]
     return out
+
+
+def loop_device_time(A, b, iterations: int) -> dict:
+    """Device time per iteration of the one-launch loop: one launch of ``iterations`` iterations
+    between two events (one kernel: no launch gaps inside), median of three."""
+    import cupy
+
+    from spla.backends.cuda import solvers
+
+    saved = solvers.CG_LOOP_MAX_ROWS
+    solvers.CG_LOOP_MAX_ROWS = 2**62
+    launches: list = []
+    run = solvers.CgLoop.run
+
+    def recording(self, first, count, *buffers):
+        launches.append((self, buffers))
+        return run(self, first, count, *buffers)
+
+    solvers.CgLoop.run = recording
+    try:
+        linalg.cg(A, b, rtol=0.0, maxiter=4, capture=True)
+    finally:
+        solvers.CgLoop.run, solvers.CG_LOOP_MAX_ROWS = run, saved
+    if not launches:
+        return {"loop_device_error": "the loop was not used"}
+    loop, buffers = launches[0]
+    samples = []
+    for _ in range(4):
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        loop.run(5, iterations, *buffers)  # iterations past the solve's 4: the state goes on
+        stop.record()
+        stop.synchronize()
+        samples.append(cupy.cuda.get_elapsed_time(start, stop) * 1e3 / iterations)
+    return {"loop_device_us_per_iteration": statistics.median(samples[1:]), "loop_grid": loop.grid[0],
+            "loop_lanes": loop.lanes}
 
 
 # Two CG iterations a call queue 4-8 launches (fused or not): 16 calls a batch keep well inside
@@ -441,16 +537,18 @@ def iteration_device_time(A, b, rounds: int) -> dict:
 
 
 def capture_line(entry: dict) -> str:
-    """One line per size: captured and uncaptured per iteration, the kernels' device time, the ratio."""
-    line = (f"captured CG {entry['problem']}: {entry['captured']['us_per_iteration']:.1f} us/it "
-            f"(uncaptured {entry['uncaptured']['us_per_iteration']:.1f}; same x: {entry['same_x']})")
+    """One line per size: each mode's time per iteration, the default's, the device times."""
+    modes = [m for m in CAPTURE_MODES if m in entry]
+    line = (f"CG {entry['problem']}: captured ({entry['captured_mode']}) "
+            f"{entry['captured']['us_per_iteration']:.1f} us/it; "
+            + ", ".join(f"{m} {entry[m]['us_per_iteration']:.1f}" for m in modes)
+            + f"; checks {'passed' if entry['same_x'] else 'FAILED: ' + str(entry['checks'])}")
+    if "loop_device_us_per_iteration" in entry:
+        line += (f"; loop kernel {entry['loop_device_us_per_iteration']:.1f} us/it device "
+                 f"(grid {entry['loop_grid']}, {entry['loop_lanes']} lanes a row)")
     if "device_us_per_iteration" in entry:
-        line += (f"; kernels back to back {entry['device_us_per_iteration']:.1f} us/it ({entry['spmv_kernel']}, "
-                 f"fused product: {entry['fused_product']}): captured / device "
-                 f"{entry['captured_over_device']:.2f}x")
-    if "separate_device_us_per_iteration" in entry:
-        line += (f"; without the fused product {entry['separate_device_us_per_iteration']:.1f} us/it "
-                 f"(fused / separate {entry['fused_over_separate_device']:.2f}x)")
+        line += (f"; graph's kernels back to back {entry['device_us_per_iteration']:.1f} us/it ({entry['spmv_kernel']}, "
+                 f"fused product: {entry['fused_product']}): graph / device {entry['graph_over_device']:.2f}x")
     if "device_error" in entry:
         line += f"; device time not measured: {entry['device_error']}"
     return line
@@ -494,7 +592,7 @@ def main(argv=None) -> int:
             report[kind] = bench_factor(side, kind, 128 if args.quick else 1024, 3 if args.quick else 20, 1e-8)
             print(json.dumps(report[kind], indent=1), flush=True)
     if "capture" in parts:
-        sizes = (64, 128) if args.quick else (256, 1024, 2048)
+        sizes = (64, 128) if args.quick else (256, 512, 1024, 2048)
         report["capture"] = [bench_capture(side, n, 200 if args.quick else 2000) for n in sizes]
         print(json.dumps(report["capture"], indent=1), flush=True)
         for entry in report["capture"]:

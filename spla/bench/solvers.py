@@ -34,7 +34,7 @@ def cg_iteration_launches(A, b, *, M=None, fused: bool = True, warmup: int = 8) 
     """
     recorded: list = []
     products: list = []
-    capture, fused_product = _krylov._capture, _krylov._fused_product
+    capture, fused_product, fused_loop = _krylov._capture, _krylov._fused_product, _krylov._fused_loop
 
     def recording(xp, launches):
         graph = capture(xp, launches)
@@ -46,11 +46,12 @@ def cg_iteration_launches(A, b, *, M=None, fused: bool = True, warmup: int = 8) 
         products.append(fused_product(system, K) if fused else None)
         return products[-1]
 
-    _krylov._capture, _krylov._fused_product = recording, product
+    # the graph path even where the one-launch loop would take the solve
+    _krylov._capture, _krylov._fused_product, _krylov._fused_loop = recording, product, lambda *args: None
     try:
         _krylov.cg(A, b, rtol=0.0, maxiter=max(int(warmup), 4), M=M, capture=True)
     finally:
-        _krylov._capture, _krylov._fused_product = capture, fused_product
+        _krylov._capture, _krylov._fused_product, _krylov._fused_loop = capture, fused_product, fused_loop
     if not recorded:
         return None
     return RecordedIterations(recorded[0], fused=bool(products) and products[0] is not None)

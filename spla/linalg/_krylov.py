@@ -26,11 +26,13 @@ stays on the device (fused kernels, see :mod:`._kernels`); the host reads
 the residual norm only every ``check_every`` iterations
 (:data:`DEFAULT_GPU_CHECK_EVERY` = 8, each check one sync of ~10-20 us), so
 up to ``check_every - 1`` more iterations than SciPy may run, and the
-returned x is the later, more accurate one. ``check_every=1`` checks every
-iteration as SciPy does; it is also the default under a preconditioner that
-asks for it (``M.solver_check_every``: an AMG cycle costs tens of launches and
-most of a millisecond on large problems, so an iteration run past convergence
-costs far more than a check). GMRES and MINRES keep their small scalar
+returned x is the later, more accurate one (except CG on small systems,
+whose one-launch loop tests convergence on the device after every iteration:
+see ``capture``). ``check_every=1`` checks every iteration as SciPy does;
+it is also the default under a preconditioner that asks for it
+(``M.solver_check_every``: an AMG cycle costs tens of launches and most of a
+millisecond on large problems, so an iteration run past convergence costs far
+more than a check). GMRES and MINRES keep their small scalar
 recurrences on the host (a Givens rotation per step); their convergence test
 needs those, so they synchronise once per (inner) iteration.
 """
@@ -67,11 +69,17 @@ _PARAMETERS_DOC = """
         ``DEFAULT_GPU_CHECK_EVERY`` on the GPU, or ``M.solver_check_every``
         when M has it (see the module notes).
     capture : bool, optional
-        cg only, GPU only: record two iterations' launches once into a CUDA
-        graph and replay it between convergence checks (default on where it
-        applies: a sparse A, no callback, M None or :func:`jacobi`, and
-        ``check_every >= 2``). The iterates are those of ``capture=False``,
-        which launches each kernel from Python (for debugging).
+        cg only, GPU only: run many iterations without Python (default on
+        where it applies: a sparse A, no callback, M None or :func:`jacobi`).
+        Small systems (up to ``CG_LOOP_MAX_ROWS`` rows of the CUDA backend,
+        A's SpMV a row kernel) run whole iterations in one cooperative launch
+        that tests convergence on the device after each, so they stop where
+        SciPy would and ``check_every`` does not apply; larger ones record two
+        iterations' launches once into a CUDA graph and replay it between
+        checks (``check_every >= 2``). The iterates are those of
+        ``capture=False``, which launches the small systems' loop once an
+        iteration and the others' kernels one by one from Python (for
+        debugging).
 
     Returns
     -------
@@ -83,6 +91,7 @@ _PARAMETERS_DOC = """
 
 
 NONFINITE = -1  # info for NaN/Inf met in b, A or M
+LOOP_CONVERGED = 6  # where the one-launch CG loop marks convergence in CG's state
 
 
 def _norm(xp, v) -> float:
@@ -124,11 +133,16 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         return x, 0
     dinv = system.inverse_diagonal
     general_m = system.psolve is not None and dinv is None
-    # state: flag, p.Ap, then (rho, r.r) for the even and the odd iteration
-    state = K.state(6)
+    # state: flag, p.Ap, then (rho, r.r) for the even and the odd iteration; the one-launch
+    # loop's converged flag and last iteration
+    state = K.state(8)
     z = system.psolve(r) if system.psolve is not None else r
     K.dot(r, z, state[2:3])
     capture = _wants_capture(capture, system, callback, general_m)
+    loop = None if general_m else _fused_loop(system, K, dinv is not None)
+    if loop is not None:
+        return loop_iterations(xp, loop, x, r, z, state, dinv=dinv, maxiter=maxiter, atol=atol,
+                               callback=callback, fetch=K.fetch, batch=capture)
     product = _fused_product(system, K)
     matvec_into = system.matvec_into() if capture and product is None else None
     return cg_iterations(xp, K, x, r, z, state, matvec=system.matvec, matvec_into=matvec_into, product=product,
@@ -143,6 +157,56 @@ def _fused_product(system, K):
     if not system.on_gpu or system.matrix is None:
         return None
     return K.cg_product(system.spmv_launcher())
+
+
+def _fused_loop(system, K, jacobi: bool):
+    """The CUDA backend's one-launch CG loop (:func:`loop_iterations`) where the system is small
+    enough and A's SpMV is a plain row kernel, else None."""
+    if not system.on_gpu or system.matrix is None:
+        return None
+    return K.cg_loop(system.spmv_launcher(), jacobi)
+
+
+def loop_iterations(xp, loop, x, r, z, state, *, dinv, maxiter, atol, callback, fetch, batch):
+    """CG's iterations as launches of a ``CgLoop`` (the CUDA backend's whole iterations in one
+    kernel), once r, z and rho are set up as for :func:`cg_iterations`. The kernel tests
+    convergence after every iteration itself and stops there (``state[6]``), so the loop ends
+    where SciPy's would, whatever ``check_every``. With ``batch`` a launch runs up to
+    ``loop.batch`` iterations and the host reads the state once a launch; without it (a
+    callback, or ``capture=False``) a launch runs one iteration and the host reads the state
+    after each. The iterates are the same either way."""
+    directions = (xp.empty_like(r), z.copy())  # p_k in directions[k % 2]; p_1 = z
+    if dinv is None:
+        z = dinv = r  # not read: without Jacobi, z is r
+    else:
+        z = xp.empty_like(r)  # the loop writes D^{-1} r here
+    q = xp.empty_like(r)
+    iteration = 0
+    while iteration < maxiter:
+        count = min(loop.batch, maxiter - iteration) if batch else 1
+        loop.run(iteration + 1, count, x, r, z, dinv, directions, q, state, atol)
+        iteration += count
+        if callback is not None:
+            callback(x)
+        host = fetch(state)
+        if host[FLAG]:
+            return x, -1
+        if host[LOOP_CONVERGED]:
+            return x, 0
+    return x, maxiter
+
+
+def _verdict(host, iteration, preconditioned, atol, stop_on_nonfinite=False):
+    """The info to return after a convergence check on the host's copy of CG's state, or None
+    to go on: -1 on breakdown, 0 once ||r|| < atol (r.r of this iteration's parity)."""
+    if host[FLAG]:
+        return -1
+    rr = float(host[2 * (1 + iteration % 2) + (1 if preconditioned else 0)])
+    if stop_on_nonfinite and not math.isfinite(rr):
+        return NONFINITE
+    if math.sqrt(max(rr, 0.0)) < atol:
+        return 0
+    return None
 
 
 def _no_reduction(partial) -> None:
@@ -241,14 +305,9 @@ def cg_iterations(xp, K, x, r, z, state, *, matvec, matvec_into, psolve, dinv, c
         if callback is not None:
             callback(x)
         if iteration % check_every == 0 or iteration == maxiter:
-            host = fetch(state)
-            if host[FLAG]:
-                return x, -1
-            rr = float(host[2 * (1 + iteration % 2) + (0 if psolve is None else 1)])
-            if stop_on_nonfinite and not math.isfinite(rr):
-                return x, NONFINITE
-            if math.sqrt(max(rr, 0.0)) < atol:
-                return x, 0
+            info = _verdict(fetch(state), iteration, psolve is not None, atol, stop_on_nonfinite)
+            if info is not None:
+                return x, info
         if not directed:
             direction(iteration)
     return x, maxiter

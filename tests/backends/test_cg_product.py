@@ -186,7 +186,10 @@ CG_PARAMS = [(case, dtype, index_dtype, kernel, precond) for case in ("poisson2d
 @pytest.mark.parametrize("case,dtype,index_dtype,kernel,precond", CG_PARAMS, ids=[_ids(p) for p in CG_PARAMS])
 def test_cg_through_the_fused_product_matches_scipy(monkeypatch, rng, case, dtype, index_dtype, kernel, precond):
     """CG iterates with auto running ``kernel`` (fused for the row kernels, the separate
-    launches for vector): SciPy's iterates step by step, and captured == uncaptured."""
+    launches for vector): SciPy's iterates step by step, and captured == uncaptured. The
+    one-launch loop is turned off: these systems are small enough to take it
+    (tests/backends/test_cg_loop.py)."""
+    monkeypatch.setattr(solvers, "CG_LOOP_MAX_ROWS", 0)
     made = _count_products(monkeypatch)
     graphs = []
     capture = _krylov._capture

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from conftest import to_host
@@ -25,22 +27,53 @@ def _counting_capture(monkeypatch):
     return graphs
 
 
+def _counting_loop(monkeypatch):
+    """The iteration counts of the one-launch loop's launches (kernels/solver_cg_product.cu)."""
+    from spla.backends.cuda import solvers
+
+    counts = []
+    run = solvers.CgLoop.run
+
+    def counted(self, first, count, *buffers):
+        counts.append(count)
+        return run(self, first, count, *buffers)
+
+    monkeypatch.setattr(solvers.CgLoop, "run", counted)
+    return counts
+
+
 @pytest.mark.gpu
+@pytest.mark.parametrize("path", ["graph", "loop"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("preconditioner", ["none", "jacobi"])
 @pytest.mark.parametrize("maxiter,check_every", [(5, 8), (16, 8), (37, 8), (41, 2), (300, 8)])
-def test_captured_cg_gives_the_uncaptured_iterates(monkeypatch, rng, dtype, preconditioner, maxiter, check_every):
+def test_captured_cg_gives_the_uncaptured_iterates(monkeypatch, rng, path, dtype, preconditioner, maxiter,
+                                                   check_every):
+    """Both ways of running the iterations between checks without Python: the graph of two
+    iterations (the loop turned off), and the one-launch loop (the default at this size),
+    where capture=False launches the loop once an iteration."""
     import cupy
 
+    from spla.backends.cuda import solvers
+
+    if path == "graph":
+        monkeypatch.setattr(solvers, "CG_LOOP_MAX_ROWS", 0)
     graphs = _counting_capture(monkeypatch)
+    counts = _counting_loop(monkeypatch)
     A = CSRMatrix.from_scipy(poisson2d(48).astype(dtype))
     M = jacobi(A) if preconditioner == "jacobi" else None
     b = cupy.asarray(rng.standard_normal(A.n_rows).astype(dtype))
     options = dict(rtol=1e-6, maxiter=maxiter, M=M, check_every=check_every)
     x_plain, info_plain = cg(A, b, capture=False, **options)
     assert graphs == []
+    plain_counts, counts[:] = counts[:], []
     x_graph, info_graph = cg(A, b, capture=True, **options)
-    if maxiter > 4:  # two warm-up iterations, then replays of two
+    if path == "loop":
+        assert graphs == [] and set(plain_counts) == {1}, "the loop did not run once an iteration"
+        batches = [min(solvers.CG_LOOP_BATCH, maxiter - done) for done in range(0, maxiter, solvers.CG_LOOP_BATCH)]
+        assert counts and counts == batches[:len(counts)], "the loop did not batch its iterations"
+    elif maxiter > 4:  # two warm-up iterations, then replays of two
+        assert counts == plain_counts == []
         assert len(graphs) == 1 and graphs[0] is not None, "capture was refused"
     assert info_graph == info_plain
     # the same kernels with the same launch shapes: the same rounding
@@ -53,6 +86,9 @@ def test_captured_cg_gives_the_uncaptured_iterates(monkeypatch, rng, dtype, prec
 def test_capture_is_skipped_where_it_does_not_apply(monkeypatch):
     import cupy
 
+    from spla.backends.cuda import solvers
+
+    monkeypatch.setattr(solvers, "CG_LOOP_MAX_ROWS", 0)  # the graph path, which these skip
     graphs = _counting_capture(monkeypatch)
     A = CSRMatrix.from_scipy(poisson2d(16))
     b = cupy.ones(A.n_rows)
@@ -177,3 +213,72 @@ def test_the_fused_product_keeps_the_iterates_on_the_cpu(monkeypatch, rng, captu
     assert iterations == maxiter if info_plain == maxiter else 0 < iterations < maxiter
     if capture and preconditioner != "general" and maxiter >= 16:
         assert replays and replays[0].replays > 0
+
+
+class _HostLoop:
+    """The one-launch loop's contract with NumPy, in the arithmetic of the plain loop's steps
+    (HostKernels.cg_direction, the system's matvec, HostKernels.dot and cg_step): swapped in for
+    the CUDA backend's CgLoop, loop_iterations' bookkeeping (the state layout, the two direction
+    buffers, batches, the device's own convergence test) must give the x and info of the plain
+    loop checked every iteration, bit for bit."""
+
+    batch = 5  # several launches in a short solve
+
+    def __init__(self, matvec, K, jacobi):
+        self.matvec, self.K, self.jacobi = matvec, K, jacobi
+        self.counts = []
+
+    def run(self, first, count, x, r, z, dinv, directions, q, state, atol):
+        self.counts.append(count)
+        if state[0] or state[_krylov.LOOP_CONVERGED]:
+            return
+        K = self.K
+        for k in range(first, first + count):
+            p = directions[k % 2]
+            rho, older = state[2 + 2 * ((k - 1) % 2):][:1], state[2 + 2 * (k % 2):][:1]
+            if k > 1:
+                p[:] = directions[(k - 1) % 2]
+                K.cg_direction(p, z if self.jacobi else r, rho, older)
+            q[:] = self.matvec(p)
+            K.dot(p, q, state[1:2])
+            fresh = state[2 + 2 * (k % 2):4 + 2 * (k % 2)]
+            if self.jacobi:
+                K.cg_step(x, r, z, p, q, dinv, rho, state[1:2], state, fresh)
+            else:
+                K.cg_step(x, r, None, p, q, None, rho, state[1:2], state, fresh[:1])
+            rr = float(fresh[1 if self.jacobi else 0])
+            state[_krylov.LOOP_CONVERGED] = math.sqrt(max(rr, 0.0)) < atol
+            state[7] = k
+            if state[0] or state[_krylov.LOOP_CONVERGED]:
+                return
+
+
+@pytest.mark.parametrize("batch", [False, True])
+@pytest.mark.parametrize("preconditioner", ["none", "jacobi"])
+@pytest.mark.parametrize("maxiter", [1, 3, 16, 37, 300])
+def test_the_loop_schedule_keeps_the_iterates_on_the_cpu(monkeypatch, rng, batch, preconditioner, maxiter):
+    loops = []
+
+    def fake_loop(system, K, jacobi):
+        loops.append(_HostLoop(system.matvec, K, jacobi))
+        return loops[-1]
+
+    monkeypatch.setattr(_krylov, "_fused_loop", fake_loop)
+    monkeypatch.setattr(_krylov, "_wants_capture", lambda *args: batch)
+    A = CSRMatrix.from_scipy(poisson2d(24))
+    M = jacobi(A) if preconditioner == "jacobi" else None
+    b = rng.standard_normal(A.n_rows)
+    options = dict(rtol=1e-8, maxiter=maxiter, M=M)
+    x_loop, info_loop = cg(A, b, check_every=8, **options)
+    monkeypatch.undo()
+    x_plain, info_plain = cg(A, b, check_every=1, **options)
+    assert info_loop == info_plain
+    np.testing.assert_array_equal(x_loop, x_plain)
+    (loop,) = loops
+    assert loop.jacobi == (preconditioner == "jacobi")
+    if batch:
+        assert loop.counts == [min(5, maxiter - done) for done in range(0, maxiter, 5)][:len(loop.counts)]
+    else:
+        assert set(loop.counts) == {1}
+    if maxiter == 300:
+        assert info_loop == 0 and sum(loop.counts) < 300

@@ -11,6 +11,8 @@ captured in a CUDA graph).
 :class:`CgProduct` goes further for CG on a matrix whose SpMV is a plain row
 kernel: ``q = A p``, ``p.q`` and the direction update ``p = z + beta p`` in one
 launch (kernels/solver_cg_product.cu), so a CG iteration is two launches.
+:class:`CgLoop` goes further still on small problems: whole CG iterations in one
+cooperative launch, so the iterations between two convergence checks cost one launch.
 """
 
 from __future__ import annotations
@@ -35,13 +37,14 @@ BLAS1_SOURCE = KernelSource(
     + [template("spla_cg_step", t, jacobi) for t in VALUE_TYPES for jacobi in (False, True)],
     SOLVER_DEFINES)
 
-# CG's fused product repeats the row kernels' mapping: a thread per row (1) or a warp kernel's lanes.
-# One module per mapping: a solve needs one, and NVRTC compiles every name of a module at once.
+# CG's fused product and its one-launch loop repeat the row kernels' mapping: a thread per row (1)
+# or a warp kernel's lanes. One module per mapping: a solve needs one, and NVRTC compiles every
+# name of a module at once.
 CG_PRODUCT_LANES = (1, *LANE_WIDTHS)
 CG_PRODUCT_SOURCES = {
     lanes: KernelSource("solver_cg_product.cu",
-                        [template("spla_cg_product", v, i, lanes, direction) for v in VALUE_TYPES
-                         for i in INDEX_TYPES for direction in (False, True)],
+                        [template(kernel, v, i, lanes, flag) for kernel in ("spla_cg_product", "spla_cg_loop")
+                         for v in VALUE_TYPES for i in INDEX_TYPES for flag in (False, True)],
                         SOLVER_DEFINES)
     for lanes in CG_PRODUCT_LANES}
 # Its grid is the SpMV launcher's, capped at this many waves of resident blocks: past the cap
@@ -49,6 +52,30 @@ CG_PRODUCT_SOURCES = {
 # short (at most ~16 a thread) however large the matrix.
 CG_PRODUCT_WAVES = 4
 assert ROW_BLOCK == SOLVER_BLOCK, "the fused CG product runs the row kernels' blocks through the solver reduction"
+# CG runs as CgLoop up to this many rows; larger systems replay a CUDA graph of CgProduct and
+# cg_step launches. Measured on 2D Poisson (BENCHMARKS.md, one-launch CG loop): the loop is
+# 0.70x the graph's time an iteration at 256^2, 0.57x at 512^2, 0.86x at 1024^2, 0.96x at 2048^2.
+CG_LOOP_MAX_ROWS = 2**22
+# CgLoop's blocks an SM (capped by the kernel's occupancy) by rows: each grid barrier waits for the
+# slowest block and takes one arrival a block, so small systems want a small grid; large ones want
+# the threads. (rows up to, blocks an SM), then CG_LOOP_BLOCKS_LARGE; measured at 256^2 (2 best),
+# 512^2 (4), 1024^2 (4 and 8 alike) and 2048^2 (8), so the bounds between are not fitted finer.
+CG_LOOP_BLOCKS = ((2**17, 2), (2**20, 4))
+CG_LOOP_BLOCKS_LARGE = 8
+# Set to force a number of blocks an SM at every size (scripts/bench_precond.py sweeps it).
+CG_LOOP_BLOCKS_PER_SM: int | None = None
+
+
+def loop_blocks_per_sm(n: int) -> int:
+    """CgLoop's blocks an SM for an n x n system (before the occupancy cap)."""
+    if CG_LOOP_BLOCKS_PER_SM is not None:
+        return CG_LOOP_BLOCKS_PER_SM
+    return next((blocks for rows, blocks in CG_LOOP_BLOCKS if n <= rows), CG_LOOP_BLOCKS_LARGE)
+
+
+# Iterations a CgLoop launch may run (it stops early once converged): the host reads the state
+# once a launch, and a launch cannot be interrupted.
+CG_LOOP_BATCH = 128
 
 
 class DeviceKernels:
@@ -59,9 +86,9 @@ class DeviceKernels:
         self.xp = cupy
         self.n = n
         self.dtype = np.dtype(dtype)
-        sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
+        self.sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
         # one wave of resident blocks; a grid-stride loop covers the rest
-        self.resident_blocks = BLOCKS_PER_SM * sm_count
+        self.resident_blocks = BLOCKS_PER_SM * self.sm_count
         self.grid = (max(1, min(ceil_div(max(n, 1), SOLVER_BLOCK), self.resident_blocks)),)
         self.block = (SOLVER_BLOCK,)
         self.partials = cupy.empty(2 * self.grid[0], dtype=cupy.float64)
@@ -99,6 +126,15 @@ class DeviceKernels:
                 or (launcher.n_rows, launcher.n_cols) != (self.n, self.n) or self.n == 0):
             return None
         return CgProduct(self, launcher)
+
+    def cg_loop(self, launcher, jacobi: bool):
+        """A :class:`CgLoop` over a bound SpMV launcher of the n x n matrix, or None: where
+        :meth:`cg_product` would refuse it, for n over ``CG_LOOP_MAX_ROWS``, or where this
+        device cannot launch the kernel cooperatively."""
+        if self.n > CG_LOOP_MAX_ROWS or self.cg_product(launcher) is None:
+            return None
+        loop = CgLoop(self, launcher, jacobi)
+        return loop if loop.launchable() else None
 
     def bicgstab_direction(self, p, r, v, rho, rho_prev, alpha, omega, first, rhotol, state):
         self._elementwise["bicgstab_direction"](r, v, rho, rho_prev, alpha, omega, np.int32(first),
@@ -142,6 +178,77 @@ class CgProduct:
     def direction_product(self, p_old, z, rho_new, rho_old, p, q, pq):
         self._next(self.grid, self.block, (*self.head, p_old, z, p, q, rho_new, rho_old, self.partials,
                                            self.counter, pq))
+
+
+class CgLoop:
+    """CG iterations in one launch (kernels/solver_cg_product.cu, spla_cg_loop): the product
+    step of :class:`CgProduct`, then the step of :meth:`DeviceKernels.cg_step`, with grid-wide
+    barriers between them, as often as asked. The launch is cooperative (CUDA then guarantees
+    every block resident at once, or refuses the launch), on a grid of
+    :func:`loop_blocks_per_sm` blocks an SM at most, with the launcher's lanes a row cut until
+    the grid's threads cover the rows in one pass where they can.
+
+    :meth:`run` does iterations ``first .. first + count - 1``, stopping early at convergence,
+    and leaves the scalars in ``state`` where the launch-per-step loop leaves them. The iterates
+    do not depend on how the iterations are split into launches, only on the grid.
+    """
+
+    def __init__(self, kernels: DeviceKernels, launcher, jacobi: bool):
+        cupy = kernels.xp
+        index_dtype = launcher.head[2].dtype
+        self.head = launcher.head  # (n_rows, indptr, indices, data)
+        self.jacobi = jacobi
+        self.batch = CG_LOOP_BATCH
+        wanted = loop_blocks_per_sm(kernels.n) * kernels.sm_count
+        # the launcher's lanes a row, fewer where the grid's threads would otherwise walk the rows
+        # more than once: each pass is a chain of dependent loads, and the loop waits for the last
+        self.lanes = launcher.row_lanes
+        while self.lanes > 1 and kernels.n * self.lanes > wanted * SOLVER_BLOCK:
+            self.lanes //= 2
+        raw = CG_PRODUCT_SOURCES[self.lanes].function(
+            template("spla_cg_loop", kernels.dtype, index_dtype, self.lanes, jacobi))
+        # the module's function itself: its launch takes enable_cooperative_groups (RawKernel's does not)
+        self._launch = raw.kernel
+        resident = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(self._launch.ptr, SOLVER_BLOCK, 0)
+        blocks = min(ceil_div(kernels.n, SOLVER_BLOCK // self.lanes), min(wanted, resident * kernels.sm_count))
+        self.grid = (blocks,)
+        self.block = (SOLVER_BLOCK,)
+        self.partials = cupy.empty(3 * max(blocks, 1), dtype=cupy.float64)
+        # the grid barrier's counters and generation, a 128-byte line each (kernels/solver_reduce.cuh)
+        self.sync = cupy.zeros(barrier_words(self.grid[0]), dtype=cupy.uint32)
+
+    def launchable(self) -> bool:
+        """Whether a cooperative launch of this grid goes through (tried with no iterations)."""
+        if self.grid[0] < 1:
+            return False
+        cupy = require_cupy()
+        scratch = cupy.zeros(8, dtype=cupy.float64)
+        vector = cupy.empty(1, dtype=self.head[3].dtype)
+        try:
+            self._run(1, 0, vector, vector, vector, vector, (vector, vector), vector, scratch, 0.0)
+        except (cupy.cuda.driver.CUDADriverError, cupy.cuda.runtime.CUDARuntimeError, TypeError):
+            return False
+        return True
+
+    def run(self, first: int, count: int, x, r, z, dinv, directions, q, state, atol: float):
+        """Iterations first .. first + count - 1 (first >= 1), or fewer: the launch stops after
+        the iteration where ||r|| < atol (``state[6]`` = 1) or CG broke down (``state[0]``), and
+        does nothing once either is set. ``directions`` are the two p buffers (p_k in
+        ``directions[k % 2]``; ``directions[1]`` holds p_1 when first is 1); z and dinv are r
+        where there is no Jacobi preconditioner. ``state`` holds 8 doubles."""
+        self._run(first, count, x, r, z, dinv, directions, q, state, atol)
+
+    def _run(self, first, count, x, r, z, dinv, directions, q, state, atol):
+        self._launch(self.grid, self.block,
+                     (*self.head, x, r, z, dinv, directions[0], directions[1], q, state, self.partials, self.sync,
+                      np.int64(first), np.int64(count), np.float64(atol)),
+                     enable_cooperative_groups=True)
+
+
+def barrier_words(blocks: int) -> int:
+    """The size of a grid barrier's sync array (kernels/solver_reduce.cuh, barrier_words): two
+    128-byte lines, and one for each group of 32 blocks."""
+    return 32 * (2 + ceil_div(blocks, 32))
 
 
 @functools.cache
