@@ -68,11 +68,14 @@ def candidates(A) -> list[str]:
 
     Alternatives: ``scalar`` (only when no row exceeds ``AUTO.long_row``: one
     thread walking a long row is never competitive), ``warp`` and ``vector``
-    at the lanes rule's width and its two neighbours, ``adaptive2``,
-    ``segmented`` at every K the dtype takes, and from :data:`VENDOR_MIN_NNZ`
-    nonzeros cuSPARSE's CSR ALG1 (``cusparse``, which auto also runs on large
-    irregular matrices; on smaller ones its fixed cost of several microseconds
-    never wins). Names carry their parameter (``"warp:8"``), so a winner is
+    at the lanes rule's width and its two neighbours, ``adaptive2`` and
+    ``adaptive`` (the best spla kernel on some skewed graphs where auto's
+    ``adaptive2`` is not), ``segmented`` at every K the dtype takes, and from
+    :data:`VENDOR_MIN_NNZ` nonzeros cuSPARSE's CSR ALG1 and ALG2
+    (``cusparse:1``, which auto runs on large irregular matrices, and the
+    deterministic ``cusparse:2``, up to 12% faster on some float64 ones; on
+    smaller matrices their fixed cost of several microseconds never wins).
+    Names carry their parameter (``"warp:8"``), so a winner is
     one exact configuration. An empty matrix has one candidate.
     """
     s = row_stats(A)
@@ -84,10 +87,10 @@ def candidates(A) -> list[str]:
         names.append("scalar")
     for family, step in (("vector", pack_entries(A.dtype, A.index_dtype)), ("warp", 1)):
         names += [f"{family}:{w}" for w in _widths_around(lanes_for(s.mean, step))]
-    names.append("adaptive2")
+    names += ["adaptive2", "adaptive"]
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
     if s.nnz >= VENDOR_MIN_NNZ:
-        names.append("cusparse")
+        names += ["cusparse:1", "cusparse:2"]
     # "vector" and "vector:8" can name one configuration: keep the first spelling
     unique: dict[str, str] = {}
     for name in names:

@@ -52,7 +52,7 @@ def test_candidates_rule_first_distinct_and_plannable(name, dtype, rng):
     A = MATRICES[name](rng).astype(dtype)
     names = plan_tune.candidates(A)
     assert names[0] == policy.rule_kernel(A)
-    assert 5 <= len(names) <= 12
+    assert 5 <= len(names) <= 13
     configurations = set()
     for kernel in names:
         family, param = policy.parse_kernel(kernel)
@@ -61,7 +61,7 @@ def test_candidates_rule_first_distinct_and_plannable(name, dtype, rng):
         assert plan.family == family
     assert len(configurations) == len(names), "two candidates name one configuration"
     families = {policy.parse_kernel(n)[0] for n in names}
-    assert {"warp", "vector", "adaptive2", "segmented"} <= families
+    assert {"warp", "vector", "adaptive2", "adaptive", "segmented"} <= families
     s = policy.row_stats(A)
     assert ("scalar" in families) == (s.max <= policy.AUTO.long_row or names[0] == "scalar")
     ks = {policy.bound_param(A, "segmented", policy.parse_kernel(n)[1]) for n in names if n.startswith("segmented")}
@@ -76,10 +76,13 @@ def test_candidates_rule_first_distinct_and_plannable(name, dtype, rng):
 
 def test_cusparse_is_a_candidate_from_vendor_min_nnz(monkeypatch):
     A = generators.powerlaw(4000, 6)
-    assert "cusparse" not in plan_tune.candidates(A)  # a few microseconds of fixed cost: never the winner
+    families = {policy.parse_kernel(n)[0] for n in plan_tune.candidates(A)}
+    assert "cusparse" not in families  # a few microseconds of fixed cost: never the winner
     monkeypatch.setattr(plan_tune, "VENDOR_MIN_NNZ", A.nnz)
-    names = plan_tune.candidates(A)
-    assert names.count("cusparse") == 1 and policy.plan_spmv(A, "cusparse").family == "cusparse"
+    names = [n for n in plan_tune.candidates(A) if n.startswith("cusparse")]
+    algorithms = sorted(policy.bound_param(A, "cusparse", policy.parse_kernel(n)[1]) for n in names)
+    assert algorithms == [1, 2], "both CSR algorithms, once each"
+    assert all(policy.plan_spmv(A, n).family == "cusparse" for n in names)
 
 
 def test_candidates_of_an_empty_matrix():
