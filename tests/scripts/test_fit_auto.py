@@ -60,3 +60,24 @@ def test_vendor_threshold_splits_by_size_on_the_fit_half(tmp_path):
     # the large-matrix table compares each pick with the faster cuSPARSE algorithm
     lines = fit_auto.large_table(items, {"fitted": fitted})
     assert any(line.startswith("| fitted | float32 | 3 | ") for line in lines)
+
+
+def test_real_matrices_split_into_a_fit_and_a_report_half(tmp_path):
+    """Real matrices go to real-fit or real-report by their name's CRC, stably; only real-fit
+    ones move the thresholds."""
+    names = [f"real{k}" for k in range(40)]
+    halves = {name: fit_auto.half_of({"name": name, "half": "real"}) for name in names}
+    assert set(halves.values()) == {"real-fit", "real-report"}
+    assert 10 <= sum(h == "real-fit" for h in halves.values()) <= 30
+    assert fit_auto.half_of({"name": "x", "half": "report"}) == "report"
+    fit_names = [n for n in names if halves[n] == "real-fit"][:3]
+    report_names = [n for n in names if halves[n] == "real-report"][:3]
+    records = [_record(n, "real", m, 10**6, "segmented") for n, m in zip(fit_names, (2, 3, 4))]
+    records += [_record(f"long{m}", "fit", m, 10**6, "adaptive2") for m in (10, 20, 40)]
+    records += [_record(n, "real", m, 10**6, "segmented") for n, m in zip(report_names, (12, 15, 30))]
+    path = tmp_path / "corpus.json"
+    path.write_text(json.dumps({"records": records}))
+    items = fit_auto.load([path], None, None)
+    fitted, score = fit_auto.fit(items)
+    assert 4 < fitted.segmented_mean < 10 and score == 1.0
+    assert all(fit_auto.quality(i, fitted) == 0.5 for i in items if i["half"] == "real-report")
