@@ -18,8 +18,9 @@ and ``r.r`` into one sum), and the host reads ``state`` only every
 ``check_every`` iterations (default 1 on the CPU and
 :data:`spla.linalg.DEFAULT_GPU_CHECK_EVERY` on the GPU, so up to
 ``check_every - 1`` more iterations than SciPy may run). With GPU data and
-one rank an iteration has no communication, and cg records two iterations
-into a CUDA graph as :func:`spla.linalg.cg` does (``capture=``). block_cg
+one rank an iteration has no communication, and cg runs without Python as
+:func:`spla.linalg.cg` does (``capture=``): small systems in its one-launch
+loop, larger ones replaying a CUDA graph of two iterations. block_cg
 keeps its per-column scalars on the device the same way. gmres and minres
 keep their small recurrences on the host, as spla.linalg's do: one host
 read per (inner) iteration, the sums before it reduced on the device.
@@ -38,7 +39,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..linalg._kernels import FLAG, kernels_for
-from ..linalg._krylov import _lartg, _upper_triangular_solve, cg_iterations
+from ..linalg._krylov import _lartg, _upper_triangular_solve, cg_iterations, loop_iterations
 from ..linalg._system import DEFAULT_GPU_CHECK_EVERY, absolute_tolerance, default_maxiter
 from .vector import DistVector
 
@@ -187,8 +188,8 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
 
 
 def _cg(system, rtol, atol, maxiter, callback, capture):
-    """spla.linalg.cg's loop (same state layout, graph replay between checks) with a sum over ranks
-    after each local reduction."""
+    """spla.linalg.cg's loop (same state layout, graph replay between checks, or on one rank its
+    one-launch loop) with a sum over ranks after each local reduction."""
     xp, x = system.xp, system.x
     _, atol, maxiter, done = _start("cg", system, rtol, atol, maxiter)
     if done is not None:
@@ -197,8 +198,9 @@ def _cg(system, rtol, atol, maxiter, callback, capture):
     dinv = system.inverse_diagonal
     general_m = system.psolve is not None and dinv is None
     r = _residual(system)
-    # state: flag, p.Ap, then (rho, r.r) for the even and the odd iteration
-    state = K.state(6)
+    # state: flag, p.Ap, then (rho, r.r) for the even and the odd iteration; the one-launch
+    # loop's converged flag and last iteration
+    state = K.state(8)
     z = system.psolve(r) if system.psolve is not None else r
     if system.psolve is None:  # rho is r.r: one dot serves both
         K.dot(r, r, state[2:3])
@@ -212,8 +214,13 @@ def _cg(system, rtol, atol, maxiter, callback, capture):
     if math.sqrt(max(rr, 0.0)) < atol:
         return x, 0
     capture = _wants_capture(capture, system, callback, general_m)
-    # a product that is one launch (no ghost traffic) fuses with p.q and the direction update
+    # a product that is one launch (no ghost traffic) fuses with p.q and the direction update;
+    # captured, it runs spla.linalg.cg's one-launch loop where the system is small enough
     launcher = system.product.launcher
+    loop = K.cg_loop(launcher, dinv is not None) if capture and launcher is not None else None
+    if loop is not None:
+        return loop_iterations(xp, loop, x, r, z, state, dinv=dinv, maxiter=maxiter, atol=atol, callback=None,
+                               fetch=system.fetch, batch=True)
     product = K.cg_product(launcher) if launcher is not None else None
     matvec_into = system.product.into if capture and product is None else None
     wrapped = None if callback is None else (lambda xk: callback(system.wrap(xk)))

@@ -350,24 +350,38 @@ def check_cadence():
     close(D.gather(y1), A @ x1, what="first of two products")
     close(D.gather(y2), A @ x2, what="second of two products")
     assert (D.local_product().fast is not None) == (device == "gpu" and size == 1), "fast path"
-    if device == "gpu" and size == 1:  # one rank on the GPU: cg replays a CUDA graph between checks
-        captured = []
-        capture = krylov._capture  # the CG loop spla.linalg and spla.distributed share
+    if device == "gpu" and size == 1:  # one rank on the GPU: cg runs without Python between checks
+        from spla.backends.cuda import solvers as cuda_solvers
+
+        captured, looped = [], []
+        capture, run = krylov._capture, cuda_solvers.CgLoop.run  # what spla.linalg and spla.distributed share
 
         def counted_capture(xp, launches):
             graph = capture(xp, launches)
             captured.append(graph is not None)
             return graph
 
-        krylov._capture = counted_capture
+        def counted_loop(self, first, count, *buffers):
+            looped.append(count)
+            return run(self, first, count, *buffers)
+
+        krylov._capture, cuda_solvers.CgLoop.run = counted_capture, counted_loop
         try:
-            replayed, info = cg(D, bd, rtol=1e-14, maxiter=30, check_every=every)
+            looping, info = cg(D, bd, rtol=1e-14, maxiter=30, check_every=every)  # small: the one-launch loop
+            limit = cuda_solvers.CG_LOOP_MAX_ROWS
+            cuda_solvers.CG_LOOP_MAX_ROWS = 0
+            try:
+                replayed, replayed_info = cg(D, bd, rtol=1e-14, maxiter=30, check_every=every)  # the graph
+            finally:
+                cuda_solvers.CG_LOOP_MAX_ROWS = limit
         finally:
-            krylov._capture = capture
+            krylov._capture, cuda_solvers.CgLoop.run = capture, run
         launched, launched_info = cg(D, bd, rtol=1e-14, maxiter=30, check_every=every, capture=False)
-        assert captured == [True], f"capture attempts {captured}"
-        assert info == launched_info == 30, (info, launched_info)
+        assert looped == [30] and captured == [True], f"loop launches {looped}, capture attempts {captured}"
+        assert info == replayed_info == launched_info == 30, (info, replayed_info, launched_info)
         close(to_host(replayed.local), to_host(launched.local), rtol=1e-13, what="cg replayed vs launched")
+        # the loop sums its dot products in another order: the same iterates to rounding
+        close(to_host(looping.local), to_host(launched.local), rtol=1e-9, what="cg loop vs launched")
         single = spla.spmv(D.diag, D.xp.asarray(x1))
         close(to_host(y1.local), to_host(single), rtol=0, what="1-rank product vs spla.spmv")
 

@@ -104,13 +104,14 @@ def test_gpu_two_ranks_share_one_gpu_host_staged_mpi(rng, tmp_path):
 
 
 @pytest.mark.gpu
-def test_gpu_one_rank_nccl_cadence_graph_replay_and_bound_product(rng, tmp_path):
-    """One rank on the GPU: no sum over ranks at all, host reads only at checks, cg replays a CUDA
+def test_gpu_one_rank_nccl_cadence_loop_graph_replay_and_bound_product(rng, tmp_path):
+    """One rank on the GPU: no sum over ranks at all, host reads only at checks, cg runs its
+    one-launch loop on a small system (the iterates of launching, to rounding) or replays a CUDA
     graph (same iterates as launching), and A @ x is spla.spmv's bound launch (bit-identical)."""
     pytest.importorskip("cupy.cuda.nccl")
     result = launch(1, "cadence", _seed(rng), tmp_path, "gpu", "nccl")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "CHECKS OK 18" in result.stdout, result.stdout
+    assert "CHECKS OK 19" in result.stdout, result.stdout
 
 
 @pytest.mark.gpu
