@@ -196,19 +196,6 @@ def loop_iterations(xp, loop, x, r, z, state, *, dinv, maxiter, atol, callback, 
     return x, maxiter
 
 
-def _verdict(host, iteration, preconditioned, atol, stop_on_nonfinite=False):
-    """The info to return after a convergence check on the host's copy of CG's state, or None
-    to go on: -1 on breakdown, 0 once ||r|| < atol (r.r of this iteration's parity)."""
-    if host[FLAG]:
-        return -1
-    rr = float(host[2 * (1 + iteration % 2) + (1 if preconditioned else 0)])
-    if stop_on_nonfinite and not math.isfinite(rr):
-        return NONFINITE
-    if math.sqrt(max(rr, 0.0)) < atol:
-        return 0
-    return None
-
-
 def _no_reduction(partial) -> None:
     """One process holds every entry: a local dot product is the whole one."""
 
@@ -305,9 +292,14 @@ def cg_iterations(xp, K, x, r, z, state, *, matvec, matvec_into, psolve, dinv, c
         if callback is not None:
             callback(x)
         if iteration % check_every == 0 or iteration == maxiter:
-            info = _verdict(fetch(state), iteration, psolve is not None, atol, stop_on_nonfinite)
-            if info is not None:
-                return x, info
+            host = fetch(state)
+            if host[FLAG]:
+                return x, -1
+            rr = float(host[2 * (1 + iteration % 2) + (0 if psolve is None else 1)])
+            if stop_on_nonfinite and not math.isfinite(rr):
+                return x, NONFINITE
+            if math.sqrt(max(rr, 0.0)) < atol:
+                return x, 0
         if not directed:
             direction(iteration)
     return x, maxiter

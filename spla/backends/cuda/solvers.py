@@ -11,8 +11,9 @@ captured in a CUDA graph).
 :class:`CgProduct` goes further for CG on a matrix whose SpMV is a plain row
 kernel: ``q = A p``, ``p.q`` and the direction update ``p = z + beta p`` in one
 launch (kernels/solver_cg_product.cu), so a CG iteration is two launches.
-:class:`CgLoop` goes further still on small problems: whole CG iterations in one
-cooperative launch, so the iterations between two convergence checks cost one launch.
+:class:`CgLoop` goes further still on small and medium problems: whole CG iterations
+in one cooperative launch (up to :data:`CG_LOOP_BATCH` a launch, convergence tested on
+the device after each).
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ CG_PRODUCT_SOURCES = {
 CG_PRODUCT_WAVES = 4
 assert ROW_BLOCK == SOLVER_BLOCK, "the fused CG product runs the row kernels' blocks through the solver reduction"
 # CG runs as CgLoop up to this many rows; larger systems replay a CUDA graph of CgProduct and
-# cg_step launches. Measured on 2D Poisson (BENCHMARKS.md, one-launch CG loop): the loop is
-# 0.70x the graph's time an iteration at 256^2, 0.57x at 512^2, 0.86x at 1024^2, 0.96x at 2048^2.
+# cg_step launches. Measured on 2D Poisson (BENCHMARKS.md, CG in one launch): the loop takes
+# 0.73x the graph's time an iteration at 256^2, 0.56x at 512^2, 0.88x at 1024^2, 0.96x at 2048^2.
 CG_LOOP_MAX_ROWS = 2**22
 # CgLoop's blocks an SM (capped by the kernel's occupancy) by rows: each grid barrier waits for the
 # slowest block and takes one arrival a block, so small systems want a small grid; large ones want
@@ -118,20 +119,23 @@ class DeviceKernels:
     def cg_direction(self, p, z, rho_new, rho_old):
         self._elementwise["cg_direction"](z, rho_new, rho_old, p)
 
+    def _fuses(self, launcher) -> bool:
+        """Whether the fused CG kernels can repeat the launcher's mapping: a plain row kernel
+        of this solve's n x n matrix, in its dtype."""
+        lanes = getattr(launcher, "row_lanes", None)
+        return (lanes in CG_PRODUCT_LANES and launcher.dtype == self.dtype
+                and (launcher.n_rows, launcher.n_cols) == (self.n, self.n) and self.n > 0)
+
     def cg_product(self, launcher):
         """A :class:`CgProduct` over a bound SpMV launcher of the n x n matrix, or None where
         the launcher is not a plain row kernel (the caller keeps SpMV + :meth:`dot`)."""
-        lanes = getattr(launcher, "row_lanes", None)
-        if (lanes not in CG_PRODUCT_LANES or launcher.dtype != self.dtype
-                or (launcher.n_rows, launcher.n_cols) != (self.n, self.n) or self.n == 0):
-            return None
-        return CgProduct(self, launcher)
+        return CgProduct(self, launcher) if self._fuses(launcher) else None
 
     def cg_loop(self, launcher, jacobi: bool):
         """A :class:`CgLoop` over a bound SpMV launcher of the n x n matrix, or None: where
         :meth:`cg_product` would refuse it, for n over ``CG_LOOP_MAX_ROWS``, or where this
         device cannot launch the kernel cooperatively."""
-        if self.n > CG_LOOP_MAX_ROWS or self.cg_product(launcher) is None:
+        if self.n > CG_LOOP_MAX_ROWS or not self._fuses(launcher):
             return None
         loop = CgLoop(self, launcher, jacobi)
         return loop if loop.launchable() else None
@@ -194,7 +198,7 @@ class CgLoop:
     """
 
     def __init__(self, kernels: DeviceKernels, launcher, jacobi: bool):
-        cupy = kernels.xp
+        cupy = self._cupy = kernels.xp
         index_dtype = launcher.head[2].dtype
         self.head = launcher.head  # (n_rows, indptr, indices, data)
         self.jacobi = jacobi
@@ -221,7 +225,7 @@ class CgLoop:
         """Whether a cooperative launch of this grid goes through (tried with no iterations)."""
         if self.grid[0] < 1:
             return False
-        cupy = require_cupy()
+        cupy = self._cupy
         scratch = cupy.zeros(8, dtype=cupy.float64)
         vector = cupy.empty(1, dtype=self.head[3].dtype)
         try:
@@ -246,7 +250,7 @@ class CgLoop:
 
 
 def barrier_words(blocks: int) -> int:
-    """The size of a grid barrier's sync array (kernels/solver_reduce.cuh, barrier_words): two
+    """The size of a grid barrier's sync array (kernels/solver_reduce.cuh, grid_barrier): two
     128-byte lines, and one for each group of 32 blocks."""
     return 32 * (2 + ceil_div(blocks, 32))
 
