@@ -38,20 +38,7 @@ spla_cg_step(T* __restrict__ x, T* __restrict__ r, T* __restrict__ z, const T* _
     double v[NS];
 #pragma unroll
     for (int s = 0; s < NS; ++s) v[s] = 0.0;
-    const T a = static_cast<T>(alpha);
-    for (long long i = spla::global_thread_id(); i < n; i += spla::grid_threads()) {
-        x[i] += a * p[i];
-        const T ri = r[i] - a * q[i];
-        r[i] = ri;
-        if constexpr (JACOBI) {
-            const T zi = dinv[i] * ri;
-            z[i] = zi;
-            v[0] += static_cast<double>(ri) * static_cast<double>(zi);
-            v[1] += static_cast<double>(ri) * static_cast<double>(ri);
-        } else {
-            v[0] += static_cast<double>(ri) * static_cast<double>(ri);
-        }
-    }
+    spla::cg_update<T, JACOBI, false>(n, static_cast<T>(alpha), x, r, z, p, q, dinv, v);
     // flag is read above by every block; writing it only after this block's
     // reads is safe because all threads compute the same verdict.
     if (broke && blockIdx.x == 0 && threadIdx.x == 0) flag[0] = 1.0;

@@ -187,19 +187,7 @@ spla_cg_loop(long long n_rows, const I* __restrict__ indptr, const I* __restrict
         double sums[NS];
 #pragma unroll
         for (int s = 0; s < NS; ++s) sums[s] = 0.0;
-        for (long long i = spla::global_thread_id(); i < n_rows; i += spla::grid_threads()) {
-            x[i] += alpha * __ldcg(p + i);
-            const V ri = __ldcg(r + i) - alpha * __ldcg(q + i);
-            r[i] = ri;
-            if constexpr (JACOBI) {
-                const V zi = dinv[i] * ri;
-                z[i] = zi;
-                sums[0] += static_cast<double>(ri) * static_cast<double>(zi);
-                sums[1] += static_cast<double>(ri) * static_cast<double>(ri);
-            } else {
-                sums[0] += static_cast<double>(ri) * static_cast<double>(ri);
-            }
-        }
+        spla::cg_update<V, JACOBI, true>(n_rows, alpha, x, r, z, p, q, dinv, sums);
         spla::grid_sum_everywhere<NS>(sums, partials + gridDim.x, sync);
         rho_old = rho;
         rho = sums[0];

@@ -65,6 +65,38 @@ __device__ __forceinline__ double guarded_step(const double* rho, const double* 
     return guarded_step(*rho, *pq, *flag, broke);
 }
 
+// An entry of a vector the kernel also writes: from L2 with COHERENT (other blocks of the same
+// launch wrote it, and an L1 line this SM read before could be stale), else a plain load.
+template <bool COHERENT, typename T>
+__device__ __forceinline__ T load_written(const T* v) {
+    if constexpr (COHERENT) {
+        return __ldcg(v);
+    } else {
+        return *v;
+    }
+}
+
+// CG's update, one grid-stride pass: x += alpha p, r -= alpha q and, with JACOBI, z = dinv r;
+// adds r.z (r.r without JACOBI) to sums[0] and, with JACOBI, r.r to sums[1]. Serves the
+// launch-per-step loop (spla_cg_step) and the one-launch loop (spla_cg_loop, COHERENT).
+template <typename T, bool JACOBI, bool COHERENT>
+__device__ __forceinline__ void cg_update(long long n, T alpha, T* x, T* r, T* z, const T* p, const T* q,
+                                          const T* dinv, double (&sums)[JACOBI ? 2 : 1]) {
+    for (long long i = global_thread_id(); i < n; i += grid_threads()) {
+        x[i] += alpha * load_written<COHERENT>(p + i);
+        const T ri = load_written<COHERENT>(r + i) - alpha * load_written<COHERENT>(q + i);
+        r[i] = ri;
+        if constexpr (JACOBI) {
+            const T zi = dinv[i] * ri;
+            z[i] = zi;
+            sums[0] += static_cast<double>(ri) * static_cast<double>(zi);
+            sums[1] += static_cast<double>(ri) * static_cast<double>(ri);
+        } else {
+            sums[0] += static_cast<double>(ri) * static_cast<double>(ri);
+        }
+    }
+}
+
 // Device-scope atomics and loads with the orderings a grid barrier needs (PTX, sm_70+): cheaper
 // than a full __threadfence around relaxed ones, which would put several fences on the path
 // from the last arrival to the release.

@@ -2,7 +2,7 @@
 # One call on the GPU machine: GPU tests, then the benchmarks, results to $OUT.
 #
 #   scripts/gpu_check.sh [tests] [spmv] [gemm] [spmm] [solvers] [suite] [load] [hotpath] [corpus]
-#                        [precond] [spgemm] [distributed] [quick]
+#                        [precond] [amgprofile] [spgemm] [distributed] [quick]
 #                                         (default: tests spmv gemm spmm solvers suite)
 # Narrower runs, through the environment:
 #   TESTS_K="segmented"                    pytest -k filter for the tests step
@@ -83,6 +83,9 @@ for s in "${steps[@]}"; do
     # shellcheck disable=SC2086  # PRECOND_ARGS is a list of words
     precond) run_step bench_precond "${PRECOND_LIMIT:-420}" python3 scripts/bench_precond.py --out "$RES" $quick \
                  ${PRECOND_ARGS:-} ;;
+    # where the GPU AMG set-up's time goes (PyTorch's CUPTI trace: device busy time vs wall)
+    amgprofile) run_step amg_profile 120 python3 scripts/profile_amg_setup.py --side "${AMG_SIDE:-2048}" \
+                 --json "$RES/amg_profile.json" ;;
     spgemm)  run_step bench_spgemm 120 python3 scripts/bench_spgemm.py --out "$RES" $quick ;;
     profile) run_step profile 180 ncu --clock-control none -k "regex:${PROFILE_KERNEL:-segmented}" -s 1 -c 1 \
                  --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
