@@ -245,3 +245,32 @@ __global__ void spla_amg_lanczos_normalize(const double* __restrict__ w, double*
     const double scale = 1.0 / sqrt(scalars[slot]);
     for (long long i = spla::global_thread_id(); i < n; i += spla::grid_threads()) v[i] = w[i] * scale;
 }
+
+// Row-length statistics of one CSR structure for the SpMV planner, one pass: out[0] += the sum of
+// the lengths, out[1] += the sum of their squares, out[2] = max(out[2], the longest), out[3] +=
+// the empty rows. Integer sums are exact, so the host forms the standard deviation without
+// cancellation. out is zeroed before; a warp's totals go in with one atomic each.
+template <typename I>
+__global__ void spla_amg_row_summary(const I* __restrict__ indptr, long long n, unsigned long long* __restrict__ out) {
+    unsigned long long total = 0, squares = 0, longest = 0, empty = 0;
+    for (long long i = spla::global_thread_id(); i < n; i += spla::grid_threads()) {
+        const auto length = static_cast<unsigned long long>(indptr[i + 1] - indptr[i]);
+        total += length;
+        squares += length * length;
+        longest = length > longest ? length : longest;
+        empty += length == 0;
+    }
+    for (int offset = spla::WARP_SIZE / 2; offset > 0; offset /= 2) {
+        total += __shfl_down_sync(spla::FULL_MASK, total, offset);
+        squares += __shfl_down_sync(spla::FULL_MASK, squares, offset);
+        const unsigned long long other = __shfl_down_sync(spla::FULL_MASK, longest, offset);
+        longest = other > longest ? other : longest;
+        empty += __shfl_down_sync(spla::FULL_MASK, empty, offset);
+    }
+    if ((threadIdx.x & (spla::WARP_SIZE - 1)) == 0) {
+        atomicAdd(out, total);
+        atomicAdd(out + 1, squares);
+        atomicMax(out + 2, longest);
+        atomicAdd(out + 3, empty);
+    }
+}

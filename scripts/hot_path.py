@@ -4,7 +4,7 @@
 On a matrix small enough that the kernel takes a few microseconds, a loop of
 back-to-back calls is bound by what the host spends per call. Timed per
 call (wall time of ``--calls`` calls between two synchronisations, median of
-``--repeat`` runs):
+``--repeat`` rounds, each round timing every call in turn):
 
 - ``bare``: the same CuPy ``RawKernel`` spla's scalar kernel is, launched
   with prebuilt arguments (the floor for a launch through CuPy);
@@ -38,25 +38,27 @@ import numpy as np
 KERNELS = ("auto", "scalar", "warp", "vector", "adaptive2", "segmented", "cusparse")
 
 
-def per_call_us(cupy, fn, calls: int, repeat: int) -> float:
+def per_call_us(cupy, runs: dict, calls: int, repeat: int) -> dict:
+    """Median per-call microseconds of each run, its loops interleaved in rounds (the host drifts)."""
     stream = cupy.cuda.get_current_stream()
-    samples = []
+    samples: dict = {label: [] for label in runs}
     for _ in range(repeat):
-        fn()
-        stream.synchronize()
-        began = time.perf_counter()
-        for _ in range(calls):
+        for label, fn in runs.items():
             fn()
-        stream.synchronize()
-        samples.append((time.perf_counter() - began) / calls * 1e6)
-    return statistics.median(samples)
+            stream.synchronize()
+            began = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            stream.synchronize()
+            samples[label].append((time.perf_counter() - began) / calls * 1e6)
+    return {label: statistics.median(values) for label, values in samples.items()}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--side", type=int, default=32, help="2-D Laplacian of side N (default 32: 1024 rows)")
-    parser.add_argument("--calls", type=int, default=20000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=11, help="rounds, every call timed once a round")
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     parser.add_argument("--json", default=None, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -97,15 +99,20 @@ def main(argv=None) -> int:
     runs["spla.spmv(A, x, out=y), CuPy's launch"] = lambda: spla.spmv(B, x, out=y)
     want = A.to_host().to_scipy() @ x.get()
     results = {}
-    for label, fn in runs.items():
+    for label, fn in runs.items():  # each result checked before anything is timed
         y.fill(np.nan)
         fn()
-        error = float(np.abs(y.get() - want).max() / max(np.abs(want).max(), 1e-30))
-        results[label] = {"per_call_us": per_call_us(cupy, fn, args.calls, args.repeat), "max_rel_error": error}
+        results[label] = {"max_rel_error": float(np.abs(y.get() - want).max() / max(np.abs(want).max(), 1e-30))}
+    wrong = [label for label, r in results.items() if not r["max_rel_error"] <= 1e-5]
+    if wrong:
+        print(f"wrong results, nothing timed: {wrong}", file=sys.stderr)
+        return 1
+    for label, us in per_call_us(cupy, runs, args.calls, args.repeat).items():
+        results[label]["per_call_us"] = us
     device_us = device_seconds(cupy, runs["bare RawKernel launch"], 1000) * 1e6
     bare = results["bare RawKernel launch"]["per_call_us"]
     print(f"{A.n_rows} x {A.n_cols}, {A.nnz} nnz, {args.dtype}; scalar kernel device time {device_us:.2f} us; "
-          f"median of {args.repeat} loops of {args.calls} calls; packed launch through the driver: "
+          f"median of {args.repeat} rounds of {args.calls} calls; packed launch through the driver: "
           f"{packed.driver is not None}")
     print(f"{'call':<48} {'us/call':>8} {'over bare':>10}")
     for label, r in results.items():

@@ -286,7 +286,8 @@ class HostSetupOps:
         values = []
         for indptr in indptrs:
             lengths = np.diff(indptr)
-            values += [lengths.std(dtype=np.float64), lengths.max(initial=0), np.count_nonzero(lengths == 0)]
+            values += [lengths.std(dtype=np.float64) if lengths.size else 0.0, lengths.max(initial=0),
+                       np.count_nonzero(lengths == 0)]
         host = self.read(np.array(values, dtype=np.float64))
         return [(float(host[k]), int(host[k + 1]), int(host[k + 2])) for k in range(0, host.size, 3)]
 

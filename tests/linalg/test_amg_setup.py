@@ -308,6 +308,15 @@ def test_device_setup_ops_match_the_host(rng, index_dtype):
                                          576, 10, 3)
         assert got == pytest.approx(want, rel=1e-10)
     assert dev.reads == 5  # and the two tridiagonal matrices: nothing else came to the host
+    # row statistics for the SpMV planner: a matrix with empty rows and one long row, and an empty one
+    ragged = np.concatenate([[0], np.cumsum(rng.integers(0, 4, size=999)), [0]]).astype(index_dtype)
+    ragged[-1] = ragged[-2] + 500
+    indptrs = [host_A.indptr, ragged, np.zeros(1, dtype=index_dtype)]
+    got = dev.row_length_summaries([cupy.asarray(p) for p in indptrs])
+    want = host.row_length_summaries(indptrs)
+    assert [g[1:] for g in got] == [w[1:] for w in want] and got[1][1] == 500
+    np.testing.assert_allclose([g[0] for g in got], [w[0] for w in want], rtol=1e-12)
+    assert dev.reads == 6  # one read for all three
 
 
 @pytest.mark.gpu

@@ -15,6 +15,7 @@ Jacobi sweep.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -25,7 +26,8 @@ from .solvers import SOLVER_BLOCK, SOLVER_DEFINES
 
 AMG_BLOCK = 256
 _ROW_KERNELS = ("spla_amg_diagonal", "spla_amg_strong_count", "spla_amg_strong_fill", "spla_amg_jacobi_operator",
-                "spla_amg_row_count", "spla_amg_row_max", "spla_amg_mis_round", "spla_amg_join")
+                "spla_amg_row_count", "spla_amg_row_max", "spla_amg_mis_round", "spla_amg_join",
+                "spla_amg_row_summary")
 AMG_SETUP_SOURCE = KernelSource(
     "amg_setup.cu",
     [template(name, i) for name in _ROW_KERNELS for i in INDEX_TYPES]
@@ -196,15 +198,20 @@ class DeviceSetupOps:
 
     # ------------------------------------------------------------ row statistics for the SpMV plans
     def row_length_summaries(self, indptrs) -> list:
-        """(std, longest, empty rows) of each matrix's row lengths, reduced on the device (one read)."""
+        """(std, longest, empty rows) of each matrix's row lengths: one pass each on the device
+        (spla_amg_row_summary: exact integer sums), one read for all."""
         cupy = self.xp
-        values = []
-        for indptr in indptrs:
-            lengths = cupy.diff(indptr)
-            values += [lengths.std(dtype=cupy.float64), lengths.max().astype(cupy.float64),
-                       (lengths == 0).sum().astype(cupy.float64)]
-        host = self.read(cupy.stack(values))
-        return [(float(host[k]), int(host[k + 1]), int(host[k + 2])) for k in range(0, host.size, 3)]
+        sums = cupy.zeros((len(indptrs), 4), dtype=cupy.uint64)
+        for k, indptr in enumerate(indptrs):
+            n = indptr.shape[0] - 1
+            kernel = AMG_SETUP_SOURCE.function(template("spla_amg_row_summary", indptr.dtype))
+            kernel((min(grid_1d(n, AMG_BLOCK), self._reduction_grid),), (AMG_BLOCK,), (indptr, np.int64(n), sums[k]))
+        summaries = []
+        for (total, squares, longest, empty), indptr in zip(self.read(sums).tolist(), indptrs, strict=True):
+            n = indptr.shape[0] - 1
+            variance = (n * squares - total * total) / (n * n) if n else 0.0  # exact integers, one rounding
+            summaries.append((math.sqrt(variance), longest, empty))
+        return summaries
 
     # ------------------------------------------------------------ timing
     def mark(self):
