@@ -7,9 +7,9 @@ call (wall time of ``--calls`` calls between two synchronisations, median of
 ``--repeat`` rounds, each round timing every call in turn):
 
 - ``bare``: the same CuPy ``RawKernel`` spla's scalar kernel is, launched
-  with prebuilt arguments (the floor for a launch through CuPy);
-- ``bare packed``: that kernel through :class:`spla.backends.cuda.launch.PackedLaunch`
-  (arguments packed once, ``cuLaunchKernel`` through ctypes: what spla's launchers use);
+  with prebuilt arguments (the floor for any launch from Python; a launch
+  through ``cuLaunchKernel`` by ctypes with the arguments packed once was
+  0.8 us slower still, BENCHMARKS.md, session 11);
 - ``spla.spmv(A, x, out=y)`` for each kernel, after a first call bound and
   cached the launcher on A (the hot path: a dict lookup, a few checks, one launch);
 - ``cusparse``: the lean ``cusparseSpMV`` call (descriptors, buffer and output
@@ -17,8 +17,7 @@ call (wall time of ``--calls`` calls between two synchronisations, median of
 - ``device``: the scalar kernel's device time (calls queued behind a held stream),
   so the host cost is per call minus nothing the GPU does.
 
-The issue's target: the hot path at most 6 us a call. One more row runs ``spla.spmv`` with
-``kernel="auto"`` on launchers bound with the packed launch off (CuPy's call): the A/B of the two.
+The issue's target: the hot path at most 6 us a call, about 1 us over a bare launch.
 
     PYTHONPATH=. python scripts/hot_path.py                  # ~10 s on an H200
     PYTHONPATH=. python scripts/hot_path.py --json $OUT/hot_path.json
@@ -66,7 +65,7 @@ def main(argv=None) -> int:
     import cupy
 
     import spla
-    from spla.backends.cuda import cusparse, launch
+    from spla.backends.cuda import cusparse
     from spla.backends.cuda import spmv as cuda_spmv
     from spla.bench.spmv import device_seconds
     from spla.bench.timing import environment
@@ -81,9 +80,7 @@ def main(argv=None) -> int:
     grid, block = (max(1, -(-A.n_rows // cuda_spmv.ROW_BLOCK)),), (cuda_spmv.ROW_BLOCK,)
     bare_args = (np.int64(A.n_rows), A.indptr, A.indices, A.data, x, y, one, zero)
     anchor = cusparse.spmv_anchor(A)
-    packed = launch.PackedLaunch(kernel, grid, block, (*bare_args[:4], None, None, one, zero), 4)
     runs: dict[str, Callable[[], object]] = {"bare RawKernel launch": lambda: kernel(grid, block, bare_args),
-                                             "bare packed launch": lambda: packed(x, y, one, zero),
                                              "cusparse (lean call, direct)": lambda: anchor(x, y, one, zero)}
 
     def hot(name: str) -> Callable[[], object]:
@@ -91,12 +88,6 @@ def main(argv=None) -> int:
 
     for name in KERNELS:
         runs[f"spla.spmv(A, x, out=y, kernel={name!r})"] = hot(name)
-    # the same matrix bound with the packed launch off: spla's launchers through CuPy's call
-    B = A.copy()
-    launch.PACKED = False
-    spla.spmv(B, x, out=y)
-    launch.PACKED = True
-    runs["spla.spmv(A, x, out=y), CuPy's launch"] = lambda: spla.spmv(B, x, out=y)
     want = A.to_host().to_scipy() @ x.get()
     results = {}
     for label, fn in runs.items():  # each result checked before anything is timed
@@ -112,8 +103,7 @@ def main(argv=None) -> int:
     device_us = device_seconds(cupy, runs["bare RawKernel launch"], 1000) * 1e6
     bare = results["bare RawKernel launch"]["per_call_us"]
     print(f"{A.n_rows} x {A.n_cols}, {A.nnz} nnz, {args.dtype}; scalar kernel device time {device_us:.2f} us; "
-          f"median of {args.repeat} rounds of {args.calls} calls; packed launch through the driver: "
-          f"{packed.driver is not None}")
+          f"median of {args.repeat} rounds of {args.calls} calls")
     print(f"{'call':<48} {'us/call':>8} {'over bare':>10}")
     for label, r in results.items():
         r["over_bare_us"] = r["per_call_us"] - bare

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import operator
 import weakref
-from typing import Any
 
 import numpy as np
 
@@ -23,7 +22,6 @@ from ...planning import adaptive, segmented
 from ...planning.spmv import LANE_WIDTHS, SpmvPlan
 from . import cusparse, dense_panels
 from .gemm import gemv
-from .launch import PackedLaunch
 from .runtime import INDEX_TYPES, MAX_GRID_X, VALUE_TYPES, KernelSource, ceil_div, template
 
 # Threads per block of the row kernels: whole warps (the warp/vector kernels
@@ -99,13 +97,6 @@ class Launcher:
     """
 
     row_lanes: int | None = None
-    # a launcher of one raw kernel: kernel(grid, block, (*head, x, y, alpha, beta, *tail), shared_mem)
-    kernel: Any
-    grid: tuple
-    block: tuple
-    head: tuple
-    tail: tuple = ()
-    shared_mem = 0
 
     def __init__(self, cupy, A):
         self.ndarray = cupy.ndarray
@@ -152,14 +143,7 @@ class Launcher:
             copy.grid = (_grid(int(self.head[0]), threads_per_tile // 32),)
         if grid is not None:
             copy.grid = (grid,)
-        copy.pack()
         return copy
-
-    def pack(self):
-        """(Re)build the packed launch of ``kernel`` with this launcher's arguments."""
-        self.packed = PackedLaunch(self.kernel, self.grid, self.block,
-                                   (*self.head, None, None, self.one, self.zero, *self.tail),
-                                   len(self.head), self.shared_mem)
 
 
 class _RowLauncher(Launcher):
@@ -170,10 +154,9 @@ class _RowLauncher(Launcher):
         self.kernel, self.grid, self.block = kernel, (grid,), (block,)
         self.head = (np.int64(A.n_rows), A.indptr, A.indices, A.data)
         self.row_lanes = row_lanes
-        self.pack()
 
     def launch(self, x, out, alpha, beta):
-        self.packed(x, out, alpha, beta)
+        self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta))
         return out
 
 
@@ -213,17 +196,16 @@ class _AdaptiveLauncher(Launcher):
         self.kernel = function(cupy, family, A.dtype, A.index_dtype) if n_blocks else None
         self.grid, self.block = (min(n_blocks, MAX_BLOCKS),), (adaptive.ADAPTIVE_THREADS,)
         matrix = (A.indptr, A.indices, A.data)
+        self.head: tuple
         if family == "adaptive2":
             self.head = (state.blocks, np.int64(n_blocks), state.row_list, *matrix)
         else:
             self.head = (state.blocks, np.int64(n_blocks), *matrix)
         self.tail = (state.chunk, state.split_offsets, state.split_partials, state.split_counters)
-        if self.kernel is not None:
-            self.pack()
 
     def launch(self, x, out, alpha, beta):
         if self.kernel is not None:
-            self.packed(x, out, alpha, beta)
+            self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta, *self.tail))
         for panel in self.panels:  # rows dense enough for the GEMV core
             rows = out[panel.rows] if beta != 0 else self.empty(panel.rows.size, self.dtype)
             out[panel.rows] = gemv(panel.matrix, x[panel.col_begin:panel.col_end], rows, alpha=alpha, beta=beta)
@@ -253,10 +235,10 @@ class _SegmentedLauncher(Launcher):
         self.block = (segmented.SEGMENTED_THREADS,)
         self.head = (np.int64(n_tiles), np.int64(A.nnz), device_rows, A.indptr, A.indices, A.data)
         self.tail = (head_partials, tail_partials, counters)
-        self.pack()
 
     def launch(self, x, out, alpha, beta):
-        self.packed(x, out, alpha, beta)
+        self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta, *self.tail),
+                    shared_mem=self.shared_mem)
         return out
 
 
