@@ -10,9 +10,10 @@ checked first), and the step clocks. Every loop runs over levels, MIS rounds or
 Lanczos steps, never over rows. Values reach the host only through
 ``ops.read`` (counted in :attr:`SetupResult.reads`): per level one read for the
 strength graph's size and the diagonal check, one every two MIS rounds, one
-for the aggregate counts, one for the Lanczos tridiagonal matrix, one per
-Galerkin product for its size (cuSPARSE's SpGEMM reads its own result size
-besides), and one for the new operators' row statistics.
+for the aggregate counts, one for the Lanczos tridiagonal matrix, and one for
+the new operators' row statistics; a Galerkin product's size only where its
+bound from the longest row does not pass the product's checks (cuSPARSE's
+SpGEMM reads its own result size besides).
 
 Each level, in the steps :attr:`SetupResult.times` reports:
 
@@ -80,6 +81,8 @@ DENSE_LIMIT = 8192
 #: 5 to 40 steps), 10 for the Chebyshev smoother's rho(A), whose interval must cover the spectrum.
 LANCZOS_STEPS = 6
 LANCZOS_STEPS_CHEBYSHEV = 10
+#: cuSPARSE's SpGEMM counts intermediate products in 32-bit integers.
+SPGEMM_MAX_PRODUCTS = 2**31 - 1
 #: Couplings weaker than this fraction of sqrt(|a_ii a_jj|) are rounding, never strong.
 NEGLIGIBLE = 1e-12
 #: Largest |A X - I| entry for which the LU inverse X of the coarsest operator is kept.
@@ -273,6 +276,11 @@ class HostSetupOps:
             M.has_canonical_format = True
         return M
 
+    def bound_suffices(self, products: int, A) -> bool:
+        """Whether an upper bound on a product's intermediate products passes its checks (on the
+        host: the device's 32-bit limit alone, so both sides count the same reads)."""
+        return products <= SPGEMM_MAX_PRODUCTS
+
     def product(self, A, B, what: str, products: int):
         C = (A @ B).tocsr()
         C.sort_indices()  # SciPy leaves each row's columns unsorted; the next level wants canonical rows
@@ -367,12 +375,22 @@ def _remember_stats(ops, matrices) -> None:
         remember_row_stats(M, stats_from_summary(M.n_rows, M.nnz, *summary))
 
 
-def _products(ops, A, B) -> int:
-    """The intermediate products of A @ B (one read): what the GPU's SpGEMM needs room for."""
+def _products(ops, A, B, longest_b: int | None) -> int:
+    """The intermediate products of A @ B (what the GPU's SpGEMM needs room for): the bound
+    nnz(A) * ``longest_b`` (B's longest row, or a bound on it) where that bound already passes the
+    product's checks (``ops.bound_suffices``: no read), else the exact count (one read)."""
     xp = ops.xp
     if not A.nnz:
         return 0
+    if longest_b is not None and ops.bound_suffices(A.nnz * longest_b, A):
+        return A.nnz * longest_b
     return int(ops.read(xp.diff(B.indptr)[A.indices].sum(dtype=xp.int64)))
+
+
+def _longest_row(A: CSRMatrix) -> int | None:
+    """A's longest row where its row statistics are known (every level's operator: see _remember_stats)."""
+    stats = cached_row_stats(A)
+    return None if stats is None else stats.max
 
 
 def _compact(xp, mask, prefix, size: int, *arrays):
@@ -674,9 +692,13 @@ def smoothed_aggregation(A: CSRMatrix, options: SetupOptions) -> SetupResult:
                 assert level.rho_dinv_a is not None
                 P = smoothed_prolongation(ops, A, diagonal, options.prolongation_omega / level.rho_dinv_a, P0)
         with timer("galerkin"):
-            AP = ops.product(_library(ops, A), P, "product A P", _products(ops, A, P))
+            # a row of P has at most as many entries as A's row (P = S P0 on A's structure), so a
+            # row of A P at most longest(A)^2: bounds that spare the exact counts' reads
+            longest = _longest_row(A)
+            AP = ops.product(_library(ops, A), P, "product A P", _products(ops, A, P, longest))
             R = ops.transpose(P)
-            coarse = ops.product(R, AP, "Galerkin product P^T (A P)", _products(ops, R, AP))
+            coarse = ops.product(R, AP, "Galerkin product P^T (A P)",
+                                 _products(ops, R, AP, None if longest is None else longest * longest))
         level.P, level.R, level.aggregates = _wrap(P), _wrap(R), aggregates
         A = _wrap(coarse)
         _remember_stats(ops, [level.P, level.R, A])

@@ -221,8 +221,10 @@ def test_host_reads_per_level(xp, name, smoother):
     """The set-up copies values to the host only where it needs them: the row statistics of the
     finest operator; per coarsened level the strength graph's size (with the diagonal check), an
     MIS flag every MIS_CHECK_EVERY rounds, the aggregate counts, each spectral radius's Lanczos
-    matrix, the sizes of the two Galerkin products and the new operators' row statistics; the
-    coarsest inverse's accuracy. On the GPU each read is a synchronisation."""
+    matrix and the new operators' row statistics; the coarsest inverse's accuracy. The two Galerkin
+    products' sizes are read only where their bounds from the longest row do not pass the product's
+    checks (forced here the second time: the same hierarchy, two more reads a level). On the GPU
+    each read is a synchronisation."""
     make, options = HIERARCHIES[name]
     A = _on_side(make(), xp)
     setup_options = _amg_setup.SetupOptions(theta=_theta(options), max_coarse=10, rho_dinv_a=smoother == "jacobi",
@@ -231,9 +233,17 @@ def test_host_reads_per_level(xp, name, smoother):
     coarsened = [level for level in result.levels if level.P is not None]
     assert len(coarsened) >= 2
     radii = 1 + (smoother == "chebyshev")
-    per_level = [5 + radii + level.mis_rounds // _amg_setup.MIS_CHECK_EVERY for level in coarsened]
+    per_level = [3 + radii + level.mis_rounds // _amg_setup.MIS_CHECK_EVERY for level in coarsened]
     assert all(level.mis_rounds % _amg_setup.MIS_CHECK_EVERY == 0 for level in coarsened)
     assert result.reads == 1 + sum(per_level) + 1
+    ops_type = type(_amg_setup._ops_for(A))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ops_type, "bound_suffices", lambda self, products, A: False)
+        counted = _amg_setup.smoothed_aggregation(A, setup_options)
+    assert counted.reads == result.reads - 1 + 2 * len(coarsened)  # A kept its row statistics from the first
+    for got, want in zip(counted.levels, result.levels, strict=True):
+        np.testing.assert_array_equal(to_host(got.A.indptr), to_host(want.A.indptr))
+        np.testing.assert_allclose(to_host(got.A.data), to_host(want.A.data), rtol=1e-12)
     M = linalg.amg(A, setup="spla", smoother=smoother, max_coarse=10, **options)
     assert M.setup_reads == result.reads - 1  # A keeps the row statistics the first set-up gave it
 

@@ -27,6 +27,9 @@ def test_amg_parts_on_the_cpu(tmp_path, capsys):
     assert amg["check_every"] == 1 and amg["setup_host_reads"] > 0 and amg["levels"][0] == 128 * 128
     assert report["amg"]["amg_cg_cold"]["iterations"] == amg["iterations"]  # the same hierarchy both times
     assert amg["iterations"] < report["amg"]["plain_cg"]["iterations"] / 3
+    ones = report["amg"]["ones"]  # the smooth right-hand side: plain CG needs fewer iterations than for random b
+    assert ones["amg_cg"]["ok"] and ones["plain_cg"]["ok"]
+    assert ones["plain_cg"]["iterations"] < report["amg"]["plain_cg"]["iterations"]
     problems = report["amg_iterations"]
     assert [p["n"] for p in problems] == [12**3, 48**2]
     for entry in problems:

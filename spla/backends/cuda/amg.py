@@ -21,6 +21,7 @@ import numpy as np
 
 from ... import device as _device
 from ...errors import InputError
+from ...linalg._amg_setup import SPGEMM_MAX_PRODUCTS
 from .runtime import INDEX_TYPES, KernelSource, ceil_div, grid_1d, template
 from .solvers import SOLVER_BLOCK, SOLVER_DEFINES
 
@@ -34,8 +35,6 @@ AMG_SETUP_SOURCE = KernelSource(
     + [template("spla_amg_dot", False), template("spla_amg_dot", True), "spla_amg_lanczos_orthogonalize",
        "spla_amg_lanczos_normalize", "spla_amg_priorities", "spla_amg_start_vector"],
     SOLVER_DEFINES)
-# cuSPARSE's SpGEMM counts intermediate products in 32-bit integers
-SPGEMM_MAX_PRODUCTS = 2**31 - 1
 
 
 class DeviceSetupOps:
@@ -170,6 +169,18 @@ class DeviceSetupOps:
             M.has_canonical_format = True
         return M
 
+    @staticmethod
+    def _needed_bytes(A, products: int) -> int:
+        """cuSPARSE holds the products, the result and its work buffers, each up to that size."""
+        entry = np.dtype(A.dtype).itemsize + np.dtype(A.indices.dtype).itemsize
+        return 3 * products * entry + 2 * (A.shape[0] + 1) * 8
+
+    def bound_suffices(self, products: int, A) -> bool:
+        """Whether an upper bound on a product's intermediate products passes :meth:`product`'s
+        checks with room to spare (half the free memory), so the exact count need not be read."""
+        return (products <= SPGEMM_MAX_PRODUCTS
+                and self._needed_bytes(A, products) <= _device.free_device_memory() // 2)
+
     def product(self, A, B, what: str, products: int):
         """A @ B through cuSPARSE's SpGEMM, after checking that its ``products`` intermediate
         products (counted by the caller) fit on the device.
@@ -181,10 +192,7 @@ class DeviceSetupOps:
         if products > SPGEMM_MAX_PRODUCTS:
             raise InputError(f"the AMG {what} has {products:,} intermediate products, more than cuSPARSE's "
                              f"32-bit SpGEMM counts; set up on the host (spla.linalg.amg(A.to_host()))")
-        # cuSPARSE holds the products, the result and its work buffers, each up to that size
-        entry = np.dtype(A.dtype).itemsize + np.dtype(A.indices.dtype).itemsize
-        needed = 3 * products * entry + 2 * (A.shape[0] + 1) * 8
-        _device.check_fits(needed, f"AMG {what}")
+        _device.check_fits(self._needed_bytes(A, products), f"AMG {what}")
         with _device.device_memory_errors(f"AMG {what}"):
             C = A @ B
         C.has_canonical_format = True  # cuSPARSE's SpGEMM writes sorted, duplicate-free rows
