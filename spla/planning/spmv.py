@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KernelError
-from . import adaptive, segmented
+from . import adaptive, dia, segmented
 from .stats import RowStats, row_stats
 
 # What `spla.spmv(kernel=...)` accepts on the GPU: spla's kernels in the order of
@@ -33,6 +33,8 @@ KERNELS = {
                  "4-deep load pipelining, no dense path (kernels/spmv_adaptive2.cu)",
     "segmented": "fixed tiles of 32*K nonzeros, one warp each, loads striped across the warp, "
                  "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)",
+    "dia": "stencils and bands: the matrix stored by its diagonals (at most 32), no column indices, a "
+           "thread per row (kernels/spmv_dia.cu); refused for other matrices (spla.planning.dia)",
     "auto": "picks one of the above (or, on large irregular matrices, cusparse) from the row statistics "
             "(see choose_kernel), or the winner of an earlier tuning of this matrix on this GPU (the "
             "tuning cache); never measures",
@@ -42,6 +44,8 @@ KERNELS = {
     "cusparse-cupy": "cupyx.scipy.sparse csr_matrix @ x: cuSPARSE as a CuPy user calls it",
 }
 SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented")
+# Kernels that run only on matrices of their structure (KernelError, saying why, on others).
+STRUCTURED_KERNELS = ("dia",)
 CPU_KERNELS = ("auto", "scipy")
 LANE_WIDTHS = (2, 4, 8, 16, 32)
 # The kernel parameter each family takes after a colon, and its allowed values.
@@ -166,9 +170,17 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
     return "medium"
 
 
+#: Classes of regular rows in which auto looks for diagonals (spla.planning.dia.suits_auto).
+DIA_CLASSES = ("short", "short-few-rows", "medium")
+
+
 def rule_kernel(A) -> str:
-    """The kernel the rule picks for A from its row statistics (ignores tuning)."""
-    klass = matrix_class(row_stats(A))
+    """The kernel the rule picks for A from its row statistics (ignores tuning): the class's kernel,
+    or ``dia`` for a large regular matrix whose entries lie on a few diagonals."""
+    stats = row_stats(A)
+    klass = matrix_class(stats)
+    if klass in DIA_CLASSES and dia.suits_auto(A, stats):
+        return "dia"
     return "scalar" if klass == "empty" else AUTO_RULE[klass]
 
 
@@ -231,6 +243,7 @@ class SpmvPlan:
     adaptive: adaptive.Plan | None = None
     tile_rows: np.ndarray | None = None
     empty_rows: bool = False
+    dia: dia.Structure | None = None
 
 
 def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) -> SpmvPlan:
@@ -263,4 +276,10 @@ def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) ->
         if A.n_rows and int(np.diff(tile_rows).max()) >= 2**31 - 1:  # the kernel lists rows by int offsets
             raise KernelError("a segmented tile owns 2^31 or more (empty) rows; use kernel='adaptive2'")
         return SpmvPlan(kernel, family, param, tile_rows=tile_rows, empty_rows=row_stats(A).empty > 0)
+    if family == "dia":
+        found = dia.structure(A)
+        if isinstance(found, dia.Refusal):
+            raise KernelError(f"kernel='dia' needs a matrix whose entries lie on a few diagonals; this one: "
+                              f"{found.reason}")
+        return SpmvPlan(kernel, family, None, dia=found)
     return SpmvPlan(kernel, family, param)

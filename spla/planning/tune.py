@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import KernelError
-from . import segmented
+from . import dia, segmented
 from .spmv import AUTO, LANE_WIDTHS, bound_param, lanes_for, pack_entries, parse_kernel, rule_kernel
 from .stats import host_indptr, row_stats
 
@@ -70,7 +70,8 @@ def candidates(A) -> list[str]:
     thread walking a long row is never competitive), ``warp`` and ``vector``
     at the lanes rule's width and its two neighbours, ``adaptive2`` and
     ``adaptive`` (the best spla kernel on some skewed graphs where auto's
-    ``adaptive2`` is not), ``segmented`` at every K the dtype takes, and from
+    ``adaptive2`` is not), ``segmented`` at every K the dtype takes, ``dia``
+    where A's regular rows lie on a few diagonals (spla.planning.dia), and from
     :data:`VENDOR_MIN_NNZ` nonzeros cuSPARSE's CSR ALG1 and ALG2
     (``cusparse:1``, which auto runs on large irregular matrices, and the
     deterministic ``cusparse:2``, up to 12% faster on some float64 ones; on
@@ -89,6 +90,8 @@ def candidates(A) -> list[str]:
         names += [f"{family}:{w}" for w in _widths_around(lanes_for(s.mean, step))]
     names += ["adaptive2", "adaptive"]
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
+    if s.cv <= dia.AUTO_MAX_CV and s.max <= dia.MAX_DIAGONALS and isinstance(dia.structure(A), dia.Structure):
+        names.append("dia")
     if s.nnz >= VENDOR_MIN_NNZ:
         names += ["cusparse:1", "cusparse:2"]
     # "vector" and "vector:8" can name one configuration: keep the first spelling
@@ -248,6 +251,10 @@ def apply_cached(A, device_name: str, cache: TuneCache | None = None) -> str | N
     try:
         parse_kernel(kernel)
     except KernelError:  # a name from another spla version: ignore the entry
+        return None
+    # the fingerprint does not read the column indices: a matrix sharing another's row pointer
+    # may not have the diagonals that made dia win there
+    if kernel == "dia" and not isinstance(dia.structure(A), dia.Structure):
         return None
     set_choice(A, kernel, "cached")
     return kernel

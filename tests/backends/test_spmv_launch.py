@@ -168,3 +168,22 @@ def test_public_spmv_takes_the_cached_launcher(rng, launches, monkeypatch):
     second = spla.spmv(A, x, kernel="scalar")
     assert len(launches) == 2 and launches[-1][3][0] == launches[0][3][0]
     assert second.shape == first.shape
+
+
+def test_dia_launch_arguments_follow_the_kernel_signature(launches):
+    from spla.io import generators
+    from spla.planning import dia
+
+    host = generators.poisson2d(30).astype(np.float32)
+    A = _device(host.to_scipy())
+    found = dia.structure(host)  # detected on the host, handed to the stand-in device matrix
+    A._cache["dia"] = dia.Structure(FakeArray(found.offsets), FakeArray(found.values), found.n_diagonals)
+    x = FakeArray(np.ones(A.n_cols, dtype=np.float32))
+    out = ops_spmv.spmv(A, x, kernel="dia")
+    name, grid, block, args, _ = launches[-1]
+    params = _signature("spmv_dia.cu", "spla_spmv_dia")
+    assert name == "spla_spmv_dia<float>" and len(args) == len(params)
+    assert args[params.index("n_rows")] == 900 and args[params.index("n_diagonals")] == 5
+    assert args[params.index("offsets")] is A._cache["dia"].offsets
+    assert args[params.index("values")] is A._cache["dia"].values
+    assert args[params.index("x")] is x and args[params.index("y")] is out and block == (cuda_spmv.ROW_BLOCK,)

@@ -79,6 +79,13 @@ def loop_blocks_per_sm(n: int) -> int:
 CG_LOOP_BATCH = 128
 
 
+def _row_kernel(launcher):
+    """The row-kernel launcher whose mapping the fused CG kernels repeat over A's CSR arrays (the
+    fused kernels do their own product): the launcher itself, or the scalar one a dia launcher
+    keeps (a thread per row, as dia's)."""
+    return getattr(launcher, "row_kernel", launcher)
+
+
 class DeviceKernels:
     """CuPy versions: the fused raw kernels plus ElementwiseKernels, no host sync."""
 
@@ -121,7 +128,7 @@ class DeviceKernels:
 
     def _fuses(self, launcher) -> bool:
         """Whether the fused CG kernels can repeat the launcher's mapping: a plain row kernel
-        of this solve's n x n matrix, in its dtype."""
+        of this solve's n x n matrix, in its dtype (see :meth:`Launcher.row_kernel`)."""
         lanes = getattr(launcher, "row_lanes", None)
         return (lanes in CG_PRODUCT_LANES and launcher.dtype == self.dtype
                 and (launcher.n_rows, launcher.n_cols) == (self.n, self.n) and self.n > 0)
@@ -129,12 +136,14 @@ class DeviceKernels:
     def cg_product(self, launcher):
         """A :class:`CgProduct` over a bound SpMV launcher of the n x n matrix, or None where
         the launcher is not a plain row kernel (the caller keeps SpMV + :meth:`dot`)."""
+        launcher = _row_kernel(launcher)
         return CgProduct(self, launcher) if self._fuses(launcher) else None
 
     def cg_loop(self, launcher, jacobi: bool):
         """A :class:`CgLoop` over a bound SpMV launcher of the n x n matrix, or None: where
         :meth:`cg_product` would refuse it, for n over ``CG_LOOP_MAX_ROWS``, or where this
         device cannot launch the kernel cooperatively."""
+        launcher = _row_kernel(launcher)
         if self.n > CG_LOOP_MAX_ROWS or not self._fuses(launcher):
             return None
         loop = CgLoop(self, launcher, jacobi)

@@ -3,7 +3,7 @@ device matrix and launches it.
 
 Kernels live in ``kernels/spmv_*.cu``, one idea per file, in the order of the
 optimisation path (scalar -> warp -> vector -> adaptive -> adaptive2 ->
-segmented). :func:`bind` turns a plan into a launcher whose arguments are
+segmented), and dia for matrices stored by diagonals. :func:`bind` turns a plan into a launcher whose arguments are
 prebuilt; the front door caches it on the matrix, so a later call only checks
 x and out and launches. Which kernel runs is decided in :mod:`spla.planning`.
 Every launch goes on CuPy's current stream and nothing here synchronises, so
@@ -18,7 +18,7 @@ import weakref
 import numpy as np
 
 from ...errors import KernelError
-from ...planning import adaptive, segmented
+from ...planning import adaptive, dia, segmented
 from ...planning.spmv import LANE_WIDTHS, SpmvPlan
 from . import cusparse, dense_panels
 from .gemm import gemv
@@ -56,6 +56,8 @@ SOURCES = {
     "adaptive2": _declare("spmv_adaptive2.cu", "spla_spmv_adaptive2", options=ADAPTIVE_DEFINES),
     "segmented": _declare("spmv_segmented.cu", "spla_spmv_segmented", segmented.segmented_entries,
                           SEGMENTED_DEFINES),
+    # diagonals carry no column indices: one instance per value type
+    "dia": KernelSource("spmv_dia.cu", [template("spla_spmv_dia", dtype) for dtype in VALUE_TYPES]),
 }
 
 _FUNCTIONS: dict = {}  # (family, dtype, index dtype, param, device) -> RawKernel: no lookups per call
@@ -242,6 +244,25 @@ class _SegmentedLauncher(Launcher):
         return out
 
 
+class _DiaLauncher(Launcher):
+    """dia: A's diagonals (spla.planning.dia: offsets and a value per row each), a thread per row.
+
+    ``row_kernel`` is the scalar launcher over A's CSR arrays: the fused CG kernels, which do
+    their own product from CSR, repeat its mapping (a thread per row, as here)."""
+
+    def __init__(self, cupy, A, structure: dia.Structure):
+        super().__init__(cupy, A)
+        self.row_kernel = _RowLauncher(cupy, A, function(cupy, "scalar", A.dtype, A.index_dtype),
+                                       _grid(A.n_rows, ROW_BLOCK), ROW_BLOCK, row_lanes=1)
+        self.kernel = SOURCES["dia"].function(template("spla_spmv_dia", A.dtype))
+        self.grid, self.block = (_grid(A.n_rows, ROW_BLOCK),), (ROW_BLOCK,)
+        self.head = (np.int64(A.n_rows), np.int32(structure.n_diagonals), structure.offsets, structure.values)
+
+    def launch(self, x, out, alpha, beta):
+        self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta))
+        return out
+
+
 class _CusparseLauncher(Launcher):
     """The lean cuSPARSE call, with the same hot path as spla's kernels."""
 
@@ -296,6 +317,9 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
         return _CupyxLauncher(cupy, A)
     if family == "segmented":
         return _SegmentedLauncher(cupy, A, plan)
+    if family == "dia":
+        assert plan.dia is not None
+        return _DiaLauncher(cupy, A, plan.dia)
     if family in ("adaptive", "adaptive2"):
         assert plan.adaptive is not None
         return _AdaptiveLauncher(cupy, A, family, plan.adaptive)

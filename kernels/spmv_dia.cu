@@ -1,0 +1,30 @@
+// spmv_dia: one thread per row of a matrix stored by diagonals (spla/planning/dia.py), for
+// stencils and banded matrices whose entries lie on a few diagonals.
+//
+// What changed from spmv_scalar.cu: no column indices and no row pointers. Diagonal d holds one
+// value per row at values[d * n_rows + row] (zero where the row has no entry) and its column is
+// row + offsets[d], so a warp's loads of values and of x are both 32 consecutive elements, and
+// the bytes read drop to the values (with their padding), x and y: 0.54x CSR's on 2D Poisson in
+// float32. Diagonals are taken in increasing offset (the CSR row's column order) and zeros are
+// skipped, so the sums are the scalar kernel's, bit for bit; the host refuses matrices that store
+// explicit zeros (CSR would multiply them) and never pads where a column would fall outside x
+// (a padded value is zero, so x is not read there).
+//
+// Constraints: any block size; a grid-stride loop covers any n_rows; offsets sorted, at most
+// MAX_DIAGONALS of them (planning/dia.py).
+#include "common.cuh"
+
+template <typename V>
+__global__ void spla_spmv_dia(long long n_rows, int n_diagonals, const long long* __restrict__ offsets,
+                              const V* __restrict__ values, const V* __restrict__ x, V* __restrict__ y,
+                              V alpha, V beta) {
+    for (long long row = spla::global_thread_id(); row < n_rows; row += spla::grid_threads()) {
+        V sum = V(0);
+#pragma unroll 4
+        for (int d = 0; d < n_diagonals; ++d) {
+            const V v = values[d * n_rows + row];
+            if (v != V(0)) sum += v * __ldg(x + row + __ldg(offsets + d));
+        }
+        spla::store_row(y, row, sum, alpha, beta);
+    }
+}

@@ -1,0 +1,116 @@
+"""Diagonal (DIA) storage for SpMV on matrices whose entries lie on a few diagonals.
+
+A stencil or banded matrix stores, in CSR, a column index beside every value:
+half the bytes an SpMV reads in float32, a third in float64. When every entry
+lies on one of a few diagonals (column - row taking at most
+:data:`MAX_DIAGONALS` values) the indices carry no information: DIA keeps the
+diagonals' offsets and, per diagonal, one value per row (zero where the row has
+no entry there), and the kernel (kernels/spmv_dia.cu) computes each column
+from its row. The bytes an SpMV reads drop to about ``values (1 + padding) +
+x + y``: 2D Poisson in float32 reads 0.54x the CSR bytes.
+
+The same products as CSR, bit for bit: a row's diagonals are taken in
+increasing offset, which is the CSR row's column order, and padding is skipped
+(a zero value means "no entry"), so a matrix that stores explicit zeros is
+refused (CSR multiplies them, which shows when x holds an Inf or a NaN), and
+so is one with duplicate entries.
+
+Detection (:func:`structure`) runs where A lives (NumPy or CuPy), once per
+matrix (cached on A): the offsets of a strided sample of entries give the
+candidate diagonals (one small read), then one pass checks every entry against
+them and counts explicit zeros (one read). Refused when an entry falls off the
+candidates, when padding would exceed :data:`MAX_FILL` of the nonzeros, or
+with explicit zeros; the reason is kept for ``kernel="dia"``'s error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..device import array_module
+
+#: Diagonals the kernel takes (a 3D 27-point stencil has 27, a 2D 25-point one 25).
+MAX_DIAGONALS = 32
+#: Stored values (diagonals x rows) over nonzeros above which DIA reads more than it saves.
+MAX_FILL = 1.3
+#: Entries sampled for the candidate diagonals.
+SAMPLE = 4096
+#: ``auto`` looks for diagonals from this many nonzeros (below, a launch costs more than the bytes).
+AUTO_MIN_NNZ = 1 << 20
+#: ... in regular matrices only: row lengths with a coefficient of variation up to this.
+AUTO_MAX_CV = 0.5
+
+_CACHE_KEY = "dia"
+
+
+@dataclass(frozen=True, eq=False)
+class Structure:
+    """A's diagonals: ``offsets`` (int64, increasing, on A's side) and ``values``
+    (n_diagonals x n_rows, A's dtype, zero where a row has no entry)."""
+
+    offsets: Any
+    values: Any
+    n_diagonals: int
+
+
+@dataclass(frozen=True)
+class Refusal:
+    reason: str
+
+
+def _host(a) -> np.ndarray:
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def _row_of_entries(xp, indptr, nnz: int):
+    return xp.searchsorted(indptr[1:], xp.arange(nnz, dtype=indptr.dtype), side="right")
+
+
+def structure(A) -> Structure | Refusal:
+    """A's DIA structure, or why it has none (cached on A; see the module's notes)."""
+    found = A._cache.get(_CACHE_KEY)
+    if found is None:
+        found = A._cache[_CACHE_KEY] = _detect(A)
+    return found
+
+
+def _detect(A) -> Structure | Refusal:
+    xp = array_module(A.indices)
+    n_rows, nnz = A.n_rows, A.nnz
+    if nnz == 0 or n_rows == 0:  # no diagonals: the kernel writes beta * y
+        return Structure(offsets=xp.zeros(0, dtype=xp.int64), values=xp.zeros((0, n_rows), dtype=A.dtype),
+                         n_diagonals=0)
+    if not A.has_canonical_format:  # two entries of one (row, column) would land in one slot
+        return Refusal("its rows are not in canonical form (sorted, no duplicates): call A.sum_duplicates()")
+    rows = _row_of_entries(xp, A.indptr, nnz)
+    offsets = A.indices.astype(xp.int64) - rows
+    step = max(1, nnz // SAMPLE)
+    candidates = np.unique(_host(offsets[::step]))
+    if candidates.size > MAX_DIAGONALS:
+        return Refusal(f"its entries lie on more than {MAX_DIAGONALS} diagonals")
+    if candidates.size * n_rows > MAX_FILL * nnz:
+        return Refusal(f"its {candidates.size} diagonals would store {candidates.size * n_rows / nnz:.2f}x its "
+                       f"nonzeros (at most {MAX_FILL})")
+    device_candidates = xp.asarray(candidates)
+    slot = xp.minimum(xp.searchsorted(device_candidates, offsets), candidates.size - 1)
+    off_diagonal, zeros = (int(v) for v in _host(xp.stack([
+        (device_candidates[slot] != offsets).sum(), (A.data == 0).sum()])))
+    if off_diagonal:
+        return Refusal(f"{off_diagonal:,} of its entries lie off its {candidates.size} main diagonals")
+    if zeros:
+        return Refusal(f"it stores {zeros:,} explicit zeros (DIA skips zeros, CSR multiplies them)")
+    values = xp.zeros(candidates.size * n_rows, dtype=A.dtype)
+    values[slot * n_rows + rows] = A.data
+    return Structure(offsets=device_candidates, values=values.reshape(candidates.size, n_rows),
+                     n_diagonals=int(candidates.size))
+
+
+def suits_auto(A, stats) -> bool:
+    """Whether ``auto`` runs DIA on A: a large regular matrix (row statistics ``stats``) whose
+    entries lie on a few diagonals (the detection pass runs only when the statistics allow it)."""
+    if stats.nnz < AUTO_MIN_NNZ or stats.cv > AUTO_MAX_CV or stats.max > MAX_DIAGONALS:
+        return False
+    return isinstance(structure(A), Structure)

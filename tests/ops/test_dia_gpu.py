@@ -1,0 +1,104 @@
+"""The dia kernel (kernels/spmv_dia.cu) on the GPU: SciPy's products on stencils and bands in both
+dtypes and index types, the scalar kernel's bits, alpha/beta and out=, special values as CSR
+gives them, a clear refusal elsewhere, auto's choice on a large stencil, and graph replay."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spla
+from spla import CSRMatrix
+from spla.errors import KernelError
+from spla.io import generators
+from spla.planning import dia
+from spla.planning.spmv import describe_choice
+
+pytestmark = pytest.mark.gpu
+cupy = pytest.importorskip("cupy")
+
+MATRICES = {
+    "poisson2d": lambda: generators.poisson2d(70),
+    "poisson3d": lambda: generators.poisson3d(17),
+    "banded": lambda: generators.banded(3000, 12),  # 25 diagonals
+    "rectangular": lambda: CSRMatrix.from_scipy(sp.diags([1.5, -2.0, 0.25, 3.0], [-3, 0, 40, 700], shape=(900, 1600),
+                                                         format="csr")),
+}
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_dia_matches_scipy_and_the_scalar_kernels_bits(rng, name, dtype, index_dtype):
+    host = MATRICES[name]()
+    A = CSRMatrix.from_scipy(host.to_scipy(), dtype=dtype, index_dtype=index_dtype).to_device()
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+    out = cupy.full(A.n_rows, np.nan, dtype=dtype)
+    got = spla.spmv(A, x, kernel="dia", out=out)
+    assert got is out
+    want = host.to_scipy().astype(np.float64) @ x.get().astype(np.float64)
+    np.testing.assert_allclose(got.get(), want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+    # the same order of the same products as the thread-per-row CSR kernel
+    np.testing.assert_array_equal(got.get(), spla.spmv(A, x, kernel="scalar").get())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_alpha_beta_and_in_place(rng, dtype):
+    A = generators.poisson2d(50).astype(dtype).to_device()
+    S = A.to_scipy().astype(np.float64)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+    y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))
+    want = 2.5 * (S @ x.get()) - 0.75 * y.get()
+    np.testing.assert_allclose(spla.spmv(A, x, y, alpha=2.5, beta=-0.75, kernel="dia").get(), want, rtol=1e-5,
+                               atol=1e-5)
+    spla.spmv(A, x, y, alpha=2.5, beta=-0.75, kernel="dia", out=y)
+    np.testing.assert_allclose(y.get(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_special_values_reach_only_the_rows_that_hold_their_column():
+    """x[j] = Inf or NaN reaches the rows with an entry in column j, as in CSR: padding never reads x."""
+    A = generators.poisson2d(6).to_device()  # row 5's right neighbour is padding (column 6 is the next grid row)
+    x = cupy.ones(A.n_cols)
+    x[6], x[20] = np.inf, np.nan
+    got, want = spla.spmv(A, x, kernel="dia").get(), A.to_scipy() @ x.get()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite])
+    assert np.isfinite(got[5])
+
+
+def test_refused_with_the_reason_and_empty_matrices_give_zeros(rng):
+    A = CSRMatrix.from_scipy(sp.random(500, 500, density=0.02, format="csr", random_state=1)).to_device()
+    with pytest.raises(KernelError, match="more than 32 diagonals"):
+        spla.spmv(A, cupy.ones(500), kernel="dia")
+    E = CSRMatrix((7, 5)).to_device()
+    np.testing.assert_array_equal(spla.spmv(E, cupy.ones(5), kernel="dia").get(), np.zeros(7))
+
+
+def test_auto_runs_dia_on_a_large_stencil(rng):
+    A = generators.poisson2d(470).to_device()  # 1.1M nonzeros
+    assert describe_choice(A)["kernel"] == "dia" and isinstance(dia.structure(A), dia.Structure)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
+    np.testing.assert_allclose(spla.spmv(A, x).get(), A.to_scipy() @ x.get(), rtol=1e-12, atol=1e-12)
+
+
+def test_dia_replays_from_a_graph(rng):
+    A = generators.poisson3d(12).to_device()
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
+    y = cupy.empty(A.n_rows)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        spla.spmv(A, x, kernel="dia", out=y)  # detect and bind outside the capture
+        stream.synchronize()
+        stream.begin_capture()
+        try:
+            spla.spmv(A, x, kernel="dia", out=y)
+        finally:
+            graph = stream.end_capture()
+        x[...] = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
+        y.fill(np.nan)
+        graph.launch(stream)
+        stream.synchronize()
+    np.testing.assert_allclose(y.get(), A.to_scipy() @ x.get(), rtol=1e-12, atol=1e-12)

@@ -1,0 +1,91 @@
+"""DIA structure detection (spla.planning.dia) on the host: which matrices have it, that it
+holds the same products as CSR (bit for bit, in CSR's order), why others are refused, and
+where auto and the tuner look for it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spla import CSRMatrix
+from spla.errors import KernelError
+from spla.io import generators
+from spla.planning import dia, tune
+from spla.planning.spmv import plan_spmv, rule_kernel
+
+
+def _dia_product(structure: dia.Structure, n_cols: int, x: np.ndarray) -> np.ndarray:
+    """The kernel's arithmetic in NumPy: diagonals in increasing offset, zeros skipped."""
+    n_rows = structure.values.shape[1]
+    rows = np.arange(n_rows)
+    y = np.zeros(n_rows)
+    for d, offset in enumerate(structure.offsets):
+        values = structure.values[d]
+        stored = values != 0
+        assert np.all((rows[stored] + offset >= 0) & (rows[stored] + offset < n_cols)), "padding only off the edges"
+        y[stored] += values[stored] * x[rows[stored] + offset]
+    return y
+
+
+@pytest.mark.parametrize("make", [lambda: generators.poisson2d(40), lambda: generators.poisson3d(9),
+                                  lambda: generators.banded(500, 6),
+                                  lambda: CSRMatrix.from_scipy(generators.poisson2d(20).to_scipy()[:300, :]),
+                                  lambda: CSRMatrix.from_scipy(sp.diags([1.0, 2.0, 3.0], [0, 5, 17], shape=(200, 230),
+                                                                        format="csr"), index_dtype=np.int64)],
+                         ids=["poisson2d", "poisson3d", "banded", "rows-of-poisson2d", "rectangular-int64"])
+def test_structure_gives_csr_products_bit_for_bit(make, rng):
+    A = make()
+    found = dia.structure(A)
+    assert isinstance(found, dia.Structure), found
+    offsets = A.indices.astype(np.int64) - np.repeat(np.arange(A.n_rows), np.diff(A.indptr))
+    np.testing.assert_array_equal(found.offsets, np.unique(offsets))
+    assert found.values.shape == (found.n_diagonals, A.n_rows) and found.values.dtype == A.dtype
+    assert np.count_nonzero(found.values) == A.nnz
+    x = rng.standard_normal(A.n_cols)
+    np.testing.assert_array_equal(_dia_product(found, A.n_cols, x), A.to_scipy() @ x)
+    assert dia.structure(A) is found  # cached on A
+
+
+def test_refusals_say_why():
+    random = CSRMatrix.from_scipy(sp.random(400, 400, density=0.05, format="csr", random_state=3))
+    assert "more than 32 diagonals" in dia.structure(random).reason
+    zeros = sp.csr_matrix(generators.poisson2d(10).to_scipy())
+    zeros.data[7] = 0.0  # stored, not eliminated
+    assert "explicit zeros" in dia.structure(CSRMatrix.from_scipy(zeros)).reason
+    sparse_band = sp.diags([np.ones(300), np.where(np.arange(298) % 3 == 0, 1.0, 0.0)], [0, 2], format="csr")
+    sparse_band.eliminate_zeros()
+    assert "would store" in dia.structure(CSRMatrix.from_scipy(sparse_band)).reason
+    stray = generators.poisson2d(200).to_scipy().tolil()
+    stray[5, 190] = 1.0  # one entry on a diagonal the sample does not see
+    assert "off its 5 main diagonals" in dia.structure(CSRMatrix.from_scipy(stray.tocsr())).reason
+    duplicated = CSRMatrix(np.ones(4), np.array([0, 0, 1, 1]), np.array([0, 2, 4]), (2, 2))
+    assert "canonical" in dia.structure(duplicated).reason
+    empty = dia.structure(CSRMatrix((4, 3)))
+    assert empty.n_diagonals == 0 and empty.values.shape == (0, 4)  # y = beta y, as every kernel gives
+    with pytest.raises(KernelError, match="kernel='dia' needs .* more than 32 diagonals"):
+        plan_spmv(random, "dia")
+
+
+def test_auto_looks_for_diagonals_only_in_large_regular_matrices():
+    small = generators.poisson2d(100)  # 50k nonzeros
+    assert rule_kernel(small) != "dia" and "dia" not in small._cache  # no detection pass at all
+    large = generators.poisson2d(460)  # 1.06M nonzeros
+    assert large.nnz >= dia.AUTO_MIN_NNZ and rule_kernel(large) == "dia"
+    irregular = generators.from_spec("gen:powerlaw:300000:8:2000")
+    assert irregular.nnz >= dia.AUTO_MIN_NNZ and rule_kernel(irregular) != "dia" and "dia" not in irregular._cache
+
+
+def test_tuner_times_dia_where_it_applies_and_ignores_a_cached_dia_elsewhere(tmp_path):
+    assert "dia" in tune.candidates(generators.poisson2d(30))
+    assert "dia" not in tune.candidates(generators.from_spec("gen:random:2000:8"))
+    # two matrices with one row pointer share a fingerprint; only one has diagonals
+    band = generators.banded(2000, 3)
+    scrambled = band.to_scipy().copy()
+    scrambled.indices = np.random.default_rng(0).permutation(2000)[scrambled.indices].astype(scrambled.indices.dtype)
+    scrambled.sort_indices()
+    other = CSRMatrix.from_scipy(scrambled)
+    cache = tune.TuneCache(tmp_path / "tune.json")
+    cache.store(tune.fingerprint(band, "GPU"), {"kernel": "dia"})
+    assert tune.apply_cached(band, "GPU", cache) == "dia"
+    assert tune.apply_cached(other, "GPU", cache) is None
