@@ -11,19 +11,36 @@
 // (a padded value is zero, so x is not read there).
 //
 // Constraints: any block size; a grid-stride loop covers any n_rows; offsets sorted, at most
-// MAX_DIAGONALS of them (planning/dia.py).
+// MAX_DIAGONALS of them (planning/dia.py); x holds n_cols entries.
 #include "common.cuh"
 
+// x is read where the column falls inside it, whatever the value: the load does not wait for the
+// value's (both are in flight at once), and the select below keeps padding out of the sum. 0: the
+// load waits for the value's test (the first version; an A/B switch of scripts/ab_kernel.py).
+#ifndef SPLA_DIA_EARLY_X
+#define SPLA_DIA_EARLY_X 1
+#endif
+#ifndef SPLA_DIA_UNROLL
+#define SPLA_DIA_UNROLL 4
+#endif
+constexpr int DIA_UNROLL = SPLA_DIA_UNROLL;  // (#pragma unroll does not expand macros)
+
 template <typename V>
-__global__ void spla_spmv_dia(long long n_rows, int n_diagonals, const long long* __restrict__ offsets,
-                              const V* __restrict__ values, const V* __restrict__ x, V* __restrict__ y,
-                              V alpha, V beta) {
+__global__ void spla_spmv_dia(long long n_rows, long long n_cols, int n_diagonals,
+                              const long long* __restrict__ offsets, const V* __restrict__ values,
+                              const V* __restrict__ x, V* __restrict__ y, V alpha, V beta) {
     for (long long row = spla::global_thread_id(); row < n_rows; row += spla::grid_threads()) {
         V sum = V(0);
-#pragma unroll 4
+#pragma unroll DIA_UNROLL
         for (int d = 0; d < n_diagonals; ++d) {
             const V v = values[d * n_rows + row];
-            if (v != V(0)) sum += v * __ldg(x + row + __ldg(offsets + d));
+            const long long col = row + __ldg(offsets + d);
+#if SPLA_DIA_EARLY_X
+            const V xv = (col >= 0 && col < n_cols) ? __ldg(x + col) : V(0);
+            if (v != V(0)) sum += v * xv;
+#else
+            if (v != V(0)) sum += v * __ldg(x + col);
+#endif
         }
         spla::store_row(y, row, sum, alpha, beta);
     }

@@ -75,7 +75,7 @@ def compile_variant(family, dtype, index_dtype, param, path, options):
     from spla.backends.cuda import spmv as cuda_spmv
 
     source = cuda_spmv.SOURCES[family]
-    name = runtime.template(f"spla_spmv_{family}", dtype, index_dtype, *(() if param is None else (param,)))
+    name = cuda_spmv.kernel_name(family, dtype, index_dtype, param)
     code = (path or source.path).read_text()
     module = cupy.RawModule(code=code, options=source.options + (f"-I{runtime.kernel_dir()}",) + options,
                             name_expressions=(name,))

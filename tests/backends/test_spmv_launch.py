@@ -183,7 +183,8 @@ def test_dia_launch_arguments_follow_the_kernel_signature(launches):
     name, grid, block, args, _ = launches[-1]
     params = _signature("spmv_dia.cu", "spla_spmv_dia")
     assert name == "spla_spmv_dia<float>" and len(args) == len(params)
-    assert args[params.index("n_rows")] == 900 and args[params.index("n_diagonals")] == 5
+    assert args[params.index("n_rows")] == 900 and args[params.index("n_cols")] == 900
+    assert args[params.index("n_diagonals")] == 5
     assert args[params.index("offsets")] is A._cache["dia"].offsets
     assert args[params.index("values")] is A._cache["dia"].values
     assert args[params.index("x")] is x and args[params.index("y")] is out and block == (cuda_spmv.ROW_BLOCK,)

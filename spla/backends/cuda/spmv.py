@@ -41,6 +41,12 @@ ADAPTIVE_DEFINES = (f"-DSPLA_ADAPTIVE_THREADS={adaptive.ADAPTIVE_THREADS}",
 SEGMENTED_DEFINES = (f"-DSPLA_SEGMENTED_THREADS={segmented.SEGMENTED_THREADS}",)
 
 
+def kernel_name(family: str, dtype, index_dtype, param=None) -> str:
+    """The name expression of one instantiation (dia's has no index type: it stores no indices)."""
+    types = (dtype,) if family == "dia" else (dtype, index_dtype)
+    return template(f"spla_spmv_{family}", *types, *(() if param is None else (param,)))
+
+
 def _declare(filename, name, params=lambda dtype: (None,), options=()):
     """Every (value, index[, param]) instantiation of one kernel file."""
     names = [template(name, dtype, index, *(() if p is None else (p,)))
@@ -57,7 +63,7 @@ SOURCES = {
     "segmented": _declare("spmv_segmented.cu", "spla_spmv_segmented", segmented.segmented_entries,
                           SEGMENTED_DEFINES),
     # diagonals carry no column indices: one instance per value type
-    "dia": KernelSource("spmv_dia.cu", [template("spla_spmv_dia", dtype) for dtype in VALUE_TYPES]),
+    "dia": KernelSource("spmv_dia.cu", [kernel_name("dia", dtype, None) for dtype in VALUE_TYPES]),
 }
 
 _FUNCTIONS: dict = {}  # (family, dtype, index dtype, param, device) -> RawKernel: no lookups per call
@@ -68,8 +74,7 @@ def function(cupy, family: str, dtype, index_dtype, param=None):
     key = (family, dtype, index_dtype, param, cupy.cuda.runtime.getDevice())
     kernel = _FUNCTIONS.get(key)
     if kernel is None:
-        name = template(f"spla_spmv_{family}", dtype, index_dtype, *(() if param is None else (param,)))
-        kernel = _FUNCTIONS[key] = SOURCES[family].function(name)
+        kernel = _FUNCTIONS[key] = SOURCES[family].function(kernel_name(family, dtype, index_dtype, param))
     return kernel
 
 
@@ -134,7 +139,7 @@ class Launcher:
         ``threads_per_tile``: a block size set in the variant (``-D``), the grid re-derived
         for one tile per warp; ``grid``: an explicit grid. Only single-kernel launchers take it.
         """
-        if not isinstance(self, (_RowLauncher, _SegmentedLauncher)):
+        if not isinstance(self, (_RowLauncher, _SegmentedLauncher, _DiaLauncher)):
             raise KernelError(f"{type(self).__name__} does not launch one raw kernel; it has no variants")
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
@@ -254,9 +259,10 @@ class _DiaLauncher(Launcher):
         super().__init__(cupy, A)
         self.row_kernel = _RowLauncher(cupy, A, function(cupy, "scalar", A.dtype, A.index_dtype),
                                        _grid(A.n_rows, ROW_BLOCK), ROW_BLOCK, row_lanes=1)
-        self.kernel = SOURCES["dia"].function(template("spla_spmv_dia", A.dtype))
+        self.kernel = function(cupy, "dia", A.dtype, A.index_dtype)
         self.grid, self.block = (_grid(A.n_rows, ROW_BLOCK),), (ROW_BLOCK,)
-        self.head = (np.int64(A.n_rows), np.int32(structure.n_diagonals), structure.offsets, structure.values)
+        self.head = (np.int64(A.n_rows), np.int64(A.n_cols), np.int32(structure.n_diagonals), structure.offsets,
+                     structure.values)
 
     def launch(self, x, out, alpha, beta):
         self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta))
