@@ -7,8 +7,9 @@ SciPy product, then timed per call from Python (``out=`` preallocated) and by
 device time, in round-robin rounds beside both cuSPARSE CSR algorithms (the
 faster is the anchor). Kernels: ``auto`` (the rule: the tuning cache is off in
 this script, so auto never sees earlier tunings), ``tune`` (auto after
-``spla.tune``) and every spla kernel at its default parameter, for the best
-spla kernel per matrix. Writes ``PREFIX.json`` (every figure, the GPU,
+``spla.tune``) and every spla kernel at its default parameter (``dia`` where
+the matrix's entries lie on a few diagonals), for the best spla kernel per
+matrix. Writes ``PREFIX.json`` (every figure, the GPU,
 versions, the command) and ``PREFIX.md`` (a table per matrix and geomeans
 split by the corpus halves: ``fit`` families are where rules are fitted,
 ``report`` families and ``real`` matrices are held out).
@@ -37,7 +38,8 @@ os.environ["SPLA_TUNE_CACHE"] = "off"
 
 from spla.bench import corpus  # noqa: E402
 from spla.bench.timing import geomean  # noqa: E402
-from spla.planning.spmv import SPLA_KERNELS  # noqa: E402
+from spla.planning import dia  # noqa: E402
+from spla.planning.spmv import SPLA_KERNELS, STRUCTURED_KERNELS  # noqa: E402
 
 DTYPES = ("float32", "float64")
 KERNELS = ("auto", "tune", *SPLA_KERNELS)
@@ -129,7 +131,7 @@ def summarize(record: dict) -> dict:
         if row is not None:
             out[label] = {"kernel": record.get(f"{label}_kernel", kernel), "per_call": row["speedup"],
                           "device": row["device_speedup"]}
-    spla_rows = [r for r in (_row(record, k) for k in SPLA_KERNELS) if r is not None]
+    spla_rows = [r for r in (_row(record, k) for k in (*SPLA_KERNELS, *STRUCTURED_KERNELS)) if r is not None]
     if spla_rows:
         best = max(spla_rows, key=lambda r: r["device_speedup"])
         out["best"] = {"kernel": best["kernel"], "per_call": best["speedup"], "device": best["device_speedup"]}
@@ -208,9 +210,11 @@ def run_one(job: dict, dtype: str, args) -> dict:
 
     record = {**{k: v for k, v in job.items() if k != "matrix"}, "dtype": dtype}
     host = job["matrix"]
+    kernels = list(KERNELS)
+    if isinstance(dia.structure(spla.as_csr(host)), dia.Structure):  # dia runs on matrices it can store
+        kernels += ["dia"]
     try:
-        measured = compare(host, list(KERNELS), dtype=dtype, rounds=args.rounds,
-                           budget_s=args.kernel_budget_ms / 1e3)
+        measured = compare(host, kernels, dtype=dtype, rounds=args.rounds, budget_s=args.kernel_budget_ms / 1e3)
     except Exception as exc:  # noqa: BLE001  (one matrix must not sink the run)
         return {**record, "status": "failed", "message": f"{type(exc).__name__}: {exc}"}
     run_matrix = spla.as_csr(host).to_host().astype(dtype).to_device()
