@@ -32,8 +32,9 @@ import numpy as np
 
 from ..device import array_module
 
-#: Diagonals the kernel takes (a 3D 27-point stencil has 27, a 2D 25-point one 25).
-MAX_DIAGONALS = 32
+#: Diagonals a matrix may have (a 3D 27-point stencil has 27, a full band of half-width 31 has 63);
+#: the fill bound (MAX_FILL) decides whether storing them pays.
+MAX_DIAGONALS = 64
 #: Stored values (diagonals x rows) over nonzeros above which DIA reads more than it saves.
 MAX_FILL = 1.3
 #: Entries sampled for the candidate diagonals.

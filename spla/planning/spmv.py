@@ -33,7 +33,7 @@ KERNELS = {
                  "4-deep load pipelining, no dense path (kernels/spmv_adaptive2.cu)",
     "segmented": "fixed tiles of 32*K nonzeros, one warp each, loads striped across the warp, "
                  "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)",
-    "dia": "stencils and bands: the matrix stored by its diagonals (at most 32), no column indices, a "
+    "dia": "stencils and bands: the matrix stored by its diagonals (at most 64), no column indices, a "
            "thread per row (kernels/spmv_dia.cu); refused for other matrices (spla.planning.dia)",
     "auto": "picks one of the above (or, on large irregular matrices, cusparse) from the row statistics "
             "(see choose_kernel), or the winner of an earlier tuning of this matrix on this GPU (the "
