@@ -16,11 +16,13 @@ refused (CSR multiplies them, which shows when x holds an Inf or a NaN), and
 so is one with duplicate entries.
 
 Detection (:func:`structure`) runs where A lives (NumPy or CuPy), once per
-matrix (cached on A): the offsets of a strided sample of entries give the
+matrix (cached on A): the offsets of a random sample of entries give the
 candidate diagonals (one small read), then one pass checks every entry against
-them and counts explicit zeros (one read). Refused when an entry falls off the
-candidates, when padding would exceed :data:`MAX_FILL` of the nonzeros, or
-with explicit zeros; the reason is kept for ``kernel="dia"``'s error.
+them and counts explicit zeros (one read); the diagonals of entries the sample
+missed are added (one more read and pass). Refused with more than
+:data:`MAX_DIAGONALS` diagonals, when padding would exceed :data:`MAX_FILL` of
+the nonzeros, or with explicit zeros; the reason is kept for
+``kernel="dia"``'s error.
 """
 
 from __future__ import annotations
@@ -88,25 +90,38 @@ def _detect(A) -> Structure | Refusal:
         return Refusal("its rows are not in canonical form (sorted, no duplicates): call A.sum_duplicates()")
     rows = _row_of_entries(xp, A.indptr, nnz)
     offsets = A.indices.astype(xp.int64) - rows
-    step = max(1, nnz // SAMPLE)
-    candidates = np.unique(_host(offsets[::step]))
+    # random entries, not a stride: a stride sharing a factor with the row length sees only some
+    # of a band's diagonals (every third of 33 at a stride of 9,765)
+    sample = np.random.default_rng(0).integers(0, nnz, size=min(SAMPLE, nnz))
+    candidates = np.unique(_host(offsets[xp.asarray(sample)]))
+    for _ in range(2):  # the sample's diagonals, then with those of the entries it missed
+        refusal = _too_many(candidates, n_rows, nnz)
+        if refusal is not None:
+            return refusal
+        device_candidates = xp.asarray(candidates)
+        slot = xp.minimum(xp.searchsorted(device_candidates, offsets), candidates.size - 1)
+        off = device_candidates[slot] != offsets
+        missed, zeros = (int(v) for v in _host(xp.stack([off.sum(), (A.data == 0).sum()])))
+        if zeros:
+            return Refusal(f"it stores {zeros:,} explicit zeros (DIA skips zeros, CSR multiplies them)")
+        if not missed:
+            break
+        if missed > nnz // MAX_DIAGONALS:  # a diagonal this full would have been sampled
+            return Refusal(f"{missed:,} of its entries lie off the {candidates.size} diagonals a sample finds")
+        candidates = np.union1d(candidates, _host(offsets[off]))
+    values = xp.zeros(candidates.size * n_rows, dtype=A.dtype)
+    values[slot * n_rows + rows] = A.data
+    return Structure(offsets=device_candidates, values=values.reshape(candidates.size, n_rows),
+                     n_diagonals=int(candidates.size))
+
+
+def _too_many(candidates: np.ndarray, n_rows: int, nnz: int) -> Refusal | None:
     if candidates.size > MAX_DIAGONALS:
         return Refusal(f"its entries lie on more than {MAX_DIAGONALS} diagonals")
     if candidates.size * n_rows > MAX_FILL * nnz:
         return Refusal(f"its {candidates.size} diagonals would store {candidates.size * n_rows / nnz:.2f}x its "
                        f"nonzeros (at most {MAX_FILL})")
-    device_candidates = xp.asarray(candidates)
-    slot = xp.minimum(xp.searchsorted(device_candidates, offsets), candidates.size - 1)
-    off_diagonal, zeros = (int(v) for v in _host(xp.stack([
-        (device_candidates[slot] != offsets).sum(), (A.data == 0).sum()])))
-    if off_diagonal:
-        return Refusal(f"{off_diagonal:,} of its entries lie off its {candidates.size} main diagonals")
-    if zeros:
-        return Refusal(f"it stores {zeros:,} explicit zeros (DIA skips zeros, CSR multiplies them)")
-    values = xp.zeros(candidates.size * n_rows, dtype=A.dtype)
-    values[slot * n_rows + rows] = A.data
-    return Structure(offsets=device_candidates, values=values.reshape(candidates.size, n_rows),
-                     n_diagonals=int(candidates.size))
+    return None
 
 
 def suits_auto(A, stats) -> bool:
