@@ -296,6 +296,17 @@ class CSRMatrix:
         self.data, self.indices, self.indptr = data, indices, indptr
         self._cache = {}
 
+    def refresh(self) -> None:
+        """Forget what spla derived from the arrays: call after writing into ``data``,
+        ``indices`` or ``indptr`` in place.
+
+        spla caches, on the matrix, copies and plans made from its arrays: the host or
+        device twin, the SpMV launchers, the ``dia`` kernel's diagonals and ``adaptive``'s
+        dense panels (copies of values), row statistics and tuning. Kernels that read the
+        arrays themselves see in-place writes, but those copies do not.
+        """
+        self._set_arrays(self.data, self.indices, self.indptr)
+
     # ------------------------------------------------------------ conversion
     @classmethod
     def from_scipy(cls, A, *, dtype=None, index_dtype=None) -> CSRMatrix:

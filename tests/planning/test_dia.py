@@ -100,3 +100,16 @@ def test_tuner_times_dia_where_it_applies_and_ignores_a_cached_dia_elsewhere(tmp
     cache.store(tune.fingerprint(band, "GPU"), {"kernel": "dia"})
     assert tune.apply_cached(band, "GPU", cache) == "dia"
     assert tune.apply_cached(other, "GPU", cache) is None
+
+
+def test_refresh_drops_the_diagonals_after_values_are_written_in_place(rng):
+    """dia holds a copy of A's values: after writing into A.data, A.refresh() rebuilds it."""
+    A = generators.poisson2d(30)
+    before = dia.structure(A)
+    A.data *= 2.0
+    assert dia.structure(A) is before  # still the old copy: the cache cannot see the write
+    A.refresh()
+    after = dia.structure(A)
+    assert after is not before
+    x = rng.standard_normal(A.n_cols)
+    np.testing.assert_array_equal(_dia_product(after, A.n_cols, x), A.to_scipy() @ x)
