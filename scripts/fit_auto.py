@@ -7,8 +7,9 @@ spla kernel and of cuSPARSE's CSR ALG1, per matrix and dtype) and the row statis
 corpus generators or the real files and kept in ``--stats`` as a cache).
 
 For each matrix the rule picks a kernel family from its row statistics
-(:func:`spla.planning.spmv.matrix_class`): one of spla's kernels, or
-cuSPARSE's CSR ALG1 for large irregular matrices; its cost is that family's
+(:func:`spla.planning.spmv.matrix_class`): one of spla's kernels, ``dia`` for
+large regular matrices the record timed it on, or cuSPARSE's CSR ALG1 for
+large irregular matrices; its cost is that family's
 device time at its default parameter over the best of all of them. The fitted
 thresholds (:data:`FITTED` of ``AutoThresholds``) are chosen on the fit set
 only (the geomean of best/picked, higher is better): the corpus's ``fit`` half
@@ -32,7 +33,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spla.planning.spmv import AUTO, AUTO_RULE, SPLA_KERNELS, AutoThresholds, matrix_class  # noqa: E402
+from spla.planning import dia  # noqa: E402
+from spla.planning.spmv import (  # noqa: E402
+    AUTO,
+    AUTO_RULE,
+    DIA_CLASSES,
+    SPLA_KERNELS,
+    STRUCTURED_KERNELS,
+    AutoThresholds,
+    matrix_class,
+)
 from spla.planning.stats import RowStats  # noqa: E402
 
 HALVES = ("fit", "report", "real-fit", "real-report")
@@ -77,7 +87,7 @@ def load(paths, real: Path | None, stats_path: Path | None) -> list[dict]:
             if record.get("status") != "ok":
                 continue
             times = {r["kernel"]: r["device_us"] for r in record["rows"]
-                     if r["kernel"] in SPLA_KERNELS and "device_us" in r}
+                     if r["kernel"] in (*SPLA_KERNELS, *STRUCTURED_KERNELS) and "device_us" in r}
             vendor = {r["kernel"]: r["device_us"] for r in record["rows"]
                       if r["kernel"] in ANCHORS and "device_us" in r}
             if VENDOR_TIMED in vendor:  # what auto's "cusparse" runs (CSR ALG1)
@@ -102,7 +112,11 @@ def half_of(record: dict) -> str:
 
 
 def picked(item: dict, t: AutoThresholds) -> str:
+    """The rule's kernel, as spla.planning.spmv.rule_kernel picks it: dia where the record timed it
+    (bench_corpus.py times dia only on matrices that have few diagonals) and auto would look."""
     klass = matrix_class(item["stats"], t)
+    if klass in DIA_CLASSES and "dia" in item["times"] and dia.auto_considers(item["stats"]):
+        return "dia"
     return "scalar" if klass == "empty" else AUTO_RULE[klass]
 
 

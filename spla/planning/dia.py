@@ -124,9 +124,12 @@ def _too_many(candidates: np.ndarray, n_rows: int, nnz: int) -> Refusal | None:
     return None
 
 
+def auto_considers(stats) -> bool:
+    """Whether ``auto`` looks for diagonals in a matrix of these row statistics: large and regular."""
+    return stats.nnz >= AUTO_MIN_NNZ and stats.cv <= AUTO_MAX_CV and stats.max <= MAX_DIAGONALS
+
+
 def suits_auto(A, stats) -> bool:
-    """Whether ``auto`` runs DIA on A: a large regular matrix (row statistics ``stats``) whose
+    """Whether ``auto`` runs DIA on A: :func:`auto_considers` its row statistics ``stats`` and its
     entries lie on a few diagonals (the detection pass runs only when the statistics allow it)."""
-    if stats.nnz < AUTO_MIN_NNZ or stats.cv > AUTO_MAX_CV or stats.max > MAX_DIAGONALS:
-        return False
-    return isinstance(structure(A), Structure)
+    return auto_considers(stats) and isinstance(structure(A), Structure)
