@@ -170,5 +170,6 @@ def auto_line(choice: dict) -> str:
     """What ``auto`` runs and why: the rule, or a measurement (this run or the tuning cache)."""
     why = AUTO_SOURCES.get(choice.get("source", "rule"), choice.get("source", "rule"))
     rule = "" if choice.get("source", "rule") == "rule" else f"; the rule picks {choice.get('rule')}"
-    return f"auto runs   {choice['kernel']}: {why} (class {choice['class']}{rule})"
+    kernel = choice["kernel"] + (f" ({choice['diagonals']} diagonals)" if "diagonals" in choice else "")
+    return f"auto runs   {kernel}: {why} (class {choice['class']}{rule})"
 

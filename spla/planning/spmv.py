@@ -209,6 +209,9 @@ def describe_choice(A) -> dict:
             "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
     if family in ("warp", "vector"):
         info["lanes"] = bound_param(A, family, param)
+    found = dia.structure(A) if family == "dia" else None
+    if isinstance(found, dia.Structure):
+        info["diagonals"] = found.n_diagonals
     return info
 
 

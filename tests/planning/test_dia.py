@@ -12,7 +12,8 @@ from spla import CSRMatrix
 from spla.errors import KernelError
 from spla.io import generators
 from spla.planning import dia, tune
-from spla.planning.spmv import plan_spmv, rule_kernel
+from spla.cli.spmv import auto_line
+from spla.planning.spmv import describe_choice, plan_spmv, rule_kernel
 
 
 def _dia_product(structure: dia.Structure, n_cols: int, x: np.ndarray) -> np.ndarray:
@@ -83,6 +84,9 @@ def test_auto_looks_for_diagonals_only_in_large_regular_matrices():
     assert rule_kernel(small) != "dia" and "dia" not in small._cache  # no detection pass at all
     large = generators.poisson2d(460)  # 1.06M nonzeros
     assert large.nnz >= dia.AUTO_MIN_NNZ and rule_kernel(large) == "dia"
+    choice = describe_choice(large)
+    assert choice["kernel"] == "dia" and choice["diagonals"] == 5
+    assert auto_line(choice).startswith("auto runs   dia (5 diagonals): the rule on row statistics")
     irregular = generators.from_spec("gen:powerlaw:300000:8:2000")
     assert irregular.nnz >= dia.AUTO_MIN_NNZ and rule_kernel(irregular) != "dia" and "dia" not in irregular._cache
 
