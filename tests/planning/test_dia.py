@@ -9,10 +9,10 @@ import pytest
 import scipy.sparse as sp
 
 from spla import CSRMatrix
+from spla.cli.spmv import auto_line
 from spla.errors import KernelError
 from spla.io import generators
 from spla.planning import dia, tune
-from spla.cli.spmv import auto_line
 from spla.planning.spmv import describe_choice, plan_spmv, rule_kernel
 
 
