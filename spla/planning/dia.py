@@ -41,10 +41,10 @@ MAX_DIAGONALS = 64
 MAX_FILL = 1.3
 #: Entries sampled for the candidate diagonals.
 SAMPLE = 4096
+#: Diagonals are looked for only where row lengths vary this little (coefficient of variation).
+MAX_CV = 0.5
 #: ``auto`` looks for diagonals from this many nonzeros (below, a launch costs more than the bytes).
 AUTO_MIN_NNZ = 1 << 20
-#: ... in regular matrices only: row lengths with a coefficient of variation up to this.
-AUTO_MAX_CV = 0.5
 
 _CACHE_KEY = "dia"
 
@@ -109,6 +109,8 @@ def _detect(A) -> Structure | Refusal:
         if missed > nnz // MAX_DIAGONALS:  # a diagonal this full would have been sampled
             return Refusal(f"{missed:,} of its entries lie off the {candidates.size} diagonals a sample finds")
         candidates = np.union1d(candidates, _host(offsets[off]))
+    else:  # the second pass covers every entry by construction
+        raise AssertionError("DIA detection: entries off their own diagonals")
     values = xp.zeros(candidates.size * n_rows, dtype=A.dtype)
     values[slot * n_rows + rows] = A.data
     return Structure(offsets=device_candidates, values=values.reshape(candidates.size, n_rows),
@@ -124,9 +126,16 @@ def _too_many(candidates: np.ndarray, n_rows: int, nnz: int) -> Refusal | None:
     return None
 
 
+def worth_detecting(stats) -> bool:
+    """Whether rows of these statistics could lie on few diagonals: none longer than
+    :data:`MAX_DIAGONALS`, and regular (the detection pass is not spent on graphs)."""
+    return stats.max <= MAX_DIAGONALS and stats.cv <= MAX_CV
+
+
 def auto_considers(stats) -> bool:
-    """Whether ``auto`` looks for diagonals in a matrix of these row statistics: large and regular."""
-    return stats.nnz >= AUTO_MIN_NNZ and stats.cv <= AUTO_MAX_CV and stats.max <= MAX_DIAGONALS
+    """Whether ``auto`` looks for diagonals in a matrix of these row statistics: large, and
+    :func:`worth_detecting`."""
+    return stats.nnz >= AUTO_MIN_NNZ and worth_detecting(stats)
 
 
 def suits_auto(A, stats) -> bool:

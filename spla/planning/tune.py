@@ -90,7 +90,7 @@ def candidates(A) -> list[str]:
         names += [f"{family}:{w}" for w in _widths_around(lanes_for(s.mean, step))]
     names += ["adaptive2", "adaptive"]
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
-    if s.cv <= dia.AUTO_MAX_CV and s.max <= dia.MAX_DIAGONALS and isinstance(dia.structure(A), dia.Structure):
+    if dia.worth_detecting(s) and isinstance(dia.structure(A), dia.Structure):
         names.append("dia")
     if s.nnz >= VENDOR_MIN_NNZ:
         names += ["cusparse:1", "cusparse:2"]

@@ -128,7 +128,7 @@ class DeviceKernels:
 
     def _fuses(self, launcher) -> bool:
         """Whether the fused CG kernels can repeat the launcher's mapping: a plain row kernel
-        of this solve's n x n matrix, in its dtype (see :meth:`Launcher.row_kernel`)."""
+        of this solve's n x n matrix, in its dtype (after :func:`_row_kernel`)."""
         lanes = getattr(launcher, "row_lanes", None)
         return (lanes in CG_PRODUCT_LANES and launcher.dtype == self.dtype
                 and (launcher.n_rows, launcher.n_cols) == (self.n, self.n) and self.n > 0)

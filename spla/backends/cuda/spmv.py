@@ -3,7 +3,8 @@ device matrix and launches it.
 
 Kernels live in ``kernels/spmv_*.cu``, one idea per file, in the order of the
 optimisation path (scalar -> warp -> vector -> adaptive -> adaptive2 ->
-segmented), and dia for matrices stored by diagonals. :func:`bind` turns a plan into a launcher whose arguments are
+segmented), and dia for matrices stored by diagonals. :func:`bind` turns a
+plan into a launcher whose arguments are
 prebuilt; the front door caches it on the matrix, so a later call only checks
 x and out and launches. Which kernel runs is decided in :mod:`spla.planning`.
 Every launch goes on CuPy's current stream and nothing here synchronises, so
