@@ -21,7 +21,8 @@ candidate diagonals (one small read), then one pass checks every entry against
 them and counts explicit zeros (one read); the diagonals of entries the sample
 missed are added (one more read and pass). Refused with more than
 :data:`MAX_DIAGONALS` diagonals, when padding would exceed :data:`MAX_FILL` of
-the nonzeros, or with explicit zeros; the reason is kept for
+the nonzeros, with explicit zeros, or when the diagonals would not fit in free
+device memory (auto then runs a CSR kernel); the reason is kept for
 ``kernel="dia"``'s error.
 """
 
@@ -32,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..device import array_module
+from ..device import array_module, free_device_memory, is_out_of_memory
 
 #: Diagonals a matrix may have (a 3D 27-point stencil has 27, a full band of half-width 31 has 63);
 #: the fill bound (MAX_FILL) decides whether storing them pays.
@@ -80,8 +81,31 @@ def structure(A) -> Structure | Refusal:
     return found
 
 
+#: Bytes a detection pass holds per nonzero besides the values: each entry's row, offset and
+#: diagonal (int64) and a mask.
+WORK_BYTES_PER_NONZERO = 25
+
+
+def _fits(xp, nbytes: int) -> bool:
+    """Whether nbytes more fit where xp allocates (the host is not checked)."""
+    return xp is np or nbytes <= free_device_memory()
+
+
 def _detect(A) -> Structure | Refusal:
     xp = array_module(A.indices)
+    needed = int(WORK_BYTES_PER_NONZERO * A.nnz + MAX_FILL * A.nnz * np.dtype(A.dtype).itemsize)
+    if not _fits(xp, needed):
+        return Refusal(f"its diagonals and the detection's work arrays ({needed / 2**30:.1f} GiB) do not fit in "
+                       f"free device memory")
+    try:
+        return _detect_diagonals(xp, A)
+    except Exception as exc:
+        if is_out_of_memory(exc):  # auto must still run a CSR kernel
+            return Refusal("device memory ran out while storing its diagonals")
+        raise
+
+
+def _detect_diagonals(xp, A) -> Structure | Refusal:
     n_rows, nnz = A.n_rows, A.nnz
     if nnz == 0 or n_rows == 0:  # no diagonals: the kernel writes beta * y
         return Structure(offsets=xp.zeros(0, dtype=xp.int64), values=xp.zeros((0, n_rows), dtype=A.dtype),

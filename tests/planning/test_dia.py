@@ -13,7 +13,8 @@ from spla.cli.spmv import auto_line
 from spla.errors import KernelError
 from spla.io import generators
 from spla.planning import dia, tune
-from spla.planning.spmv import describe_choice, plan_spmv, rule_kernel
+from spla.planning.spmv import AUTO_RULE, describe_choice, matrix_class, plan_spmv, rule_kernel
+from spla.planning.stats import row_stats
 
 
 def _dia_product(structure: dia.Structure, n_cols: int, x: np.ndarray) -> np.ndarray:
@@ -117,3 +118,23 @@ def test_refresh_drops_the_diagonals_after_values_are_written_in_place(rng):
     assert after is not before
     x = rng.standard_normal(A.n_cols)
     np.testing.assert_array_equal(_dia_product(after, A.n_cols, x), A.to_scipy() @ x)
+
+
+def test_no_room_for_the_diagonals_is_a_refusal_and_auto_runs_csr(monkeypatch):
+    monkeypatch.setattr(dia, "_fits", lambda xp, nbytes: False)
+    A = generators.poisson2d(460)
+    found = dia.structure(A)
+    assert isinstance(found, dia.Refusal) and "free device memory" in found.reason
+    assert rule_kernel(A) == AUTO_RULE[matrix_class(row_stats(A))]  # the CSR kernel of its class
+
+
+def test_running_out_of_memory_while_storing_is_a_refusal(monkeypatch):
+    def out_of_memory(xp, A):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(dia, "_detect_diagonals", out_of_memory)
+    monkeypatch.setattr(dia, "is_out_of_memory", lambda exc: isinstance(exc, MemoryError))
+    assert "ran out" in dia.structure(generators.poisson2d(10)).reason
+    monkeypatch.setattr(dia, "is_out_of_memory", lambda exc: False)
+    with pytest.raises(MemoryError):  # anything else is not swallowed
+        dia.structure(generators.poisson2d(11))
