@@ -210,14 +210,13 @@ def run_one(job: dict, dtype: str, args) -> dict:
 
     record = {**{k: v for k, v in job.items() if k != "matrix"}, "dtype": dtype}
     host = job["matrix"]
-    kernels = list(KERNELS)
-    if isinstance(dia.structure(spla.as_csr(host)), dia.Structure):  # dia runs on matrices it can store
-        kernels += ["dia"]
+    csr = spla.as_csr(host)
+    kernels = list(KERNELS) + (["dia"] if dia.has_diagonals(csr) else [])  # dia runs where it can store A
     try:
         measured = compare(host, kernels, dtype=dtype, rounds=args.rounds, budget_s=args.kernel_budget_ms / 1e3)
     except Exception as exc:  # noqa: BLE001  (one matrix must not sink the run)
         return {**record, "status": "failed", "message": f"{type(exc).__name__}: {exc}"}
-    run_matrix = spla.as_csr(host).to_host().astype(dtype).to_device()
+    run_matrix = csr.to_host().astype(dtype).to_device()
     tuned = run_matrix._cache.get(RESULT_KEY, {})
     auto: dict = next((row for row in measured["rows"] if row["kernel"] == "auto"), {})
     record.update(measured, status="ok", auto_kernel=auto.get("runs", describe_choice(run_matrix)["rule"]),

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..device import array_module, free_device_memory, is_out_of_memory
+from .stats import row_stats
 
 #: Diagonals a matrix may have (a 3D 27-point stencil has 27, a full band of half-width 31 has 63);
 #: the fill bound (MAX_FILL) decides whether storing them pays.
@@ -160,6 +161,13 @@ def auto_considers(stats) -> bool:
     """Whether ``auto`` looks for diagonals in a matrix of these row statistics: large, and
     :func:`worth_detecting`."""
     return stats.nnz >= AUTO_MIN_NNZ and worth_detecting(stats)
+
+
+def has_diagonals(A, stats=None) -> bool:
+    """Whether A's entries lie on a few diagonals: its row statistics (``stats``, or A's) are
+    :func:`worth_detecting` and the detection pass, run only then and once, finds them. The test
+    of the tuner, the tuning cache and the corpus benchmark."""
+    return worth_detecting(row_stats(A) if stats is None else stats) and isinstance(structure(A), Structure)
 
 
 def suits_auto(A, stats) -> bool:

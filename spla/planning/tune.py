@@ -90,7 +90,7 @@ def candidates(A) -> list[str]:
         names += [f"{family}:{w}" for w in _widths_around(lanes_for(s.mean, step))]
     names += ["adaptive2", "adaptive"]
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
-    if dia.worth_detecting(s) and isinstance(dia.structure(A), dia.Structure):
+    if dia.has_diagonals(A, s):
         names.append("dia")
     if s.nnz >= VENDOR_MIN_NNZ:
         names += ["cusparse:1", "cusparse:2"]
@@ -254,7 +254,7 @@ def apply_cached(A, device_name: str, cache: TuneCache | None = None) -> str | N
         return None
     # the fingerprint does not read the column indices: a matrix sharing another's row pointer
     # may not have the diagonals that made dia win there
-    if kernel == "dia" and not isinstance(dia.structure(A), dia.Structure):
+    if kernel == "dia" and not dia.has_diagonals(A):
         return None
     set_choice(A, kernel, "cached")
     return kernel
