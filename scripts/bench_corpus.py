@@ -7,8 +7,8 @@ SciPy product, then timed per call from Python (``out=`` preallocated) and by
 device time, in round-robin rounds beside both cuSPARSE CSR algorithms (the
 faster is the anchor). Kernels: ``auto`` (the rule: the tuning cache is off in
 this script, so auto never sees earlier tunings), ``tune`` (auto after
-``spla.tune``) and every spla kernel at its default parameter (``dia`` where
-the matrix's entries lie on a few diagonals), for the best spla kernel per
+``spla.tune``) and every spla kernel at its default parameter (``dia`` and
+``band`` where the matrix has their structure), for the best spla kernel per
 matrix. Writes ``PREFIX.json`` (every figure, the GPU,
 versions, the command) and ``PREFIX.md`` (a table per matrix and geomeans
 split by the corpus halves: ``fit`` families are where rules are fitted,
@@ -38,8 +38,7 @@ os.environ["SPLA_TUNE_CACHE"] = "off"
 
 from spla.bench import corpus  # noqa: E402
 from spla.bench.timing import geomean  # noqa: E402
-from spla.planning import dia  # noqa: E402
-from spla.planning.spmv import SPLA_KERNELS, STRUCTURED_KERNELS  # noqa: E402
+from spla.planning.spmv import SPLA_KERNELS, STRUCTURED_KERNELS, STRUCTURES  # noqa: E402
 
 DTYPES = ("float32", "float64")
 KERNELS = ("auto", "tune", *SPLA_KERNELS)
@@ -211,7 +210,7 @@ def run_one(job: dict, dtype: str, args) -> dict:
     record = {**{k: v for k, v in job.items() if k != "matrix"}, "dtype": dtype}
     host = job["matrix"]
     csr = spla.as_csr(host)
-    kernels = list(KERNELS) + (["dia"] if dia.has_diagonals(csr) else [])  # dia runs where it can store A
+    kernels = list(KERNELS) + [name for name, module in STRUCTURES.items() if module.applies(csr)]
     try:
         measured = compare(host, kernels, dtype=dtype, rounds=args.rounds, budget_s=args.kernel_budget_ms / 1e3)
     except Exception as exc:  # noqa: BLE001  (one matrix must not sink the run)

@@ -7,8 +7,8 @@ spla kernel and of cuSPARSE's CSR ALG1, per matrix and dtype) and the row statis
 corpus generators or the real files and kept in ``--stats`` as a cache).
 
 For each matrix the rule picks a kernel family from its row statistics
-(:func:`spla.planning.spmv.matrix_class`): one of spla's kernels, ``dia`` for
-large regular matrices the record timed it on, or cuSPARSE's CSR ALG1 for
+(:func:`spla.planning.spmv.matrix_class`): one of spla's kernels, ``dia`` or
+``band`` for large regular matrices the record timed it on, or cuSPARSE's CSR ALG1 for
 large irregular matrices; its cost is that family's
 device time at its default parameter over the best of all of them. The fitted
 thresholds (:data:`FITTED` of ``AutoThresholds``) are chosen on the fit set
@@ -33,13 +33,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spla.planning import dia  # noqa: E402
 from spla.planning.spmv import (  # noqa: E402
     AUTO,
     AUTO_RULE,
-    DIA_CLASSES,
     SPLA_KERNELS,
+    STRUCTURED_CLASSES,
     STRUCTURED_KERNELS,
+    STRUCTURES,
     AutoThresholds,
     matrix_class,
 )
@@ -112,12 +112,17 @@ def half_of(record: dict) -> str:
 
 
 def picked(item: dict, t: AutoThresholds) -> str:
-    """The rule's kernel, as spla.planning.spmv.rule_kernel picks it: dia where the record timed it
-    (bench_corpus.py times dia only on matrices that have few diagonals) and auto would look."""
+    """The rule's kernel, as spla.planning.spmv.rule_kernel picks it: a structured kernel (dia,
+    band) where the record timed it (bench_corpus.py times them only on matrices that have their
+    structure) and auto would look."""
     klass = matrix_class(item["stats"], t)
-    if klass in DIA_CLASSES and "dia" in item["times"] and dia.auto_considers(item["stats"]):
-        return "dia"
-    return "scalar" if klass == "empty" else AUTO_RULE[klass]
+    if klass == "empty":
+        return "scalar"
+    if klass in STRUCTURED_CLASSES:
+        for name, module in STRUCTURES.items():
+            if name in item["times"] and module.auto_considers(item["stats"]):
+                return name
+    return AUTO_RULE[klass]
 
 
 def quality(item: dict, t: AutoThresholds) -> float:

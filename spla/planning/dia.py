@@ -33,8 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from ..device import array_module, free_device_memory, is_out_of_memory
+from . import structured
 from .stats import row_stats
+from .structured import AUTO_MIN_NNZ, Refusal
+
+__all__ = ["AUTO_MIN_NNZ", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "structure"]
+
+#: What ``kernel="dia"`` asks of a matrix (its error's text).
+NEEDS = "a matrix whose entries lie on a few diagonals"
 
 #: Diagonals a matrix may have (a 3D 27-point stencil has 27, a full band of half-width 31 has 63);
 #: the fill bound (MAX_FILL) decides whether storing them pays.
@@ -45,10 +51,6 @@ MAX_FILL = 1.3
 SAMPLE = 4096
 #: Diagonals are looked for only where row lengths vary this little (coefficient of variation).
 MAX_CV = 0.5
-#: ``auto`` looks for diagonals from this many nonzeros (below, a launch costs more than the bytes).
-AUTO_MIN_NNZ = 1 << 20
-
-_CACHE_KEY = "dia"
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,11 +63,6 @@ class Structure:
     n_diagonals: int
 
 
-@dataclass(frozen=True)
-class Refusal:
-    reason: str
-
-
 def _host(a) -> np.ndarray:
     return a.get() if hasattr(a, "get") else np.asarray(a)
 
@@ -76,10 +73,7 @@ def _row_of_entries(xp, indptr, nnz: int):
 
 def structure(A) -> Structure | Refusal:
     """A's DIA structure, or why it has none (cached on A; see the module's notes)."""
-    found = A._cache.get(_CACHE_KEY)
-    if found is None:
-        found = A._cache[_CACHE_KEY] = _detect(A)
-    return found
+    return structured.cached(A, "dia", _detect)  # type: ignore[return-value]
 
 
 #: Bytes a detection pass holds per nonzero besides the values: each entry's row, offset and
@@ -87,23 +81,12 @@ def structure(A) -> Structure | Refusal:
 WORK_BYTES_PER_NONZERO = 25
 
 
-def _fits(xp, nbytes: int) -> bool:
-    """Whether nbytes more fit where xp allocates (the host is not checked)."""
-    return xp is np or nbytes <= free_device_memory()
-
-
-def _detect(A) -> Structure | Refusal:
-    xp = array_module(A.indices)
+def _detect(xp, A) -> Structure | Refusal:
     needed = int(WORK_BYTES_PER_NONZERO * A.nnz + MAX_FILL * A.nnz * np.dtype(A.dtype).itemsize)
-    if not _fits(xp, needed):
+    if not structured.fits(xp, needed):
         return Refusal(f"its diagonals and the detection's work arrays ({needed / 2**30:.1f} GiB) do not fit in "
                        f"free device memory")
-    try:
-        return _detect_diagonals(xp, A)
-    except Exception as exc:
-        if is_out_of_memory(exc):  # auto must still run a CSR kernel
-            return Refusal("device memory ran out while storing its diagonals")
-        raise
+    return _detect_diagonals(xp, A)
 
 
 def _detect_diagonals(xp, A) -> Structure | Refusal:
@@ -163,14 +146,7 @@ def auto_considers(stats) -> bool:
     return stats.nnz >= AUTO_MIN_NNZ and worth_detecting(stats)
 
 
-def has_diagonals(A, stats=None) -> bool:
+def applies(A, stats=None) -> bool:
     """Whether A's entries lie on a few diagonals: its row statistics (``stats``, or A's) are
-    :func:`worth_detecting` and the detection pass, run only then and once, finds them. The test
-    of the tuner, the tuning cache and the corpus benchmark."""
+    :func:`worth_detecting` and the detection pass, run only then and once, finds them."""
     return worth_detecting(row_stats(A) if stats is None else stats) and isinstance(structure(A), Structure)
-
-
-def suits_auto(A, stats) -> bool:
-    """Whether ``auto`` runs DIA on A: :func:`auto_considers` its row statistics ``stats`` and its
-    entries lie on a few diagonals (the detection pass runs only when the statistics allow it)."""
-    return auto_considers(stats) and isinstance(structure(A), Structure)

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KernelError
-from . import adaptive, dia, segmented
+from . import adaptive, band, dia, segmented
 from .stats import RowStats, row_stats
+from .structured import Refusal
 
 # What `spla.spmv(kernel=...)` accepts on the GPU: spla's kernels in the order of
 # the optimisation path (one idea a file), auto, and the cuSPARSE anchors.
@@ -35,6 +36,9 @@ KERNELS = {
                  "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)",
     "dia": "stencils and bands: the matrix stored by its diagonals (at most 64), no column indices, a "
            "thread per row (kernels/spmv_dia.cu); refused for other matrices (spla.planning.dia)",
+    "band": "rows that are each one contiguous run of columns (bands of any width): warp's mapping, the "
+            "row's first column in place of its indices (kernels/spmv_band.cu); refused for other "
+            "matrices (spla.planning.band)",
     "auto": "picks one of the above (or, on large irregular matrices, cusparse) from the row statistics "
             "(see choose_kernel), or the winner of an earlier tuning of this matrix on this GPU (the "
             "tuning cache); never measures",
@@ -44,15 +48,19 @@ KERNELS = {
     "cusparse-cupy": "cupyx.scipy.sparse csr_matrix @ x: cuSPARSE as a CuPy user calls it",
 }
 SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented")
-# Kernels that run only on matrices of their structure (KernelError, saying why, on others).
-STRUCTURED_KERNELS = ("dia",)
+# Kernels that run only on matrices of their structure (KernelError, saying why, on others), and
+# the module that finds it (spla.planning.structured); auto tries them in this order.
+STRUCTURES = {"dia": dia, "band": band}
+STRUCTURED_KERNELS = tuple(STRUCTURES)
 CPU_KERNELS = ("auto", "scipy")
 LANE_WIDTHS = (2, 4, 8, 16, 32)
 # The kernel parameter each family takes after a colon, and its allowed values.
 # cusparse:1 and cusparse:2 are CUSPARSE_SPMV_CSR_ALG1 and the deterministic ALG2.
-KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "segmented": segmented.SEGMENTED_ENTRIES,
-                     "cusparse": (1, 2)}
-PARAMETER_HELP = (f"warp and vector take an optional :LANES, one of {LANE_WIDTHS}; segmented an optional "
+KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "band": LANE_WIDTHS,
+                     "segmented": segmented.SEGMENTED_ENTRIES, "cusparse": (1, 2)}
+# The families whose parameter is a lane width (without one it follows the mean row length).
+LANE_FAMILIES = ("warp", "vector", "band")
+PARAMETER_HELP = (f"warp, vector and band take an optional :LANES, one of {LANE_WIDTHS}; segmented an optional "
                   f":K entries per lane, one of {segmented.SEGMENTED_ENTRIES} (16: float32 only); cusparse "
                   f"an optional :1 or :2 (CSR_ALG1, the default, or the deterministic CSR_ALG2)")
 
@@ -170,18 +178,27 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
     return "medium"
 
 
-#: Classes of regular rows in which auto looks for diagonals (spla.planning.dia.suits_auto).
-DIA_CLASSES = ("short", "short-few-rows", "medium")
+#: Classes of regular rows in which auto looks for the structures of :data:`STRUCTURES`.
+STRUCTURED_CLASSES = ("short", "short-few-rows", "medium")
+
+
+def structured_kernel(A, stats: RowStats) -> str | None:
+    """The first kernel of :data:`STRUCTURES` that auto considers for a matrix of these row
+    statistics and that applies to A (detection runs only where auto considers it), or None."""
+    if matrix_class(stats) not in STRUCTURED_CLASSES:
+        return None
+    return next((name for name, module in STRUCTURES.items()
+                 if module.auto_considers(stats) and module.applies(A, stats)), None)
 
 
 def rule_kernel(A) -> str:
     """The kernel the rule picks for A from its row statistics (ignores tuning): the class's kernel,
-    or ``dia`` for a large regular matrix whose entries lie on a few diagonals."""
+    or a structured one (``dia``, ``band``) for a large regular matrix that has its structure."""
     stats = row_stats(A)
     klass = matrix_class(stats)
-    if klass in DIA_CLASSES and dia.suits_auto(A, stats):
-        return "dia"
-    return "scalar" if klass == "empty" else AUTO_RULE[klass]
+    if klass == "empty":
+        return "scalar"
+    return structured_kernel(A, stats) or AUTO_RULE[klass]
 
 
 def choose_kernel(A) -> str:
@@ -207,7 +224,7 @@ def describe_choice(A) -> dict:
     family, param = parse_kernel(name)
     info = {"kernel": name, "class": matrix_class(s), "mean_row": s.mean, "max_row": s.max, "cv": s.cv,
             "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
-    if family in ("warp", "vector"):
+    if family in LANE_FAMILIES:
         info["lanes"] = bound_param(A, family, param)
     found = dia.structure(A) if family == "dia" else None
     if isinstance(found, dia.Structure):
@@ -222,7 +239,7 @@ def bound_param(A, family: str, param: int | None) -> int | None:
         return param or segmented.segmented_default(A.dtype)
     if family == "cusparse":
         return param or 1
-    if family in ("warp", "vector"):
+    if family in LANE_FAMILIES:
         if param is not None:
             return param
         step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
@@ -237,7 +254,8 @@ class SpmvPlan:
 
     ``family`` is a name from :data:`KERNELS` other than ``auto``; ``param`` the
     template parameter (lanes or K) or None; ``adaptive`` the row plan of the
-    adaptive families; ``tile_rows`` segmented's tile ownership.
+    adaptive families; ``tile_rows`` segmented's tile ownership; ``structure``
+    the arrays of a structured kernel (:data:`STRUCTURES`).
     """
 
     kernel: str  # the name the caller asked for ("auto", "warp", ...)
@@ -246,7 +264,7 @@ class SpmvPlan:
     adaptive: adaptive.Plan | None = None
     tile_rows: np.ndarray | None = None
     empty_rows: bool = False
-    dia: dia.Structure | None = None
+    structure: dia.Structure | band.Structure | None = None
 
 
 def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) -> SpmvPlan:
@@ -279,10 +297,9 @@ def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) ->
         if A.n_rows and int(np.diff(tile_rows).max()) >= 2**31 - 1:  # the kernel lists rows by int offsets
             raise KernelError("a segmented tile owns 2^31 or more (empty) rows; use kernel='adaptive2'")
         return SpmvPlan(kernel, family, param, tile_rows=tile_rows, empty_rows=row_stats(A).empty > 0)
-    if family == "dia":
-        found = dia.structure(A)
-        if isinstance(found, dia.Refusal):
-            raise KernelError(f"kernel='dia' needs a matrix whose entries lie on a few diagonals; this one: "
-                              f"{found.reason}")
-        return SpmvPlan(kernel, family, None, dia=found)
+    if family in STRUCTURES:
+        found = STRUCTURES[family].structure(A)
+        if isinstance(found, Refusal):
+            raise KernelError(f"kernel={family!r} needs {STRUCTURES[family].NEEDS}; this one: {found.reason}")
+        return SpmvPlan(kernel, family, param, structure=found)
     return SpmvPlan(kernel, family, param)

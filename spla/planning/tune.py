@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import KernelError
-from . import dia, segmented
-from .spmv import AUTO, LANE_WIDTHS, bound_param, lanes_for, pack_entries, parse_kernel, rule_kernel
+from . import band, dia, segmented
+from .spmv import AUTO, LANE_WIDTHS, STRUCTURES, bound_param, lanes_for, pack_entries, parse_kernel, rule_kernel
 from .stats import host_indptr, row_stats
 
 CACHE_ENV = "SPLA_TUNE_CACHE"
@@ -71,7 +71,9 @@ def candidates(A) -> list[str]:
     at the lanes rule's width and its two neighbours, ``adaptive2`` and
     ``adaptive`` (the best spla kernel on some skewed graphs where auto's
     ``adaptive2`` is not), ``segmented`` at every K the dtype takes, ``dia``
-    where A's regular rows lie on a few diagonals (spla.planning.dia), and from
+    where A's regular rows lie on a few diagonals (spla.planning.dia), ``band``
+    in place of ``warp`` where every row is one run of columns (the same
+    mapping, fewer bytes: spla.planning.band), and from
     :data:`VENDOR_MIN_NNZ` nonzeros cuSPARSE's CSR ALG1 and ALG2
     (``cusparse:1``, which auto runs on large irregular matrices, and the
     deterministic ``cusparse:2``, up to 12% faster on some float64 ones; on
@@ -86,11 +88,12 @@ def candidates(A) -> list[str]:
     names = [rule]
     if s.max <= AUTO.long_row:
         names.append("scalar")
-    for family, step in (("vector", pack_entries(A.dtype, A.index_dtype)), ("warp", 1)):
+    lane_step = "band" if band.applies(A, s) else "warp"
+    for family, step in (("vector", pack_entries(A.dtype, A.index_dtype)), (lane_step, 1)):
         names += [f"{family}:{w}" for w in _widths_around(lanes_for(s.mean, step))]
     names += ["adaptive2", "adaptive"]
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
-    if dia.has_diagonals(A, s):
+    if dia.applies(A, s):
         names.append("dia")
     if s.nnz >= VENDOR_MIN_NNZ:
         names += ["cusparse:1", "cusparse:2"]
@@ -249,12 +252,12 @@ def apply_cached(A, device_name: str, cache: TuneCache | None = None) -> str | N
         return None
     kernel = entry["kernel"]
     try:
-        parse_kernel(kernel)
+        family = parse_kernel(kernel)[0]
     except KernelError:  # a name from another spla version: ignore the entry
         return None
     # the fingerprint does not read the column indices: a matrix sharing another's row pointer
-    # may not have the diagonals that made dia win there
-    if kernel == "dia" and not dia.has_diagonals(A):
+    # may not have the structure that made dia or band win there
+    if family in STRUCTURES and not STRUCTURES[family].applies(A):
         return None
     set_choice(A, kernel, "cached")
     return kernel

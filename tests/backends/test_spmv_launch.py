@@ -188,3 +188,22 @@ def test_dia_launch_arguments_follow_the_kernel_signature(launches):
     assert args[params.index("offsets")] is A._cache["dia"].offsets
     assert args[params.index("values")] is A._cache["dia"].values
     assert args[params.index("x")] is x and args[params.index("y")] is out and block == (cuda_spmv.ROW_BLOCK,)
+
+
+def test_band_launch_arguments_follow_the_kernel_signature(launches):
+    from spla.io import generators
+    from spla.planning import band
+
+    host = generators.banded(300, 5).astype(np.float32)
+    A = _device(host.to_scipy())
+    found = band.structure(host)  # detected on the host, handed to the stand-in device matrix
+    A._cache["band"] = band.Structure(FakeArray(found.first))
+    x = FakeArray(np.ones(A.n_cols, dtype=np.float32))
+    out = ops_spmv.spmv(A, x, kernel="band:4")
+    name, grid, block, args, _ = launches[-1]
+    params = _signature("spmv_band.cu", "spla_spmv_band")
+    assert name == "spla_spmv_band<float, int, 4>" and len(args) == len(params)
+    assert args[params.index("n_rows")] == 300 and args[params.index("indptr")] is A.indptr
+    assert args[params.index("first")] is A._cache["band"].first and args[params.index("data")] is A.data
+    assert args[params.index("x")] is x and args[params.index("y")] is out and block == (cuda_spmv.ROW_BLOCK,)
+    assert grid == (cuda_spmv._grid(300, cuda_spmv.ROW_BLOCK // 4),)

@@ -12,7 +12,7 @@ from spla import CSRMatrix
 from spla.cli.spmv import auto_line
 from spla.errors import KernelError
 from spla.io import generators
-from spla.planning import dia, tune
+from spla.planning import dia, structured, tune
 from spla.planning.spmv import AUTO_RULE, describe_choice, matrix_class, plan_spmv, rule_kernel
 from spla.planning.stats import row_stats
 
@@ -121,7 +121,7 @@ def test_refresh_drops_the_diagonals_after_values_are_written_in_place(rng):
 
 
 def test_no_room_for_the_diagonals_is_a_refusal_and_auto_runs_csr(monkeypatch):
-    monkeypatch.setattr(dia, "_fits", lambda xp, nbytes: False)
+    monkeypatch.setattr(structured, "fits", lambda xp, nbytes: False)
     A = generators.poisson2d(460)
     found = dia.structure(A)
     assert isinstance(found, dia.Refusal) and "free device memory" in found.reason
@@ -133,8 +133,8 @@ def test_running_out_of_memory_while_storing_is_a_refusal(monkeypatch):
         raise MemoryError("no room")
 
     monkeypatch.setattr(dia, "_detect_diagonals", out_of_memory)
-    monkeypatch.setattr(dia, "is_out_of_memory", lambda exc: isinstance(exc, MemoryError))
+    monkeypatch.setattr(structured, "is_out_of_memory", lambda exc: isinstance(exc, MemoryError))
     assert "ran out" in dia.structure(generators.poisson2d(10)).reason
-    monkeypatch.setattr(dia, "is_out_of_memory", lambda exc: False)
+    monkeypatch.setattr(structured, "is_out_of_memory", lambda exc: False)
     with pytest.raises(MemoryError):  # anything else is not swallowed
         dia.structure(generators.poisson2d(11))

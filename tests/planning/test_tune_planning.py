@@ -14,7 +14,7 @@ import scipy.sparse as sp
 import spla
 from spla.csr import CSRMatrix
 from spla.io import generators
-from spla.planning import segmented
+from spla.planning import band, segmented
 from spla.planning import spmv as policy
 from spla.planning import tune as plan_tune
 
@@ -61,12 +61,14 @@ def test_candidates_rule_first_distinct_and_plannable(name, dtype, rng):
         assert plan.family == family
     assert len(configurations) == len(names), "two candidates name one configuration"
     families = {policy.parse_kernel(n)[0] for n in names}
-    assert {"warp", "vector", "adaptive2", "adaptive", "segmented"} <= families
+    lane_family = "band" if band.applies(A) else "warp"  # band: warp's mapping without the indices
+    assert {lane_family, "vector", "adaptive2", "adaptive", "segmented"} <= families
+    assert ("warp" in families) != ("band" in families)
     s = policy.row_stats(A)
     assert ("scalar" in families) == (s.max <= policy.AUTO.long_row or names[0] == "scalar")
     ks = {policy.bound_param(A, "segmented", policy.parse_kernel(n)[1]) for n in names if n.startswith("segmented")}
     assert ks == set(segmented.segmented_entries(dtype))
-    for family, step in (("warp", 1), ("vector", policy.pack_entries(A.dtype, A.index_dtype))):
+    for family, step in ((lane_family, 1), ("vector", policy.pack_entries(A.dtype, A.index_dtype))):
         widths = sorted(policy.bound_param(A, family, policy.parse_kernel(n)[1]) for n in names
                         if n.startswith(family))
         centre = policy.lanes_for(s.mean, step)

@@ -3,9 +3,9 @@ device matrix and launches it.
 
 Kernels live in ``kernels/spmv_*.cu``, one idea per file, in the order of the
 optimisation path (scalar -> warp -> vector -> adaptive -> adaptive2 ->
-segmented), and dia for matrices stored by diagonals. :func:`bind` turns a
-plan into a launcher whose arguments are
-prebuilt; the front door caches it on the matrix, so a later call only checks
+segmented), then the kernels of one structure: dia (entries on a few
+diagonals) and band (rows of contiguous columns). :func:`bind` turns a plan
+into a launcher whose arguments are prebuilt; the front door caches it on the matrix, so a later call only checks
 x and out and launches. Which kernel runs is decided in :mod:`spla.planning`.
 Every launch goes on CuPy's current stream and nothing here synchronises, so
 launches can be captured in a CUDA graph.
@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 
 from ...errors import KernelError
-from ...planning import adaptive, dia, segmented
+from ...planning import adaptive, band, dia, segmented
 from ...planning.spmv import LANE_WIDTHS, SpmvPlan
 from . import cusparse, dense_panels
 from .gemm import gemv
@@ -65,6 +65,7 @@ SOURCES = {
                           SEGMENTED_DEFINES),
     # diagonals carry no column indices: one instance per value type
     "dia": KernelSource("spmv_dia.cu", [kernel_name("dia", dtype, None) for dtype in VALUE_TYPES]),
+    "band": _declare("spmv_band.cu", "spla_spmv_band", lambda dtype: LANE_WIDTHS),
 }
 
 _FUNCTIONS: dict = {}  # (family, dtype, index dtype, param, device) -> RawKernel: no lookups per call
@@ -258,8 +259,7 @@ class _DiaLauncher(Launcher):
 
     def __init__(self, cupy, A, structure: dia.Structure):
         super().__init__(cupy, A)
-        self.row_kernel = _RowLauncher(cupy, A, function(cupy, "scalar", A.dtype, A.index_dtype),
-                                       _grid(A.n_rows, ROW_BLOCK), ROW_BLOCK, row_lanes=1)
+        self.row_kernel = _row_launcher(cupy, A, "scalar", None)
         self.kernel = function(cupy, "dia", A.dtype, A.index_dtype)
         self.grid, self.block = (_grid(A.n_rows, ROW_BLOCK),), (ROW_BLOCK,)
         self.head = (np.int64(A.n_rows), np.int64(A.n_cols), np.int32(structure.n_diagonals), structure.offsets,
@@ -268,6 +268,18 @@ class _DiaLauncher(Launcher):
     def launch(self, x, out, alpha, beta):
         self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta))
         return out
+
+
+class _BandLauncher(_RowLauncher):
+    """band: warp's launch with each row's first column (spla.planning.band) in place of A's
+    column indices. ``row_kernel`` is the warp launcher of the same lanes over A's CSR arrays,
+    whose mapping the fused CG kernels repeat."""
+
+    def __init__(self, cupy, A, structure: band.Structure, lanes: int):
+        super().__init__(cupy, A, function(cupy, "band", A.dtype, A.index_dtype, lanes),
+                         _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK)
+        self.head = (np.int64(A.n_rows), A.indptr, structure.first, A.data)
+        self.row_kernel = _row_launcher(cupy, A, "warp", lanes)
 
 
 class _CusparseLauncher(Launcher):
@@ -325,17 +337,25 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
     if family == "segmented":
         return _SegmentedLauncher(cupy, A, plan)
     if family == "dia":
-        assert plan.dia is not None
-        return _DiaLauncher(cupy, A, plan.dia)
+        assert isinstance(plan.structure, dia.Structure)
+        return _DiaLauncher(cupy, A, plan.structure)
+    if family == "band":
+        assert isinstance(plan.structure, band.Structure) and plan.param is not None
+        return _BandLauncher(cupy, A, plan.structure, plan.param)
     if family in ("adaptive", "adaptive2"):
         assert plan.adaptive is not None
         return _AdaptiveLauncher(cupy, A, family, plan.adaptive)
+    if family == "vector":
+        _require_aligned(A, "vector", "warp")
+    return _row_launcher(cupy, A, family, plan.param)
+
+
+def _row_launcher(cupy, A, family: str, lanes: int | None) -> _RowLauncher:
+    """scalar (a thread per row), warp or vector (``lanes`` a row) over A's CSR arrays; the
+    fused CG kernels know the mapping of scalar and warp (``row_lanes``)."""
     if family == "scalar":
         return _RowLauncher(cupy, A, function(cupy, "scalar", A.dtype, A.index_dtype), _grid(A.n_rows, ROW_BLOCK),
                             ROW_BLOCK, row_lanes=1)
-    lanes = plan.param
     assert lanes is not None
-    if family == "vector":
-        _require_aligned(A, "vector", "warp")
     return _RowLauncher(cupy, A, function(cupy, family, A.dtype, A.index_dtype, lanes),
                         _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK, row_lanes=lanes if family == "warp" else None)

@@ -1,0 +1,43 @@
+// spmv_band: LANES threads per row of a matrix whose every row is one contiguous run of columns
+// (bands of any width or profile; spla/planning/band.py finds them), LANES in {2, 4, 8, 16, 32}.
+//
+// What changed from spmv_warp.cu: no column indices. Row r's k-th entry sits in column
+// first[r] + k, so the kernel reads the values, one first column and one row pointer per row, x
+// and y: about 0.54x CSR's bytes in float32 and 0.69x in float64 on rows of 32 entries. Unlike dia
+// nothing is padded: a row's length is its own (banded rows of random width fill a band's
+// diagonals by half), and explicit zeros are stored and multiplied as CSR does.
+// The mapping and the order of every sum are spmv_warp.cu's, so band:LANES gives warp:LANES's
+// results bit for bit.
+//
+// Constraints: as spmv_warp.cu (blockDim.x a multiple of 32, grid-stride over rows); first[r]
+// is read only for rows with entries.
+#include "common.cuh"
+
+template <typename V, typename I, int LANES>
+__global__ void spla_spmv_band(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ first,
+                               const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
+                               V alpha, V beta) {
+    static_assert(LANES >= 2 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "LANES must be 2, 4, 8, 16 or 32");
+    constexpr int GROUPS_PER_WARP = spla::WARP_SIZE / LANES;
+    const int lane = threadIdx.x % LANES;
+    const int group_in_warp = (threadIdx.x % spla::WARP_SIZE) / LANES;
+    const long long warp = spla::global_thread_id() / spla::WARP_SIZE;
+    const long long n_warps = spla::grid_threads() / spla::WARP_SIZE;
+    for (long long top = warp * GROUPS_PER_WARP; top < n_rows; top += n_warps * GROUPS_PER_WARP) {
+        const long long row = top + group_in_warp;
+        V sum = V(0);
+        if (row < n_rows) {
+            const I start = indptr[row];
+            const I length = indptr[row + 1] - start;
+            if (length > 0) {
+                const V* values = data + start;
+                const V* xs = x + first[row];
+                for (I k = lane; k < length; k += LANES) {
+                    sum += values[k] * __ldg(xs + k);
+                }
+            }
+        }
+        sum = spla::warp_reduce_sum<V, LANES>(sum);
+        if (lane == 0 && row < n_rows) spla::store_row(y, row, sum, alpha, beta);
+    }
+}

@@ -1,0 +1,59 @@
+"""What the kernels that run only on matrices of one structure share.
+
+``dia`` (spla.planning.dia: entries on a few diagonals) and ``band``
+(spla.planning.band: every row one contiguous run of columns) each read fewer
+bytes than CSR by leaving out the column indices, which their structure makes
+redundant. Each module offers the same three functions, which the SpMV
+planner, the tuner, the tuning cache and the corpus scripts call through
+:data:`spla.planning.spmv.STRUCTURES`:
+
+``structure(A)``
+    the structure's arrays, or a :class:`Refusal` saying why A has none; found
+    once where A lives (NumPy or CuPy) and cached on A (:func:`cached`);
+``applies(A, stats=None)``
+    whether A has the structure (cheap tests on the row statistics first);
+``auto_considers(stats)``
+    whether ``auto`` looks for it in a matrix of these row statistics.
+
+Each also names what it needs in ``NEEDS`` (for ``kernel=...``'s error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..device import array_module, free_device_memory, is_out_of_memory
+
+#: ``auto`` looks for a structure from this many nonzeros (below, a launch costs more than the
+#: bytes the structure saves, and the detection pass is not repaid).
+AUTO_MIN_NNZ = 1 << 20
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a matrix has no structure of one kind (the text of ``kernel=...``'s error)."""
+
+    reason: str
+
+
+def fits(xp, nbytes: int) -> bool:
+    """Whether nbytes more fit where xp allocates (the host is not checked)."""
+    import numpy as np
+
+    return xp is np or nbytes <= free_device_memory()
+
+
+def cached(A, key: str, detect: Callable) -> object:
+    """``detect(xp, A)`` once per matrix, cached on A under ``key``; running out of device memory
+    while detecting is a Refusal (``auto`` must still run a CSR kernel)."""
+    found = A._cache.get(key)
+    if found is None:
+        try:
+            found = detect(array_module(A.indices), A)
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+            found = Refusal("device memory ran out while storing its structure")
+        A._cache[key] = found
+    return found
