@@ -86,7 +86,7 @@ def compile_variant(family, dtype, index_dtype, param, path, options):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("sources", nargs="+", help="matrix files or gen: specs")
+    parser.add_argument("sources", nargs="+", help="matrix files, gen: specs or corpus:FAMILY:NNZ")
     parser.add_argument("--kernel", required=True, help="a kernel whose launcher runs one function, e.g. segmented:8")
     parser.add_argument("--variant", action="append", type=parse_variant, required=True,
                         help="NAME=[file:PATH] [NVRTC option...] [@block=THREADS] [@grid=BLOCKS] [@carveout=PERCENT]")
@@ -98,7 +98,8 @@ def main(argv=None) -> int:
 
     import cupy
 
-    from spla import bench, io
+    from spla import bench
+    from spla.bench import corpus
     from spla.ops import spmv as ops_spmv
     from spla.planning import spmv as rules
 
@@ -106,7 +107,7 @@ def main(argv=None) -> int:
     records = []
     for source in args.sources:
         began = time.perf_counter()
-        A64 = io.load(source, dtype=np.float64, cache=False)
+        A64 = corpus.load(source, dtype=np.float64)
         check = bench.SpmvCheck.for_matrix(A64)
         print(f"{source}: {A64.n_rows:,} rows, {A64.nnz:,} nnz (loaded in {time.perf_counter() - began:.1f} s)",
               flush=True)

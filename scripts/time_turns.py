@@ -45,7 +45,7 @@ def kernel_list(text: str) -> list:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("sources", nargs="+", help="matrix files or gen: specs")
+    parser.add_argument("sources", nargs="+", help="matrix files, gen: specs or corpus:FAMILY:NNZ")
     parser.add_argument("--kernels", type=kernel_list, required=True, help="comma list of spla.spmv kernel names")
     parser.add_argument("--dtype", nargs="+", default=["float32"], choices=["float32", "float64"])
     parser.add_argument("--rounds", type=int, default=5)
@@ -55,13 +55,14 @@ def main(argv=None) -> int:
 
     import cupy
 
-    from spla import bench, io
+    from spla import bench
+    from spla.bench import corpus
     from spla.ops import spmv as ops_spmv
 
     records = []
     for source in args.sources:
         began = time.perf_counter()
-        A64 = io.load(source, dtype=np.float64, cache=False)
+        A64 = corpus.load(source, dtype=np.float64)
         check = bench.SpmvCheck.for_matrix(A64)
         print(f"{source}: {A64.n_rows:,} rows, {A64.nnz:,} nnz, mean row {A64.nnz / max(A64.n_rows, 1):.1f} "
               f"(loaded in {time.perf_counter() - began:.1f} s)", flush=True)

@@ -387,3 +387,18 @@ def corpus(nnz: int, *, half: str | None = None, seed: int = 0, dtype=np.float64
     """``(name, matrix)`` for every family (or one half), built one at a time."""
     for name in families(half):
         yield name, build(name, nnz, seed=seed, dtype=dtype)
+
+
+def load(source: str, *, dtype=np.float64) -> CSRMatrix:
+    """``corpus:FAMILY:NNZ`` (``corpus:banded-random:4e7``) built by :func:`build`, or any source
+    :func:`spla.io.load` reads (a file, a ``gen:`` spec): the matrix sources of the A/B scripts."""
+    if not source.startswith("corpus:"):
+        from ..io import load as io_load
+
+        return io_load(source, dtype=dtype, cache=False)
+    _, name, nnz = (source.split(":") + ["", ""])[:3]
+    try:
+        target = int(float(nnz))
+    except ValueError:
+        raise InputError(f"a corpus source is corpus:FAMILY:NNZ (corpus:banded-random:4e7), got {source!r}") from None
+    return build(name, target, dtype=dtype)

@@ -121,8 +121,8 @@ def test_gpu_report_all_kernels(dtype):
     assert result["anchor"] == "cusparse" and result["copy_bandwidth_gbps"] > 100
     assert {r["kernel"] for r in result["rows"]} == set(shared_report.gpu_kernels())
     for row in result["rows"]:
-        if row["kernel"] in rules.STRUCTURED_KERNELS:  # a power law has no diagonals: the row says so
-            assert "diagonals" in row["failed"], row
+        if row["kernel"] in rules.STRUCTURED_KERNELS:  # a power law has neither structure: the row says so
+            assert rules.STRUCTURES[row["kernel"]].NEEDS in row["failed"], row
             continue
         assert "failed" not in row, row
         assert row["ok"], row

@@ -26,9 +26,10 @@ pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
 
 # every registry entry (a new kernel is covered by being registered) plus every kernel parameter
-# (dia runs on matrices stored by diagonals only: tests/ops/test_dia_gpu.py)
+# (dia and band run on matrices of their structure only: tests/ops/test_dia_gpu.py, test_band_gpu.py)
 KERNELS = [k for k in rules.KERNELS if k not in rules.STRUCTURED_KERNELS] + [
-    f"{family}:{value}" for family, values in rules.KERNEL_PARAMETERS.items() for value in values]
+    f"{family}:{value}" for family, values in rules.KERNEL_PARAMETERS.items() for value in values
+    if family not in rules.STRUCTURED_KERNELS]
 DTYPES = [np.float32, np.float64]
 INDEX_DTYPES = [np.int32, np.int64]
 

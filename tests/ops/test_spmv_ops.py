@@ -74,7 +74,7 @@ def test_mixed_sides_and_bad_out_are_input_errors(xp, rng):
 def test_every_kernel_name_writes_out_on_the_gpu(rng, kernel):
     import cupy
 
-    if kernel in STRUCTURED_KERNELS:  # a band, which dia stores by diagonals
+    if kernel in STRUCTURED_KERNELS:  # a band: dia and band both take it
         S = sp.diags([rng.uniform(1, 2, 200), rng.uniform(-1, 1, 200)], [0, 1], shape=(200, 300), format="csr")
         A = CSRMatrix.from_scipy(S)
     else:
