@@ -108,6 +108,20 @@ def lanes_for(mean_row: float, entries_per_lane_step: int = 1) -> int:
     return LANE_WIDTHS[-1]
 
 
+#: Bytes of values a lane of the band kernel reads a row: band:2 in float32 and band:4 in float64
+#: on rows of 33 (banded-fixed@40M, the corpus's fit half; session 12, call 2). The lanes of warp's
+#: rule (about 8 a row there) were 1.2-1.4x slower: a lane's loads of one row are consecutive
+#: entries, and fewer lanes a row leave more rows, and more loads, in flight a warp.
+BAND_LANE_BYTES = 64
+
+
+def band_lanes(mean_row: float, itemsize: int) -> int:
+    """Lanes per row for the band kernel: the width nearest (in log2) to the row's bytes of
+    values over :data:`BAND_LANE_BYTES`."""
+    want = max(mean_row * itemsize / BAND_LANE_BYTES, 1.0)
+    return min(LANE_WIDTHS, key=lambda width: abs(np.log2(width) - np.log2(want)))
+
+
 # -------------------------------------------------------------- auto rule
 @dataclass(frozen=True)
 class AutoThresholds:
@@ -242,6 +256,8 @@ def bound_param(A, family: str, param: int | None) -> int | None:
     if family in LANE_FAMILIES:
         if param is not None:
             return param
+        if family == "band":
+            return band_lanes(row_stats(A).mean, np.dtype(A.dtype).itemsize)
         step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
         return lanes_for(row_stats(A).mean, step)
     return param

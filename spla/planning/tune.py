@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import KernelError
 from . import band, dia, segmented
-from .spmv import AUTO, LANE_WIDTHS, STRUCTURES, bound_param, lanes_for, pack_entries, parse_kernel, rule_kernel
+from .spmv import AUTO, LANE_WIDTHS, STRUCTURES, bound_param, parse_kernel, rule_kernel
 from .stats import host_indptr, row_stats
 
 CACHE_ENV = "SPLA_TUNE_CACHE"
@@ -88,9 +88,8 @@ def candidates(A) -> list[str]:
     names = [rule]
     if s.max <= AUTO.long_row:
         names.append("scalar")
-    lane_step = "band" if band.applies(A, s) else "warp"
-    for family, step in (("vector", pack_entries(A.dtype, A.index_dtype)), (lane_step, 1)):
-        names += [f"{family}:{w}" for w in _widths_around(lanes_for(s.mean, step))]
+    for family in ("vector", "band" if band.applies(A, s) else "warp"):
+        names += [f"{family}:{w}" for w in _widths_around(bound_param(A, family, None))]
     names += ["adaptive2", "adaptive"]
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
     if dia.applies(A, s):

@@ -13,7 +13,7 @@ from spla.bench import corpus
 from spla.errors import KernelError
 from spla.io import generators
 from spla.planning import band, dia, structured, tune
-from spla.planning.spmv import describe_choice, parse_kernel, plan_spmv, rule_kernel
+from spla.planning.spmv import band_lanes, describe_choice, parse_kernel, plan_spmv, rule_kernel
 
 
 def _band_rows(lengths, first, n_cols, index_dtype=np.int32, rng=None) -> CSRMatrix:
@@ -73,14 +73,16 @@ def test_refusals_say_why():
         plan_spmv(stencil, "band")
 
 
-def test_band_takes_warp_lanes():
-    A = generators.banded(400, 20)
+def test_band_takes_a_lane_width_and_its_default_follows_the_rows_bytes():
+    A = generators.banded(400, 20).astype(np.float32)  # 41 a row
     assert parse_kernel("band:8") == ("band", 8)
     with pytest.raises(KernelError, match="band take an optional :LANES"):
         parse_kernel("band:3")
     plan = plan_spmv(A, "band")
-    assert plan.family == "band" and plan.param == plan_spmv(A, "warp").param
-    assert plan_spmv(A, "band:4").param == 4 and isinstance(plan.structure, band.Structure)
+    assert plan.family == "band" and plan.param == 2  # 164 bytes of float32 values a row: 2 lanes of 64 B
+    assert plan_spmv(A.astype(np.float64), "band").param == 4
+    assert plan_spmv(A, "band:8").param == 8 and isinstance(plan.structure, band.Structure)
+    assert [band_lanes(mean, 4) for mean in (1, 32, 64, 128, 2000)] == [2, 2, 4, 8, 32]
 
 
 def test_auto_runs_band_on_large_bands_dia_cannot_store():
@@ -89,7 +91,7 @@ def test_auto_runs_band_on_large_bands_dia_cannot_store():
     assert isinstance(dia.structure(random_widths), dia.Refusal)
     assert rule_kernel(random_widths) == "band"
     choice = describe_choice(random_widths)
-    assert choice["kernel"] == "band" and choice["lanes"] == plan_spmv(random_widths, "warp").param
+    assert choice["kernel"] == "band" and choice["lanes"] == 4  # float64, 32.5 a row
     full = generators.banded(40_000, 16)  # 33 diagonals, 1.3M nonzeros: dia reads no row pointers
     assert rule_kernel(full) == "dia"
     small = corpus.build("banded-random", 100_000)

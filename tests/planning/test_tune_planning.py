@@ -68,10 +68,10 @@ def test_candidates_rule_first_distinct_and_plannable(name, dtype, rng):
     assert ("scalar" in families) == (s.max <= policy.AUTO.long_row or names[0] == "scalar")
     ks = {policy.bound_param(A, "segmented", policy.parse_kernel(n)[1]) for n in names if n.startswith("segmented")}
     assert ks == set(segmented.segmented_entries(dtype))
-    for family, step in ((lane_family, 1), ("vector", policy.pack_entries(A.dtype, A.index_dtype))):
+    for family in (lane_family, "vector"):
         widths = sorted(policy.bound_param(A, family, policy.parse_kernel(n)[1]) for n in names
                         if n.startswith(family))
-        centre = policy.lanes_for(s.mean, step)
+        centre = policy.bound_param(A, family, None)  # the lanes rule's width
         assert centre in widths and 2 <= len(widths) <= 3
         assert all(abs(policy.LANE_WIDTHS.index(w) - policy.LANE_WIDTHS.index(centre)) <= 1 for w in widths)
 
