@@ -26,47 +26,23 @@
 #endif
 constexpr int DIA_UNROLL = SPLA_DIA_UNROLL;  // (#pragma unroll does not expand macros)
 
-// Rows a thread sums (rows lane, lane + 32, ... of a warp's tile of 32 * DIA_ROWS): more loads in
-// flight a thread, every load still 32 consecutive elements a warp. 1: a thread per row.
-#ifndef SPLA_DIA_ROWS
-#define SPLA_DIA_ROWS 1
-#endif
-constexpr int DIA_ROWS = SPLA_DIA_ROWS;
-
 template <typename V>
 __global__ void spla_spmv_dia(long long n_rows, long long n_cols, int n_diagonals,
                               const long long* __restrict__ offsets, const V* __restrict__ values,
                               const V* __restrict__ x, V* __restrict__ y, V alpha, V beta) {
-    constexpr long long TILE = spla::WARP_SIZE * DIA_ROWS;
-    const long long lane = threadIdx.x % spla::WARP_SIZE;
-    const long long n_warps = spla::grid_threads() / spla::WARP_SIZE;
-    for (long long base = spla::global_thread_id() / spla::WARP_SIZE * TILE; base < n_rows;
-         base += n_warps * TILE) {
-        V sum[DIA_ROWS];
-#pragma unroll
-        for (int r = 0; r < DIA_ROWS; ++r) sum[r] = V(0);
+    for (long long row = spla::global_thread_id(); row < n_rows; row += spla::grid_threads()) {
+        V sum = V(0);
 #pragma unroll DIA_UNROLL
         for (int d = 0; d < n_diagonals; ++d) {
-            const long long offset = __ldg(offsets + d);
-#pragma unroll
-            for (int r = 0; r < DIA_ROWS; ++r) {
-                const long long row = base + lane + spla::WARP_SIZE * r;
-                if (row < n_rows) {
-                    const V v = values[d * n_rows + row];
-                    const long long col = row + offset;
+            const V v = values[d * n_rows + row];
+            const long long col = row + __ldg(offsets + d);
 #if SPLA_DIA_EARLY_X
-                    const V xv = (col >= 0 && col < n_cols) ? __ldg(x + col) : V(0);
-                    if (v != V(0)) sum[r] += v * xv;
+            const V xv = (col >= 0 && col < n_cols) ? __ldg(x + col) : V(0);
+            if (v != V(0)) sum += v * xv;
 #else
-                    if (v != V(0)) sum[r] += v * __ldg(x + col);
+            if (v != V(0)) sum += v * __ldg(x + col);
 #endif
-                }
-            }
         }
-#pragma unroll
-        for (int r = 0; r < DIA_ROWS; ++r) {
-            const long long row = base + lane + spla::WARP_SIZE * r;
-            if (row < n_rows) spla::store_row(y, row, sum[r], alpha, beta);
-        }
+        spla::store_row(y, row, sum, alpha, beta);
     }
 }
