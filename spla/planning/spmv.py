@@ -146,9 +146,14 @@ AUTO = AutoThresholds()
 # A Ginkgo-style rule on row statistics: a matrix falls in one class, in this
 # order, and AUTO_RULE names the kernel of each class (thresholds: AUTO):
 #   "long": every row long (mean >= long_mean, cv <= irregular_cv, no huge
-#       row) and at least long_rows of them: a warp per row streams each one,
-#       where adaptive2 would split them into chunks summed by atomics (with
-#       fewer rows a warp each leaves the GPU idle, and adaptive2's splits win)
+#       row) and at least long_rows of them: a warp per row streams each one
+#       in 16-byte packs (vector, 32 lanes), where adaptive2 would split them
+#       into chunks summed by atomics (with fewer rows a warp each leaves the
+#       GPU idle, and adaptive2's splits win). vector, not warp: with 1,220
+#       rows of 8,192 (short-wide@10M) warp's 4-byte loads kept too few bytes
+#       in flight (0.76x the best kernel, vector 0.98x), and with 4,882 rows
+#       vector was 5-6% behind warp (session 12; the corpus's only long rows,
+#       in its report half: a choice of the smaller worst case, not a fit)
 #   "irregular-vendor": a huge or irregular matrix (the next two classes) of at
 #       least vendor_nnz nonzeros runs cuSPARSE's CSR ALG1: on large power-law,
 #       R-MAT and bimodal matrices it beats every spla kernel (Nsight Compute:
@@ -169,7 +174,7 @@ AUTO = AutoThresholds()
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
-AUTO_RULE = {"long": "warp", "irregular-vendor": "cusparse", "huge": "adaptive2", "irregular-short": "segmented",
+AUTO_RULE = {"long": "vector", "irregular-vendor": "cusparse", "huge": "adaptive2", "irregular-short": "segmented",
              "irregular": "adaptive2", "short": "scalar", "short-few-rows": "warp", "medium": "vector"}
 
 

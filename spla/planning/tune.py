@@ -89,7 +89,9 @@ def candidates(A) -> list[str]:
     if s.max <= AUTO.long_row:
         names.append("scalar")
     for family in ("vector", "band" if band.applies(A, s) else "warp"):
-        names += [f"{family}:{w}" for w in _widths_around(bound_param(A, family, None))]
+        centre = bound_param(A, family, None)  # the lanes rule's width
+        assert centre is not None
+        names += [f"{family}:{w}" for w in _widths_around(centre)]
     names += ["adaptive2", "adaptive"]
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
     if dia.applies(A, s):

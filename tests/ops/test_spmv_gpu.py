@@ -390,6 +390,10 @@ def test_bad_arguments_fail_loudly(rng):
     got = cupy.asnumpy(ops_spmv.spmv(misaligned, x, kernel="segmented"))
     values = cupy.asnumpy(misaligned.data).astype(np.float64)
     np.testing.assert_allclose(got, [values.sum()], rtol=0, atol=1e-6 * np.abs(values).sum())
+    # auto picks vector for that one medium row, and runs warp's single loads there instead
+    assert rules.rule_kernel(misaligned) == "vector"
+    got = cupy.asnumpy(ops_spmv.spmv(misaligned, x))
+    np.testing.assert_allclose(got, [values.sum()], rtol=0, atol=1e-6 * np.abs(values).sum())
 
 
 @pytest.mark.parametrize("dtype,index_dtype", [(np.float32, np.int32), (np.float64, np.int64)])

@@ -274,11 +274,11 @@ def test_auto_policy_classes(rng):
     short_power = _matrix([2] * 3000 + [400] * 10, 5000, rng)
     assert rules.describe_choice(short_power)["class"] == "irregular-short"
     assert rules.choose_kernel(short_power) == rules.AUTO_RULE["irregular-short"] == "segmented"
-    # every row long (a short-wide rectangle): a warp per row, once there are rows enough to fill the GPU
+    # every row long (a short-wide rectangle): a warp per row (vector:32), once there are rows enough to fill the GPU
     long_rows = int(rules.AUTO.long_mean) * 2
     wide = RowStats(n_rows=rules.AUTO.long_rows, nnz=rules.AUTO.long_rows * long_rows, mean=long_rows, std=0.0,
                     cv=0.0, max=long_rows, empty=0)
-    assert rules.matrix_class(wide) == "long" and rules.AUTO_RULE["long"] == "warp"
+    assert rules.matrix_class(wide) == "long" and rules.AUTO_RULE["long"] == "vector"
     assert rules.matrix_class(dataclasses.replace(wide, n_rows=40, nnz=40 * long_rows)) == "irregular"
     few = _matrix([long_rows] * 40, 200000, rng)  # 40 warps would leave the GPU idle: adaptive2 splits them
     assert rules.describe_choice(few)["class"] == "irregular"

@@ -317,12 +317,11 @@ class _CupyxLauncher(Launcher):
         return out
 
 
-def _require_aligned(A, family: str, instead: str) -> None:
-    """The 16-byte packs of the vector kernel need aligned data and indices."""
-    for what, array in (("data", A.data), ("indices", A.indices)):
-        if array.data.ptr % VECTOR_ALIGNMENT:
-            raise KernelError(f"the {family} kernel needs A.{what} on a {VECTOR_ALIGNMENT}-byte boundary "
-                              f"(it is at {array.data.ptr:#x}); copy the matrix or use kernel={instead!r}")
+def _misaligned(A) -> str | None:
+    """The first of A.data and A.indices not on a 16-byte boundary (the vector kernel's packs need
+    both aligned), or None."""
+    return next((what for what, array in (("data", A.data), ("indices", A.indices))
+                 if array.data.ptr % VECTOR_ALIGNMENT), None)
 
 
 def bind(cupy, A, plan: SpmvPlan) -> Launcher:
@@ -345,8 +344,12 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
     if family in ("adaptive", "adaptive2"):
         assert plan.adaptive is not None
         return _AdaptiveLauncher(cupy, A, family, plan.adaptive)
-    if family == "vector":
-        _require_aligned(A, "vector", "warp")
+    misaligned = _misaligned(A) if family == "vector" else None
+    if misaligned is not None:
+        if plan.kernel not in ("auto", "tune"):
+            raise KernelError(f"the vector kernel needs A.{misaligned} on a {VECTOR_ALIGNMENT}-byte boundary (it is "
+                              f"at {getattr(A, misaligned).data.ptr:#x}); copy the matrix or use kernel='warp'")
+        family = "warp"  # auto's vector on views at odd offsets: the same lanes, single loads
     return _row_launcher(cupy, A, family, plan.param)
 
 
