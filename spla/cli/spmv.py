@@ -170,6 +170,12 @@ def auto_line(choice: dict) -> str:
     """What ``auto`` runs and why: the rule, or a measurement (this run or the tuning cache)."""
     why = AUTO_SOURCES.get(choice.get("source", "rule"), choice.get("source", "rule"))
     rule = "" if choice.get("source", "rule") == "rule" else f"; the rule picks {choice.get('rule')}"
-    kernel = choice["kernel"] + (f" ({choice['diagonals']} diagonals)" if "diagonals" in choice else "")
+    kernel = choice["kernel"]
+    if "lanes" in choice and ":" not in kernel:
+        kernel += f":{choice['lanes']}"
+    if "diagonals" in choice:
+        kernel += f" ({choice['diagonals']} diagonals)"
+    elif kernel.startswith("band"):
+        kernel += " (rows of contiguous columns)"
     return f"auto runs   {kernel}: {why} (class {choice['class']}{rule})"
 

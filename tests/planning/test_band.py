@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 from spla import CSRMatrix
 from spla.bench import corpus
+from spla.cli.spmv import auto_line
 from spla.errors import KernelError
 from spla.io import generators
 from spla.planning import band, dia, structured, tune
@@ -92,6 +93,7 @@ def test_auto_runs_band_on_large_bands_dia_cannot_store():
     assert rule_kernel(random_widths) == "band"
     choice = describe_choice(random_widths)
     assert choice["kernel"] == "band" and choice["lanes"] == 4  # float64, 32.5 a row
+    assert auto_line(choice).startswith("auto runs   band:4 (rows of contiguous columns): the rule")
     full = generators.banded(40_000, 16)  # 33 diagonals, 1.3M nonzeros: dia reads no row pointers
     assert rule_kernel(full) == "dia"
     small = corpus.build("banded-random", 100_000)
