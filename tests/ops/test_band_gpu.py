@@ -1,7 +1,7 @@
 """The band kernel (kernels/spmv_band.cu) on the GPU: SciPy's products on rows of contiguous
 columns in both dtypes and index types, warp's bits at every lane width, alpha/beta and out=,
-empty rows, a clear refusal elsewhere, auto's choice on a large band of random widths, CG on it,
-and graph replay."""
+empty rows, a clear refusal elsewhere, and auto's choice on a large profile (skyline) matrix with
+CG on it (graph replay: tests/ops/test_graph_capture_gpu.py)."""
 
 from __future__ import annotations
 
@@ -100,23 +100,3 @@ def test_auto_runs_band_on_a_large_profile_matrix_and_cg_solves_on_it(rng):
     solution, info = spla.linalg.cg(A, b, rtol=1e-10)
     assert info == 0
     assert np.linalg.norm(S @ solution.get() - b.get()) / np.linalg.norm(b.get()) < 1e-9
-
-
-def test_band_replays_from_a_graph(rng):
-    A = generators.banded(5000, 12).to_device()
-    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
-    y = cupy.empty(A.n_rows)
-    stream = cupy.cuda.Stream(non_blocking=True)
-    with stream:
-        spla.spmv(A, x, kernel="band", out=y)  # detect and bind outside the capture
-        stream.synchronize()
-        stream.begin_capture()
-        try:
-            spla.spmv(A, x, kernel="band", out=y)
-        finally:
-            graph = stream.end_capture()
-        x[...] = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
-        y.fill(np.nan)
-        graph.launch(stream)
-        stream.synchronize()
-    np.testing.assert_allclose(y.get(), A.to_scipy() @ x.get(), rtol=1e-12, atol=1e-12)

@@ -1,6 +1,7 @@
 """The dia kernel (kernels/spmv_dia.cu) on the GPU: SciPy's products on stencils and bands in both
 dtypes and index types, the scalar kernel's bits, alpha/beta and out=, special values as CSR
-gives them, a clear refusal elsewhere, auto's choice on a large stencil, and graph replay."""
+gives them, a clear refusal elsewhere, and auto's choice on a large stencil (graph replay:
+tests/ops/test_graph_capture_gpu.py)."""
 
 from __future__ import annotations
 
@@ -82,23 +83,3 @@ def test_auto_runs_dia_on_a_large_stencil(rng):
     assert describe_choice(A)["kernel"] == "dia" and isinstance(dia.structure(A), dia.Structure)
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
     np.testing.assert_allclose(spla.spmv(A, x).get(), A.to_scipy() @ x.get(), rtol=1e-12, atol=1e-12)
-
-
-def test_dia_replays_from_a_graph(rng):
-    A = generators.poisson3d(12).to_device()
-    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
-    y = cupy.empty(A.n_rows)
-    stream = cupy.cuda.Stream(non_blocking=True)
-    with stream:
-        spla.spmv(A, x, kernel="dia", out=y)  # detect and bind outside the capture
-        stream.synchronize()
-        stream.begin_capture()
-        try:
-            spla.spmv(A, x, kernel="dia", out=y)
-        finally:
-            graph = stream.end_capture()
-        x[...] = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
-        y.fill(np.nan)
-        graph.launch(stream)
-        stream.synchronize()
-    np.testing.assert_allclose(y.get(), A.to_scipy() @ x.get(), rtol=1e-12, atol=1e-12)

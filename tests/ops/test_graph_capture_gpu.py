@@ -1,6 +1,6 @@
 """CUDA-graph capture of spla's launches: an SpMV, and a CG-like sequence of
 SpMVs and in-place axpys, captured on a stream and replayed with new inputs,
-for every kernel family (cuSPARSE included). The first call binds outside the
+for every kernel family (the structured ones on matrices of their structure). The first call binds outside the
 capture (binding allocates and uploads); captured calls only launch."""
 
 from __future__ import annotations
@@ -32,10 +32,7 @@ def _axpy():
     return cupy.ElementwiseKernel("T a, T x", "T y", "y += a * x", "spla_test_axpy_inplace")
 
 
-@pytest.mark.parametrize("matrix", MATRICES)
-@pytest.mark.parametrize("kernel", KERNELS)
-def test_spmv_replays_from_a_graph(kernel, matrix, rng):
-    A = corpus.build(matrix, 60_000)
+def _replays(A, kernel, rng):
     S = A.to_scipy()
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
     y = cupy.empty(A.n_rows)
@@ -54,6 +51,21 @@ def test_spmv_replays_from_a_graph(kernel, matrix, rng):
             graph.launch(stream)
             stream.synchronize()
             assert_matches_scipy(y, S @ x.get(), dtype=np.float64)
+
+
+@pytest.mark.parametrize("matrix", MATRICES)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_spmv_replays_from_a_graph(kernel, matrix, rng):
+    _replays(corpus.build(matrix, 60_000), kernel, rng)
+
+
+# the structured kernels, each on a matrix of its structure (detection and binding outside the capture)
+@pytest.mark.parametrize("kernel,build", [("dia", lambda: generators.poisson3d(12)),
+                                          ("band", lambda: generators.banded(5000, 12)),
+                                          ("band:2", lambda: corpus.build("banded-random", 60_000))],
+                         ids=["dia", "band", "band:2"])
+def test_structured_kernels_replay_from_a_graph(kernel, build, rng):
+    _replays(build(), kernel, rng)
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
