@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..device import array_module, free_device_memory, is_out_of_memory
 
 #: ``auto`` looks for a structure from this many nonzeros (below, a launch costs more than the
@@ -39,8 +41,6 @@ class Refusal:
 
 def fits(xp, nbytes: int) -> bool:
     """Whether nbytes more fit where xp allocates (the host is not checked)."""
-    import numpy as np
-
     return xp is np or nbytes <= free_device_memory()
 
 
