@@ -35,13 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spla.planning.spmv import (  # noqa: E402
     AUTO,
-    AUTO_RULE,
     SPLA_KERNELS,
-    STRUCTURED_CLASSES,
     STRUCTURED_KERNELS,
-    STRUCTURES,
     AutoThresholds,
     matrix_class,
+    rule_choice,
 )
 from spla.planning.stats import RowStats  # noqa: E402
 
@@ -112,17 +110,10 @@ def half_of(record: dict) -> str:
 
 
 def picked(item: dict, t: AutoThresholds) -> str:
-    """The rule's kernel, as spla.planning.spmv.rule_kernel picks it: a structured kernel (dia,
-    band) where the record timed it (bench_corpus.py times them only on matrices that have their
-    structure) and auto would look."""
-    klass = matrix_class(item["stats"], t)
-    if klass == "empty":
-        return "scalar"
-    if klass in STRUCTURED_CLASSES:
-        for name, module in STRUCTURES.items():
-            if name in item["times"] and module.auto_considers(item["stats"]):
-                return name
-    return AUTO_RULE[klass]
+    """The rule's kernel (spla.planning.spmv.rule_choice) under thresholds t, a structured kernel
+    (dia, band) taken where the record timed it: bench_corpus.py times them only on matrices that
+    have their structure."""
+    return rule_choice(item["stats"], lambda name: name in item["times"], t)
 
 
 def quality(item: dict, t: AutoThresholds) -> float:

@@ -13,6 +13,7 @@ Kernel names may carry a parameter: a lane width, ``"warp:8"`` or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -201,23 +202,27 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
 STRUCTURED_CLASSES = ("short", "short-few-rows", "medium")
 
 
-def structured_kernel(A, stats: RowStats) -> str | None:
-    """The first kernel of :data:`STRUCTURES` that auto considers for a matrix of these row
-    statistics and that applies to A (detection runs only where auto considers it), or None."""
-    if matrix_class(stats) not in STRUCTURED_CLASSES:
-        return None
-    return next((name for name, module in STRUCTURES.items()
-                 if module.auto_considers(stats) and module.applies(A, stats)), None)
+def rule_choice(stats: RowStats, has_structure: Callable[[str], bool], t: AutoThresholds = AUTO) -> str:
+    """The rule's kernel for a matrix of these row statistics: the class's kernel, or the first
+    structured one (:data:`STRUCTURES`: ``dia``, ``band``) that auto considers for a regular
+    matrix of them and that ``has_structure(name)`` confirms (asked only then: detection may
+    cost a pass over the matrix). :func:`rule_kernel` answers it by detection on A,
+    ``scripts/fit_auto.py`` from what a benchmark record timed."""
+    klass = matrix_class(stats, t)
+    if klass == "empty":
+        return "scalar"
+    if klass in STRUCTURED_CLASSES:
+        for name, module in STRUCTURES.items():
+            if module.auto_considers(stats) and has_structure(name):
+                return name
+    return AUTO_RULE[klass]
 
 
 def rule_kernel(A) -> str:
     """The kernel the rule picks for A from its row statistics (ignores tuning): the class's kernel,
     or a structured one (``dia``, ``band``) for a large regular matrix that has its structure."""
     stats = row_stats(A)
-    klass = matrix_class(stats)
-    if klass == "empty":
-        return "scalar"
-    return structured_kernel(A, stats) or AUTO_RULE[klass]
+    return rule_choice(stats, lambda name: STRUCTURES[name].applies(A, stats))
 
 
 def choose_kernel(A) -> str:
