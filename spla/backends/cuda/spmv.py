@@ -5,10 +5,10 @@ Kernels live in ``kernels/spmv_*.cu``, one idea per file, in the order of the
 optimisation path (scalar -> warp -> vector -> adaptive -> adaptive2 ->
 segmented), then the kernels of one structure: dia (entries on a few
 diagonals) and band (rows of contiguous columns). :func:`bind` turns a plan
-into a launcher whose arguments are prebuilt; the front door caches it on the matrix, so a later call only checks
-x and out and launches. Which kernel runs is decided in :mod:`spla.planning`.
-Every launch goes on CuPy's current stream and nothing here synchronises, so
-launches can be captured in a CUDA graph.
+into a launcher whose arguments are prebuilt; the front door caches it on the
+matrix, so a later call only checks x and out and launches. Which kernel runs
+is decided in :mod:`spla.planning`. Every launch goes on CuPy's current stream
+and nothing here synchronises, so launches can be captured in a CUDA graph.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class Launcher:
         ``threads_per_tile``: a block size set in the variant (``-D``), the grid re-derived
         for one tile per warp; ``grid``: an explicit grid. Only single-kernel launchers take it.
         """
-        if not isinstance(self, (_RowLauncher, _SegmentedLauncher, _DiaLauncher)):
+        if not isinstance(self, (_RowLauncher, _SegmentedLauncher)):
             raise KernelError(f"{type(self).__name__} does not launch one raw kernel; it has no variants")
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
@@ -156,12 +156,13 @@ class Launcher:
 
 
 class _RowLauncher(Launcher):
-    """scalar / warp / vector: one launch, arguments prebuilt except x, y, alpha, beta."""
+    """One raw kernel, one launch, arguments prebuilt except x, y, alpha, beta: scalar / warp /
+    vector over A's CSR arrays (``head``), and the structured kernels over their own."""
 
     def __init__(self, cupy, A, kernel, grid, block, row_lanes=None):
         super().__init__(cupy, A)
         self.kernel, self.grid, self.block = kernel, (grid,), (block,)
-        self.head = (np.int64(A.n_rows), A.indptr, A.indices, A.data)
+        self.head: tuple = (np.int64(A.n_rows), A.indptr, A.indices, A.data)
         self.row_lanes = row_lanes
 
     def launch(self, x, out, alpha, beta):
@@ -251,23 +252,18 @@ class _SegmentedLauncher(Launcher):
         return out
 
 
-class _DiaLauncher(Launcher):
+class _DiaLauncher(_RowLauncher):
     """dia: A's diagonals (spla.planning.dia: offsets and a value per row each), a thread per row.
 
     ``row_kernel`` is the scalar launcher over A's CSR arrays: the fused CG kernels, which do
     their own product from CSR, repeat its mapping (a thread per row, as here)."""
 
     def __init__(self, cupy, A, structure: dia.Structure):
-        super().__init__(cupy, A)
-        self.row_kernel = _row_launcher(cupy, A, "scalar", None)
-        self.kernel = function(cupy, "dia", A.dtype, A.index_dtype)
-        self.grid, self.block = (_grid(A.n_rows, ROW_BLOCK),), (ROW_BLOCK,)
+        super().__init__(cupy, A, function(cupy, "dia", A.dtype, A.index_dtype), _grid(A.n_rows, ROW_BLOCK),
+                         ROW_BLOCK)
         self.head = (np.int64(A.n_rows), np.int64(A.n_cols), np.int32(structure.n_diagonals), structure.offsets,
                      structure.values)
-
-    def launch(self, x, out, alpha, beta):
-        self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta))
-        return out
+        self.row_kernel = _row_launcher(cupy, A, "scalar", None)
 
 
 class _BandLauncher(_RowLauncher):
