@@ -173,9 +173,7 @@ def auto_line(choice: dict) -> str:
     kernel = choice["kernel"]
     if "lanes" in choice and ":" not in kernel:
         kernel += f":{choice['lanes']}"
-    if "diagonals" in choice:
-        kernel += f" ({choice['diagonals']} diagonals)"
-    elif kernel.startswith("band"):
-        kernel += " (rows of contiguous columns)"
+    if "structure" in choice:
+        kernel += f" ({choice['structure']})"
     return f"auto runs   {kernel}: {why} (class {choice['class']}{rule})"
 

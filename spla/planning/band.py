@@ -27,7 +27,7 @@ from typing import Any
 from . import structured
 from .structured import AUTO_MIN_NNZ, Refusal
 
-__all__ = ["NEEDS", "Refusal", "Structure", "applies", "auto_considers", "structure"]
+__all__ = ["NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "structure"]
 
 #: What ``kernel="band"`` asks of a matrix (its error's text).
 NEEDS = "a matrix whose rows are each one contiguous run of columns"
@@ -43,6 +43,11 @@ class Structure:
 def structure(A) -> Structure | Refusal:
     """A's first columns, or why its rows are not contiguous (cached on A)."""
     return structured.cached(A, "band", _detect)  # type: ignore[return-value]
+
+
+def describe(found: Structure) -> str:
+    """What ``spla info`` says of A's structure."""
+    return "rows of contiguous columns"
 
 
 def _detect(xp, A) -> Structure | Refusal:

@@ -37,7 +37,7 @@ from . import structured
 from .stats import row_stats
 from .structured import AUTO_MIN_NNZ, Refusal
 
-__all__ = ["AUTO_MIN_NNZ", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "structure"]
+__all__ = ["AUTO_MIN_NNZ", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "structure"]
 
 #: What ``kernel="dia"`` asks of a matrix (its error's text).
 NEEDS = "a matrix whose entries lie on a few diagonals"
@@ -61,6 +61,11 @@ class Structure:
     offsets: Any
     values: Any
     n_diagonals: int
+
+
+def describe(found: Structure) -> str:
+    """What ``spla info`` says of A's structure."""
+    return f"{found.n_diagonals} diagonals"
 
 
 def _host(a) -> np.ndarray:

@@ -250,9 +250,11 @@ def describe_choice(A) -> dict:
             "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
     if family in LANE_FAMILIES:
         info["lanes"] = bound_param(A, family, param)
-    found = dia.structure(A) if family == "dia" else None
-    if isinstance(found, dia.Structure):
-        info["diagonals"] = found.n_diagonals
+    found = STRUCTURES[family].structure(A) if family in STRUCTURES else None
+    if found is not None and not isinstance(found, Refusal):
+        info["structure"] = STRUCTURES[family].describe(found)
+        if isinstance(found, dia.Structure):
+            info["diagonals"] = found.n_diagonals
     return info
 
 

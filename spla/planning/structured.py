@@ -13,7 +13,9 @@ planner, the tuner, the tuning cache and the corpus scripts call through
 ``applies(A, stats=None)``
     whether A has the structure (cheap tests on the row statistics first);
 ``auto_considers(stats)``
-    whether ``auto`` looks for it in a matrix of these row statistics.
+    whether ``auto`` looks for it in a matrix of these row statistics;
+``describe(found)``
+    a few words on a found structure (``spla info``: "5 diagonals").
 
 Each also names what it needs in ``NEEDS`` (for ``kernel=...``'s error).
 """
