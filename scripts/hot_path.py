@@ -6,18 +6,20 @@ back-to-back calls is bound by what the host spends per call. Timed per
 call (wall time of ``--calls`` calls between two synchronisations, median of
 ``--repeat`` rounds, each round timing every call in turn):
 
-- ``bare``: the same CuPy ``RawKernel`` spla's scalar kernel is, launched
-  with prebuilt arguments (the floor for any launch from Python; a launch
-  through ``cuLaunchKernel`` by ctypes with the arguments packed once was
-  0.8 us slower still, BENCHMARKS.md, session 11);
+- ``bare RawKernel``: the CuPy ``RawKernel`` spla's scalar kernel is, called
+  with prebuilt arguments (CuPy converts each argument on every call);
+- ``bare packed``: the same kernel through CuPy's binding of ``cuLaunchKernel``
+  with its arguments packed once (``spla.backends.cuda.runtime.PackedLaunch``,
+  which spla's launchers use), rewriting only the x and y slots a call;
 - ``spla.spmv(A, x, out=y)`` for each kernel, after a first call bound and
-  cached the launcher on A (the hot path: a dict lookup, a few checks, one launch);
+  cached the launcher on A (the hot path: a dict lookup, a few checks, four
+  slot writes and one driver call);
 - ``cusparse``: the lean ``cusparseSpMV`` call (descriptors, buffer and output
   built once), called directly;
 - ``device``: the scalar kernel's device time (calls queued behind a held stream),
   so the host cost is per call minus nothing the GPU does.
 
-The issue's target: the hot path at most 6 us a call, about 1 us over a bare launch.
+The issue's target: the hot path at most 6 us a call (a bare RawKernel call was 5 us).
 
     PYTHONPATH=. python scripts/hot_path.py                  # ~10 s on an H200
     PYTHONPATH=. python scripts/hot_path.py --json $OUT/hot_path.json
@@ -65,7 +67,7 @@ def main(argv=None) -> int:
     import cupy
 
     import spla
-    from spla.backends.cuda import cusparse
+    from spla.backends.cuda import cusparse, runtime
     from spla.backends.cuda import spmv as cuda_spmv
     from spla.bench.spmv import device_seconds
     from spla.bench.timing import environment
@@ -79,8 +81,16 @@ def main(argv=None) -> int:
     kernel = cuda_spmv.function(cupy, "scalar", A.dtype, A.index_dtype)
     grid, block = (max(1, -(-A.n_rows // cuda_spmv.ROW_BLOCK)),), (cuda_spmv.ROW_BLOCK,)
     bare_args = (np.int64(A.n_rows), A.indptr, A.indices, A.data, x, y, one, zero)
+    packed = runtime.PackedLaunch(cupy, kernel, grid[0], block[0], bare_args)
+
+    def bare_packed():
+        packed.set_pointer(4, x)
+        packed.set_pointer(5, y)
+        packed.launch()
+
     anchor = cusparse.spmv_anchor(A)
     runs: dict[str, Callable[[], object]] = {"bare RawKernel launch": lambda: kernel(grid, block, bare_args),
+                                             "bare packed launch": bare_packed,
                                              "cusparse (lean call, direct)": lambda: anchor(x, y, one, zero)}
 
     def hot(name: str) -> Callable[[], object]:

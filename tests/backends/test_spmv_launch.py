@@ -1,11 +1,13 @@
-"""The CUDA SpMV backend's host path without a GPU: a stand-in CuPy records
-launches, so the cached launchers' argument tuples are checked against the
-kernels' signatures in kernels/spmv_*.cu (order and count), and the hot path is
-shown to bind once and fall back to the checked path for unusual calls.
+"""The CUDA SpMV backend's host path without a GPU: a stand-in CuPy driver reads
+each launch's packed arguments the way cuLaunchKernel does, by the parameter
+types of the kernel's signature in kernels/spmv_*.cu, so the cached launchers'
+arguments are checked for order, count and type; and the hot path is shown to
+bind once and fall back to the checked path for unusual calls.
 """
 
 from __future__ import annotations
 
+import ctypes
 import re
 import types
 
@@ -44,11 +46,39 @@ class FakeArray:
         return self.a[key]
 
 
+def _read_arguments(params: int, name: str, filename: str) -> tuple:
+    """The arguments a packed launch hands the driver, read as the kernel's parameters:
+    a pointer (as an int), or a scalar of the parameter's type (``V``/``I`` from ``name``'s
+    template arguments)."""
+    template_args = name[name.index("<") + 1:-1].split(", ") + [""]  # V, then I where the kernel has one
+    value, index = template_args[0], template_args[1]
+    c_types = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}
+    args = []
+    for i, (c_type, _) in enumerate(_parameters(filename, name.split("<")[0])):
+        slot = ctypes.c_uint64.from_address(params + 8 * i).value  # kernelParams[i]
+        if "*" in c_type:
+            args.append(ctypes.c_uint64.from_address(slot).value)
+            continue
+        base = {"V": value, "I": index}.get(c_type, c_type)
+        dtype = np.dtype(c_types[base])
+        args.append(np.frombuffer(ctypes.string_at(slot, dtype.itemsize), dtype)[0])
+    return tuple(args)
+
+
 def _fake_cupy(launches):
+    kernels = {}
+
     def kernel_for(source, name):
-        def launch(grid, block, args, shared_mem=0):
-            launches.append((name, grid, block, args, shared_mem))
-        return launch
+        kernel = types.SimpleNamespace(name=name, filename=source.filename,
+                                       kernel=types.SimpleNamespace(ptr=len(kernels) + 1))
+        kernels[kernel.kernel.ptr] = kernel
+        return kernel
+
+    def launch_kernel(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra):
+        kernel = kernels[f]
+        assert (gy, gz, by, bz, extra) == (1, 1, 1, 1, 0)
+        launches.append((kernel.name, (gx,), (bx,), _read_arguments(params, kernel.name, kernel.filename),
+                         shared_mem))
 
     fake = types.SimpleNamespace(
         __name__="cupy",
@@ -58,7 +88,9 @@ def _fake_cupy(launches):
         zeros=lambda n, dtype=float: FakeArray(np.zeros(n, dtype)),
         ascontiguousarray=lambda a, dtype=None: FakeArray(np.asarray(a.a, dtype)),
         cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDevice=lambda: 0),
-                                   Device=lambda i=0: types.SimpleNamespace(id=0)))
+                                   Device=lambda i=0: types.SimpleNamespace(id=0),
+                                   driver=types.SimpleNamespace(launchKernel=launch_kernel),
+                                   get_current_stream=lambda: types.SimpleNamespace(ptr=0)))
     return fake, kernel_for
 
 
@@ -74,12 +106,27 @@ def launches(monkeypatch):
     return recorded
 
 
-def _signature(filename, kernel):
-    """Parameter names of a __global__ kernel, in order, from its source."""
+def _parameters(filename, kernel):
+    """``(type, name)`` of each parameter of a __global__ kernel, in order, from its source
+    (the type without const and __restrict__: ``"V*"``, ``"long long"``, ``"int"``)."""
     text = (runtime.kernel_dir() / filename).read_text()
     match = re.search(rf"{kernel}\((.*?)\)\s*{{", text, flags=re.S)
     assert match, f"{kernel} not found in {filename}"
-    return [re.findall(r"(\w+)\s*$", p.strip())[0] for p in match.group(1).split(",")]
+    parameters = []
+    for declaration in match.group(1).split(","):
+        c_type, name = re.fullmatch(r"\s*(.*?)\s*(\w+)\s*", declaration, flags=re.S).groups()
+        c_type = " ".join(w for w in c_type.split() if w not in ("const", "__restrict__"))
+        parameters.append((c_type.replace(" *", "*"), name))
+    return parameters
+
+
+def _signature(filename, kernel):
+    """Parameter names of a __global__ kernel, in order, from its source."""
+    return [name for _, name in _parameters(filename, kernel)]
+
+
+def ptr(array) -> int:
+    return array.data.ptr
 
 
 def _device(host_matrix):
@@ -108,20 +155,20 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
         name, grid, block, args, shared_mem = launches[-1]
         assert name.startswith(function + "<float, int")
         assert len(args) == len(params), f"{kernel}: {len(args)} arguments for {params}"
-        assert args[params.index("x")] is x and args[params.index("y")] is out
-        assert args[params.index("indices")] is A.indices and args[params.index("data")] is A.data
+        assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
+        assert args[params.index("indices")] == ptr(A.indices) and args[params.index("data")] == ptr(A.data)
         assert args[params.index("alpha")] == (2.0 if call == 2 else 1.0) and args[params.index("beta")] == 0
         assert isinstance(args[params.index("alpha")], np.float32)
         if "row_list" in params:
             state = ops_spmv.bound_launcher(A, kernel).state
-            assert args[params.index("row_list")] is state.row_list
+            assert args[params.index("row_list")] == ptr(state.row_list)
             assert args[params.index("n_blocks")] == state.blocks.shape[0]
         if "tile_rows" in params:
             n_tiles = args[params.index("n_tiles")]
             K = segmented.segmented_default(np.float32)
             assert args[params.index("nnz")] == A.nnz and n_tiles == -(-A.nnz // (32 * K))
             assert shared_mem == (segmented.SEGMENTED_WARPS * 32 * K * 4 if (lengths == 0).any() else 0)
-            assert args[params.index("tile_rows")].size == n_tiles + 1
+            assert args[params.index("tile_rows")] == ptr(A._cache[("segmented-state", K, 0, "<f4")][0])
             assert grid[0] * segmented.SEGMENTED_WARPS >= n_tiles
         threads = {"adaptive": adaptive.ADAPTIVE_THREADS, "adaptive2": adaptive.ADAPTIVE_THREADS,
                    "segmented": segmented.SEGMENTED_THREADS}
@@ -185,9 +232,10 @@ def test_dia_launch_arguments_follow_the_kernel_signature(launches):
     assert name == "spla_spmv_dia<float>" and len(args) == len(params)
     assert args[params.index("n_rows")] == 900 and args[params.index("n_cols")] == 900
     assert args[params.index("n_diagonals")] == 5
-    assert args[params.index("offsets")] is A._cache["dia"].offsets
-    assert args[params.index("values")] is A._cache["dia"].values
-    assert args[params.index("x")] is x and args[params.index("y")] is out and block == (cuda_spmv.ROW_BLOCK,)
+    assert args[params.index("offsets")] == ptr(A._cache["dia"].offsets)
+    assert args[params.index("values")] == ptr(A._cache["dia"].values)
+    assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
+    assert block == (cuda_spmv.ROW_BLOCK,)
 
 
 def test_band_launch_arguments_follow_the_kernel_signature(launches):
@@ -203,7 +251,31 @@ def test_band_launch_arguments_follow_the_kernel_signature(launches):
     name, grid, block, args, _ = launches[-1]
     params = _signature("spmv_band.cu", "spla_spmv_band")
     assert name == "spla_spmv_band<float, int, 4>" and len(args) == len(params)
-    assert args[params.index("n_rows")] == 300 and args[params.index("indptr")] is A.indptr
-    assert args[params.index("first")] is A._cache["band"].first and args[params.index("data")] is A.data
-    assert args[params.index("x")] is x and args[params.index("y")] is out and block == (cuda_spmv.ROW_BLOCK,)
+    assert args[params.index("n_rows")] == 300 and args[params.index("indptr")] == ptr(A.indptr)
+    assert args[params.index("first")] == ptr(A._cache["band"].first) and args[params.index("data")] == ptr(A.data)
+    assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
+    assert block == (cuda_spmv.ROW_BLOCK,)
     assert grid == (cuda_spmv._grid(300, cuda_spmv.ROW_BLOCK // 4),)
+
+
+def test_a_variant_packs_its_own_launch(rng, launches):
+    """ab_kernel.py's hook: a variant runs another kernel with the launcher's arguments, packed
+    apart, so launching it leaves the original's launch as it was."""
+    A = _device(sp.random(500, 400, density=0.02, format="csr", random_state=rng))
+    x = FakeArray(rng.random(400).astype(np.float32))
+    out = FakeArray(np.zeros(500, np.float32))
+    ops_spmv.spmv(A, x, kernel="warp:4", out=out)
+    bound = ops_spmv.bound_launcher(A, "warp:4")
+    other = runtime.KernelSource.function(cuda_spmv.SOURCES["warp"], "spla_spmv_warp<float, int, 8>")
+    variant = bound.variant(other, threads_per_tile=128)
+    y = FakeArray(np.zeros(500, np.float32))
+    variant.launch(x, y, np.float32(3), np.float32(0))
+    name, grid, block, args, _ = launches[-1]
+    params = _signature("spmv_warp.cu", "spla_spmv_warp")
+    assert name == "spla_spmv_warp<float, int, 8>" and block == (128,) and grid == (cuda_spmv._grid(500, 4),)
+    assert args[params.index("y")] == ptr(y) and args[params.index("alpha")] == 3
+    assert variant.row_lanes is None and bound.row_lanes == 4
+    bound.launch(x, out, np.float32(1), np.float32(0))
+    name, grid, block, args, _ = launches[-1]
+    assert name == "spla_spmv_warp<float, int, 4>" and block == (cuda_spmv.ROW_BLOCK,)
+    assert args[params.index("y")] == ptr(out) and args[params.index("alpha")] == 1

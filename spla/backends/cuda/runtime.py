@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -124,6 +125,55 @@ def grid_1d(n_threads: int, block: int) -> int:
     if blocks > MAX_GRID_X:
         raise KernelError(f"{n_threads} threads need {blocks} blocks, over CUDA's grid limit {MAX_GRID_X}")
     return blocks
+
+
+class PackedLaunch:
+    """One kernel's launch through the CUDA driver (``cuLaunchKernel``), its arguments packed once.
+
+    A CuPy ``RawKernel`` call converts every argument on every launch: about 5 us of host time,
+    most of a small SpMV's cost. Here each argument has an 8-byte slot in one host buffer, filled
+    once; a caller rewrites only the slots that change (:meth:`set_pointer`, or a value view from
+    :meth:`values`) and ``launch()`` is a single driver call on CuPy's current stream (so it can
+    be captured in a CUDA graph). The driver copies the arguments during the call, so a slot may
+    be rewritten as soon as ``launch()`` returns; callers that rewrite slots from several
+    threads must hold :attr:`lock` around the writes and the launch.
+
+    ``kernel``: a ``cupy.RawKernel``. ``args``: device arrays (their pointer), NumPy scalars (their bytes, of the kernel
+    parameter's own type) or None (a slot the caller fills before the first launch).
+    """
+
+    SLOT = 8  # bytes: every argument spla passes (a pointer, a 64-bit integer or a double) fits
+
+    def __init__(self, cupy, kernel, grid: int, block: int, args: Sequence, shared_mem: int = 0):
+        self.slots = np.zeros(len(args), dtype=np.uint64)
+        # the driver's void** kernelParams: the address of each slot
+        self._addresses = self.slots.ctypes.data + self.SLOT * np.arange(len(args), dtype=np.uint64)
+        self.params = self._addresses.ctypes.data
+        for i, arg in enumerate(args):
+            if isinstance(arg, np.generic):
+                self.values(arg.dtype)[self.value_index(i, arg.dtype)] = arg
+            elif arg is not None:
+                self.set_pointer(i, arg)
+        # a RawKernel's ``kernel`` is its compiled function on the current device
+        self.function = kernel.kernel.ptr
+        self.grid, self.block, self.shared_mem = int(grid), int(block), int(shared_mem)
+        self.driver_launch = cupy.cuda.driver.launchKernel
+        self.current_stream = cupy.cuda.get_current_stream
+        self.lock = threading.Lock()
+
+    def set_pointer(self, i: int, array) -> None:
+        self.slots[i] = array.data.ptr
+
+    def values(self, dtype) -> np.ndarray:
+        """The slots seen as ``dtype`` items (slot i is item :meth:`value_index` (i, dtype))."""
+        return self.slots.view(dtype)
+
+    def value_index(self, i: int, dtype) -> int:
+        return i * self.SLOT // np.dtype(dtype).itemsize  # little-endian: a value starts its slot
+
+    def launch(self) -> None:
+        self.driver_launch(self.function, self.grid, 1, 1, self.block, 1, 1, self.shared_mem,
+                           self.current_stream().ptr, self.params, 0)
 
 
 # The modules that declare kernels: importing them fills KernelSource.declared.

@@ -23,7 +23,7 @@ from ...planning import adaptive, band, dia, segmented
 from ...planning.spmv import LANE_WIDTHS, SpmvPlan
 from . import cusparse, dense_panels
 from .gemm import gemv
-from .runtime import INDEX_TYPES, MAX_GRID_X, VALUE_TYPES, KernelSource, ceil_div, template
+from .runtime import INDEX_TYPES, MAX_GRID_X, VALUE_TYPES, KernelSource, PackedLaunch, ceil_div, template
 
 # Threads per block of the row kernels: whole warps (the warp/vector kernels
 # shuffle with a full mask) and 8 blocks of 256 fill an SM's 2048 threads.
@@ -108,6 +108,7 @@ class Launcher:
     row_lanes: int | None = None
 
     def __init__(self, cupy, A):
+        self.cupy = cupy
         self.ndarray = cupy.ndarray
         self.empty = cupy.empty
         self.get_device = cupy.cuda.runtime.getDevice
@@ -134,6 +135,30 @@ class Launcher:
     def launch(self, x, out, alpha, beta):
         raise NotImplementedError
 
+    def _pack(self, kernel, grid: int, block: int, head: tuple, tail: tuple = (), shared_mem: int = 0):
+        """Bind one raw kernel whose arguments are ``(*head, x, y, alpha, beta, *tail)``:
+        packed once (:class:`~.runtime.PackedLaunch`), so :meth:`_launch_packed` rewrites
+        four slots and makes one driver call."""
+        self.kernel, self.grid, self.block = kernel, (grid,), (block,)
+        self.head, self.tail, self.shared_mem = head, tail, shared_mem
+        self.packed = PackedLaunch(self.cupy, kernel, grid, block, (*head, None, None, None, None, *tail), shared_mem)
+        at = len(head)
+        self._x_slot, self._y_slot = at, at + 1
+        self._values = self.packed.values(self.dtype)
+        self._alpha_item = self.packed.value_index(at + 2, self.dtype)
+        self._beta_item = self.packed.value_index(at + 3, self.dtype)
+
+    def _launch_packed(self, x, out, alpha, beta):
+        packed = self.packed
+        with packed.lock:
+            slots = packed.slots
+            slots[self._x_slot] = x.data.ptr
+            slots[self._y_slot] = out.data.ptr
+            self._values[self._alpha_item] = alpha
+            self._values[self._beta_item] = beta
+            packed.launch()
+        return out
+
     def variant(self, kernel, *, threads_per_tile: int | None = None, grid: int | None = None):
         """A copy of this launcher that runs another compiled ``kernel`` with the same arguments:
         the benchmark hook for A/B-ing a kernel file's variants (``scripts/ab_kernel.py``).
@@ -145,29 +170,25 @@ class Launcher:
             raise KernelError(f"{type(self).__name__} does not launch one raw kernel; it has no variants")
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
-        copy.kernel = kernel
         copy.row_lanes = None  # another kernel: no fused kernel knows its mapping
-        if threads_per_tile is not None:
-            copy.block = (threads_per_tile,)
-            copy.grid = (_grid(int(self.head[0]), threads_per_tile // 32),)
-        if grid is not None:
-            copy.grid = (grid,)
+        block = self.block[0] if threads_per_tile is None else threads_per_tile
+        if grid is None:
+            grid = self.grid[0] if threads_per_tile is None else _grid(int(self.head[0]), threads_per_tile // 32)
+        copy._pack(kernel, grid, block, self.head, self.tail, self.shared_mem)
         return copy
 
 
 class _RowLauncher(Launcher):
-    """One raw kernel, one launch, arguments prebuilt except x, y, alpha, beta: scalar / warp /
-    vector over A's CSR arrays (``head``), and the structured kernels over their own."""
+    """One raw kernel, one launch, arguments packed once except x, y, alpha, beta: scalar / warp /
+    vector over A's CSR arrays (``head``: n_rows, indptr, indices, data), and the structured
+    kernels over their own ``head``."""
 
-    def __init__(self, cupy, A, kernel, grid, block, row_lanes=None):
+    def __init__(self, cupy, A, kernel, grid, block, row_lanes=None, head=None):
         super().__init__(cupy, A)
-        self.kernel, self.grid, self.block = kernel, (grid,), (block,)
-        self.head: tuple = (np.int64(A.n_rows), A.indptr, A.indices, A.data)
+        self._pack(kernel, grid, block, (np.int64(A.n_rows), A.indptr, A.indices, A.data) if head is None else head)
         self.row_lanes = row_lanes
 
-    def launch(self, x, out, alpha, beta):
-        self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta))
-        return out
+    launch = Launcher._launch_packed
 
 
 # A row plan's arrays on one device and dtype, uploaded once per plan.
@@ -203,19 +224,17 @@ class _AdaptiveLauncher(Launcher):
         self.state = state
         self.panels = state.panels if family == "adaptive" else []
         n_blocks = plan.n_main_blocks if self.panels else plan.blocks.shape[0]
-        self.kernel = function(cupy, family, A.dtype, A.index_dtype) if n_blocks else None
-        self.grid, self.block = (min(n_blocks, MAX_BLOCKS),), (adaptive.ADAPTIVE_THREADS,)
-        matrix = (A.indptr, A.indices, A.data)
-        self.head: tuple
-        if family == "adaptive2":
-            self.head = (state.blocks, np.int64(n_blocks), state.row_list, *matrix)
-        else:
-            self.head = (state.blocks, np.int64(n_blocks), *matrix)
-        self.tail = (state.chunk, state.split_offsets, state.split_partials, state.split_counters)
+        self.has_rows = n_blocks > 0  # False when the dense panels hold every row
+        if self.has_rows:
+            matrix = (A.indptr, A.indices, A.data)
+            row_list = (state.row_list,) if family == "adaptive2" else ()
+            self._pack(function(cupy, family, A.dtype, A.index_dtype), min(n_blocks, MAX_BLOCKS),
+                       adaptive.ADAPTIVE_THREADS, (state.blocks, np.int64(n_blocks), *row_list, *matrix),
+                       (state.chunk, state.split_offsets, state.split_partials, state.split_counters))
 
     def launch(self, x, out, alpha, beta):
-        if self.kernel is not None:
-            self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta, *self.tail))
+        if self.has_rows:
+            self._launch_packed(x, out, alpha, beta)
         for panel in self.panels:  # rows dense enough for the GEMV core
             rows = out[panel.rows] if beta != 0 else self.empty(panel.rows.size, self.dtype)
             out[panel.rows] = gemv(panel.matrix, x[panel.col_begin:panel.col_end], rows, alpha=alpha, beta=beta)
@@ -232,7 +251,7 @@ class _SegmentedLauncher(Launcher):
         assert entries is not None and tile_rows is not None
         n_tiles = tile_rows.size - 1
         # the kernel's list of a tile's ending rows, wanted only where a row is empty
-        self.shared_mem = segmented.SEGMENTED_WARPS * 32 * entries * 4 if plan.empty_rows else 0
+        shared_mem = segmented.SEGMENTED_WARPS * 32 * entries * 4 if plan.empty_rows else 0
         key = ("segmented-state", entries, cupy.cuda.Device().id, A.dtype.str)
         state = A._cache.get(key)
         if state is None:
@@ -240,16 +259,12 @@ class _SegmentedLauncher(Launcher):
             state = A._cache[key] = (cupy.asarray(tile_rows), cupy.empty(n_tiles, dtype=A.dtype),
                                      cupy.empty(n_tiles, dtype=A.dtype), cupy.zeros(n_tiles, dtype=np.uint32))
         device_rows, head_partials, tail_partials, counters = state
-        self.kernel = function(cupy, "segmented", A.dtype, A.index_dtype, entries)
-        self.grid = (_grid(n_tiles, segmented.SEGMENTED_WARPS),)
-        self.block = (segmented.SEGMENTED_THREADS,)
-        self.head = (np.int64(n_tiles), np.int64(A.nnz), device_rows, A.indptr, A.indices, A.data)
-        self.tail = (head_partials, tail_partials, counters)
+        self._pack(function(cupy, "segmented", A.dtype, A.index_dtype, entries),
+                   _grid(n_tiles, segmented.SEGMENTED_WARPS), segmented.SEGMENTED_THREADS,
+                   (np.int64(n_tiles), np.int64(A.nnz), device_rows, A.indptr, A.indices, A.data),
+                   (head_partials, tail_partials, counters), shared_mem)
 
-    def launch(self, x, out, alpha, beta):
-        self.kernel(self.grid, self.block, (*self.head, x, out, alpha, beta, *self.tail),
-                    shared_mem=self.shared_mem)
-        return out
+    launch = Launcher._launch_packed
 
 
 class _DiaLauncher(_RowLauncher):
@@ -260,9 +275,8 @@ class _DiaLauncher(_RowLauncher):
 
     def __init__(self, cupy, A, structure: dia.Structure):
         super().__init__(cupy, A, function(cupy, "dia", A.dtype, A.index_dtype), _grid(A.n_rows, ROW_BLOCK),
-                         ROW_BLOCK)
-        self.head = (np.int64(A.n_rows), np.int64(A.n_cols), np.int32(structure.n_diagonals), structure.offsets,
-                     structure.values)
+                         ROW_BLOCK, head=(np.int64(A.n_rows), np.int64(A.n_cols), np.int32(structure.n_diagonals),
+                                          structure.offsets, structure.values))
         self.row_kernel = _row_launcher(cupy, A, "scalar", None)
 
 
@@ -273,8 +287,8 @@ class _BandLauncher(_RowLauncher):
 
     def __init__(self, cupy, A, structure: band.Structure, lanes: int):
         super().__init__(cupy, A, function(cupy, "band", A.dtype, A.index_dtype, lanes),
-                         _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK)
-        self.head = (np.int64(A.n_rows), A.indptr, structure.first, A.data)
+                         _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK,
+                         head=(np.int64(A.n_rows), A.indptr, structure.first, A.data))
         self.row_kernel = _row_launcher(cupy, A, "warp", lanes)
 
 
