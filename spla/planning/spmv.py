@@ -127,7 +127,7 @@ def band_lanes(mean_row: float, itemsize: int) -> int:
 @dataclass(frozen=True)
 class AutoThresholds:
     """The numbers of the auto rule (:func:`matrix_class`); ``scripts/fit_auto.py`` fits
-    ``segmented_mean`` and ``scalar_rows`` on the corpus's fit half and reports the rule on
+    ``segmented_mean`` and ``short_rows`` on the corpus's fit half and reports the rule on
     every half (BENCHMARKS.md); the others are set from the kernels' design."""
 
     huge_row: int = 65536      # a row of 128 segmented tiles and more
@@ -136,9 +136,9 @@ class AutoThresholds:
     long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted
     irregular_cv: float = 1.0
     short_max: int = 64
-    scalar_mean: float = 12.0
+    short_mean: float = 12.0
     segmented_mean: float = 4.996  # fitted (scripts/fit_auto.py): irregular rows this short on average
-    scalar_rows: int = 316000    # fitted: short rows take scalar from this many rows, warp below
+    short_rows: int = 316000     # fitted: short rows take vector from this many rows, warp below
     vendor_nnz: int = 4464630    # fitted: irregular matrices this large run cuSPARSE's CSR ALG1
 
 
@@ -169,14 +169,17 @@ AUTO = AutoThresholds()
 #       long row would stall a warp or a thread). Segmented's equal tiles win
 #       where the typical row is a few entries (mean <= segmented_mean:
 #       adaptive's row bins are mostly one-row work); adaptive2 on the rest
-#   "short": mean <= scalar_mean and longest <= short_max (no reduction at
-#       all), with at least scalar_rows rows; "short-few-rows" below that, where
-#       a thread per row is too few threads and a few lanes per row win
+#   "short": mean <= short_mean and longest <= short_max, with at least
+#       short_rows rows: vector (a few lanes a row, 16-byte packs);
+#       "short-few-rows" below that: warp. A thread per row (scalar) was the
+#       short class's kernel until session 13, but it wins only on stencils,
+#       which dia takes at these sizes; on short rows of scattered columns
+#       vector was 10-25% faster (zipf-columns and tall-skinny, fit half)
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
 AUTO_RULE = {"long": "vector", "irregular-vendor": "cusparse", "huge": "adaptive2", "irregular-short": "segmented",
-             "irregular": "adaptive2", "short": "scalar", "short-few-rows": "warp", "medium": "vector"}
+             "irregular": "adaptive2", "short": "vector", "short-few-rows": "warp", "medium": "vector"}
 
 
 def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
@@ -193,8 +196,8 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
         if s.mean <= t.segmented_mean:
             return "irregular-short"
         return "irregular"
-    if s.mean <= t.scalar_mean and s.max <= t.short_max:
-        return "short" if s.n_rows >= t.scalar_rows else "short-few-rows"
+    if s.mean <= t.short_mean and s.max <= t.short_max:
+        return "short" if s.n_rows >= t.short_rows else "short-few-rows"
     return "medium"
 
 

@@ -251,8 +251,8 @@ def test_auto_policy_classes(rng):
     poisson = sp.diags([-1.0, -1.0, 4.0, -1.0, -1.0], [-30, -1, 0, 1, 30], shape=(900, 900))
     assert rules.describe_choice(_csr(poisson))["class"] == "short-few-rows"  # 900 threads: too few
     assert rules.choose_kernel(_csr(poisson)) == rules.AUTO_RULE["short-few-rows"] == "warp"
-    many_rows = dataclasses.replace(row_stats(_csr(poisson)), n_rows=rules.AUTO.scalar_rows)
-    assert rules.matrix_class(many_rows) == "short" and rules.AUTO_RULE["short"] == "scalar"
+    many_rows = dataclasses.replace(row_stats(_csr(poisson)), n_rows=rules.AUTO.short_rows)
+    assert rules.matrix_class(many_rows) == "short" and rules.AUTO_RULE["short"] == "vector"
     band = sp.diags([np.ones(2000, dtype=float)] * 41, list(range(-20, 21)), shape=(2000, 2000))
     assert rules.choose_kernel(_csr(band)) == rules.AUTO_RULE["medium"]
     power = _matrix(list(np.minimum(rng.zipf(1.7, 3000), 2000)), 5000, rng)
