@@ -133,7 +133,7 @@ def geomean(values) -> float:
     return math.exp(sum(map(math.log, values)) / len(values))
 
 
-FITTED = ("segmented_mean", "short_rows", "vendor_nnz")
+FITTED = ("segmented_mean", "short_rows", "vendor_nnz", "narrow_max")
 NEVER = 2**62  # vendor_nnz of a rule that never hands a matrix to cuSPARSE
 
 
@@ -156,8 +156,8 @@ def _best_of(grid, score) -> tuple[tuple, float]:
 def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     """The thresholds of :data:`FITTED` maximising the fit set's geomean quality, each over
     the midpoints between the fit set's own values: (segmented_mean, short_rows) as one grid,
-    then vendor_nnz given them (over the irregular matrices' sizes, or never), then the pair
-    again given vendor_nnz."""
+    then vendor_nnz given them (over the irregular matrices' sizes, or never), then narrow_max
+    (one of their longest rows, or 0), then all again given the others."""
     fit_items = [i for i in items if i["half"] in FIT_HALVES]
 
     def score(t):
@@ -167,12 +167,16 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
              for r in _midpoints(i["stats"].n_rows for i in fit_items)]
     irregular = [i["stats"].nnz for i in fit_items if matrix_class(i["stats"], AUTO).startswith("irregular")]
     sizes = [int(v) for v in _midpoints(irregular)[1:]] + [NEVER]
-    t = dataclasses.replace(AUTO, vendor_nnz=NEVER)
+    # narrow_max at a fit matrix's own longest row (or 0): the narrowest reach that covers it
+    longest = [0, *sorted({i["stats"].max for i in fit_items if matrix_class(i["stats"], AUTO).startswith("irregular")})]
+    t = dataclasses.replace(AUTO, vendor_nnz=NEVER, narrow_max=0)
     for _ in range(2):
         (m, r), _ = _best_of(pairs, lambda p: score(dataclasses.replace(t, segmented_mean=p[0], short_rows=p[1])))
         t = dataclasses.replace(t, segmented_mean=m, short_rows=r)
         (v,), best = _best_of([(v,) for v in sizes], lambda p: score(dataclasses.replace(t, vendor_nnz=p[0])))
         t = dataclasses.replace(t, vendor_nnz=v)
+        (w,), best = _best_of([(w,) for w in longest], lambda p: score(dataclasses.replace(t, narrow_max=p[0])))
+        t = dataclasses.replace(t, narrow_max=w)
     return t, best
 
 
@@ -216,7 +220,8 @@ def main(argv=None) -> int:
     print(f"fitted on the fit set (fit and real-fit halves; geomean auto/best {score:.3f}): "
           + ", ".join(f"{name} = {getattr(fitted, name):g} (code: {getattr(AUTO, name):g})" for name in FITTED) + "\n")
     # the rule before session 8: none of its classes; session 8's: no cuSPARSE
-    before = dataclasses.replace(AUTO, segmented_mean=0.0, short_rows=0, long_mean=math.inf, vendor_nnz=NEVER)
+    before = dataclasses.replace(AUTO, segmented_mean=0.0, short_rows=0, long_mean=math.inf, vendor_nnz=NEVER,
+                                 narrow_max=0)
     own = dataclasses.replace(fitted, vendor_nnz=NEVER)
     rules = {"before": before, "fitted, spla kernels only": own, "fitted": fitted, "code": AUTO}
     print("\n".join(table(items, rules)))

@@ -127,8 +127,9 @@ def band_lanes(mean_row: float, itemsize: int) -> int:
 @dataclass(frozen=True)
 class AutoThresholds:
     """The numbers of the auto rule (:func:`matrix_class`); ``scripts/fit_auto.py`` fits
-    ``segmented_mean`` and ``short_rows`` on the corpus's fit half and reports the rule on
-    every half (BENCHMARKS.md); the others are set from the kernels' design."""
+    ``segmented_mean``, ``short_rows``, ``vendor_nnz`` and ``narrow_max`` on the corpus's fit
+    half and reports the rule on every half (BENCHMARKS.md); the others are set from the
+    kernels' design."""
 
     huge_row: int = 65536      # a row of 128 segmented tiles and more
     long_row: int = 1024       # a row one warp takes 32 steps over
@@ -140,6 +141,7 @@ class AutoThresholds:
     segmented_mean: float = 4.996  # fitted (scripts/fit_auto.py): irregular rows this short on average
     short_rows: int = 316000     # fitted: short rows take vector from this many rows, warp below
     vendor_nnz: int = 4464630    # fitted: irregular matrices this large run cuSPARSE's CSR ALG1
+    narrow_max: int = 128        # fitted: smaller irregular matrices with no row longer run vector
 
 
 AUTO = AutoThresholds()
@@ -164,11 +166,15 @@ AUTO = AutoThresholds()
 #   "huge": a row longer than huge_row (segmented would send each such row's
 #       hundreds of tiles through one completion counter; adaptive2 splits it
 #       into 4096-nnz chunks)
-#   "irregular-short" and "irregular": a row longer than long_row, or rows
-#       irregular (cv > irregular_cv) with a longest row past short_max (one
-#       long row would stall a warp or a thread). Segmented's equal tiles win
-#       where the typical row is a few entries (mean <= segmented_mean:
-#       adaptive's row bins are mostly one-row work); adaptive2 on the rest
+#   "irregular-narrow", "irregular-short" and "irregular": a row longer than
+#       long_row, or rows irregular (cv > irregular_cv) with a longest row past
+#       short_max (one long row would stall a warp or a thread). Where no row
+#       is longer than narrow_max, a few vector lanes a row still take the
+#       longest in a few steps, with none of the splitting kernels' overhead
+#       (p2p graphs and bimodal rows of at most 128, fit halves: vector up to
+#       1.8x segmented; session 13). Segmented's equal tiles win where the
+#       typical row is a few entries (mean <= segmented_mean: adaptive's row
+#       bins are mostly one-row work); adaptive2 on the rest
 #   "short": mean <= short_mean and longest <= short_max, with at least
 #       short_rows rows: vector (a few lanes a row, 16-byte packs);
 #       "short-few-rows" below that: warp. A thread per row (scalar) was the
@@ -178,8 +184,9 @@ AUTO = AutoThresholds()
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
-AUTO_RULE = {"long": "vector", "irregular-vendor": "cusparse", "huge": "adaptive2", "irregular-short": "segmented",
-             "irregular": "adaptive2", "short": "vector", "short-few-rows": "warp", "medium": "vector"}
+AUTO_RULE = {"long": "vector", "irregular-vendor": "cusparse", "huge": "adaptive2", "irregular-narrow": "vector",
+             "irregular-short": "segmented", "irregular": "adaptive2", "short": "vector", "short-few-rows": "warp",
+             "medium": "vector"}
 
 
 def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
@@ -193,6 +200,8 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
     if s.max > t.long_row or (s.cv > t.irregular_cv and s.max > t.short_max):
         if s.nnz >= t.vendor_nnz:
             return "irregular-vendor"
+        if s.max <= t.narrow_max:
+            return "irregular-narrow"
         if s.mean <= t.segmented_mean:
             return "irregular-short"
         return "irregular"

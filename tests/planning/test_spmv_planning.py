@@ -273,6 +273,13 @@ def test_auto_policy_classes(rng):
     # irregular rows of a few entries on average: segmented's equal tiles
     short_power = _matrix([2] * 3000 + [400] * 10, 5000, rng)
     assert rules.describe_choice(short_power)["class"] == "irregular-short"
+    # ... unless no row is longer than narrow_max: a few vector lanes a row take the longest
+    narrow = _matrix([2] * 3000 + [rules.AUTO.narrow_max] * 10, 5000, rng)
+    assert rules.describe_choice(narrow)["class"] == "irregular-narrow"
+    assert rules.choose_kernel(narrow) == rules.AUTO_RULE["irregular-narrow"] == "vector"
+    wider = _matrix([2] * 3000 + [rules.AUTO.narrow_max + 1] * 10, 5000, rng)
+    assert rules.describe_choice(wider)["class"] == "irregular-short"
+    assert rules.matrix_class(dataclasses.replace(row_stats(narrow), nnz=rules.AUTO.vendor_nnz)) == "irregular-vendor"
     assert rules.choose_kernel(short_power) == rules.AUTO_RULE["irregular-short"] == "segmented"
     # every row long (a short-wide rectangle): a warp per row (vector:32), once there are rows enough to fill the GPU
     long_rows = int(rules.AUTO.long_mean) * 2
@@ -455,6 +462,6 @@ def test_warp_max_is_checked(rng):
 
 
 def test_auto_rule_is_one_table():
-    assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-vendor", "irregular-short", "irregular", "short",
-                                    "short-few-rows", "medium"}
+    assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-vendor", "irregular-narrow", "irregular-short",
+                                    "irregular", "short", "short-few-rows", "medium"}
     assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())
