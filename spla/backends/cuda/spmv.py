@@ -147,6 +147,7 @@ class Launcher:
         self._values = self.packed.values(self.dtype)
         self._alpha_item = self.packed.value_index(at + 2, self.dtype)
         self._beta_item = self.packed.value_index(at + 3, self.dtype)
+        self._alpha = self._beta = None  # the scalars in the slots (the hot path passes the same objects)
 
     def _launch_packed(self, x, out, alpha, beta):
         packed = self.packed
@@ -154,8 +155,10 @@ class Launcher:
             slots = packed.slots
             slots[self._x_slot] = x.data.ptr
             slots[self._y_slot] = out.data.ptr
-            self._values[self._alpha_item] = alpha
-            self._values[self._beta_item] = beta
+            if alpha is not self._alpha:
+                self._values[self._alpha_item] = self._alpha = alpha
+            if beta is not self._beta:
+                self._values[self._beta_item] = self._beta = beta
             packed.launch()
         return out
 
