@@ -97,7 +97,8 @@ class Launcher:
     ``fast`` is the hot path of ``spla.spmv``: it takes the common call (x a
     contiguous CuPy vector of A's dtype, beta == 0, out absent or a matching
     vector, same device) and returns None for anything else, which then goes
-    through every check.
+    through every check. Dtypes are compared by identity (NumPy's native dtypes are
+    singletons; an equal one that is not goes the checked way): ``==`` cost 0.1 us.
 
     ``row_lanes`` is set where the launch is one plain row kernel, a thread
     per row (scalar: 1) or a group of lanes per row (warp: its LANES), whose
@@ -122,12 +123,12 @@ class Launcher:
         self.contiguous = _CONTIGUOUS if hasattr(cupy.ndarray, "_c_contiguous") else _contiguous_by_flags
 
     def fast(self, x, alpha, beta, out):
-        if (beta != 0 or type(x) is not self.ndarray or x.shape != self.x_shape or x.dtype != self.dtype
+        if (beta != 0 or type(x) is not self.ndarray or x.shape != self.x_shape or x.dtype is not self.dtype
                 or not self.contiguous(x) or self.get_device() != self.device):
             return None
         if out is None:
             out = self.empty(self.n_rows, self.dtype)
-        elif (type(out) is not self.ndarray or out.shape != self.y_shape or out.dtype != self.dtype
+        elif (type(out) is not self.ndarray or out.shape != self.y_shape or out.dtype is not self.dtype
               or not self.contiguous(out)):
             return None
         return self.launch(x, out, self.one if alpha == 1 else self.scalar(alpha), self.zero)
