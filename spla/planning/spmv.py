@@ -180,7 +180,8 @@ AUTO = AutoThresholds()
 #       "short-few-rows" below that: warp. A thread per row (scalar) was the
 #       short class's kernel until session 13, but it wins only on stencils,
 #       which dia takes at these sizes; on short rows of scattered columns
-#       vector was 10-25% faster (zipf-columns and tall-skinny, fit half)
+#       (zipf-columns and tall-skinny, fit half) vector was faster in 7 of 8
+#       runs at 10M and 40M nonzeros, by up to 32% (BENCHMARKS.md)
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
