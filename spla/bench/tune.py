@@ -27,7 +27,7 @@ from .. import device as _device
 from ..csr import CSRMatrix, as_csr
 from ..errors import SplaError
 from ..planning import tune as plan_tune
-from ..planning.spmv import plan_spmv
+from ..planning.spmv import bound_param, parse_kernel, plan_spmv
 from . import check
 
 X_SEED = 12345
@@ -109,7 +109,9 @@ def tune(A, *, budget_ms: float = plan_tune.BUDGET_MS, max_spmvs: int = plan_tun
     rule = names[0]
     dtype = dev.dtype
     one, zero = dtype.type(1), dtype.type(0)
-    rows: dict[str, dict] = {name: {"kernel": name} for name in names}
+    # each candidate's parameter spelled out (a bare name means the rule's width at the time)
+    rows: dict[str, dict] = {name: {"kernel": name, "param": bound_param(dev, *parse_kernel(name))}
+                             for name in names}
     result: dict = {"rule": rule, "gpu": gpu, "dtype": dtype.name, "index_dtype": dev.index_dtype.name,
                     "shape": list(dev.shape), "nnz": dev.nnz, "budget_ms": budget_ms, "max_spmvs": max_spmvs}
     spmvs, spent_ms = 0, 0.0

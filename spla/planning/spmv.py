@@ -96,17 +96,27 @@ ROW_GROUP_ENTRIES = 8
 LANE_ENTRIES = 16
 
 
-def lanes_for(mean_row: float, entries_per_lane_step: int = 1) -> int:
+# A matrix whose rows times the width above give fewer threads than this takes
+# twice the width: the GPU is short of threads (an H200 holds 132 x 2,048 =
+# 270k), not of bytes a lane. Fitted by scripts/fit_lanes.py on the tuner's
+# timings of each width and its neighbours (fit halves, session 13): on the
+# small matrices the best width was mostly twice the rule's. Doubled once
+# only: the records time no wider width.
+FILL_THREADS = 196608
+
+
+def lanes_for(mean_row: float, entries_per_lane_step: int = 1, n_rows: int | None = None) -> int:
     """Lanes per row for the warp/vector kernels, from the mean row length and
-    the entries a lane reads a step (1 for warp, pack_entries for vector)."""
+    the entries a lane reads a step (1 for warp, pack_entries for vector); twice
+    that where ``n_rows`` rows of it would be fewer than FILL_THREADS threads."""
     if mean_row < ROW_GROUP_ENTRIES:
         want = mean_row / (2 * entries_per_lane_step)
     else:
         want = max(ROW_GROUP_ENTRIES / entries_per_lane_step, mean_row / LANE_ENTRIES)
-    for width in LANE_WIDTHS:
-        if width >= want:
-            return width
-    return LANE_WIDTHS[-1]
+    width = next((w for w in LANE_WIDTHS if w >= want), LANE_WIDTHS[-1])
+    if n_rows is not None and n_rows * width < FILL_THREADS and width < LANE_WIDTHS[-1]:
+        width *= 2
+    return width
 
 
 #: Bytes of values a lane of the band kernel reads a row: band:2 in float32 and band:4 in float64
@@ -284,7 +294,8 @@ def bound_param(A, family: str, param: int | None) -> int | None:
         if family == "band":
             return band_lanes(row_stats(A).mean, np.dtype(A.dtype).itemsize)
         step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
-        return lanes_for(row_stats(A).mean, step)
+        stats = row_stats(A)
+        return lanes_for(stats.mean, step, stats.n_rows)
     return param
 
 

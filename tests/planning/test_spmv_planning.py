@@ -324,15 +324,27 @@ def test_lanes_for_row_groups_of_8_entries_and_two_loads_a_lane_below():
                 assert lanes == 2 or lanes * step < mean  # about two loads a lane
 
 
+def test_lanes_double_where_the_rows_leave_the_gpu_short_of_threads():
+    fill = rules.FILL_THREADS
+    for mean, step in ((3, 1), (16, 2), (40, 4), (100, 1)):
+        width = rules.lanes_for(mean, step)
+        many = -(-fill // width)  # rows enough for FILL_THREADS threads at the rule's width
+        assert rules.lanes_for(mean, step, many) == width
+        assert rules.lanes_for(mean, step, many - 1) == 2 * width
+        assert rules.lanes_for(mean, step, 1) == 2 * width  # doubled once, never more
+    assert rules.lanes_for(5000, 1, 10) == 32  # the widest stays the widest
+
+
 def test_bound_param_fills_in_each_family_default(rng):
     """What a plain kernel name compiles with (ab_kernel.py compiles its variants the same way)."""
     A = _matrix([16] * 64, 100, rng)  # float64, int32 indices: packs of 2 entries
     assert rules.bound_param(A, "segmented", None) == segmented.segmented_default(np.float64) == 8
     assert rules.bound_param(A.astype(np.float32), "segmented", None) == 16
     assert rules.bound_param(A, "segmented", 4) == 4
-    assert rules.bound_param(A, "vector", None) == rules.lanes_for(16, 2) == 4
-    assert rules.bound_param(A.astype(np.float32), "vector", None) == rules.lanes_for(16, 4) == 2
-    assert rules.bound_param(A, "warp", None) == rules.lanes_for(16) == 8
+    # 64 rows: far too few threads, so the lanes rule's width doubles
+    assert rules.bound_param(A, "vector", None) == 2 * rules.lanes_for(16, 2) == 8
+    assert rules.bound_param(A.astype(np.float32), "vector", None) == 2 * rules.lanes_for(16, 4) == 4
+    assert rules.bound_param(A, "warp", None) == 2 * rules.lanes_for(16) == 16
     assert rules.bound_param(A, "warp", 32) == 32
     assert rules.bound_param(A, "scalar", None) is None
 
