@@ -3,8 +3,9 @@
 
 The warp and vector kernels give each row a group of lanes; ``lanes_for`` picks the
 width from the mean row length. On a matrix with few rows that leaves the GPU short of
-threads, so ``bound_param`` doubles the width where rows x width is under
-``FILL_THREADS`` (:func:`spla.planning.spmv.lanes_for`). This script fits that threshold.
+threads, so the width doubles while rows x width is under ``FILL_THREADS``, at most
+``LANE_DOUBLINGS`` times (:func:`spla.planning.spmv.widen`). This script fits that
+threshold.
 
 It reads ``bench_corpus.py`` results whose records carry the tuner's candidates: the
 device time of warp and vector at the rule's width and at its two neighbours. A record
@@ -12,7 +13,7 @@ names each candidate's width (``param``); records made before session 13 name th
 rule's width bare (``"vector"``), and for them it is ``lanes_for`` without the fill
 (the rule of that time). For each matrix, dtype and family, a threshold's quality is
 the best measured width's time over the time of the width it picks (1.0 = the best);
-a pick the record did not time counts as the rule's own width. The threshold is fitted
+where the record did not time the width it picks, the widest timed width on the way. The threshold is fitted
 on the fit halves (the corpus's ``fit`` families and ``real-fit``, as in
 ``fit_auto.py``); the table shows every half, so ``report`` and ``real-report`` are
 matrices it was not fitted to.
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fit_auto import FIT_HALVES, HALVES, geomean, half_of  # noqa: E402
 
-from spla.planning.spmv import FILL_THREADS, LANE_WIDTHS, lanes_for, pack_entries  # noqa: E402
+from spla.planning.spmv import FILL_THREADS, lanes_for, pack_entries, widen  # noqa: E402
 
 FAMILIES = ("warp", "vector")
 GRID = [0] + [m * 2**k for k in range(12, 22) for m in (2, 3)]  # 0: never double
@@ -71,10 +72,10 @@ def load(paths) -> list[dict]:
 
 
 def picked(item: dict, fill: int) -> int:
-    width = item["rule"]
-    if item["rows"] * width < fill and width < LANE_WIDTHS[-1]:
-        width *= 2
-    return width if width in item["times"] else item["rule"]
+    width = widen(item["rule"], item["rows"], fill)
+    while width not in item["times"]:
+        width //= 2
+    return width
 
 
 def quality(item: dict, fill: int) -> float:

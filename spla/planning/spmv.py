@@ -96,25 +96,35 @@ ROW_GROUP_ENTRIES = 8
 LANE_ENTRIES = 16
 
 
-# A matrix whose rows times the width above give fewer threads than this takes
-# twice the width: the GPU is short of threads (an H200 holds 132 x 2,048 =
-# 270k), not of bytes a lane. Fitted by scripts/fit_lanes.py on the tuner's
-# timings of each width and its neighbours (fit halves, session 13): on the
-# small matrices the best width was mostly twice the rule's. Doubled once
-# only: the records time no wider width.
-FILL_THREADS = 196608
+# Where a matrix's rows times the width above give fewer threads than
+# FILL_THREADS, the width doubles (at most LANE_DOUBLINGS times) until they do:
+# the GPU is short of threads (an H200 holds 132 x 2,048 = 270k), not of bytes
+# a lane. Fitted by scripts/fit_lanes.py on the tuner's timings of each width
+# and its neighbours (fit halves, session 13): on small matrices the best width
+# was mostly two or four times the rule's. No more than four times: no record
+# times a wider width.
+FILL_THREADS = 98304
+LANE_DOUBLINGS = 2
 
 
 def lanes_for(mean_row: float, entries_per_lane_step: int = 1, n_rows: int | None = None) -> int:
     """Lanes per row for the warp/vector kernels, from the mean row length and
-    the entries a lane reads a step (1 for warp, pack_entries for vector); twice
-    that where ``n_rows`` rows of it would be fewer than FILL_THREADS threads."""
+    the entries a lane reads a step (1 for warp, pack_entries for vector);
+    doubled while ``n_rows`` rows of it would be fewer than FILL_THREADS threads
+    (at most LANE_DOUBLINGS times)."""
     if mean_row < ROW_GROUP_ENTRIES:
         want = mean_row / (2 * entries_per_lane_step)
     else:
         want = max(ROW_GROUP_ENTRIES / entries_per_lane_step, mean_row / LANE_ENTRIES)
     width = next((w for w in LANE_WIDTHS if w >= want), LANE_WIDTHS[-1])
-    if n_rows is not None and n_rows * width < FILL_THREADS and width < LANE_WIDTHS[-1]:
+    return widen(width, n_rows) if n_rows is not None else width
+
+
+def widen(width: int, n_rows: int, fill: int = FILL_THREADS) -> int:
+    """``width`` doubled while n_rows x width < fill, at most LANE_DOUBLINGS times and to 32."""
+    for _ in range(LANE_DOUBLINGS):
+        if n_rows * width >= fill or width >= LANE_WIDTHS[-1]:
+            break
         width *= 2
     return width
 

@@ -326,12 +326,14 @@ def test_lanes_for_row_groups_of_8_entries_and_two_loads_a_lane_below():
 
 def test_lanes_double_where_the_rows_leave_the_gpu_short_of_threads():
     fill = rules.FILL_THREADS
+    most = 2 ** rules.LANE_DOUBLINGS
     for mean, step in ((3, 1), (16, 2), (40, 4), (100, 1)):
         width = rules.lanes_for(mean, step)
         many = -(-fill // width)  # rows enough for FILL_THREADS threads at the rule's width
         assert rules.lanes_for(mean, step, many) == width
-        assert rules.lanes_for(mean, step, many - 1) == 2 * width
-        assert rules.lanes_for(mean, step, 1) == 2 * width  # doubled once, never more
+        assert rules.lanes_for(mean, step, many - 1) == min(2 * width, 32)
+        assert rules.lanes_for(mean, step, -(-fill // (2 * width))) == min(2 * width, 32)  # doubled just enough
+        assert rules.lanes_for(mean, step, 1) == min(most * width, 32)  # at most LANE_DOUBLINGS times
     assert rules.lanes_for(5000, 1, 10) == 32  # the widest stays the widest
 
 
@@ -341,10 +343,10 @@ def test_bound_param_fills_in_each_family_default(rng):
     assert rules.bound_param(A, "segmented", None) == segmented.segmented_default(np.float64) == 8
     assert rules.bound_param(A.astype(np.float32), "segmented", None) == 16
     assert rules.bound_param(A, "segmented", 4) == 4
-    # 64 rows: far too few threads, so the lanes rule's width doubles
-    assert rules.bound_param(A, "vector", None) == 2 * rules.lanes_for(16, 2) == 8
-    assert rules.bound_param(A.astype(np.float32), "vector", None) == 2 * rules.lanes_for(16, 4) == 4
-    assert rules.bound_param(A, "warp", None) == 2 * rules.lanes_for(16) == 16
+    # 64 rows: far too few threads, so the lanes rule's width doubles, twice
+    assert rules.bound_param(A, "vector", None) == 4 * rules.lanes_for(16, 2) == 16
+    assert rules.bound_param(A.astype(np.float32), "vector", None) == 4 * rules.lanes_for(16, 4) == 8
+    assert rules.bound_param(A, "warp", None) == 4 * rules.lanes_for(16) == 32
     assert rules.bound_param(A, "warp", 32) == 32
     assert rules.bound_param(A, "scalar", None) is None
 
