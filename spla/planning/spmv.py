@@ -161,7 +161,7 @@ class AutoThresholds:
     segmented_mean: float = 4.996  # fitted (scripts/fit_auto.py): irregular rows this short on average
     short_rows: int = 316000     # fitted: short rows take vector from this many rows, warp below
     vendor_nnz: int = 4464630    # fitted: irregular matrices this large run cuSPARSE's CSR ALG1
-    narrow_max: int = 128        # fitted: smaller irregular matrices with no row longer run vector
+    narrow_max: int = 205        # fitted: smaller irregular matrices with no row longer run vector
 
 
 AUTO = AutoThresholds()
@@ -191,8 +191,8 @@ AUTO = AutoThresholds()
 #       short_max (one long row would stall a warp or a thread). Where no row
 #       is longer than narrow_max, a few vector lanes a row still take the
 #       longest in a few steps, with none of the splitting kernels' overhead
-#       (p2p graphs and bimodal rows of at most 128, fit halves: vector up to
-#       1.8x segmented; session 13). Segmented's equal tiles win where the
+#       (p2p graphs, bimodal rows of at most 128 and a 205-entry PGP graph in
+#       the fit halves: vector up to 1.8x segmented; session 13). Segmented's equal tiles win where the
 #       typical row is a few entries (mean <= segmented_mean: adaptive's row
 #       bins are mostly one-row work); adaptive2 on the rest
 #   "short": mean <= short_mean and longest <= short_max, with at least
