@@ -165,10 +165,10 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
 
     pairs = [(m, int(r)) for m in _midpoints(i["stats"].mean for i in fit_items)
              for r in _midpoints(i["stats"].n_rows for i in fit_items)]
-    irregular = [i["stats"].nnz for i in fit_items if matrix_class(i["stats"], AUTO).startswith("irregular")]
-    sizes = [int(v) for v in _midpoints(irregular)[1:]] + [NEVER]
+    irregular = [i["stats"] for i in fit_items if matrix_class(i["stats"], AUTO).startswith("irregular")]
+    sizes = [int(v) for v in _midpoints(s.nnz for s in irregular)[1:]] + [NEVER]
     # narrow_max at a fit matrix's own longest row (or 0): the narrowest reach that covers it
-    longest = [0, *sorted({i["stats"].max for i in fit_items if matrix_class(i["stats"], AUTO).startswith("irregular")})]
+    longest = [0, *sorted({s.max for s in irregular})]
     t = dataclasses.replace(AUTO, vendor_nnz=NEVER, narrow_max=0)
     for _ in range(2):
         (m, r), _ = _best_of(pairs, lambda p: score(dataclasses.replace(t, segmented_mean=p[0], short_rows=p[1])))

@@ -192,9 +192,10 @@ AUTO = AutoThresholds()
 #       is longer than narrow_max, a few vector lanes a row still take the
 #       longest in a few steps, with none of the splitting kernels' overhead
 #       (p2p graphs, bimodal rows of at most 128 and a 205-entry PGP graph in
-#       the fit halves: vector up to 1.8x segmented; session 13). Segmented's equal tiles win where the
-#       typical row is a few entries (mean <= segmented_mean: adaptive's row
-#       bins are mostly one-row work); adaptive2 on the rest
+#       the fit halves: vector up to 1.8x segmented; session 13). Segmented's
+#       equal tiles win where the typical row is a few entries (mean <=
+#       segmented_mean: adaptive's row bins are mostly one-row work);
+#       adaptive2 on the rest
 #   "short": mean <= short_mean and longest <= short_max, with at least
 #       short_rows rows: vector (a few lanes a row, 16-byte packs);
 #       "short-few-rows" below that: warp. A thread per row (scalar) was the
@@ -301,10 +302,10 @@ def bound_param(A, family: str, param: int | None) -> int | None:
     if family in LANE_FAMILIES:
         if param is not None:
             return param
-        if family == "band":
-            return band_lanes(row_stats(A).mean, np.dtype(A.dtype).itemsize)
-        step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
         stats = row_stats(A)
+        if family == "band":
+            return band_lanes(stats.mean, np.dtype(A.dtype).itemsize)
+        step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
         return lanes_for(stats.mean, step, stats.n_rows)
     return param
 
