@@ -37,7 +37,8 @@ from . import structured
 from .stats import row_stats
 from .structured import AUTO_MIN_NNZ, Refusal
 
-__all__ = ["AUTO_MIN_NNZ", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "structure"]
+__all__ = ["AUTO_MIN_NNZ", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "pack_rows",
+           "structure"]
 
 #: What ``kernel="dia"`` asks of a matrix (its error's text).
 NEEDS = "a matrix whose entries lie on a few diagonals"
@@ -51,16 +52,32 @@ MAX_FILL = 1.3
 SAMPLE = 4096
 #: Diagonals are looked for only where row lengths vary this little (coefficient of variation).
 MAX_CV = 0.5
+#: Bytes of one diagonal a thread of the kernel loads at once (kernels/spmv_dia.cu's
+#: SPLA_DIA_PACK_BYTES): 4 rows a thread in float32, 2 in float64.
+PACK_BYTES = 16
+#: Each diagonal's stored length is n_rows rounded up to this many rows (zeros past n_rows), so
+#: every pack of rows (up to 32 bytes of float32, for the A/B variants) starts aligned.
+STRIDE_ROWS = 8
+
+
+def pack_rows(dtype) -> int:
+    """Rows a thread of the dia kernel takes (kernels/spmv_dia.cu's DIA_PACK_ROWS)."""
+    return max(1, PACK_BYTES // np.dtype(dtype).itemsize)
 
 
 @dataclass(frozen=True, eq=False)
 class Structure:
     """A's diagonals: ``offsets`` (int64, increasing, on A's side) and ``values``
-    (n_diagonals x n_rows, A's dtype, zero where a row has no entry)."""
+    (n_diagonals x ``stride``, A's dtype, zero where a row has no entry and past n_rows)."""
 
     offsets: Any
     values: Any
     n_diagonals: int
+
+    @property
+    def stride(self) -> int:
+        """Values a diagonal stores: n_rows rounded up to :data:`STRIDE_ROWS`."""
+        return int(self.values.shape[1])
 
 
 def describe(found: Structure) -> str:
@@ -97,7 +114,7 @@ def _detect(xp, A) -> Structure | Refusal:
 def _detect_diagonals(xp, A) -> Structure | Refusal:
     n_rows, nnz = A.n_rows, A.nnz
     if nnz == 0 or n_rows == 0:  # no diagonals: the kernel writes beta * y
-        return Structure(offsets=xp.zeros(0, dtype=xp.int64), values=xp.zeros((0, n_rows), dtype=A.dtype),
+        return Structure(offsets=xp.zeros(0, dtype=xp.int64), values=xp.zeros((0, _stride(n_rows)), dtype=A.dtype),
                          n_diagonals=0)
     if not A.has_canonical_format:  # two entries of one (row, column) would land in one slot
         return Refusal("its rows are not in canonical form (sorted, no duplicates): call A.sum_duplicates()")
@@ -124,10 +141,15 @@ def _detect_diagonals(xp, A) -> Structure | Refusal:
         candidates = np.union1d(candidates, _host(offsets[off]))
     else:  # the second pass covers every entry by construction
         raise AssertionError("DIA detection: entries off their own diagonals")
-    values = xp.zeros(candidates.size * n_rows, dtype=A.dtype)
-    values[slot * n_rows + rows] = A.data
-    return Structure(offsets=device_candidates, values=values.reshape(candidates.size, n_rows),
+    stride = _stride(n_rows)
+    values = xp.zeros(candidates.size * stride, dtype=A.dtype)
+    values[slot * stride + rows] = A.data
+    return Structure(offsets=device_candidates, values=values.reshape(candidates.size, stride),
                      n_diagonals=int(candidates.size))
+
+
+def _stride(n_rows: int) -> int:
+    return -(-n_rows // STRIDE_ROWS) * STRIDE_ROWS
 
 
 def _too_many(candidates: np.ndarray, n_rows: int, nnz: int) -> Refusal | None:

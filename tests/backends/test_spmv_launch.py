@@ -231,11 +231,11 @@ def test_dia_launch_arguments_follow_the_kernel_signature(launches):
     params = _signature("spmv_dia.cu", "spla_spmv_dia")
     assert name == "spla_spmv_dia<float>" and len(args) == len(params)
     assert args[params.index("n_rows")] == 900 and args[params.index("n_cols")] == 900
-    assert args[params.index("n_diagonals")] == 5
+    assert args[params.index("stride")] == 904 and args[params.index("n_diagonals")] == 5
     assert args[params.index("offsets")] == ptr(A._cache["dia"].offsets)
     assert args[params.index("values")] == ptr(A._cache["dia"].values)
     assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
-    assert block == (cuda_spmv.ROW_BLOCK,)
+    assert block == (cuda_spmv.ROW_BLOCK,) and grid == (-(-900 // (4 * cuda_spmv.ROW_BLOCK)),)  # 4 rows a thread
 
 
 def test_band_launch_arguments_follow_the_kernel_signature(launches):

@@ -17,13 +17,13 @@ from spla.planning.spmv import AUTO_RULE, describe_choice, matrix_class, plan_sp
 from spla.planning.stats import row_stats
 
 
-def _dia_product(structure: dia.Structure, n_cols: int, x: np.ndarray) -> np.ndarray:
+def _dia_product(structure: dia.Structure, n_rows: int, n_cols: int, x: np.ndarray) -> np.ndarray:
     """The kernel's arithmetic in NumPy: diagonals in increasing offset, zeros skipped."""
-    n_rows = structure.values.shape[1]
+    assert not np.any(structure.values[:, n_rows:]), "nothing stored past the last row"
     rows = np.arange(n_rows)
     y = np.zeros(n_rows)
     for d, offset in enumerate(structure.offsets):
-        values = structure.values[d]
+        values = structure.values[d, :n_rows]
         stored = values != 0
         assert np.all((rows[stored] + offset >= 0) & (rows[stored] + offset < n_cols)), "padding only off the edges"
         y[stored] += values[stored] * x[rows[stored] + offset]
@@ -42,10 +42,11 @@ def test_structure_gives_csr_products_bit_for_bit(make, rng):
     assert isinstance(found, dia.Structure), found
     offsets = A.indices.astype(np.int64) - np.repeat(np.arange(A.n_rows), np.diff(A.indptr))
     np.testing.assert_array_equal(found.offsets, np.unique(offsets))
-    assert found.values.shape == (found.n_diagonals, A.n_rows) and found.values.dtype == A.dtype
+    assert found.stride % dia.STRIDE_ROWS == 0 and A.n_rows <= found.stride < A.n_rows + dia.STRIDE_ROWS
+    assert found.values.shape == (found.n_diagonals, found.stride) and found.values.dtype == A.dtype
     assert np.count_nonzero(found.values) == A.nnz
     x = rng.standard_normal(A.n_cols)
-    np.testing.assert_array_equal(_dia_product(found, A.n_cols, x), A.to_scipy() @ x)
+    np.testing.assert_array_equal(_dia_product(found, A.n_rows, A.n_cols, x), A.to_scipy() @ x)
     assert dia.structure(A) is found  # cached on A
 
 
@@ -61,7 +62,7 @@ def test_refusals_say_why():
     duplicated = CSRMatrix(np.ones(4), np.array([0, 0, 1, 1]), np.array([0, 2, 4]), (2, 2))
     assert "canonical" in dia.structure(duplicated).reason
     empty = dia.structure(CSRMatrix((4, 3)))
-    assert empty.n_diagonals == 0 and empty.values.shape == (0, 4)  # y = beta y, as every kernel gives
+    assert empty.n_diagonals == 0 and empty.values.shape == (0, dia.STRIDE_ROWS)  # y = beta y, as every kernel gives
     with pytest.raises(KernelError, match=f"kernel='dia' needs .* more than {dia.MAX_DIAGONALS} diagonals"):
         plan_spmv(random, "dia")
 
@@ -75,7 +76,7 @@ def test_diagonals_the_sample_misses_are_found(rng):
     found = dia.structure(A)
     assert found.n_diagonals == 6 and 185 in found.offsets
     x = rng.standard_normal(A.n_cols)
-    np.testing.assert_array_equal(_dia_product(found, A.n_cols, x), A.to_scipy() @ x)
+    np.testing.assert_array_equal(_dia_product(found, A.n_rows, A.n_cols, x), A.to_scipy() @ x)
     band = generators.banded(40_000, 16)
     assert dia.structure(band).n_diagonals == 33
 
@@ -117,7 +118,7 @@ def test_refresh_drops_the_diagonals_after_values_are_written_in_place(rng):
     after = dia.structure(A)
     assert after is not before
     x = rng.standard_normal(A.n_cols)
-    np.testing.assert_array_equal(_dia_product(after, A.n_cols, x), A.to_scipy() @ x)
+    np.testing.assert_array_equal(_dia_product(after, A.n_rows, A.n_cols, x), A.to_scipy() @ x)
 
 
 def test_no_room_for_the_diagonals_is_a_refusal_and_auto_runs_csr(monkeypatch):
@@ -138,3 +139,13 @@ def test_running_out_of_memory_while_storing_is_a_refusal(monkeypatch):
     monkeypatch.setattr(structured, "is_out_of_memory", lambda exc: False)
     with pytest.raises(MemoryError):  # anything else is not swallowed
         dia.structure(generators.poisson2d(11))
+
+
+def test_pack_constants_mirror_the_kernel():
+    """The host sizes the grid and pads the diagonals by the kernel's pack (SPLA_DIA_PACK_BYTES)."""
+    from spla.backends.cuda.runtime import kernel_dir
+
+    source = (kernel_dir() / "spmv_dia.cu").read_text()
+    assert f"#define SPLA_DIA_PACK_BYTES {dia.PACK_BYTES}\n" in source
+    assert dia.pack_rows(np.float32) == 4 and dia.pack_rows(np.float64) == 2
+    assert dia.STRIDE_ROWS % dia.pack_rows(np.float32) == 0

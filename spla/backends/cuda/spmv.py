@@ -272,15 +272,17 @@ class _SegmentedLauncher(Launcher):
 
 
 class _DiaLauncher(_RowLauncher):
-    """dia: A's diagonals (spla.planning.dia: offsets and a value per row each), a thread per row.
+    """dia: A's diagonals (spla.planning.dia: offsets and a value per row each), a pack of rows a
+    thread (``dia.pack_rows``: 4 in float32, 2 in float64).
 
     ``row_kernel`` is the scalar launcher over A's CSR arrays: the fused CG kernels, which do
-    their own product from CSR, repeat its mapping (a thread per row, as here)."""
+    their own product from CSR, keep a thread per row."""
 
     def __init__(self, cupy, A, structure: dia.Structure):
-        super().__init__(cupy, A, function(cupy, "dia", A.dtype, A.index_dtype), _grid(A.n_rows, ROW_BLOCK),
-                         ROW_BLOCK, head=(np.int64(A.n_rows), np.int64(A.n_cols), np.int32(structure.n_diagonals),
-                                          structure.offsets, structure.values))
+        super().__init__(cupy, A, function(cupy, "dia", A.dtype, A.index_dtype),
+                         _grid(ceil_div(A.n_rows, dia.pack_rows(A.dtype)), ROW_BLOCK), ROW_BLOCK,
+                         head=(np.int64(A.n_rows), np.int64(A.n_cols), np.int64(structure.stride),
+                               np.int32(structure.n_diagonals), structure.offsets, structure.values))
         self.row_kernel = _row_launcher(cupy, A, "scalar", None)
 
 
