@@ -32,11 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
-LAUNCH_KEYS = ("block", "grid", "rows", "carveout")
+LAUNCH_KEYS = ("block", "grid", "carveout")
 
 
 def parse_variant(text: str):
-    """NAME=[file:PATH] [OPTION...] [@block=THREADS] [@grid=BLOCKS] [@rows=ROWS] [@carveout=PERCENT]"""
+    """NAME=[file:PATH] [OPTION...] [@block=THREADS] [@grid=BLOCKS] [@carveout=PERCENT]"""
     name, sep, spec = text.partition("=")
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"a variant is NAME=OPTIONS or NAME=file:PATH, got {text!r}")
@@ -58,19 +58,13 @@ def parse_variant(text: str):
 def variant_launcher(bound, kernel, launch):
     """The bound launcher running ``kernel`` with a variant's launch overrides (through the
     backend's public ``variant`` hook): @block=THREADS (for a block size the variant sets
-    with -D; one tile per warp, as segmented), @grid=BLOCKS, @rows=ROWS (a grid of one
-    thread per ROWS rows, for a variant that sets a kernel's rows a thread with -D) and
-    @carveout=PERCENT (the share of the SM's L1/shared memory the kernel would like as shared
-    memory: 0 prefers L1, 100 shared memory)."""
+    with -D; one tile per warp, as segmented), @grid=BLOCKS and @carveout=PERCENT (the
+    share of the SM's L1/shared memory the kernel would like as shared memory: 0 prefers
+    L1, 100 shared memory)."""
     if "carveout" in launch:
         kernel.preferred_shared_memory_carveout = int(launch["carveout"])
-    grid = int(launch["grid"]) if "grid" in launch else None
-    if "rows" in launch:
-        from spla.backends.cuda import spmv as cuda_spmv
-
-        threads = -(-int(bound.head[0]) // int(launch["rows"]))  # head[0]: the matrix's rows
-        grid = cuda_spmv._grid(threads, bound.block[0])
-    return bound.variant(kernel, threads_per_tile=int(launch["block"]) if "block" in launch else None, grid=grid)
+    return bound.variant(kernel, threads_per_tile=int(launch["block"]) if "block" in launch else None,
+                         grid=int(launch["grid"]) if "grid" in launch else None)
 
 
 def compile_variant(family, dtype, index_dtype, param, path, options):
@@ -95,8 +89,7 @@ def main(argv=None) -> int:
     parser.add_argument("sources", nargs="+", help="matrix files, gen: specs or corpus:FAMILY:NNZ")
     parser.add_argument("--kernel", required=True, help="a kernel whose launcher runs one function, e.g. segmented:8")
     parser.add_argument("--variant", action="append", type=parse_variant, required=True,
-                        help="NAME=[file:PATH] [NVRTC option...] [@block=THREADS] [@grid=BLOCKS] [@rows=ROWS] "
-                             "[@carveout=PERCENT]")
+                        help="NAME=[file:PATH] [NVRTC option...] [@block=THREADS] [@grid=BLOCKS] [@carveout=PERCENT]")
     parser.add_argument("--dtype", nargs="+", default=["float32"], choices=["float32", "float64"])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--budget", type=float, default=0.1, help="seconds per timing (default 0.1)")

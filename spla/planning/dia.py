@@ -37,8 +37,8 @@ from . import structured
 from .stats import row_stats
 from .structured import AUTO_MIN_NNZ, Refusal
 
-__all__ = ["AUTO_MIN_NNZ", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "pack_rows",
-           "structure"]
+__all__ = ["AUTO_MIN_NNZ", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "rows_choices",
+           "rows_for", "structure"]
 
 #: What ``kernel="dia"`` asks of a matrix (its error's text).
 NEEDS = "a matrix whose entries lie on a few diagonals"
@@ -52,17 +52,30 @@ MAX_FILL = 1.3
 SAMPLE = 4096
 #: Diagonals are looked for only where row lengths vary this little (coefficient of variation).
 MAX_CV = 0.5
-#: Bytes of one diagonal a thread of the kernel loads at once (kernels/spmv_dia.cu's
-#: SPLA_DIA_PACK_BYTES): 4 rows a thread in float32, 2 in float64.
-PACK_BYTES = 16
+#: Rows a thread of the kernel may take (``dia:R``; kernels/spmv_dia.cu): R values of a diagonal are
+#: one aligned load of at most 16 bytes, so float64 takes at most 2.
+ROWS = (1, 2, 4)
+#: Bytes of values a thread loads in one sweep of its diagonals (rows x diagonals x value size)
+#: that :func:`rows_for` allows. Set on the H200 (session 14, ``ab-dia-call1``): 2D and 3D Poisson
+#: (5 and 7 diagonals) ran fastest at the most rows (float32 R = 4: 80 and 112 bytes), a 27-point
+#: stencil at R = 2 in float32 (216 bytes) and R = 1 in float64, a band of 33 diagonals at R = 1
+#: (264 bytes at R = 2 in float32 was 2% slower).
+THREAD_BYTES = 256
 #: Each diagonal's stored length is n_rows rounded up to this many rows (zeros past n_rows), so
-#: every pack of rows (up to 32 bytes of float32, for the A/B variants) starts aligned.
+#: every group of R rows starts aligned.
 STRIDE_ROWS = 8
 
 
-def pack_rows(dtype) -> int:
-    """Rows a thread of the dia kernel takes (kernels/spmv_dia.cu's DIA_PACK_ROWS)."""
-    return max(1, PACK_BYTES // np.dtype(dtype).itemsize)
+def rows_choices(dtype) -> tuple[int, ...]:
+    """The rows a thread ``dia:R`` takes in this dtype (R values in at most 16 bytes)."""
+    return tuple(r for r in ROWS if r * np.dtype(dtype).itemsize <= 16)
+
+
+def rows_for(n_diagonals: int, dtype) -> int:
+    """Rows a thread for a matrix of ``n_diagonals`` diagonals: the most (of :func:`rows_choices`)
+    whose values of one sweep stay within :data:`THREAD_BYTES`."""
+    size = np.dtype(dtype).itemsize
+    return max((r for r in rows_choices(dtype) if r * max(n_diagonals, 1) * size <= THREAD_BYTES), default=1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,7 +135,8 @@ def _detect_diagonals(xp, A) -> Structure | Refusal:
     offsets = A.indices.astype(xp.int64) - rows
     # random entries, not a stride: a stride sharing a factor with the row length sees only some
     # of a band's diagonals (every third of 33 at a stride of 9,765)
-    sample = np.random.default_rng(0).integers(0, nnz, size=min(SAMPLE, nnz))
+    sample = (np.arange(nnz) if nnz <= SAMPLE  # small: every entry (two entries could sample one twice)
+              else np.random.default_rng(0).integers(0, nnz, size=SAMPLE))
     candidates = np.unique(_host(offsets[xp.asarray(sample)]))
     for _ in range(2):  # the sample's diagonals, then with those of the entries it missed
         refusal = _too_many(candidates, n_rows, nnz)

@@ -35,8 +35,9 @@ KERNELS = {
                  "4-deep load pipelining, no dense path (kernels/spmv_adaptive2.cu)",
     "segmented": "fixed tiles of 32*K nonzeros, one warp each, loads striped across the warp, "
                  "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)",
-    "dia": "stencils and bands: the matrix stored by its diagonals (at most 64), no column indices, a "
-           "thread per row (kernels/spmv_dia.cu); refused for other matrices (spla.planning.dia)",
+    "dia": "stencils and bands: the matrix stored by its diagonals (at most 64), no column indices, "
+           "1, 2 or 4 rows a thread by the diagonals' count (kernels/spmv_dia.cu); refused for other "
+           "matrices (spla.planning.dia)",
     "band": "rows that are each one contiguous run of columns (bands of any width): warp's mapping, the "
             "row's first column in place of its indices (kernels/spmv_band.cu); refused for other "
             "matrices (spla.planning.band)",
@@ -58,12 +59,13 @@ LANE_WIDTHS = (2, 4, 8, 16, 32)
 # The kernel parameter each family takes after a colon, and its allowed values.
 # cusparse:1 and cusparse:2 are CUSPARSE_SPMV_CSR_ALG1 and the deterministic ALG2.
 KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "band": LANE_WIDTHS,
-                     "segmented": segmented.SEGMENTED_ENTRIES, "cusparse": (1, 2)}
+                     "segmented": segmented.SEGMENTED_ENTRIES, "dia": dia.ROWS, "cusparse": (1, 2)}
 # The families whose parameter is a lane width (without one it follows the mean row length).
 LANE_FAMILIES = ("warp", "vector", "band")
 PARAMETER_HELP = (f"warp, vector and band take an optional :LANES, one of {LANE_WIDTHS}; segmented an optional "
-                  f":K entries per lane, one of {segmented.SEGMENTED_ENTRIES} (16: float32 only); cusparse "
-                  f"an optional :1 or :2 (CSR_ALG1, the default, or the deterministic CSR_ALG2)")
+                  f":K entries per lane, one of {segmented.SEGMENTED_ENTRIES} (16: float32 only); dia an "
+                  f"optional :ROWS a thread, one of {dia.ROWS} (4: float32 only); cusparse an optional :1 or "
+                  f":2 (CSR_ALG1, the default, or the deterministic CSR_ALG2)")
 
 
 def parse_kernel(kernel: str) -> tuple[str, int | None]:
@@ -289,14 +291,18 @@ def describe_choice(A) -> dict:
         info["structure"] = STRUCTURES[family].describe(found)
         if isinstance(found, dia.Structure):
             info["diagonals"] = found.n_diagonals
+            info["rows_a_thread"] = bound_param(A, family, param)
     return info
 
 
 def bound_param(A, family: str, param: int | None) -> int | None:
     """The template parameter ``family`` runs with on A: the lanes of warp/vector,
-    the entries per lane of segmented (defaults filled in), else ``param``."""
+    the entries per lane of segmented, dia's rows a thread (defaults filled in), else ``param``."""
     if family == "segmented":
         return param or segmented.segmented_default(A.dtype)
+    if family == "dia" and param is None:
+        found = dia.structure(A)  # cached; a refusal is raised by plan_spmv
+        return dia.rows_for(found.n_diagonals, A.dtype) if isinstance(found, dia.Structure) else None
     if family == "cusparse":
         return param or 1
     if family in LANE_FAMILIES:
@@ -364,5 +370,8 @@ def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) ->
         found = STRUCTURES[family].structure(A)
         if isinstance(found, Refusal):
             raise KernelError(f"kernel={family!r} needs {STRUCTURES[family].NEEDS}; this one: {found.reason}")
+        if family == "dia" and param not in dia.rows_choices(A.dtype):
+            raise KernelError(f"dia:{param} runs on float32 only: {param} {A.dtype} values are more than one "
+                              f"16-byte load; use one of {', '.join(f'dia:{r}' for r in dia.rows_choices(A.dtype))}")
         return SpmvPlan(kernel, family, param, structure=found)
     return SpmvPlan(kernel, family, param)

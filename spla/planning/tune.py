@@ -71,7 +71,7 @@ def candidates(A) -> list[str]:
     at the lanes rule's width and its two neighbours, ``adaptive2`` and
     ``adaptive`` (the best spla kernel on some skewed graphs where auto's
     ``adaptive2`` is not), ``segmented`` at every K the dtype takes, ``dia``
-    where A's regular rows lie on a few diagonals (spla.planning.dia), ``band``
+    at every rows a thread where A's regular rows lie on a few diagonals (spla.planning.dia), ``band``
     in place of ``warp`` where every row is one run of columns (the same
     mapping, fewer bytes: spla.planning.band), and from
     :data:`VENDOR_MIN_NNZ` nonzeros cuSPARSE's CSR ALG1 and ALG2
@@ -95,7 +95,7 @@ def candidates(A) -> list[str]:
     names += ["adaptive2", "adaptive"]
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
     if dia.applies(A, s):
-        names.append("dia")
+        names += [f"dia:{r}" for r in dia.rows_choices(A.dtype)]
     if s.nnz >= VENDOR_MIN_NNZ:
         names += ["cusparse:1", "cusparse:2"]
     # "vector" and "vector:8" can name one configuration: keep the first spelling

@@ -229,13 +229,13 @@ def test_dia_launch_arguments_follow_the_kernel_signature(launches):
     out = ops_spmv.spmv(A, x, kernel="dia")
     name, grid, block, args, _ = launches[-1]
     params = _signature("spmv_dia.cu", "spla_spmv_dia")
-    assert name == "spla_spmv_dia<float>" and len(args) == len(params)
+    assert name == "spla_spmv_dia<float, 4>" and len(args) == len(params)  # 5 diagonals: 4 rows a thread
     assert args[params.index("n_rows")] == 900 and args[params.index("n_cols")] == 900
     assert args[params.index("stride")] == 904 and args[params.index("n_diagonals")] == 5
     assert args[params.index("offsets")] == ptr(A._cache["dia"].offsets)
     assert args[params.index("values")] == ptr(A._cache["dia"].values)
     assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
-    assert block == (cuda_spmv.ROW_BLOCK,) and grid == (-(-900 // (4 * cuda_spmv.ROW_BLOCK)),)  # 4 rows a thread
+    assert block == (cuda_spmv.ROW_BLOCK,) and grid == (-(-900 // (4 * cuda_spmv.ROW_BLOCK)),)
 
 
 def test_band_launch_arguments_follow_the_kernel_signature(launches):

@@ -94,8 +94,8 @@ def test_auto_looks_for_diagonals_only_in_large_regular_matrices():
 
 
 def test_tuner_times_dia_where_it_applies_and_ignores_a_cached_dia_elsewhere(tmp_path):
-    assert "dia" in tune.candidates(generators.poisson2d(30))
-    assert "dia" not in tune.candidates(generators.from_spec("gen:random:2000:8"))
+    assert {"dia:1", "dia:2"} <= set(tune.candidates(generators.poisson2d(30)))  # float64: 1 or 2 rows a thread
+    assert not any(name.startswith("dia") for name in tune.candidates(generators.from_spec("gen:random:2000:8")))
     # two matrices with one row pointer share a fingerprint; only one has diagonals
     band = generators.banded(2000, 3)
     scrambled = band.to_scipy().copy()
@@ -141,11 +141,27 @@ def test_running_out_of_memory_while_storing_is_a_refusal(monkeypatch):
         dia.structure(generators.poisson2d(11))
 
 
-def test_pack_constants_mirror_the_kernel():
-    """The host sizes the grid and pads the diagonals by the kernel's pack (SPLA_DIA_PACK_BYTES)."""
-    from spla.backends.cuda.runtime import kernel_dir
 
-    source = (kernel_dir() / "spmv_dia.cu").read_text()
-    assert f"#define SPLA_DIA_PACK_BYTES {dia.PACK_BYTES}\n" in source
-    assert dia.pack_rows(np.float32) == 4 and dia.pack_rows(np.float64) == 2
-    assert dia.STRIDE_ROWS % dia.pack_rows(np.float32) == 0
+def test_rows_a_thread_follow_the_diagonals_and_the_dtype():
+    """dia:R takes R rows a thread: the most whose values of one sweep of the diagonals fit
+    THREAD_BYTES (the H200's winners: 2D/3D Poisson 4 in float32, 2 in float64; a 27-point stencil
+    2 and 1; a band of 33 diagonals 1), never more than one 16-byte load."""
+    assert dia.rows_choices(np.float32) == (1, 2, 4) and dia.rows_choices(np.float64) == (1, 2)
+    for n_diagonals, rows32, rows64 in ((0, 4, 2), (5, 4, 2), (7, 4, 2), (27, 2, 1), (33, 1, 1), (64, 1, 1)):
+        assert dia.rows_for(n_diagonals, np.float32) == rows32 and dia.rows_for(n_diagonals, np.float64) == rows64
+    assert dia.STRIDE_ROWS % max(dia.ROWS) == 0
+    A = generators.poisson3d(9).astype(np.float32)  # 7 diagonals
+    assert plan_spmv(A, "dia").param == 4 and plan_spmv(A, "dia:1").param == 1
+    assert plan_spmv(A.astype(np.float64), "dia").param == 2
+    with pytest.raises(KernelError, match="dia:4 runs on float32 only"):
+        plan_spmv(A.astype(np.float64), "dia:4")
+    with pytest.raises(KernelError, match="dia an optional :ROWS"):
+        plan_spmv(A, "dia:3")
+    assert "dia:1" in tune.candidates(A) and "dia:2" in tune.candidates(A)
+
+
+def test_tiny_matrices_are_sampled_whole():
+    """Two entries on two diagonals: a sample drawn with replacement could miss one."""
+    A = CSRMatrix.from_scipy(sp.csr_matrix(np.array([[1.0, 2.0]])))
+    found = dia.structure(A)
+    assert isinstance(found, dia.Structure) and list(found.offsets) == [0, 1]

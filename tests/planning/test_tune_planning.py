@@ -52,7 +52,7 @@ def test_candidates_rule_first_distinct_and_plannable(name, dtype, rng):
     A = MATRICES[name](rng).astype(dtype)
     names = plan_tune.candidates(A)
     assert names[0] == policy.rule_kernel(A)
-    assert 5 <= len(names) <= 13
+    assert 5 <= len(names) <= 15  # 15: dia at 1, 2 and 4 rows a thread on a float32 stencil
     configurations = set()
     for kernel in names:
         family, param = policy.parse_kernel(kernel)

@@ -23,7 +23,6 @@ def test_variants_parse_into_file_options_and_launch():
         with pytest.raises(argparse.ArgumentTypeError, match="NAME=OPTIONS"):
             ab_kernel.parse_variant(bad)
     assert ab_kernel.parse_variant("l1=@carveout=0")[3] == {"carveout": "0"}
-    assert ab_kernel.parse_variant("r=-DR=1 @rows=1")[2:] == (("-DR=1",), {"rows": "1"})
     for bad in ("v=@carvout=10", "v=@grid=", "v=@block=two"):
         with pytest.raises(argparse.ArgumentTypeError, match="@KEY=INTEGER"):
             ab_kernel.parse_variant(bad)
@@ -40,15 +39,3 @@ def test_a_wrong_variant_is_reported_not_timed(tmp_path):
     assert results["committed"]["status"] == "ok" and results["committed"]["ms"] > 0
     assert results["committed"]["error_vs_abs"] < 1e-5
     assert results["doubled"]["status"] == "wrong" and "ms" not in results["doubled"]
-
-
-@pytest.mark.gpu
-def test_rows_sizes_the_grid_for_a_variants_rows_a_thread(tmp_path):
-    """dia compiled for a row a thread (-DSPLA_DIA_ROWS=1) with @rows=1 gets 4x the committed grid
-    (4 rows a thread in float32) and gives the right products."""
-    assert ab_kernel.main(["gen:poisson2d:300", "--kernel", "dia", "--rounds", "1", "--budget", "0.01",
-                           "--variant", "committed=", "--variant", "row=-DSPLA_DIA_ROWS=1 @rows=1",
-                           "--out", str(tmp_path)]) == 0
-    results = {r["variant"]: r for r in json.loads((tmp_path / "ab.json").read_text())["results"]}
-    assert results["committed"]["status"] == "ok" and results["row"]["status"] == "ok"
-    assert results["row"]["grid"] == -(-300 * 300 // 256) and results["committed"]["grid"] == -(-300 * 300 // 1024)

@@ -63,8 +63,9 @@ SOURCES = {
     "adaptive2": _declare("spmv_adaptive2.cu", "spla_spmv_adaptive2", options=ADAPTIVE_DEFINES),
     "segmented": _declare("spmv_segmented.cu", "spla_spmv_segmented", segmented.segmented_entries,
                           SEGMENTED_DEFINES),
-    # diagonals carry no column indices: one instance per value type
-    "dia": KernelSource("spmv_dia.cu", [kernel_name("dia", dtype, None) for dtype in VALUE_TYPES]),
+    # diagonals carry no column indices: one instance per value type and rows a thread
+    "dia": KernelSource("spmv_dia.cu", [kernel_name("dia", dtype, None, rows) for dtype in VALUE_TYPES
+                                        for rows in dia.rows_choices(dtype)], (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}",)),
     "band": _declare("spmv_band.cu", "spla_spmv_band", lambda dtype: LANE_WIDTHS),
 }
 
@@ -272,15 +273,15 @@ class _SegmentedLauncher(Launcher):
 
 
 class _DiaLauncher(_RowLauncher):
-    """dia: A's diagonals (spla.planning.dia: offsets and a value per row each), a pack of rows a
-    thread (``dia.pack_rows``: 4 in float32, 2 in float64).
+    """dia: A's diagonals (spla.planning.dia: offsets and a value per row each), ``rows`` rows a
+    thread (``dia.rows_for``).
 
     ``row_kernel`` is the scalar launcher over A's CSR arrays: the fused CG kernels, which do
     their own product from CSR, keep a thread per row."""
 
-    def __init__(self, cupy, A, structure: dia.Structure):
-        super().__init__(cupy, A, function(cupy, "dia", A.dtype, A.index_dtype),
-                         _grid(ceil_div(A.n_rows, dia.pack_rows(A.dtype)), ROW_BLOCK), ROW_BLOCK,
+    def __init__(self, cupy, A, structure: dia.Structure, rows: int):
+        super().__init__(cupy, A, function(cupy, "dia", A.dtype, A.index_dtype, rows),
+                         _grid(ceil_div(A.n_rows, rows), ROW_BLOCK), ROW_BLOCK,
                          head=(np.int64(A.n_rows), np.int64(A.n_cols), np.int64(structure.stride),
                                np.int32(structure.n_diagonals), structure.offsets, structure.values))
         self.row_kernel = _row_launcher(cupy, A, "scalar", None)
@@ -352,8 +353,8 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
     if family == "segmented":
         return _SegmentedLauncher(cupy, A, plan)
     if family == "dia":
-        assert isinstance(plan.structure, dia.Structure)
-        return _DiaLauncher(cupy, A, plan.structure)
+        assert isinstance(plan.structure, dia.Structure) and plan.param is not None
+        return _DiaLauncher(cupy, A, plan.structure, plan.param)
     if family == "band":
         assert isinstance(plan.structure, band.Structure) and plan.param is not None
         return _BandLauncher(cupy, A, plan.structure, plan.param)
