@@ -171,8 +171,9 @@ def auto_line(choice: dict) -> str:
     why = AUTO_SOURCES.get(choice.get("source", "rule"), choice.get("source", "rule"))
     rule = "" if choice.get("source", "rule") == "rule" else f"; the rule picks {choice.get('rule')}"
     kernel = choice["kernel"]
-    if "lanes" in choice and ":" not in kernel:
-        kernel += f":{choice['lanes']}"
+    param = choice.get("lanes", choice.get("rows_a_thread"))  # warp:8, dia:4: the configuration that runs
+    if param is not None and ":" not in kernel:
+        kernel += f":{param}"
     if "structure" in choice:
         kernel += f" ({choice['structure']})"
     return f"auto runs   {kernel}: {why} (class {choice['class']}{rule})"

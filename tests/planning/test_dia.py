@@ -87,8 +87,8 @@ def test_auto_looks_for_diagonals_only_in_large_regular_matrices():
     large = generators.poisson2d(460)  # 1.06M nonzeros
     assert large.nnz >= dia.AUTO_MIN_NNZ and rule_kernel(large) == "dia"
     choice = describe_choice(large)
-    assert choice["kernel"] == "dia" and choice["diagonals"] == 5
-    assert auto_line(choice).startswith("auto runs   dia (5 diagonals): the rule on row statistics")
+    assert choice["kernel"] == "dia" and choice["diagonals"] == 5 and choice["rows_a_thread"] == 2  # float64
+    assert auto_line(choice).startswith("auto runs   dia:2 (5 diagonals): the rule on row statistics")
     irregular = generators.from_spec("gen:powerlaw:300000:8:2000")
     assert irregular.nnz >= dia.AUTO_MIN_NNZ and rule_kernel(irregular) != "dia" and "dia" not in irregular._cache
 
