@@ -302,7 +302,7 @@ def bound_param(A, family: str, param: int | None) -> int | None:
         return param or segmented.segmented_default(A.dtype)
     if family == "dia" and param is None:
         found = dia.structure(A)  # cached; a refusal is raised by plan_spmv
-        return dia.rows_for(found.n_diagonals, A.dtype) if isinstance(found, dia.Structure) else None
+        return dia.rows_for(found.n_diagonals, A.dtype, A.n_rows) if isinstance(found, dia.Structure) else None
     if family == "cusparse":
         return param or 1
     if family in LANE_FAMILIES:

@@ -150,6 +150,12 @@ def test_rows_a_thread_follow_the_diagonals_and_the_dtype():
     for n_diagonals, rows32, rows64 in ((0, 4, 2), (5, 4, 2), (7, 4, 2), (27, 2, 1), (33, 1, 1), (64, 1, 1)):
         assert dia.rows_for(n_diagonals, np.float32) == rows32 and dia.rows_for(n_diagonals, np.float64) == rows64
     assert dia.STRIDE_ROWS % max(dia.ROWS) == 0
+    # rows that need just over one wave of threads at that R, and not at twice it, take twice it
+    one_wave = dia.RESIDENT_THREADS
+    assert dia.rows_for(33, np.float32, one_wave) == 1 and dia.rows_for(33, np.float32, one_wave + 1) == 2
+    assert dia.rows_for(27, np.float64, 2 * one_wave) == 2 and dia.rows_for(27, np.float64, 2 * one_wave + 1) == 1
+    assert dia.rows_for(5, np.float32, 4 * one_wave + 1) == 4  # no 8 rows a thread: R stays
+    assert dia.rows_for(27, np.float32, 2 * one_wave + 1) == 4  # 2 by bytes, 4 for one wave
     A = generators.poisson3d(9).astype(np.float32)  # 7 diagonals
     assert plan_spmv(A, "dia").param == 4 and plan_spmv(A, "dia:1").param == 1
     assert plan_spmv(A.astype(np.float64), "dia").param == 2
