@@ -24,8 +24,8 @@
 #include "launch_config.cuh"  // SPLA_ROW_BLOCK, as the host passes it
 
 // Blocks an SM must hold: 8 of 256 threads caps a thread at 32 registers (full occupancy), where
-// R = 4 in float32 would take 34 and 6 blocks (2D/3D Poisson 7-24% faster with the cap). A/B
-// switch: 0 leaves the registers to the compiler.
+// R = 4 in float32 would take 40 and 6 blocks (2D/3D Poisson 4-9% faster with the cap; a 27-point
+// stencil at R = 2 11% slower without it). A/B switch: 0 leaves the registers to the compiler.
 #ifndef SPLA_DIA_MIN_BLOCKS
 #define SPLA_DIA_MIN_BLOCKS 8
 #endif

@@ -71,7 +71,8 @@ def candidates(A) -> list[str]:
     at the lanes rule's width and its two neighbours, ``adaptive2`` and
     ``adaptive`` (the best spla kernel on some skewed graphs where auto's
     ``adaptive2`` is not), ``segmented`` at every K the dtype takes, ``dia``
-    at every rows a thread where A's regular rows lie on a few diagonals (spla.planning.dia), ``band``
+    at every rows a thread (``dia:R``) where A's regular rows lie on a few
+    diagonals (spla.planning.dia), ``band``
     in place of ``warp`` where every row is one run of columns (the same
     mapping, fewer bytes: spla.planning.band), and from
     :data:`VENDOR_MIN_NNZ` nonzeros cuSPARSE's CSR ALG1 and ALG2
