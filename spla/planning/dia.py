@@ -84,8 +84,9 @@ def rows_for(n_diagonals: int, dtype, n_rows: int = 0) -> int:
     size = np.dtype(dtype).itemsize
     choices = rows_choices(dtype)
     rows = max((r for r in choices if r * max(n_diagonals, 1) * size <= THREAD_BYTES), default=1)
-    if -(-n_rows // rows) > RESIDENT_THREADS and 2 * rows in choices and -(-n_rows // (2 * rows)) <= RESIDENT_THREADS:
-        rows *= 2
+    doubled = 2 * rows
+    if doubled in choices and -(-n_rows // rows) > RESIDENT_THREADS >= -(-n_rows // doubled):  # threads, rounded up
+        rows = doubled
     return rows
 
 

@@ -85,7 +85,6 @@ def test_auto_runs_dia_on_a_large_stencil(rng):
     np.testing.assert_allclose(spla.spmv(A, x).get(), A.to_scipy() @ x.get(), rtol=1e-12, atol=1e-12)
 
 
-
 @pytest.mark.parametrize("kernel, dtype", [("dia:1", np.float32), ("dia:2", np.float32), ("dia:4", np.float32),
                                            ("dia:1", np.float64), ("dia:2", np.float64)])
 @pytest.mark.parametrize("n_rows", [1, 3, 5, 6, 7, 9, 4096 + 3])

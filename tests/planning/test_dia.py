@@ -141,7 +141,6 @@ def test_running_out_of_memory_while_storing_is_a_refusal(monkeypatch):
         dia.structure(generators.poisson2d(11))
 
 
-
 def test_rows_a_thread_follow_the_diagonals_and_the_dtype():
     """dia:R takes R rows a thread: the most whose values of one sweep of the diagonals fit
     THREAD_BYTES (the H200's winners: 2D/3D Poisson 4 in float32, 2 in float64; a 27-point stencil
