@@ -133,7 +133,7 @@ def geomean(values) -> float:
     return math.exp(sum(map(math.log, values)) / len(values))
 
 
-FITTED = ("segmented_mean", "short_rows", "vendor_nnz", "narrow_max")
+FITTED = ("segmented_mean", "short_rows", "vendor_nnz", "narrow_max", "huge_share")
 NEVER = 2**62  # vendor_nnz of a rule that never hands a matrix to cuSPARSE
 
 
@@ -156,8 +156,10 @@ def _best_of(grid, score) -> tuple[tuple, float]:
 def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     """The thresholds of :data:`FITTED` maximising the fit set's geomean quality, each over
     the midpoints between the fit set's own values: (segmented_mean, short_rows) as one grid,
-    then vendor_nnz given them (over the irregular matrices' sizes, or never), then narrow_max
-    (one of their longest rows, or 0), then all again given the others."""
+    then vendor_nnz given them (over the irregular matrices' sizes, or never) together with
+    huge_share (over the huge-row matrices' longest row over nnz; infinite, as in the code before
+    it was fitted, unless a finite one scores higher), then narrow_max (one of their longest rows,
+    or 0), then all again given the others."""
     fit_items = [i for i in items if i["half"] in FIT_HALVES]
 
     def score(t):
@@ -165,16 +167,26 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
 
     pairs = [(m, int(r)) for m in _midpoints(i["stats"].mean for i in fit_items)
              for r in _midpoints(i["stats"].n_rows for i in fit_items)]
-    irregular = [i["stats"] for i in fit_items if matrix_class(i["stats"], AUTO).startswith("irregular")]
+    irregular = [i["stats"] for i in fit_items
+                 if matrix_class(i["stats"], dataclasses.replace(AUTO, huge_share=math.inf)).startswith("irregular")]
     sizes = [int(v) for v in _midpoints(s.nnz for s in irregular)[1:]] + [NEVER]
     # narrow_max at a fit matrix's own longest row (or 0): the narrowest reach that covers it
     longest = [0, *sorted({s.max for s in irregular})]
-    t = dataclasses.replace(AUTO, vendor_nnz=NEVER, narrow_max=0)
+    shares = _midpoints(s.max / s.nnz for s in (i["stats"] for i in fit_items) if s.max > AUTO.huge_row)[1:]
+    t = dataclasses.replace(AUTO, vendor_nnz=NEVER, narrow_max=0, huge_share=math.inf)
     for _ in range(2):
         (m, r), _ = _best_of(pairs, lambda p: score(dataclasses.replace(t, segmented_mean=p[0], short_rows=p[1])))
         t = dataclasses.replace(t, segmented_mean=m, short_rows=r)
-        (v,), best = _best_of([(v,) for v in sizes], lambda p: score(dataclasses.replace(t, vendor_nnz=p[0])))
-        t = dataclasses.replace(t, vendor_nnz=v)
+        # vendor_nnz and huge_share together (huge_share only matters from vendor_nnz on); an
+        # infinite huge_share (every large huge-row matrix runs cuSPARSE) unless a finite one
+        # scores higher on the fit set
+        def vendor_score(p):
+            return score(dataclasses.replace(t, vendor_nnz=p[0], huge_share=p[1]))
+        (v, h), best = _best_of([(v, h) for v in sizes for h in [*shares, math.inf]], vendor_score)
+        (v_inf, _), never = _best_of([(v, math.inf) for v in sizes], vendor_score)
+        if best <= never + 1e-12:
+            v, h, best = v_inf, math.inf, never
+        t = dataclasses.replace(t, vendor_nnz=v, huge_share=h)
         (w,), best = _best_of([(w,) for w in longest], lambda p: score(dataclasses.replace(t, narrow_max=p[0])))
         t = dataclasses.replace(t, narrow_max=w)
     return t, best
@@ -221,7 +233,7 @@ def main(argv=None) -> int:
           + ", ".join(f"{name} = {getattr(fitted, name):g} (code: {getattr(AUTO, name):g})" for name in FITTED) + "\n")
     # the rule before session 8: none of its classes; session 8's: no cuSPARSE
     before = dataclasses.replace(AUTO, segmented_mean=0.0, short_rows=0, long_mean=math.inf, vendor_nnz=NEVER,
-                                 narrow_max=0)
+                                 narrow_max=0, huge_share=math.inf)
     own = dataclasses.replace(fitted, vendor_nnz=NEVER)
     rules = {"before": before, "fitted, spla kernels only": own, "fitted": fitted, "code": AUTO}
     print("\n".join(table(items, rules)))

@@ -37,6 +37,7 @@ banded-random          report  contiguous rows of random width 1..64 near the di
 block-dense            fit     short rows plus 0.2% of rows half-dense over one column block (half the nnz)
 block-sparse           report  dense 8x8 blocks, 5 a block row (FEM-like, 40 a row)
 mixed-lengths          report  short rows plus 16 rows holding half the nonzeros
+hub-rows               fit     short rows plus 24 rows holding 30% of the nonzeros
 empty-rows             fit     90% empty rows, power-law lengths on the rest
 tall-skinny            fit     rows of 8 over 512 columns
 short-wide             report  rows of up to 8192 over up to 16M columns
@@ -269,11 +270,23 @@ def _block_sparse(nnz, seed, dtype):
 
 
 # -------------------------------------------------------------- mixed lengths
+def _hub_rows(nnz, seed, dtype, hubs, hub_share):
+    """Short local rows (1..15, mean 8) plus ``hubs`` rows of uniform columns holding about
+    ``hub_share`` of the nonzeros (hugerows: a hub's length is uniform in [0.45 L, L], mean 0.725 L)."""
+    n = max(64, int(nnz * (1 - hub_share) / 8))
+    hubs = min(hubs, n)
+    length = int(min(n, max(2, nnz * hub_share / hubs / 0.725)))
+    return gen.hugerows(n, hubs, length, seed=seed, dtype=dtype)
+
+
 def _mixed_lengths(nnz, seed, dtype):
-    n = max(64, nnz // 16)
-    huge = min(16, n)
-    length = int(min(n, max(2, nnz / 2 / huge / 0.725)))
-    return gen.hugerows(n, huge, length, seed=seed, dtype=dtype)
+    return _hub_rows(nnz, seed, dtype, 16, 0.5)
+
+
+def _hub_rows_fit(nnz, seed, dtype):
+    # mixed-lengths' sibling in the fit half (added in session 15: the fit half had no large
+    # matrix whose longest rows hold a large share of the nonzeros)
+    return _hub_rows(nnz, seed, dtype, 24, 0.3)
 
 
 # ----------------------------------------------------------------- rectangles
@@ -341,6 +354,7 @@ _FAMILIES = [
     Family("block-sparse", "report", "block", "dense 8x8 blocks, 5 a block row", _block_sparse),
     Family("empty-rows", "fit", "irregular", "90% empty rows, power law on the rest", _empty_rows),
     Family("mixed-lengths", "report", "irregular", "short rows + 16 rows with half the nnz", _mixed_lengths),
+    Family("hub-rows", "fit", "irregular", "short rows + 24 rows with 30% of the nnz", _hub_rows_fit),
     Family("tall-skinny", "fit", "rectangle", "rows of 8 over 512 columns", _tall_skinny),
     Family("short-wide", "report", "rectangle", "rows of up to 8192 over up to 16M columns", _short_wide),
     Family("random-uniform", "fit", "random", "16 uniform random columns a row", _random_uniform),

@@ -13,6 +13,8 @@ Kernel names may carry a parameter: a lane width, ``"warp:8"`` or
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -149,7 +151,7 @@ def band_lanes(mean_row: float, itemsize: int) -> int:
 @dataclass(frozen=True)
 class AutoThresholds:
     """The numbers of the auto rule (:func:`matrix_class`); ``scripts/fit_auto.py`` fits
-    ``segmented_mean``, ``short_rows``, ``vendor_nnz`` and ``narrow_max`` on the corpus's fit
+    ``segmented_mean``, ``short_rows``, ``vendor_nnz``, ``narrow_max`` and ``huge_share`` on the corpus's fit
     half and reports the rule on every half (BENCHMARKS.md); the others are set from the
     kernels' design."""
 
@@ -164,6 +166,7 @@ class AutoThresholds:
     short_rows: int = 316000     # fitted: short rows take vector from this many rows, warp below
     vendor_nnz: int = 4464630    # fitted: irregular matrices this large run cuSPARSE's CSR ALG1
     narrow_max: int = 205        # fitted: smaller irregular matrices with no row longer run vector
+    huge_share: float = 0.00654  # fitted: a huge row this share of the nonzeros keeps adaptive2 at any size
 
 
 AUTO = AutoThresholds()
@@ -180,14 +183,17 @@ AUTO = AutoThresholds()
 #       vector was 5-6% behind warp (session 12; the corpus's only long rows,
 #       in its report half: a choice of the smaller worst case, not a fit)
 #   "irregular-vendor": a huge or irregular matrix (the next two classes) of at
-#       least vendor_nnz nonzeros runs cuSPARSE's CSR ALG1: on large power-law,
+#       least vendor_nnz nonzeros, its longest row under huge_share of them,
+#       runs cuSPARSE's CSR ALG1: on large power-law,
 #       R-MAT and bimodal matrices it beats every spla kernel (Nsight Compute:
 #       its gathers keep L2 busier, at twice segmented's occupancy;
 #       BENCHMARKS.md), so auto hands them to it rather than run a slower
 #       kernel of its own
 #   "huge": a row longer than huge_row (segmented would send each such row's
 #       hundreds of tiles through one completion counter; adaptive2 splits it
-#       into 4096-nnz chunks)
+#       into 4096-nnz chunks), at any size when the longest row holds at least
+#       huge_share of the nonzeros: there the split rows are much of the work,
+#       and adaptive2 streams them faster than cuSPARSE (hub-rows, fit half)
 #   "irregular-narrow", "irregular-short" and "irregular": a row longer than
 #       long_row, or rows irregular (cv > irregular_cv) with a longest row past
 #       short_max (one long row would stall a warp or a thread). Where no row
@@ -220,7 +226,7 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
     if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
         return "long"
     if s.max > t.huge_row:
-        return "irregular-vendor" if s.nnz >= t.vendor_nnz else "huge"
+        return "irregular-vendor" if s.nnz >= t.vendor_nnz and s.max < t.huge_share * s.nnz else "huge"
     if s.max > t.long_row or (s.cv > t.irregular_cv and s.max > t.short_max):
         if s.nnz >= t.vendor_nnz:
             return "irregular-vendor"

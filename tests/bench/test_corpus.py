@@ -98,10 +98,12 @@ def _empty_rows(A):
     assert lengths.max() == 512
 
 
-def _mixed(A):
-    lengths = _lengths(A)
-    top = np.sort(lengths)[-16:]
-    assert top.sum() > 0.3 * A.nnz and top.min() > 20 * np.median(lengths)
+def _hubs(count, share):
+    def check(A):
+        lengths = _lengths(A)
+        top = np.sort(lengths)[-count:]
+        assert top.sum() > share * A.nnz and top.min() > 10 * np.median(lengths)
+    return check
 
 
 def _tall(A):
@@ -135,7 +137,7 @@ PROPERTIES = {
     "bimodal": _bimodal, "multimodal": _multimodal,
     "banded-fixed": _banded_fixed, "banded-random": _banded_random,
     "block-dense": _block_dense, "block-sparse": _block_sparse,
-    "empty-rows": _empty_rows, "mixed-lengths": _mixed,
+    "empty-rows": _empty_rows, "mixed-lengths": _hubs(16, 0.3), "hub-rows": _hubs(24, 0.2),
     "tall-skinny": _tall, "short-wide": _wide,
     "random-uniform": _fixed(16), "short-random": _fixed(3), "zipf-columns": _zipf,
 }

@@ -263,11 +263,17 @@ def test_auto_policy_classes(rng):
     assert rules.describe_choice(one_long)["class"] == "irregular"
     stats = row_stats(one_long)
     # from vendor_nnz nonzeros an irregular matrix runs cuSPARSE's CSR ALG1, short rows or not
-    huge_stats = dataclasses.replace(stats, max=rules.AUTO.huge_row + 1)
-    for row_stats_of in (stats, huge_stats, row_stats(_matrix([2] * 3000 + [400] * 10, 5000, rng))):
+    for row_stats_of in (stats, row_stats(_matrix([2] * 3000 + [400] * 10, 5000, rng))):
         vendor = dataclasses.replace(row_stats_of, nnz=rules.AUTO.vendor_nnz)
         assert rules.matrix_class(vendor) == "irregular-vendor" and rules.AUTO_RULE["irregular-vendor"] == "cusparse"
         assert rules.matrix_class(dataclasses.replace(vendor, nnz=rules.AUTO.vendor_nnz - 1)) != "irregular-vendor"
+    # a huge row too, while it holds less than huge_share of the nonzeros; from that share on it
+    # keeps adaptive2 at any size
+    nnz = rules.AUTO.vendor_nnz * 4
+    for share, klass in ((0.9, "irregular-vendor"), (1.1, "huge")):
+        huge_stats = dataclasses.replace(stats, nnz=nnz, max=max(rules.AUTO.huge_row + 1,
+                                                                 int(share * rules.AUTO.huge_share * nnz)))
+        assert rules.matrix_class(huge_stats) == klass
     band_stats = row_stats(_csr(band))  # regular rows stay with spla's kernels at any size
     assert rules.matrix_class(dataclasses.replace(band_stats, nnz=rules.AUTO.vendor_nnz * 2)) == "medium"
     # irregular rows of a few entries on average: segmented's equal tiles

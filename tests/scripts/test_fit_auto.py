@@ -62,6 +62,40 @@ def test_vendor_threshold_splits_by_size_on_the_fit_half(tmp_path):
     assert any(line.startswith("| fitted | float32 | 3 | ") for line in lines)
 
 
+def _huge(name, half, share, spla_us, vendor_us):
+    """A 20M-nnz matrix whose longest row holds ``share`` of the nonzeros; adaptive2 at
+    ``spla_us``, cuSPARSE's ALG1 at ``vendor_us``."""
+    record = _record(name, half, 20, 10**6, "adaptive2")
+    record["row_stats"]["max"] = int(share * record["row_stats"]["nnz"])
+    for row in record["rows"]:
+        row["device_us"] = spla_us if row["kernel"] == "adaptive2" else 2 * spla_us
+    record["rows"] += [{"kernel": "cusparse:1", "device_us": vendor_us},
+                       {"kernel": "cusparse:2", "device_us": vendor_us * 2}]
+    return record
+
+
+def test_huge_share_splits_hub_rows_from_power_laws_and_needs_evidence(tmp_path):
+    """cuSPARSE wins on the large power laws (longest row 0.5% of nnz), adaptive2 where a row holds
+    5%: huge_share lands between them. Without a fit matrix that wants adaptive2 it stays infinite
+    (every large huge-row matrix runs cuSPARSE), whatever the report half says."""
+    small = _record("small", "fit", 20, 10**5, "adaptive2")  # where vendor_nnz starts: below the rest
+    small["rows"] += [{"kernel": "cusparse:1", "device_us": 20.0}, {"kernel": "cusparse:2", "device_us": 20.0}]
+    power = [_huge(f"power{k}", "fit", 0.005, 10.0, 8.0) for k in range(2)]
+    hubs = [_huge("hubs", "fit", 0.05, 5.0, 8.0)]
+    held = [_huge("held", "report", 0.1, 5.0, 8.0)]
+    for records, want in (([small, *power, *hubs, *held], (0.005, 0.05)), ([small, *power, *held], None)):
+        path = tmp_path / "corpus.json"
+        path.write_text(json.dumps({"records": records}))
+        items = fit_auto.load([path], None, None)
+        fitted, _ = fit_auto.fit(items)
+        picks = {i["name"]: fit_auto.picked(i, fitted) for i in items}
+        assert picks["small"] == "adaptive2" and picks["power0"] == picks["power1"] == "cusparse"
+        if want is None:
+            assert fitted.huge_share == float("inf") and picks["held"] == "cusparse"
+        else:
+            assert want[0] < fitted.huge_share < want[1] and picks["hubs"] == picks["held"] == "adaptive2"
+
+
 def test_real_matrices_split_into_a_fit_and_a_report_half(tmp_path):
     """Real matrices go to real-fit or real-report by their name's CRC, stably; only real-fit
     ones move the thresholds."""
