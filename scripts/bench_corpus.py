@@ -205,7 +205,7 @@ def run_one(job: dict, dtype: str, args) -> dict:
     from spla.bench.spmv import compare
     from spla.bench.tune import RESULT_KEY
     from spla.planning.spmv import describe_choice
-    from spla.planning.stats import row_stats
+    from spla.planning.stats import near_share, row_stats
 
     record = {**{k: v for k, v in job.items() if k != "matrix"}, "dtype": dtype}
     host = job["matrix"]
@@ -220,7 +220,8 @@ def run_one(job: dict, dtype: str, args) -> dict:
     auto: dict = next((row for row in measured["rows"] if row["kernel"] == "auto"), {})
     record.update(measured, status="ok", auto_kernel=auto.get("runs", describe_choice(run_matrix)["rule"]),
                   tuned_kernel=tuned.get("kernel", "tune"), tune=tuned,
-                  row_stats=dataclasses.asdict(row_stats(run_matrix)))  # what scripts/fit_auto.py fits on
+                  row_stats=dataclasses.asdict(row_stats(run_matrix)),  # what scripts/fit_auto.py fits on
+                  near_share=near_share(run_matrix))  # and scripts/fit_lanes.py
     return record
 
 

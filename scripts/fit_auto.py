@@ -57,22 +57,28 @@ def matrix_stats(record: dict, real: Path | None, cache: dict) -> RowStats | Non
         return RowStats(**record["row_stats"])
     key = record["name"]
     if key not in cache:
-        import spla
-        from spla.bench import corpus
         from spla.planning.stats import row_stats
 
-        if record["half"] == "real":
-            path = Path(record.get("path", ""))
-            if real is not None:
-                path = real / path.name
-            if not path.is_file():
-                return None
-            A = spla.load(str(path))
-        else:
-            A = corpus.build(record["family"], int(record["nnz_target"]))
+        A = rebuild(record, real)
+        if A is None:
+            return None
         cache[key] = dataclasses.asdict(row_stats(A))
         print(f"  stats of {key}: {cache[key]}", file=sys.stderr, flush=True)
     return RowStats(**cache[key])
+
+
+def rebuild(record: dict, real: Path | None):
+    """The record's matrix, rebuilt from its corpus family or read from the real matrices'
+    folder (None where that file is missing)."""
+    import spla
+    from spla.bench import corpus
+
+    if record["half"] != "real":
+        return corpus.build(record["family"], int(record["nnz_target"]))
+    path = Path(record.get("path", ""))
+    if real is not None:
+        path = real / path.name
+    return spla.load(str(path)) if path.is_file() else None
 
 
 def load(paths, real: Path | None, stats_path: Path | None) -> list[dict]:

@@ -13,8 +13,6 @@ Kernel names may carry a parameter: a lane width, ``"warp:8"`` or
 
 from __future__ import annotations
 
-import math
-
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,7 +20,7 @@ import numpy as np
 
 from ..errors import KernelError
 from . import adaptive, band, dia, segmented
-from .stats import RowStats, row_stats
+from .stats import RowStats, near_share, row_stats
 from .structured import Refusal
 
 # What `spla.spmv(kernel=...)` accepts on the GPU: spla's kernels in the order of
@@ -104,19 +102,31 @@ LANE_ENTRIES = 16
 # FILL_THREADS, the width doubles (at most LANE_DOUBLINGS times) until they do:
 # the GPU is short of threads (an H200 holds 132 x 2,048 = 270k), not of bytes
 # a lane. Fitted by scripts/fit_lanes.py on the tuner's timings of each width
-# and its neighbours (fit halves, session 13): on small matrices the best width
-# was mostly two or four times the rule's. No more than four times: no record
-# times a wider width.
-FILL_THREADS = 98304
+# and its neighbours (fit halves; 98,304 in session 13, 393,216 with
+# SCATTERED_NEAR in session 15): on small matrices the best width was mostly
+# two or four times the rule's. No more than four times: no record times a
+# wider width.
+FILL_THREADS = 393216
 LANE_DOUBLINGS = 2
 
+# Rows whose neighbouring entries' columns are rarely close (stats.near_share below this: each
+# gather of x a sector of its own) read a whole row in one step, a lane a pack, so all of a row's
+# gathers are in flight at once. The rule above (two loads a lane) was set on stencils and bands,
+# whose packs of x share lines; on random-uniform it left the tuner's width 4-11% faster. Fitted
+# with FILL_THREADS by scripts/fit_lanes.py on the fit halves (session 15, BENCHMARKS.md).
+SCATTERED_NEAR = 0.27
 
-def lanes_for(mean_row: float, entries_per_lane_step: int = 1, n_rows: int | None = None) -> int:
+
+def lanes_for(mean_row: float, entries_per_lane_step: int = 1, n_rows: int | None = None,
+              scattered: bool = False) -> int:
     """Lanes per row for the warp/vector kernels, from the mean row length and
     the entries a lane reads a step (1 for warp, pack_entries for vector);
     doubled while ``n_rows`` rows of it would be fewer than FILL_THREADS threads
-    (at most LANE_DOUBLINGS times)."""
-    if mean_row < ROW_GROUP_ENTRIES:
+    (at most LANE_DOUBLINGS times). Rows of ``scattered`` columns (see
+    SCATTERED_NEAR) take one step a row."""
+    if scattered:
+        want = mean_row / entries_per_lane_step
+    elif mean_row < ROW_GROUP_ENTRIES:
         want = mean_row / (2 * entries_per_lane_step)
     else:
         want = max(ROW_GROUP_ENTRIES / entries_per_lane_step, mean_row / LANE_ENTRIES)
@@ -292,6 +302,8 @@ def describe_choice(A) -> dict:
             "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
     if family in LANE_FAMILIES:
         info["lanes"] = bound_param(A, family, param)
+        if family != "band":
+            info["near_share"] = near_share(A)  # below SCATTERED_NEAR: one step a row
     found = STRUCTURES[family].structure(A) if family in STRUCTURES else None
     if found is not None and not isinstance(found, Refusal):
         info["structure"] = STRUCTURES[family].describe(found)
@@ -318,7 +330,7 @@ def bound_param(A, family: str, param: int | None) -> int | None:
         if family == "band":
             return band_lanes(stats.mean, np.dtype(A.dtype).itemsize)
         step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
-        return lanes_for(stats.mean, step, stats.n_rows)
+        return lanes_for(stats.mean, step, stats.n_rows, scattered=near_share(A) < SCATTERED_NEAR)
     return param
 
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..device import array_module
+
 
 @dataclass(frozen=True)
 class RowStats:
@@ -70,3 +72,49 @@ def stats_from_summary(n_rows: int, nnz: int, std: float, longest: int, empty: i
     mean = float(nnz) / n_rows
     return RowStats(int(n_rows), int(nnz), mean, float(std), float(std) / mean if mean > 0 else 0.0, int(longest),
                     int(empty))
+
+
+# Two columns this close share a 32-byte sector of a float32 x (or neighbouring ones of float64).
+NEAR_COLUMNS = 8
+NEAR_SAMPLE_ROWS = 4096  # rows sampled, evenly spaced
+NEAR_ROW_ENTRIES = 64    # entries read from the start of each sampled row
+
+
+def near_share(A) -> float:
+    """The share of neighbouring entries of a row whose columns are at most NEAR_COLUMNS apart,
+    over NEAR_SAMPLE_ROWS evenly spaced rows (their first NEAR_ROW_ENTRIES entries); 1.0 where
+    no sampled row has two entries. Low on rows of scattered columns (0.00 on uniformly random
+    columns, 0.04 on Zipf-skewed ones), high on stencils, bands and blocks (0.3-1.0). Cached
+    on A; only the sampled entries leave the GPU."""
+    share = A._cache.get("near-share")
+    if share is None:
+        share = A._cache["near-share"] = _near_share(A)
+    return share
+
+
+def _to_host(a) -> np.ndarray:
+    return np.asarray(a.get() if hasattr(a, "get") else a)
+
+
+def _near_share(A) -> float:
+    if A.n_rows == 0 or A.nnz == 0:
+        return 1.0
+    rows = np.unique(np.linspace(0, A.n_rows - 1, min(A.n_rows, NEAR_SAMPLE_ROWS)).astype(np.int64))
+    host = A._cache.get("host")  # a cached host copy spares the device gathers
+    indptr, indices = (host.indptr, host.indices) if host is not None else (A.indptr, A.indices)
+    xp = array_module(indptr)
+    starts = _to_host(indptr[xp.asarray(rows)]).astype(np.int64)
+    lengths = np.minimum(_to_host(indptr[xp.asarray(rows + 1)]).astype(np.int64) - starts, NEAR_ROW_ENTRIES)
+    total = int(lengths.sum())
+    if total < 2:
+        return 1.0
+    first = np.cumsum(lengths) - lengths
+    positions = np.repeat(starts - first, lengths) + np.arange(total, dtype=np.int64)
+    columns = _to_host(indices[xp.asarray(positions)]).astype(np.int64)
+    row_of = np.repeat(np.arange(rows.size), lengths)
+    neighbours = row_of[1:] == row_of[:-1]
+    if not neighbours.any():
+        return 1.0
+    gaps = np.abs(np.diff(columns))[neighbours]
+    return float(np.count_nonzero(gaps <= NEAR_COLUMNS)) / gaps.size
+

@@ -339,6 +339,25 @@ def test_auto_picks_the_irregular_kernel_for_the_heavy_row(rng):
     assert rules.choose_kernel(poisson) == rules.AUTO_RULE["short-few-rows"]  # 1,369 rows: lanes, not a thread a row
 
 
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_near_share_of_a_device_matrix_is_the_host_copys(rng, index_dtype):
+    """near_share gathers only the sampled rows' entries from the GPU: the same share as on the
+    host, for scattered and near columns, and the vector width it sets runs correctly."""
+    from spla.planning.stats import near_share
+
+    scattered = _random(rng, 6000, 2_000_000, 8e-6)
+    banded = sp.diags([rng.uniform(-1, 1, 6000) for _ in range(9)], list(range(-4, 5)), shape=(6000, 6000),
+                      format="csr")
+    for host in (scattered, banded):
+        A = _device_matrix(host, np.float64, index_dtype)
+        assert near_share(A) == near_share(CSRMatrix.from_scipy(host, dtype=np.float64, index_dtype=index_dtype))
+    A = _device_matrix(scattered, np.float64, index_dtype)
+    assert near_share(A) < rules.SCATTERED_NEAR <= near_share(_device_matrix(banded, np.float64, index_dtype))
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
+    ref, scale, lengths = _reference(A, x)
+    _check(ops_spmv.spmv(A, x, kernel="vector"), A, ref, scale, lengths, "vector on scattered rows")
+
+
 def test_auto_hands_a_large_power_law_to_cusparse(rng):
     """From AUTO.vendor_nnz nonzeros an irregular matrix runs cuSPARSE's CSR ALG1 through
     spla.spmv's auto, with alpha/beta and out= as every kernel; describe_choice says so."""

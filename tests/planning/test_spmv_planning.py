@@ -18,7 +18,7 @@ from spla.csr import CSRMatrix
 from spla.errors import InputError
 from spla.planning import adaptive, segmented
 from spla.planning import spmv as rules
-from spla.planning.stats import RowStats, row_stats
+from spla.planning.stats import RowStats, near_share, row_stats
 
 
 def _matrix(rows, n_cols, rng):
@@ -345,7 +345,7 @@ def test_lanes_double_where_the_rows_leave_the_gpu_short_of_threads():
 
 def test_bound_param_fills_in_each_family_default(rng):
     """What a plain kernel name compiles with (ab_kernel.py compiles its variants the same way)."""
-    A = _matrix([16] * 64, 100, rng)  # float64, int32 indices: packs of 2 entries
+    A = _matrix([list(range(r, r + 16)) for r in range(64)], 100, rng)  # float64, int32: packs of 2 entries
     assert rules.bound_param(A, "segmented", None) == segmented.segmented_default(np.float64) == 8
     assert rules.bound_param(A.astype(np.float32), "segmented", None) == 16
     assert rules.bound_param(A, "segmented", 4) == 4
@@ -355,6 +355,41 @@ def test_bound_param_fills_in_each_family_default(rng):
     assert rules.bound_param(A, "warp", None) == 4 * rules.lanes_for(16) == 32
     assert rules.bound_param(A, "warp", 32) == 32
     assert rules.bound_param(A, "scalar", None) is None
+
+
+def test_rows_of_scattered_columns_take_one_step_a_row(rng):
+    """warp and vector give rows whose neighbouring columns are rarely close one lane a pack
+    (the whole row in one step); rows of near columns keep about two loads a lane."""
+    n = 1 << 20
+    local = _matrix([list(range(r, r + 16)) for r in range(0, 2 * n, 2 * n // 4096)], 2 * n + 16, rng)
+    scattered = _matrix([np.sort(rng.choice(2 * n, size=16, replace=False)) for _ in range(4096)], 2 * n, rng)
+    assert near_share(local) == 1.0 and near_share(scattered) < 0.01 < rules.SCATTERED_NEAR
+
+    def lanes(A, family, dtype=np.float64):
+        A = A.astype(dtype)
+        A._cache["row_stats"] = dataclasses.replace(row_stats(A), n_rows=n)  # rows enough: no doubling
+        return rules.bound_param(A, family, None)
+
+    assert rules.lanes_for(16, 2) == 4 and rules.lanes_for(16, 4) == 2 and rules.lanes_for(16) == 8
+    assert lanes(local, "vector") == 4 and lanes(scattered, "vector") == 8
+    assert lanes(local, "vector", np.float32) == 2 and lanes(scattered, "vector", np.float32) == 4
+    assert lanes(local, "warp") == 8 and lanes(scattered, "warp") == 16
+    assert rules.describe_choice(scattered)["near_share"] == near_share(scattered)
+    assert rules.lanes_for(200, 4, scattered=True) == 32 and rules.lanes_for(3, 4, scattered=True) == 2
+
+
+def test_near_share_samples_rows_and_reads_neighbours_within_a_row(rng):
+    # rows of one entry have no neighbours: 1.0; an empty matrix too
+    assert near_share(_matrix([[5], [900], [3]], 1000, rng)) == 1.0
+    assert near_share(CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(4, int), (3, 3))) == 1.0
+    # gaps of 8 are near, 9 are not; the pair across two rows is not a neighbour pair
+    A = _matrix([[0, 8, 17], [100, 109, 118]], 200, rng)
+    assert near_share(A) == 1 / 4
+    # unsorted rows count the distance between consecutive entries
+    assert near_share(_matrix([[50, 40, 45]], 100, rng)) == 1 / 2
+    # only the first NEAR_ROW_ENTRIES of a row are read
+    long_row = list(range(0, 64 * 100, 100)) + list(range(6400, 6400 + 64))
+    assert near_share(_matrix([long_row], 7000, rng)) == 0.0
 
 
 # ---------------------------------------------------- segmented tile rows
