@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from .csr import as_csr
-from .planning import adaptive, segmented
+from .planning import adaptive, ceil_div, segmented
 from .planning.spmv import choose_kernel
 
 WARP_SIZE = 32
@@ -115,7 +115,7 @@ def _group_figures(lengths: np.ndarray, size: int, combine, unit: str, transform
     Lengths are non-negative, so a short last group gives what zero padding would.
     """
     n = lengths.size
-    n_groups = -(-n // size)
+    n_groups = ceil_div(n, size)
     total, longest = 0, 0
     for start in range(0, n, CHUNK_ROWS):
         part = lengths[start:start + CHUNK_ROWS]
@@ -148,7 +148,7 @@ def warp_per_row(lengths: np.ndarray, nnz: int) -> dict:
     figures, total = _group_figures(lengths, WARPS_PER_BLOCK, np.sum,
                                     f"block of {WARPS_PER_BLOCK} warps, one row each; "
                                     f"work = sum of ceil(row length / {WARP_SIZE})",
-                                    transform=lambda part: -(-part // WARP_SIZE))
+                                    transform=lambda part: ceil_div(part, WARP_SIZE))
     figures["lane_efficiency"] = _ratio(nnz, WARP_SIZE * total)
     return figures
 

@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import InputError, KernelError
+from . import ceil_div
 from .stats import RowStats, host_indptr, stats_from_lengths
 
 # Passed to kernels/spmv_adaptive*.cu as -D defines (spla.backends.cuda.spmv).
@@ -319,8 +320,8 @@ def _lanes_per_row(n_rows, longest):
     best_cost = np.full(n_rows.shape, np.inf)
     best = np.ones(n_rows.shape, dtype=np.int64)
     for width in LANE_WIDTHS:
-        rounds = -(-(n_rows * width) // ADAPTIVE_THREADS)
-        cost = rounds * (-(-longest // width) + np.log2(width))
+        rounds = ceil_div(n_rows * width, ADAPTIVE_THREADS)
+        cost = rounds * (ceil_div(longest, width) + np.log2(width))
         better = cost < best_cost
         best[better], best_cost[better] = width, cost[better]
     return best
@@ -332,7 +333,7 @@ def _row_blocks(rows, lengths, t: Thresholds, first_split_id: int):
     whole = rows[lengths[rows] <= t.chunk]
     split = rows[lengths[rows] > t.chunk]
     whole_desc = np.stack([whole, whole + 1, np.full(whole.size, KIND_BLOCK), np.full(whole.size, -1)], axis=1)
-    n_chunks = -(-lengths[split] // t.chunk)
+    n_chunks = ceil_div(lengths[split], t.chunk)
     offsets = np.concatenate(([0], np.cumsum(n_chunks)))
     chunk_rows = np.repeat(split, n_chunks)
     chunk_index = np.arange(offsets[-1]) - np.repeat(offsets[:-1], n_chunks)

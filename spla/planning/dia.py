@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from . import structured
+from . import ceil_div, structured
 from .stats import row_stats
 from .structured import AUTO_MIN_NNZ, Refusal
 
@@ -85,7 +85,7 @@ def rows_for(n_diagonals: int, dtype, n_rows: int = 0) -> int:
     choices = rows_choices(dtype)
     rows = max((r for r in choices if r * max(n_diagonals, 1) * size <= THREAD_BYTES), default=1)
     doubled = 2 * rows
-    if doubled in choices and -(-n_rows // rows) > RESIDENT_THREADS >= -(-n_rows // doubled):  # threads, rounded up
+    if doubled in choices and ceil_div(n_rows, rows) > RESIDENT_THREADS >= ceil_div(n_rows, doubled):
         rows = doubled
     return rows
 
@@ -175,7 +175,7 @@ def _detect_diagonals(xp, A) -> Structure | Refusal:
 
 
 def _stride(n_rows: int) -> int:
-    return -(-n_rows // STRIDE_ROWS) * STRIDE_ROWS
+    return ceil_div(n_rows, STRIDE_ROWS) * STRIDE_ROWS
 
 
 def _too_many(candidates: np.ndarray, n_rows: int, nnz: int) -> Refusal | None:

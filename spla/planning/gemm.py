@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KernelError
+from . import ceil_div
 
 # Launch limits CUDA imposes (compute capability 9.0).
 MAX_THREADS_PER_BLOCK = 1024
@@ -41,12 +42,8 @@ WGMMA_SHARED_BYTES = WGMMA_STAGES * (WGMMA_BM + WGMMA_BN) * WGMMA_BK * 4 + 1024 
 WGMMA_TRANSPOSE_TILE = 32
 
 
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 def round_up4(n: int) -> int:
-    return -(-n // 4) * 4
+    return ceil_div(n, 4) * 4
 
 
 @dataclass(frozen=True)

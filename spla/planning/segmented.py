@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from . import ceil_div
 from .stats import host_indptr
 
 # Entries per lane (a tile is 32 * K nonzeros, K a multiple of 4). A lane holds
@@ -46,7 +47,7 @@ def segmented_tile_rows(A, tile: int) -> np.ndarray:
     key = ("segmented-tile-rows", tile)
     if key not in A._cache:
         indptr = host_indptr(A)
-        n_tiles = max(1, -(-int(indptr[-1]) // tile))
+        n_tiles = max(1, ceil_div(int(indptr[-1]), tile))
         tile_rows = np.empty(n_tiles + 1, dtype=np.int64)
         tile_rows[:-1] = np.searchsorted(indptr[:-1], np.arange(n_tiles, dtype=np.int64) * tile, side="left")
         tile_rows[-1] = indptr.size - 1

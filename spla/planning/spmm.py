@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import KernelError
+from . import ceil_div
 from . import gemm as gemm_planning
 from .adaptive import DensePanel, plan_for
 from .stats import host_indptr, row_stats
@@ -118,10 +119,6 @@ def _row_stats(A) -> tuple:
 # ---------------------------------------------------------------- kernel shapes
 def next_pow2(n: int) -> int:
     return 1 << max(0, int(n) - 1).bit_length()
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def regk_sub(mean_row_length: float) -> int:
@@ -274,7 +271,7 @@ def segment_ranges(indptr: np.ndarray, long_rows: np.ndarray, seg_nnz: int = SEG
     """(row of each segment, begin, end): the long rows' nonzeros in seg_nnz pieces."""
     begins = indptr[long_rows].astype(np.int64)
     ends = indptr[long_rows + 1].astype(np.int64)
-    counts = -(-(ends - begins) // seg_nnz)
+    counts = ceil_div(ends - begins, seg_nnz)
     seg_row = np.repeat(long_rows, counts)
     first = np.repeat(np.cumsum(counts) - counts, counts)
     within = np.arange(seg_row.size, dtype=np.int64) - first

@@ -102,7 +102,7 @@ def _near_share(A) -> float:
     rows = np.unique(np.linspace(0, A.n_rows - 1, min(A.n_rows, NEAR_SAMPLE_ROWS)).astype(np.int64))
     host = A._cache.get("host")  # a cached host copy spares the device gathers
     indptr, indices = (host.indptr, host.indices) if host is not None else (A.indptr, A.indices)
-    xp = array_module(indptr)
+    xp = np if isinstance(indptr, np.ndarray) else array_module(indptr)  # NumPy: no CuPy import
     starts = _to_host(indptr[xp.asarray(rows)]).astype(np.int64)
     lengths = np.minimum(_to_host(indptr[xp.asarray(rows + 1)]).astype(np.int64) - starts, NEAR_ROW_ENTRIES)
     total = int(lengths.sum())

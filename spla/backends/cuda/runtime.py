@@ -23,6 +23,7 @@ import numpy as np
 
 from ...device import require_cupy
 from ...errors import KernelError
+from ...planning import ceil_div
 
 NVRTC_OPTIONS = ("-std=c++17",)
 
@@ -105,10 +106,6 @@ def _compiled_module(source: KernelSource, device_id: int):
     module = cupy.RawModule(code=code, options=options, name_expressions=source.names)
     module.compile()
     return module
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 MAX_GRID_X = 2**31 - 1
