@@ -42,8 +42,8 @@ class FakeArray:
     def ravel(self):
         return self
 
-    def __getitem__(self, key):
-        return self.a[key]
+    def __getitem__(self, key):  # a fake index array (the fake cupy.asarray's) reads as its host array
+        return self.a[key.a if isinstance(key, FakeArray) else key]
 
 
 def _read_arguments(params: int, name: str, filename: str) -> tuple:
