@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from spla.cli.spmv import auto_line
 from spla.csr import CSRMatrix
 from spla.errors import InputError
 from spla.planning import adaptive, segmented
@@ -374,7 +375,10 @@ def test_rows_of_scattered_columns_take_one_step_a_row(rng):
     assert lanes(local, "vector") == 4 and lanes(scattered, "vector") == 8
     assert lanes(local, "vector", np.float32) == 2 and lanes(scattered, "vector", np.float32) == 4
     assert lanes(local, "warp") == 8 and lanes(scattered, "warp") == 16
-    assert rules.describe_choice(scattered)["near_share"] == near_share(scattered)
+    choice = rules.describe_choice(scattered)
+    assert choice["near_share"] == near_share(scattered)
+    assert "(scattered columns: a row a step)" in auto_line({**choice, "kernel": "vector", "lanes": 8})
+    assert "scattered" not in auto_line({**rules.describe_choice(local), "kernel": "vector", "lanes": 4})
     assert rules.lanes_for(200, 4, scattered=True) == 32 and rules.lanes_for(3, 4, scattered=True) == 2
 
 
