@@ -177,6 +177,6 @@ def auto_line(choice: dict) -> str:
     if "structure" in choice:
         kernel += f" ({choice['structure']})"
     elif choice.get("near_share", 1.0) < SCATTERED_NEAR:
-        kernel += " (scattered columns: a row a step)"
+        kernel += " (scattered columns: one step a row)"
     return f"auto runs   {kernel}: {why} (class {choice['class']}{rule})"
 

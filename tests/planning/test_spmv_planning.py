@@ -377,7 +377,7 @@ def test_rows_of_scattered_columns_take_one_step_a_row(rng):
     assert lanes(local, "warp") == 8 and lanes(scattered, "warp") == 16
     choice = rules.describe_choice(scattered)
     assert choice["near_share"] == near_share(scattered)
-    assert "(scattered columns: a row a step)" in auto_line({**choice, "kernel": "vector", "lanes": 8})
+    assert "(scattered columns: one step a row)" in auto_line({**choice, "kernel": "vector", "lanes": 8})
     assert "scattered" not in auto_line({**rules.describe_choice(local), "kernel": "vector", "lanes": 4})
     assert rules.lanes_for(200, 4, scattered=True) == 32 and rules.lanes_for(3, 4, scattered=True) == 2
 
