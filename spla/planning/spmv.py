@@ -161,9 +161,9 @@ def band_lanes(mean_row: float, itemsize: int) -> int:
 @dataclass(frozen=True)
 class AutoThresholds:
     """The numbers of the auto rule (:func:`matrix_class`); ``scripts/fit_auto.py`` fits
-    ``segmented_mean``, ``short_rows``, ``vendor_nnz``, ``narrow_max`` and ``huge_share`` on the corpus's fit
-    half and reports the rule on every half (BENCHMARKS.md); the others are set from the
-    kernels' design."""
+    ``segmented_mean``, ``short_rows``, ``vendor_nnz``, ``narrow_max`` and ``huge_share`` on
+    the corpus's fit half and reports the rule on every half (BENCHMARKS.md); the others are
+    set from the kernels' design."""
 
     huge_row: int = 65536      # a row of 128 segmented tiles and more
     long_row: int = 1024       # a row one warp takes 32 steps over

@@ -84,7 +84,7 @@ def near_share(A) -> float:
     """The share of neighbouring entries of a row whose columns are at most NEAR_COLUMNS apart,
     over NEAR_SAMPLE_ROWS evenly spaced rows (their first NEAR_ROW_ENTRIES entries); 1.0 where
     no sampled row has two entries. Low on rows of scattered columns (0.00 on uniformly random
-    columns, 0.04 on Zipf-skewed ones), high on stencils, bands and blocks (0.3-1.0). Cached
+    columns, 0.01-0.04 on Zipf-skewed ones), high on stencils, bands and blocks (0.3-1.0). Cached
     on A; only the sampled entries leave the GPU."""
     share = A._cache.get("near-share")
     if share is None:
