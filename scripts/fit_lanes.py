@@ -44,7 +44,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fit_auto import FIT_HALVES, HALVES, geomean, half_of, rebuild  # noqa: E402
 
-from spla.planning.spmv import FILL_THREADS, SCATTERED_NEAR, lanes_for, pack_entries, widen  # noqa: E402
+from spla.planning.spmv import (  # noqa: E402
+    FILL_THREADS,
+    SCATTERED_MIN_X_BYTES,
+    SCATTERED_NEAR,
+    lanes_for,
+    pack_entries,
+    widen,
+)
 from spla.planning.stats import near_share  # noqa: E402
 
 FAMILIES = ("warp", "vector")
@@ -96,14 +103,16 @@ def load(paths, real: Path | None = None, stats_path: Path | None = None) -> lis
                 items[record["name"], record["dtype"], family] = {
                     "name": record["name"], "dtype": record["dtype"], "family": family,
                     "half": half_of(record), "rows": stats["n_rows"], "mean": stats["mean"], "step": step,
-                    "near": near, "times": times}
+                    "near": near, "times": times,
+                    "x_bytes": record["matrix"]["cols"] * np.dtype(record["dtype"]).itemsize}
     if stats_path is not None:
         stats_path.write_text(json.dumps(cache, indent=1, sort_keys=True))
     return list(items.values())
 
 
 def picked(item: dict, fill: int, scattered_near: float = SCATTERED_NEAR) -> int:
-    width = lanes_for(item["mean"], item["step"], scattered=item["near"] < scattered_near)
+    scattered = item["near"] < scattered_near and item["x_bytes"] > SCATTERED_MIN_X_BYTES
+    width = lanes_for(item["mean"], item["step"], scattered=scattered)
     width = widen(width, item["rows"], fill)
     while width not in item["times"]:
         width //= 2

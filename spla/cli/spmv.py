@@ -9,7 +9,7 @@ from .. import device as _device
 from ..bench import report
 from ..bench.spmv import format_report, spmv_report
 from ..errors import SplaError
-from ..planning.spmv import KERNELS, PARAMETER_HELP, SCATTERED_NEAR
+from ..planning.spmv import KERNELS, PARAMETER_HELP
 from . import distributed as distributed_cli
 from . import main
 
@@ -176,7 +176,7 @@ def auto_line(choice: dict) -> str:
         kernel += f":{param}"
     if "structure" in choice:
         kernel += f" ({choice['structure']})"
-    elif choice.get("near_share", 1.0) < SCATTERED_NEAR:
+    elif choice.get("scattered"):
         kernel += " (scattered columns: one step a row)"
     return f"auto runs   {kernel}: {why} (class {choice['class']}{rule})"
 

@@ -115,6 +115,10 @@ LANE_DOUBLINGS = 2
 # whose packs of x share lines; on random-uniform it left the tuner's width 4-11% faster. Fitted
 # with FILL_THREADS by scripts/fit_lanes.py on the fit halves (session 15, BENCHMARKS.md).
 SCATTERED_NEAR = 0.27
+# ... where x is larger than this: a smaller x stays in every SM's L1 (up to ~200 KiB on an H200),
+# so its gathers are L1 hits, scattered or not (tall-skinny's 512 columns: its best width there was
+# the rule's or half of it). Set from the cache size, not fitted: no fit record tells them apart.
+SCATTERED_MIN_X_BYTES = 1 << 17
 
 
 def lanes_for(mean_row: float, entries_per_lane_step: int = 1, n_rows: int | None = None,
@@ -303,7 +307,8 @@ def describe_choice(A) -> dict:
     if family in LANE_FAMILIES:
         info["lanes"] = bound_param(A, family, param)
         if family != "band":
-            info["near_share"] = near_share(A)  # below SCATTERED_NEAR: one step a row
+            info["near_share"] = near_share(A)
+            info["scattered"] = scattered_columns(A)  # one step a row
     found = STRUCTURES[family].structure(A) if family in STRUCTURES else None
     if found is not None and not isinstance(found, Refusal):
         info["structure"] = STRUCTURES[family].describe(found)
@@ -311,6 +316,12 @@ def describe_choice(A) -> dict:
             info["diagonals"] = found.n_diagonals
             info["rows_a_thread"] = bound_param(A, family, param)
     return info
+
+
+def scattered_columns(A) -> bool:
+    """Whether warp and vector read A's rows in one step: neighbouring columns rarely close, over
+    an x too large for L1 (SCATTERED_NEAR, SCATTERED_MIN_X_BYTES)."""
+    return A.n_cols * np.dtype(A.dtype).itemsize > SCATTERED_MIN_X_BYTES and near_share(A) < SCATTERED_NEAR
 
 
 def bound_param(A, family: str, param: int | None) -> int | None:
@@ -330,7 +341,7 @@ def bound_param(A, family: str, param: int | None) -> int | None:
         if family == "band":
             return band_lanes(stats.mean, np.dtype(A.dtype).itemsize)
         step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
-        return lanes_for(stats.mean, step, stats.n_rows, scattered=near_share(A) < SCATTERED_NEAR)
+        return lanes_for(stats.mean, step, stats.n_rows, scattered=scattered_columns(A))
     return param
 
 

@@ -380,6 +380,11 @@ def test_rows_of_scattered_columns_take_one_step_a_row(rng):
     assert "(scattered columns: one step a row)" in auto_line({**choice, "kernel": "vector", "lanes": 8})
     assert "scattered" not in auto_line({**rules.describe_choice(local), "kernel": "vector", "lanes": 4})
     assert rules.lanes_for(200, 4, scattered=True) == 32 and rules.lanes_for(3, 4, scattered=True) == 2
+    # an x that fits in L1 is not scattered, whatever its columns: its gathers hit L1
+    narrow_x = _matrix([np.sort(rng.choice(4096, size=16, replace=False)) for _ in range(4096)], 4096, rng)
+    assert near_share(narrow_x) < rules.SCATTERED_NEAR and 4096 * 8 <= rules.SCATTERED_MIN_X_BYTES
+    assert not rules.scattered_columns(narrow_x) and rules.scattered_columns(scattered)
+    assert lanes(narrow_x, "vector") == 4
 
 
 def test_near_share_samples_rows_and_reads_neighbours_within_a_row(rng):

@@ -25,6 +25,7 @@ def _record(name, half, n_rows, wider_wins, bare=True, mean=3, near=1.0):
     if not bare:
         candidates[0]["param"] = rule
     return {"name": name, "half": half, "dtype": "float32", "status": "ok", "near_share": near,
+            "matrix": {"rows": n_rows, "cols": n_rows, "nnz": mean * n_rows},
             "row_stats": {"n_rows": n_rows, "nnz": mean * n_rows, "mean": float(mean), "std": 0.0, "cv": 0.0,
                           "max": mean, "empty": 0},
             "tune": {"candidates": candidates}}
