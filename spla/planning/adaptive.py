@@ -40,7 +40,7 @@ import numpy as np
 
 from ..errors import InputError, KernelError
 from . import ceil_div
-from .stats import RowStats, host_indptr, stats_from_lengths
+from .stats import RowStats, host_indptr, stats_from_lengths, to_host
 
 # Passed to kernels/spmv_adaptive*.cu as -D defines (spla.backends.cuda.spmv).
 ADAPTIVE_THREADS = 256
@@ -246,8 +246,7 @@ def _column_spans(A, rows: np.ndarray, indptr: np.ndarray):
     A matrix on the GPU has its indices copied to the host once for this (only
     matrices with candidate rows of >= dense_min_nnz nonzeros get here).
     """
-    indices = A.indices
-    indices = np.asarray(indices.get() if hasattr(indices, "get") else indices)
+    indices = to_host(A.indices)
     padded = np.concatenate((indices, indices[:1]))  # reduceat may name index nnz as a bound
     bounds = np.empty(2 * rows.size, dtype=np.int64)
     bounds[0::2], bounds[1::2] = indptr[rows], indptr[rows + 1]

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import ceil_div, structured
-from .stats import row_stats
+from .stats import row_stats, to_host
 from .structured import AUTO_MIN_NNZ, Refusal
 
 __all__ = ["AUTO_MIN_NNZ", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "rows_choices",
@@ -110,10 +110,6 @@ def describe(found: Structure) -> str:
     return f"{found.n_diagonals} diagonals"
 
 
-def _host(a) -> np.ndarray:
-    return a.get() if hasattr(a, "get") else np.asarray(a)
-
-
 def _row_of_entries(xp, indptr, nnz: int):
     return xp.searchsorted(indptr[1:], xp.arange(nnz, dtype=indptr.dtype), side="right")
 
@@ -149,7 +145,7 @@ def _detect_diagonals(xp, A) -> Structure | Refusal:
     # of a band's diagonals (every third of 33 at a stride of 9,765)
     sample = (np.arange(nnz) if nnz <= SAMPLE  # small: every entry (two entries could sample one twice)
               else np.random.default_rng(0).integers(0, nnz, size=SAMPLE))
-    candidates = np.unique(_host(offsets[xp.asarray(sample)]))
+    candidates = np.unique(to_host(offsets[xp.asarray(sample)]))
     for _ in range(2):  # the sample's diagonals, then with those of the entries it missed
         refusal = _too_many(candidates, n_rows, nnz)
         if refusal is not None:
@@ -157,14 +153,14 @@ def _detect_diagonals(xp, A) -> Structure | Refusal:
         device_candidates = xp.asarray(candidates)
         slot = xp.minimum(xp.searchsorted(device_candidates, offsets), candidates.size - 1)
         off = device_candidates[slot] != offsets
-        missed, zeros = (int(v) for v in _host(xp.stack([off.sum(), (A.data == 0).sum()])))
+        missed, zeros = (int(v) for v in to_host(xp.stack([off.sum(), (A.data == 0).sum()])))
         if zeros:
             return Refusal(f"it stores {zeros:,} explicit zeros (DIA skips zeros, CSR multiplies them)")
         if not missed:
             break
         if missed > nnz // MAX_DIAGONALS:  # a diagonal this full would have been sampled
             return Refusal(f"{missed:,} of its entries lie off the {candidates.size} diagonals a sample finds")
-        candidates = np.union1d(candidates, _host(offsets[off]))
+        candidates = np.union1d(candidates, to_host(offsets[off]))
     else:  # the second pass covers every entry by construction
         raise AssertionError("DIA detection: entries off their own diagonals")
     stride = _stride(n_rows)

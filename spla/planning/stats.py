@@ -22,12 +22,17 @@ class RowStats:
     empty: int
 
 
+def to_host(a) -> np.ndarray:
+    """A NumPy array of ``a``'s values, copied from the GPU if ``a`` is a CuPy array."""
+    return np.asarray(a.get() if hasattr(a, "get") else a)
+
+
 def host_indptr(A) -> np.ndarray:
     """A's row pointer as an int64 NumPy array (the cached host copy's when A has one, else
     copied from the GPU if needed)."""
     host = A._cache.get("host")
     indptr = host.indptr if host is not None else A.indptr
-    return np.asarray(indptr.get() if hasattr(indptr, "get") else indptr, dtype=np.int64)
+    return np.asarray(to_host(indptr), dtype=np.int64)
 
 
 def host_row_lengths(A) -> np.ndarray:
@@ -92,8 +97,6 @@ def near_share(A) -> float:
     return share
 
 
-def _to_host(a) -> np.ndarray:
-    return np.asarray(a.get() if hasattr(a, "get") else a)
 
 
 def _near_share(A) -> float:
@@ -103,14 +106,14 @@ def _near_share(A) -> float:
     host = A._cache.get("host")  # a cached host copy spares the device gathers
     indptr, indices = (host.indptr, host.indices) if host is not None else (A.indptr, A.indices)
     xp = np if isinstance(indptr, np.ndarray) else array_module(indptr)  # NumPy: no CuPy import
-    starts = _to_host(indptr[xp.asarray(rows)]).astype(np.int64)
-    lengths = np.minimum(_to_host(indptr[xp.asarray(rows + 1)]).astype(np.int64) - starts, NEAR_ROW_ENTRIES)
+    starts = to_host(indptr[xp.asarray(rows)]).astype(np.int64)
+    lengths = np.minimum(to_host(indptr[xp.asarray(rows + 1)]).astype(np.int64) - starts, NEAR_ROW_ENTRIES)
     total = int(lengths.sum())
     if total < 2:
         return 1.0
     first = np.cumsum(lengths) - lengths
     positions = np.repeat(starts - first, lengths) + np.arange(total, dtype=np.int64)
-    columns = _to_host(indices[xp.asarray(positions)]).astype(np.int64)
+    columns = to_host(indices[xp.asarray(positions)]).astype(np.int64)
     row_of = np.repeat(np.arange(rows.size), lengths)
     neighbours = row_of[1:] == row_of[:-1]
     if not neighbours.any():
