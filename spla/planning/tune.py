@@ -72,9 +72,9 @@ def candidates(A) -> list[str]:
     ``adaptive`` (the best spla kernel on some skewed graphs where auto's
     ``adaptive2`` is not), ``segmented`` at every K the dtype takes, ``dia``
     at every rows a thread (``dia:R``) where A's regular rows lie on a few
-    diagonals (spla.planning.dia), ``band``
-    in place of ``warp`` where every row is one run of columns (the same
-    mapping, fewer bytes: spla.planning.band), and from
+    diagonals (spla.planning.dia), ``band`` in place of ``warp`` where every
+    row is one run of columns (the same mapping, fewer bytes:
+    spla.planning.band), and from
     :data:`VENDOR_MIN_NNZ` nonzeros cuSPARSE's CSR ALG1 and ALG2
     (``cusparse:1``, which auto runs on large irregular matrices, and the
     deterministic ``cusparse:2``, up to 12% faster on some float64 ones; on
