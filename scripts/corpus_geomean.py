@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from spla.bench.timing import geomean  # noqa: E402
 
 LARGE = 10**7
 BELOW = 0.95  # the floor for any one large matrix
@@ -47,11 +50,6 @@ def load(paths, min_nnz: int = LARGE, exclude=()) -> dict[tuple[str, str], dict]
                 "dtype": record["dtype"], "device": auto["device_speedup"], "per_call": auto["speedup"],
                 "runs": auto.get("runs", "auto")}
     return kept
-
-
-def geomean(values) -> float:
-    values = list(values)
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def table(items: dict, figure: str = "device") -> list[str]:
