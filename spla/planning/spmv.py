@@ -103,10 +103,12 @@ LANE_ENTRIES = 16
 # the GPU is short of threads (an H200 holds 132 x 2,048 = 270k), not of bytes
 # a lane. Fitted by scripts/fit_lanes.py on the tuner's timings of each width
 # and its neighbours (fit halves; 98,304 in session 13, 393,216 with
-# SCATTERED_NEAR in session 15): on small matrices the best width was mostly
-# two or four times the rule's. No more than four times: no record times a
-# wider width.
-FILL_THREADS = 393216
+# SCATTERED_NEAR in session 15, 196,608 in session 16 once the 300k corpus and
+# the real matrices were re-run at 393,216: there warp:8 on small stencils and
+# road graphs was 20-60% slower than warp:4): on small matrices the best width
+# was often two or four times the rule's. No more than four times: no record
+# times a wider width.
+FILL_THREADS = 196608
 LANE_DOUBLINGS = 2
 
 # Rows whose neighbouring entries' columns are rarely close (stats.near_share below this: each
