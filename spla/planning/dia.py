@@ -61,11 +61,15 @@ ROWS = (1, 2, 4)
 #: stencil at R = 2 in float32 (216 bytes) and R = 1 in float64, a band of 33 diagonals at R = 1
 #: (264 bytes at R = 2 in float32 was 2% slower).
 THREAD_BYTES = 256
-#: Threads the H200 holds at once (132 SMs x 2,048). Where the rows at :data:`THREAD_BYTES`' R
-#: need more threads than this and twice the rows a thread would not, R doubles: one wave of
-#: threads, where a nearly empty second wave adds one thread's whole sweep of the diagonals to the
-#: time (session 14, call 3: a band of 33 diagonals, 303k rows, 2.61x the lean cuSPARSE call at
-#: R = 1 and 3.18x at R = 2).
+#: Threads the H200 holds at once (132 SMs x 2,048). Where the rows fit in one wave of this many
+#: threads at some R up to twice :data:`THREAD_BYTES`' R, the fewest rows a thread that does is
+#: taken: every row in flight at once, and as many threads (and loads) in flight as the rows allow.
+#: Above the bytes' R this is a doubling where a nearly empty second wave would add one thread's
+#: whole sweep of the diagonals to the time (session 14, call 3: a band of 33 diagonals, 303k rows,
+#: 2.61x the lean cuSPARSE call at R = 1 and 3.18x at R = 2). Below it, matrices of fewer rows than
+#: a wave take fewer rows a thread (session 16: the tuner's times at 300k and 2M nonzeros, every
+#: stencil of the corpus and both dtypes: the bytes' R was 0.67-0.93 of the best R on 14 of 22, this
+#: rule the best on all 22; a 27-point stencil of 74k rows 5.4 us at R = 1, 6.9 at R = 2).
 RESIDENT_THREADS = 132 * 2048
 #: Each diagonal's stored length is n_rows rounded up to this many rows (zeros past n_rows), so
 #: every group of R rows starts aligned.
@@ -77,17 +81,18 @@ def rows_choices(dtype) -> tuple[int, ...]:
     return tuple(r for r in ROWS if r * np.dtype(dtype).itemsize <= 16)
 
 
-def rows_for(n_diagonals: int, dtype, n_rows: int = 0) -> int:
+def rows_for(n_diagonals: int, dtype, n_rows: int | None = None) -> int:
     """Rows a thread for a matrix of ``n_diagonals`` diagonals and ``n_rows`` rows: the most (of
-    :func:`rows_choices`) whose values of one sweep stay within :data:`THREAD_BYTES`, doubled
-    where that fits the rows in one wave of :data:`RESIDENT_THREADS`."""
+    :func:`rows_choices`) whose values of one sweep stay within :data:`THREAD_BYTES`; given
+    ``n_rows``, the fewest up to twice that which fit the rows in one wave of
+    :data:`RESIDENT_THREADS`, where any does."""
     size = np.dtype(dtype).itemsize
     choices = rows_choices(dtype)
     rows = max((r for r in choices if r * max(n_diagonals, 1) * size <= THREAD_BYTES), default=1)
-    doubled = 2 * rows
-    if doubled in choices and ceil_div(n_rows, rows) > RESIDENT_THREADS >= ceil_div(n_rows, doubled):
-        rows = doubled
-    return rows
+    if n_rows is None:
+        return rows
+    one_wave = [r for r in choices if r <= 2 * rows and ceil_div(n_rows, r) <= RESIDENT_THREADS]
+    return min(one_wave, default=rows)
 
 
 @dataclass(frozen=True, eq=False)

@@ -36,7 +36,7 @@ KERNELS = {
     "segmented": "fixed tiles of 32*K nonzeros, one warp each, loads striped across the warp, "
                  "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)",
     "dia": "stencils and bands: the matrix stored by its diagonals (at most 64), no column indices, "
-           "1, 2 or 4 rows a thread by the diagonals' count (kernels/spmv_dia.cu); refused for other "
+           "1, 2 or 4 rows a thread by the diagonals' count and the rows (kernels/spmv_dia.cu); refused for other "
            "matrices (spla.planning.dia)",
     "band": "rows that are each one contiguous run of columns (bands of any width): warp's mapping, the "
             "row's first column in place of its indices (kernels/spmv_band.cu); refused for other "

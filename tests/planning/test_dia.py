@@ -87,8 +87,9 @@ def test_auto_looks_for_diagonals_only_in_large_regular_matrices():
     large = generators.poisson2d(460)  # 1.06M nonzeros
     assert large.nnz >= dia.AUTO_MIN_NNZ and rule_kernel(large) == "dia"
     choice = describe_choice(large)
-    assert choice["kernel"] == "dia" and choice["diagonals"] == 5 and choice["rows_a_thread"] == 2  # float64
-    assert auto_line(choice).startswith("auto runs   dia:2 (5 diagonals): the rule on row statistics")
+    # float64, 211,600 rows: one wave of threads at a row each
+    assert choice["kernel"] == "dia" and choice["diagonals"] == 5 and choice["rows_a_thread"] == 1
+    assert auto_line(choice).startswith("auto runs   dia:1 (5 diagonals): the rule on row statistics")
     irregular = generators.from_spec("gen:powerlaw:300000:8:2000")
     assert irregular.nnz >= dia.AUTO_MIN_NNZ and rule_kernel(irregular) != "dia" and "dia" not in irregular._cache
 
@@ -155,9 +156,13 @@ def test_rows_a_thread_follow_the_diagonals_and_the_dtype():
     assert dia.rows_for(27, np.float64, 2 * one_wave) == 2 and dia.rows_for(27, np.float64, 2 * one_wave + 1) == 1
     assert dia.rows_for(5, np.float32, 4 * one_wave + 1) == 4  # no 8 rows a thread: R stays
     assert dia.rows_for(27, np.float32, 2 * one_wave + 1) == 4  # 2 by bytes, 4 for one wave
-    A = generators.poisson3d(9).astype(np.float32)  # 7 diagonals
-    assert plan_spmv(A, "dia").param == 4 and plan_spmv(A, "dia:1").param == 1
-    assert plan_spmv(A.astype(np.float64), "dia").param == 2
+    # rows that fit one wave at fewer rows a thread take the fewest that do: more threads in flight
+    assert dia.rows_for(27, np.float32, one_wave) == 1 and dia.rows_for(27, np.float32, one_wave + 1) == 2
+    assert dia.rows_for(5, np.float32, 2 * one_wave) == 2 and dia.rows_for(5, np.float32, 3 * one_wave) == 4
+    assert dia.rows_for(5, np.float64, 100) == 1 and dia.rows_for(64, np.float32, 10**8) == 1
+    A = generators.poisson3d(9).astype(np.float32)  # 7 diagonals, 729 rows: one wave at any R
+    assert plan_spmv(A, "dia").param == 1 and plan_spmv(A, "dia:4").param == 4
+    assert plan_spmv(A.astype(np.float64), "dia:2").param == 2
     with pytest.raises(KernelError, match="dia:4 runs on float32 only"):
         plan_spmv(A.astype(np.float64), "dia:4")
     with pytest.raises(KernelError, match="dia an optional :ROWS"):
