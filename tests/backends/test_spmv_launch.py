@@ -226,10 +226,10 @@ def test_dia_launch_arguments_follow_the_kernel_signature(launches):
     found = dia.structure(host)  # detected on the host, handed to the stand-in device matrix
     A._cache["dia"] = dia.Structure(FakeArray(found.offsets), FakeArray(found.values), found.n_diagonals)
     x = FakeArray(np.ones(A.n_cols, dtype=np.float32))
-    out = ops_spmv.spmv(A, x, kernel="dia")
+    out = ops_spmv.spmv(A, x, kernel="dia:4")  # (the rule takes 1 on 900 rows: one wave at any R)
     name, grid, block, args, _ = launches[-1]
     params = _signature("spmv_dia.cu", "spla_spmv_dia")
-    assert name == "spla_spmv_dia<float, 4>" and len(args) == len(params)  # 5 diagonals: 4 rows a thread
+    assert name == "spla_spmv_dia<float, 4>" and len(args) == len(params)
     assert args[params.index("n_rows")] == 900 and args[params.index("n_cols")] == 900
     assert args[params.index("stride")] == 904 and args[params.index("n_diagonals")] == 5
     assert args[params.index("offsets")] == ptr(A._cache["dia"].offsets)
