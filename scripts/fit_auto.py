@@ -151,7 +151,7 @@ def _midpoints(values) -> list[float]:
     return [0.0] + [math.sqrt(a * b) for a, b in zip(values, values[1:]) if a > 0] + [values[-1] * 2]
 
 
-def _best_of(grid, score) -> tuple[tuple, float]:
+def best_of(grid, score) -> tuple[tuple, float]:
     """The grid point of highest score; of equal scores, the median one."""
     scores = [(score(point), point) for point in grid]
     best = max(value for value, _ in scores)
@@ -181,19 +181,19 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     shares = _midpoints(s.max / s.nnz for s in (i["stats"] for i in fit_items) if s.max > AUTO.huge_row)[1:]
     t = dataclasses.replace(AUTO, vendor_nnz=NEVER, narrow_max=0, huge_share=math.inf)
     for _ in range(2):
-        (m, r), _ = _best_of(pairs, lambda p: score(dataclasses.replace(t, segmented_mean=p[0], short_rows=p[1])))
+        (m, r), _ = best_of(pairs, lambda p: score(dataclasses.replace(t, segmented_mean=p[0], short_rows=p[1])))
         t = dataclasses.replace(t, segmented_mean=m, short_rows=r)
         # vendor_nnz and huge_share together (huge_share only matters from vendor_nnz on); an
         # infinite huge_share (every large huge-row matrix runs cuSPARSE) unless a finite one
         # scores higher on the fit set
         def vendor_score(p):
             return score(dataclasses.replace(t, vendor_nnz=p[0], huge_share=p[1]))
-        (v, h), best = _best_of([(v, h) for v in sizes for h in [*shares, math.inf]], vendor_score)
-        (v_inf, _), never = _best_of([(v, math.inf) for v in sizes], vendor_score)
+        (v, h), best = best_of([(v, h) for v in sizes for h in [*shares, math.inf]], vendor_score)
+        (v_inf, _), never = best_of([(v, math.inf) for v in sizes], vendor_score)
         if best <= never + 1e-12:
             v, h, best = v_inf, math.inf, never
         t = dataclasses.replace(t, vendor_nnz=v, huge_share=h)
-        (w,), best = _best_of([(w,) for w in longest], lambda p: score(dataclasses.replace(t, narrow_max=p[0])))
+        (w,), best = best_of([(w,) for w in longest], lambda p: score(dataclasses.replace(t, narrow_max=p[0])))
         t = dataclasses.replace(t, narrow_max=w)
     return t, best
 

@@ -42,7 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fit_auto import FIT_HALVES, HALVES, geomean, half_of, rebuild  # noqa: E402
+from fit_auto import FIT_HALVES, HALVES, best_of, geomean, half_of, rebuild  # noqa: E402
 
 from spla.planning.spmv import (  # noqa: E402
     FILL_THREADS,
@@ -124,14 +124,6 @@ def quality(item: dict, fill: int, scattered_near: float = SCATTERED_NEAR) -> fl
     return min(times.values()) / times[picked(item, fill, scattered_near)]
 
 
-def _best(grid, score):
-    """The grid point of best score (rounded), the median one of ties."""
-    scores = [(round(score(point), 6), point) for point in grid]
-    best = max(value for value, _ in scores)
-    ties = [point for value, point in scores if value == best]
-    return ties[len(ties) // 2]
-
-
 def near_grid(items: list[dict]) -> list[float]:
     """0 (no matrix scattered) and the midpoints between the fit halves' distinct near shares."""
     shares = sorted({round(i["near"], 4) for i in items if i["half"] in FIT_HALVES})
@@ -141,8 +133,9 @@ def near_grid(items: list[dict]) -> list[float]:
 def fit(items: list[dict]) -> tuple[float, int]:
     """(SCATTERED_NEAR, FILL_THREADS) of best geomean quality on the fit halves, over both grids."""
     fit_items = [i for i in items if i["half"] in FIT_HALVES]
-    return _best([(share, fill) for share in near_grid(items) for fill in GRID],
-                 lambda p: geomean(quality(i, p[1], p[0]) for i in fit_items))
+    (share, fill), _ = best_of([(share, fill) for share in near_grid(items) for fill in GRID],
+                               lambda p: geomean(quality(i, p[1], p[0]) for i in fit_items))
+    return share, fill
 
 
 def _row(items, label, fill, share) -> str:

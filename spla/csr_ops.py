@@ -653,12 +653,10 @@ def _library_index(A, key):
         return _wrap(_cupyx_copy(A)[key], True)
     import scipy.sparse as sp
 
-    key = tuple(k if _is_int(k) or isinstance(k, slice) else np.asarray(cuda_to_host(k)) for k in key)
+    key = tuple(k if _is_int(k) or isinstance(k, slice) else _device.to_host(k) for k in key)
     return _wrap(sp.csr_matrix(scipy_view(A))[key], A.on_gpu)
 
 
-def cuda_to_host(a):
-    return a.get() if _device.is_cupy_array(a) else a
 
 
 def getitem(A, key):

@@ -11,6 +11,8 @@ import contextlib
 import functools
 import os
 
+import numpy as np
+
 from .errors import DeviceMemoryError, InputError, NoGPUError
 
 
@@ -49,6 +51,12 @@ def require_cupy():
 def is_cupy_array(x) -> bool:
     cupy = _import_cupy()
     return cupy is not None and isinstance(x, cupy.ndarray)
+
+
+def to_host(a) -> np.ndarray:
+    """A NumPy array of ``a``'s values, copied from the GPU where ``a`` is a CuPy array (anything
+    with CuPy's ``get()``), else ``np.asarray(a)``."""
+    return np.asarray(a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else a)
 
 
 def array_module(*arrays):

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _host(a) -> np.ndarray:
-    return np.asarray(a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else a)
+from ..device import to_host
 
 
 def nonfinite_counts(values) -> dict:
     """``{"nan": k, "inf": k}`` of an array (NumPy or CuPy)."""
-    values = _host(values)
+    values = to_host(values)
     if values.dtype.kind not in "fc":
         return {"nan": 0, "inf": 0}
     return {"nan": int(np.count_nonzero(np.isnan(values))), "inf": int(np.count_nonzero(np.isinf(values)))}
@@ -47,8 +45,8 @@ def compare_nonfinite(y, reference, magnitude: float | None = None) -> dict:
         NaN/Inf anywhere), ``"propagated"`` (NaN/Inf exactly where the
         reference has them) or ``"mismatch"``; ``note``: one line saying so.
     """
-    y = _host(y).astype(np.complex128 if np.iscomplexobj(_host(y)) else np.float64, copy=False)
-    ref = _host(reference).astype(y.dtype, copy=False)
+    y = to_host(y).astype(np.complex128 if np.iscomplexobj(to_host(y)) else np.float64, copy=False)
+    ref = to_host(reference).astype(y.dtype, copy=False)
     with np.errstate(all="ignore"):
         finite_y, finite_ref = np.isfinite(y), np.isfinite(ref)
         both = finite_y & finite_ref

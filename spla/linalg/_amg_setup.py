@@ -338,8 +338,6 @@ class _Timer:
 
 
 # ------------------------------------------------------------------ small helpers
-def _host(a) -> np.ndarray:
-    return a.get() if _device.is_cupy_array(a) else np.asarray(a)
 
 
 def _wrap(M) -> CSRMatrix:
@@ -618,7 +616,7 @@ def dense_inverse(ops, dense):
 def _near_null_space(xp, B, n: int):
     if B is None:
         return xp.ones(n, dtype=xp.float64)
-    array = xp.asarray(B if _device.is_cupy_array(B) and xp is not np else _host(B), dtype=xp.float64)
+    array = xp.asarray(B if _device.is_cupy_array(B) and xp is not np else _device.to_host(B), dtype=xp.float64)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array.ravel()
     if array.shape != (n,):

@@ -75,7 +75,7 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     xp, X, n = system.xp, system.x, system.n
     k = system.b.shape[1]
     maxiter = default_maxiter(maxiter, n)
-    b_norms = _host(xp.linalg.norm(system.b, axis=0))
+    b_norms = _device.to_host(xp.linalg.norm(system.b, axis=0))
     tolerances = np.array([absolute_tolerance("block_cg", bn, rtol, atol) for bn in b_norms])
     info = np.full(k, maxiter, dtype=np.int64)
     if k == 0:
@@ -84,7 +84,7 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     zero_rhs = b_norms == 0
     X[:, xp.asarray(zero_rhs)] = 0
     R = system.b - spmm(X) if system.x0_given else system.b.copy()
-    start_residuals = _host(xp.linalg.norm(R, axis=0))
+    start_residuals = _device.to_host(xp.linalg.norm(R, axis=0))
     nonfinite = ~np.isfinite(start_residuals)  # NaN/Inf in B (or in A X0): never "converged"
     active = (start_residuals >= tolerances) & ~zero_rhs & ~nonfinite
     info[~active] = 0
@@ -111,8 +111,8 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         if callback is not None:
             callback(X)
         if iteration % system.check_every == 0 or iteration == maxiter:
-            residuals = _host(xp.linalg.norm(R, axis=0))
-            broken = active & ((_host(pq) == 0) | ~np.isfinite(residuals))
+            residuals = _device.to_host(xp.linalg.norm(R, axis=0))
+            broken = active & ((_device.to_host(pq) == 0) | ~np.isfinite(residuals))
             converged = active & ~broken & (residuals < tolerances)
             info[converged] = 0
             info[broken] = -1
@@ -121,6 +121,4 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     return X, info
 
 
-def _host(a):
-    return a.get() if _device.is_cupy_array(a) else np.asarray(a)
 

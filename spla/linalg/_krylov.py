@@ -43,6 +43,7 @@ import math
 
 import numpy as np
 
+from ..device import to_host
 from ..errors import InputError
 from ._kernels import FLAG, kernels_for
 from ._system import absolute_tolerance, default_maxiter, make_system
@@ -453,7 +454,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
             w -= h2 @ basis
             h1 = xp.linalg.norm(w)
             # the one host round trip of this inner iteration: the Givens update needs the column
-            column = _to_host(xp.concatenate((h + h2, xp.stack((h1, h0)))))
+            column = to_host(xp.concatenate((h + h2, xp.stack((h1, h0)))))
             h0 = column[-1]
             column = column[:-1]
             h1 = column[-1]
@@ -493,8 +494,6 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     return x, (0 if r_norm <= atol else maxiter)
 
 
-def _to_host(a):
-    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 def _upper_triangular_solve(R, g):
@@ -556,7 +555,7 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, shift=0.0, maxiter=None, M=Non
         r1, r2 = r2, y
         y = psolve(r2)
         old_beta = beta
-        alfa, beta = (float(s) for s in _to_host(xp.stack([alfa, xp.dot(r2, y)])))  # one sync
+        alfa, beta = (float(s) for s in to_host(xp.stack([alfa, xp.dot(r2, y)])))  # one sync
         if not (math.isfinite(alfa) and math.isfinite(beta)):
             return x, NONFINITE
         if beta < 0:

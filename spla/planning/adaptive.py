@@ -38,9 +38,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..device import to_host
 from ..errors import InputError, KernelError
 from . import ceil_div
-from .stats import RowStats, host_indptr, stats_from_lengths, to_host
+from .stats import RowStats, host_indptr, stats_from_lengths
 
 # Passed to kernels/spmv_adaptive*.cu as -D defines (spla.backends.cuda.spmv).
 ADAPTIVE_THREADS = 256

@@ -33,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from ..device import to_host
 from . import ceil_div, structured
-from .stats import row_stats, to_host
+from .stats import row_stats
 from .structured import AUTO_MIN_NNZ, Refusal
 
 __all__ = ["AUTO_MIN_NNZ", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "rows_choices",

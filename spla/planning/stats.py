@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..device import array_module
+from ..device import array_module, to_host
 
 
 @dataclass(frozen=True)
@@ -20,11 +20,6 @@ class RowStats:
     cv: float      # std / mean (0 for an empty matrix)
     max: int
     empty: int
-
-
-def to_host(a) -> np.ndarray:
-    """A NumPy array of ``a``'s values, copied from the GPU if ``a`` is a CuPy array."""
-    return np.asarray(a.get() if hasattr(a, "get") else a)
 
 
 def host_indptr(A) -> np.ndarray:
