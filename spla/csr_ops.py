@@ -657,8 +657,6 @@ def _library_index(A, key):
     return _wrap(sp.csr_matrix(scipy_view(A))[key], A.on_gpu)
 
 
-
-
 def getitem(A, key):
     """``A[key]``: rows fast on both sides, columns through SciPy/cupyx."""
     if isinstance(key, tuple):

@@ -338,8 +338,6 @@ class _Timer:
 
 
 # ------------------------------------------------------------------ small helpers
-
-
 def _wrap(M) -> CSRMatrix:
     """A CSRMatrix sharing a SciPy/cupyx matrix's arrays."""
     return CSRMatrix(M.data, M.indices, M.indptr, M.shape, index_dtype=M.indices.dtype, validate=False)

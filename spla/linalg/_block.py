@@ -119,6 +119,3 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
             active &= ~(converged | broken)
             active_mask = xp.asarray(active)
     return X, info
-
-
-

@@ -494,8 +494,6 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     return x, (0 if r_norm <= atol else maxiter)
 
 
-
-
 def _upper_triangular_solve(R, g):
     """Back substitution that skips zero pivots (a singular Hessenberg after breakdown), like SciPy."""
     m = R.shape[0]
