@@ -161,7 +161,8 @@ def best_of(grid, score) -> tuple[tuple, float]:
 
 def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     """The thresholds of :data:`FITTED` maximising the fit set's geomean quality, each over
-    the midpoints between the fit set's own values: (segmented_mean, short_rows) as one grid,
+    the midpoints between the values of the fit set's matrices it decides (the irregular ones'
+    mean rows, the short ones' rows, ...): (segmented_mean, short_rows) as one grid,
     then vendor_nnz given them (over the irregular matrices' sizes, or never) together with
     huge_share (over the huge-row matrices' longest row over nnz; infinite, as in the code before
     it was fitted, unless a finite one scores higher), then narrow_max (one of their longest rows,
@@ -171,10 +172,12 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     def score(t):
         return geomean(quality(i, t) for i in fit_items)
 
-    pairs = [(m, int(r)) for m in _midpoints(i["stats"].mean for i in fit_items)
-             for r in _midpoints(i["stats"].n_rows for i in fit_items)]
     irregular = [i["stats"] for i in fit_items
                  if matrix_class(i["stats"], dataclasses.replace(AUTO, huge_share=math.inf)).startswith("irregular")]
+    # each threshold over the midpoints of the matrices it decides, so a tie between two of them
+    # lands halfway (not wherever the rows of an unrelated matrix put a grid point)
+    short = [i["stats"] for i in fit_items if matrix_class(i["stats"]) in ("short", "short-few-rows")]
+    pairs = [(m, int(r)) for m in _midpoints(s.mean for s in irregular) for r in _midpoints(s.n_rows for s in short)]
     sizes = [int(v) for v in _midpoints(s.nnz for s in irregular)[1:]] + [NEVER]
     # narrow_max at a fit matrix's own longest row (or 0): the narrowest reach that covers it
     longest = [0, *sorted({s.max for s in irregular})]

@@ -178,8 +178,8 @@ class AutoThresholds:
     irregular_cv: float = 1.0
     short_max: int = 64
     short_mean: float = 12.0
-    segmented_mean: float = 4.996  # fitted (scripts/fit_auto.py): irregular rows this short on average
-    short_rows: int = 316000     # fitted: short rows take vector from this many rows, warp below
+    segmented_mean: float = 5.369  # fitted (scripts/fit_auto.py): irregular rows this short on average
+    short_rows: int = 129978     # fitted: short rows take vector from this many rows, warp below
     vendor_nnz: int = 4464630    # fitted: irregular matrices this large run cuSPARSE's CSR ALG1
     narrow_max: int = 205        # fitted: smaller irregular matrices with no row longer run vector
     huge_share: float = 0.00654  # fitted: a huge row this share of the nonzeros keeps adaptive2 at any size
