@@ -61,14 +61,12 @@ def to_host(a) -> np.ndarray:
 
 def array_module(*arrays):
     """numpy or cupy, whichever the arrays live in; mixing them is an error."""
-    import numpy
-
     on_gpu = [is_cupy_array(a) for a in arrays if a is not None]
     if any(on_gpu):
         if not all(on_gpu):
             raise InputError("arrays are split between host (NumPy) and GPU (CuPy); move them to one side")
         return _import_cupy()
-    return numpy
+    return np
 
 
 def device_name() -> str:

@@ -55,3 +55,21 @@ def test_resolve_device(monkeypatch):
         device.resolve_device("tpu")
     monkeypatch.setattr(device, "gpu_available", lambda: False)
     assert device.resolve_device("auto") == "cpu" and device.resolve_device("cpu") == "cpu"
+
+
+def test_to_host_copies_device_arrays_and_passes_host_ones_through():
+    """One host-copy helper for the whole library: a CuPy array (anything with CuPy's ``get()``)
+    is copied, a NumPy array returned as it is, anything else made a NumPy array."""
+
+    class OnDevice:
+        def __init__(self, values):
+            self.values = values
+
+        def get(self):
+            return np.array(self.values, dtype=np.float32)
+
+    host = np.arange(3.0)
+    assert device.to_host(host) is host
+    got = device.to_host(OnDevice([1, 2]))
+    assert isinstance(got, np.ndarray) and got.dtype == np.float32 and got.tolist() == [1.0, 2.0]
+    assert device.to_host([4, 5]).tolist() == [4, 5] and device.to_host(7.0).shape == ()
