@@ -55,16 +55,23 @@ def matrix_stats(record: dict, real: Path | None, cache: dict) -> RowStats | Non
     """Row statistics of the record's matrix: recorded, cached, or rebuilt (and cached)."""
     if "row_stats" in record:
         return RowStats(**record["row_stats"])
+    from spla.planning.stats import row_stats
+
+    stats = cached_from_matrix(record, real, cache, "stats", lambda A: dataclasses.asdict(row_stats(A)))
+    return None if stats is None else RowStats(**stats)
+
+
+def cached_from_matrix(record: dict, real: Path | None, cache: dict, what: str, compute):
+    """``compute(A)`` of the record's matrix, kept in ``cache`` by the record's name: the matrix is
+    rebuilt only on a miss (None where it cannot be, see :func:`rebuild`)."""
     key = record["name"]
     if key not in cache:
-        from spla.planning.stats import row_stats
-
         A = rebuild(record, real)
         if A is None:
             return None
-        cache[key] = dataclasses.asdict(row_stats(A))
-        print(f"  stats of {key}: {cache[key]}", file=sys.stderr, flush=True)
-    return RowStats(**cache[key])
+        cache[key] = compute(A)
+        print(f"  {what} of {key}: {cache[key]}", file=sys.stderr, flush=True)
+    return cache[key]
 
 
 def rebuild(record: dict, real: Path | None):

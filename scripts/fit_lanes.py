@@ -42,7 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fit_auto import FIT_HALVES, HALVES, best_of, geomean, half_of, rebuild  # noqa: E402
+from fit_auto import FIT_HALVES, HALVES, best_of, cached_from_matrix, geomean, half_of  # noqa: E402
 
 from spla.planning.spmv import (  # noqa: E402
     FILL_THREADS,
@@ -63,14 +63,7 @@ def record_near(record: dict, real: Path | None, cache: dict) -> float | None:
     """The record's near share: recorded, cached, or computed from the rebuilt matrix (and cached)."""
     if "near_share" in record:
         return record["near_share"]
-    key = record["name"]
-    if key not in cache:
-        A = rebuild(record, real)
-        if A is None:
-            return None
-        cache[key] = near_share(A)
-        print(f"  near share of {key}: {cache[key]:.3f}", file=sys.stderr, flush=True)
-    return cache[key]
+    return cached_from_matrix(record, real, cache, "near share", near_share)
 
 
 def load(paths, real: Path | None = None, stats_path: Path | None = None) -> list[dict]:

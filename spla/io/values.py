@@ -45,7 +45,8 @@ def compare_nonfinite(y, reference, magnitude: float | None = None) -> dict:
         NaN/Inf anywhere), ``"propagated"`` (NaN/Inf exactly where the
         reference has them) or ``"mismatch"``; ``note``: one line saying so.
     """
-    y = to_host(y).astype(np.complex128 if np.iscomplexobj(to_host(y)) else np.float64, copy=False)
+    y = to_host(y)
+    y = y.astype(np.complex128 if np.iscomplexobj(y) else np.float64, copy=False)
     ref = to_host(reference).astype(y.dtype, copy=False)
     with np.errstate(all="ignore"):
         finite_y, finite_ref = np.isfinite(y), np.isfinite(ref)

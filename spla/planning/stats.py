@@ -92,8 +92,6 @@ def near_share(A) -> float:
     return share
 
 
-
-
 def _near_share(A) -> float:
     if A.n_rows == 0 or A.nnz == 0:
         return 1.0
@@ -115,4 +113,3 @@ def _near_share(A) -> float:
         return 1.0
     gaps = np.abs(np.diff(columns))[neighbours]
     return float(np.count_nonzero(gaps <= NEAR_COLUMNS)) / gaps.size
-
