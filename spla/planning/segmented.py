@@ -1,8 +1,10 @@
-"""The segmented SpMV schedule: equal tiles of nonzeros, one warp each.
+"""The schedules of equal tiles of nonzeros: segmented (a warp a tile) and staged (a block a tile).
 
 ``kernels/spmv_segmented.cu`` cuts the nonzeros into tiles of ``32 * K``
-entries (K entries per lane) and needs no row plan, only which rows each tile
-owns; rows cut by tile edges are finished by the last of their tiles.
+entries (K entries per lane), ``kernels/spmv_staged.cu`` into tiles of
+``STAGED_THREADS * T`` (T entries a thread); neither needs a row plan, only
+which rows each tile owns; rows cut by tile edges are finished by the last of
+their tiles.
 """
 
 from __future__ import annotations
@@ -21,6 +23,25 @@ SEGMENTED_LANE_BYTES = 64
 # The kernel's block: 8 warps, one tile each (passed to it as a -D define).
 SEGMENTED_THREADS = 256
 SEGMENTED_WARPS = SEGMENTED_THREADS // 32
+
+# Nonzeros a thread of the staged kernel loads (its products wait in shared memory, not
+# registers), and its block, one tile a block. A tile's products take STAGED_THREADS * T
+# values of shared memory; past STAGED_TILE_BYTES (float64 at T = 16: 32 KiB a block) the L1
+# left for x is too small (2x slower on a 40M power law, session 17), so the default T of each
+# dtype, and the tuner's, keep within it.
+STAGED_ENTRIES = (4, 8, 16)
+STAGED_TILE_BYTES = 16384
+STAGED_THREADS = 256
+
+
+def staged_entries(dtype) -> tuple:
+    """The T values of ``staged:T`` the default and the tuner take for one value dtype."""
+    return tuple(t for t in STAGED_ENTRIES if STAGED_THREADS * t * np.dtype(dtype).itemsize <= STAGED_TILE_BYTES)
+
+
+def staged_default(dtype) -> int:
+    """T of plain ``"staged"``: the largest within STAGED_TILE_BYTES (16 float32, 8 float64)."""
+    return max(staged_entries(dtype))
 
 
 def segmented_entries(dtype) -> tuple:
@@ -54,6 +75,18 @@ def segmented_tile_rows(A, tile: int) -> np.ndarray:
         A._cache[key] = tile_rows
     return A._cache[key]
 
+
+
+def staged_cut_rows(A, tile: int) -> np.ndarray:
+    """The rows that ``kernels/spmv_staged.cu``'s tiles of ``tile`` nonzeros cut, cached on A:
+    int64 rows of (row, first tile, last tile), for its finish kernel."""
+    key = ("staged-cut-rows", tile)
+    if key not in A._cache:
+        indptr = host_indptr(A)
+        starts, ends = indptr[:-1], indptr[1:]
+        rows = np.flatnonzero((ends > starts) & (starts // tile != (ends - 1) // tile))
+        A._cache[key] = np.stack([rows, starts[rows] // tile, (ends[rows] - 1) // tile], axis=1).astype(np.int64)
+    return A._cache[key]
 
 
 def segmented_summary(A, tile: int) -> dict:

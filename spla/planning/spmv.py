@@ -35,13 +35,16 @@ KERNELS = {
                  "4-deep load pipelining, no dense path (kernels/spmv_adaptive2.cu)",
     "segmented": "fixed tiles of 32*K nonzeros, one warp each, loads striped across the warp, "
                  "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)",
+    "staged": "fixed tiles of 256*T nonzeros, one block each, products staged in shared memory, a thread "
+              "a row summing them (a warp for rows of over 32 in the tile), rows cut by tiles summed in order "
+              "(kernels/spmv_staged.cu)",
     "dia": "stencils and bands: the matrix stored by its diagonals (at most 64), no column indices, "
            "1, 2 or 4 rows a thread by the diagonals' count and the rows (kernels/spmv_dia.cu); refused for other "
            "matrices (spla.planning.dia)",
     "band": "rows that are each one contiguous run of columns (bands of any width): warp's mapping, the "
             "row's first column in place of its indices (kernels/spmv_band.cu); refused for other "
             "matrices (spla.planning.band)",
-    "auto": "picks one of the above (or, on large irregular matrices, cusparse) from the row statistics "
+    "auto": "picks one of the above from the row statistics "
             "(see choose_kernel), or the winner of an earlier tuning of this matrix on this GPU (the "
             "tuning cache); never measures",
     "tune": "times the plausible kernels on this matrix on its first call (at most ~50 SpMVs or 30 ms), "
@@ -49,7 +52,7 @@ KERNELS = {
     "cusparse": "the lean cuSPARSE call: descriptors and buffer built once, output preallocated (the anchor)",
     "cusparse-cupy": "cupyx.scipy.sparse csr_matrix @ x: cuSPARSE as a CuPy user calls it",
 }
-SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented")
+SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", "staged")
 # Kernels that run only on matrices of their structure (KernelError, saying why, on others), and
 # the module that finds it (spla.planning.structured); auto tries them in this order.
 STRUCTURES = {"dia": dia, "band": band}
@@ -59,11 +62,13 @@ LANE_WIDTHS = (2, 4, 8, 16, 32)
 # The kernel parameter each family takes after a colon, and its allowed values.
 # cusparse:1 and cusparse:2 are CUSPARSE_SPMV_CSR_ALG1 and the deterministic ALG2.
 KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "band": LANE_WIDTHS,
-                     "segmented": segmented.SEGMENTED_ENTRIES, "dia": dia.ROWS, "cusparse": (1, 2)}
+                     "segmented": segmented.SEGMENTED_ENTRIES, "staged": segmented.STAGED_ENTRIES, "dia": dia.ROWS,
+                     "cusparse": (1, 2)}
 # The families whose parameter is a lane width (without one it follows the mean row length).
 LANE_FAMILIES = ("warp", "vector", "band")
 PARAMETER_HELP = (f"warp, vector and band take an optional :LANES, one of {LANE_WIDTHS}; segmented an optional "
-                  f":K entries per lane, one of {segmented.SEGMENTED_ENTRIES} (16: float32 only); dia an "
+                  f":K entries per lane, one of {segmented.SEGMENTED_ENTRIES} (16: float32 only); staged an "
+                  f"optional :T nonzeros a thread, one of {segmented.STAGED_ENTRIES}; dia an "
                   f"optional :ROWS a thread, one of {dia.ROWS} (4: float32 only); cusparse an optional :1 or "
                   f":2 (CSR_ALG1, the default, or the deterministic CSR_ALG2)")
 
@@ -180,7 +185,7 @@ class AutoThresholds:
     short_mean: float = 12.0
     segmented_mean: float = 5.369  # fitted (scripts/fit_auto.py): irregular rows this short on average
     short_rows: int = 129978     # fitted: short rows take vector from this many rows, warp below
-    vendor_nnz: int = 4464630    # fitted: irregular matrices this large run cuSPARSE's CSR ALG1
+    vendor_nnz: int = 4464630    # fitted (against cuSPARSE's CSR ALG1): irregular matrices this large run staged
     narrow_max: int = 205        # fitted: smaller irregular matrices with no row longer run vector
     huge_share: float = 0.00654  # fitted: a huge row this share of the nonzeros keeps adaptive2 at any size
 
@@ -198,13 +203,16 @@ AUTO = AutoThresholds()
 #       in flight (0.76x the best kernel, vector 0.98x), and with 4,882 rows
 #       vector was 5-6% behind warp (session 12; the corpus's only long rows,
 #       in its report half: a choice of the smaller worst case, not a fit)
-#   "irregular-vendor": a huge or irregular matrix (the next two classes) of at
+#   "irregular-large": a huge or irregular matrix (the next two classes) of at
 #       least vendor_nnz nonzeros, its longest row under huge_share of them,
-#       runs cuSPARSE's CSR ALG1: on large power-law,
-#       R-MAT and bimodal matrices it beats every spla kernel (Nsight Compute:
-#       its gathers keep L2 busier, at twice segmented's occupancy;
-#       BENCHMARKS.md), so auto hands them to it rather than run a slower
-#       kernel of its own
+#       runs staged: a block per tile of nonzeros, products in shared memory,
+#       75% of the warp slots filled. It beat cuSPARSE's CSR ALG1 (which this
+#       class ran until session 17: every other spla kernel lost to it there)
+#       on all 20 of the corpus's large power-law, R-MAT, bimodal, multimodal,
+#       empty-row and block-dense matrices in float64 (1.06-1.32x) and 19 of
+#       20 in float32 (the 20th 0.999x), fit and report halves alike
+#       (BENCHMARKS.md, session 17). vendor_nnz keeps the size fitted when
+#       the class ran cuSPARSE: staged was not timed on smaller matrices
 #   "huge": a row longer than huge_row (segmented would send each such row's
 #       hundreds of tiles through one completion counter; adaptive2 splits it
 #       into 4096-nnz chunks), at any size when the longest row holds at least
@@ -230,7 +238,7 @@ AUTO = AutoThresholds()
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
-AUTO_RULE = {"long": "vector", "irregular-vendor": "cusparse", "huge": "adaptive2", "irregular-narrow": "vector",
+AUTO_RULE = {"long": "vector", "irregular-large": "staged", "huge": "adaptive2", "irregular-narrow": "vector",
              "irregular-short": "segmented", "irregular": "adaptive2", "short": "vector", "short-few-rows": "warp",
              "medium": "vector"}
 
@@ -242,10 +250,10 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
     if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
         return "long"
     if s.max > t.huge_row:
-        return "irregular-vendor" if s.nnz >= t.vendor_nnz and s.max < t.huge_share * s.nnz else "huge"
+        return "irregular-large" if s.nnz >= t.vendor_nnz and s.max < t.huge_share * s.nnz else "huge"
     if s.max > t.long_row or (s.cv > t.irregular_cv and s.max > t.short_max):
         if s.nnz >= t.vendor_nnz:
-            return "irregular-vendor"
+            return "irregular-large"
         if s.max <= t.narrow_max:
             return "irregular-narrow"
         if s.mean <= t.segmented_mean:
@@ -331,6 +339,8 @@ def bound_param(A, family: str, param: int | None) -> int | None:
     the entries per lane of segmented, dia's rows a thread (defaults filled in), else ``param``."""
     if family == "segmented":
         return param or segmented.segmented_default(A.dtype)
+    if family == "staged":
+        return param or segmented.staged_default(A.dtype)
     if family == "dia" and param is None:
         found = dia.structure(A)  # cached; a refusal is raised by plan_spmv
         return dia.rows_for(found.n_diagonals, A.dtype, A.n_rows) if isinstance(found, dia.Structure) else None
@@ -388,14 +398,15 @@ def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) ->
         if family == "adaptive" and row_plan.thresholds.warp_max:
             raise KernelError("this plan has a rows path (warp_max > 0): run it with kernel='adaptive2'")
         return SpmvPlan(kernel, family, None, adaptive=row_plan)
-    if family == "segmented":
+    if family == "segmented" and param not in segmented.segmented_entries(A.dtype):
+        raise KernelError(f"segmented:{param} runs on float32 only: {param} {A.dtype} values a lane take more "
+                          f"registers than a thread gets; use segmented:{segmented.segmented_default(A.dtype)}")
+    if family in ("segmented", "staged"):
         assert param is not None
-        if param not in segmented.segmented_entries(A.dtype):
-            raise KernelError(f"segmented:{param} runs on float32 only: {param} {A.dtype} values a lane take more "
-                              f"registers than a thread gets; use segmented:{segmented.segmented_default(A.dtype)}")
-        tile_rows = segmented.segmented_tile_rows(A, 32 * param)
-        if A.n_rows and int(np.diff(tile_rows).max()) >= 2**31 - 1:  # the kernel lists rows by int offsets
-            raise KernelError("a segmented tile owns 2^31 or more (empty) rows; use kernel='adaptive2'")
+        tile = 32 * param if family == "segmented" else segmented.STAGED_THREADS * param
+        tile_rows = segmented.segmented_tile_rows(A, tile)
+        if A.n_rows and int(np.diff(tile_rows).max()) >= 2**31 - 1:  # the kernels list rows by int offsets
+            raise KernelError(f"a {family} tile owns 2^31 or more (empty) rows; use kernel='adaptive2'")
         return SpmvPlan(kernel, family, param, tile_rows=tile_rows, empty_rows=row_stats(A).empty > 0)
     if family in STRUCTURES:
         found = STRUCTURES[family].structure(A)

@@ -70,7 +70,8 @@ def candidates(A) -> list[str]:
     thread walking a long row is never competitive), ``warp`` and ``vector``
     at the lanes rule's width and its two neighbours, ``adaptive2`` and
     ``adaptive`` (the best spla kernel on some skewed graphs where auto's
-    ``adaptive2`` is not), ``segmented`` at every K the dtype takes, ``dia``
+    ``adaptive2`` is not), ``segmented`` at every K the dtype takes, ``staged``
+    at every T within its shared memory bound, ``dia``
     at every rows a thread (``dia:R``) where A's regular rows lie on a few
     diagonals (spla.planning.dia), ``band`` in place of ``warp`` where every
     row is one run of columns (the same mapping, fewer bytes:
@@ -95,6 +96,7 @@ def candidates(A) -> list[str]:
         names += [f"{family}:{w}" for w in _widths_around(centre)]
     names += ["adaptive2", "adaptive"]
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
+    names += [f"staged:{t}" for t in sorted(segmented.staged_entries(A.dtype), reverse=True)]
     if dia.applies(A, s):
         names += [f"dia:{r}" for r in dia.rows_choices(A.dtype)]
     if s.nnz >= VENDOR_MIN_NNZ:

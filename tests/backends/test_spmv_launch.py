@@ -141,6 +141,7 @@ def _device(host_matrix):
     ("adaptive", "spmv_adaptive.cu", "spla_spmv_adaptive"),
     ("adaptive2", "spmv_adaptive2.cu", "spla_spmv_adaptive2"),
     ("segmented", "spmv_segmented.cu", "spla_spmv_segmented"),
+    ("staged", "spmv_staged.cu", "spla_spmv_staged"),
 ])
 def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, filename, function):
     lengths = rng.integers(0, 20, 400)
@@ -150,9 +151,10 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
                               shape=(400, 100000)))
     x = FakeArray(rng.random(100000).astype(np.float32))
     params = _signature(filename, function)
+    per_call = 2 if kernel == "staged" else 1  # staged's finish kernel follows, over the rows its tiles cut
     for call in range(3):
         out = ops_spmv.spmv(A, x, kernel=kernel, alpha=2.0 if call == 2 else 1.0)
-        name, grid, block, args, shared_mem = launches[-1]
+        name, grid, block, args, shared_mem = launches[-per_call]
         assert name.startswith(function + "<float, int")
         assert len(args) == len(params), f"{kernel}: {len(args)} arguments for {params}"
         assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
@@ -163,17 +165,32 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
             state = ops_spmv.bound_launcher(A, kernel).state
             assert args[params.index("row_list")] == ptr(state.row_list)
             assert args[params.index("n_blocks")] == state.blocks.shape[0]
-        if "tile_rows" in params:
+        if kernel == "segmented":
             n_tiles = args[params.index("n_tiles")]
             K = segmented.segmented_default(np.float32)
             assert args[params.index("nnz")] == A.nnz and n_tiles == -(-A.nnz // (32 * K))
             assert shared_mem == (segmented.SEGMENTED_WARPS * 32 * K * 4 if (lengths == 0).any() else 0)
             assert args[params.index("tile_rows")] == ptr(A._cache[("segmented-state", K, 0, "<f4")][0])
             assert grid[0] * segmented.SEGMENTED_WARPS >= n_tiles
+        if kernel == "staged":  # a block a tile, its products in static shared memory
+            n_tiles = args[params.index("n_tiles")]
+            T = segmented.staged_default(np.float32)
+            assert args[params.index("nnz")] == A.nnz and n_tiles == -(-A.nnz // (segmented.STAGED_THREADS * T))
+            assert shared_mem == 0 and grid[0] == n_tiles
+            state = A._cache[("staged-state", T, 0, "<f4")]
+            assert args[params.index("tile_rows")] == ptr(state[0])
+            finish_name, _, _, finish_args, _ = launches[-1]
+            finish_params = _signature(filename, "spla_spmv_staged_finish")
+            assert finish_name == "spla_spmv_staged_finish<float>" and len(finish_args) == len(finish_params)
+            cut = segmented.staged_cut_rows(A, segmented.STAGED_THREADS * T)
+            assert cut.tolist() == [[3, 0, 2]]  # the row of 9,000 crosses the edges at 4,096 and 8,192
+            assert finish_args[finish_params.index("n_cut")] == 1 and finish_args[1] == ptr(state[3])
+            assert finish_args[finish_params.index("y")] == ptr(out)
+            assert finish_args[finish_params.index("alpha")] == (2.0 if call == 2 else 1.0)
         threads = {"adaptive": adaptive.ADAPTIVE_THREADS, "adaptive2": adaptive.ADAPTIVE_THREADS,
-                   "segmented": segmented.SEGMENTED_THREADS}
+                   "segmented": segmented.SEGMENTED_THREADS, "staged": segmented.STAGED_THREADS}
         assert block[0] == threads.get(kernel, cuda_spmv.ROW_BLOCK)
-    assert len(launches) == 3
+    assert len(launches) == 3 * per_call
     first = ops_spmv.bound_launcher(A, kernel)
     assert first is not None
     ops_spmv.spmv(A, x, kernel=kernel)

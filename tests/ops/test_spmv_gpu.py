@@ -96,6 +96,14 @@ def tile_edges(rng):
     return _rows(rng, pattern * 6 + [0, 0, 0], 3000)
 
 
+def block_tile_edges(rng):
+    """The same at staged's tiles (1,024, 2,048, 4,096 nonzeros): rows ending on their edges
+    (empty rows on them), a row of exactly one tile, rows of over 32 entries in a tile (summed
+    by a warp) crossing one or several edges, rows of 31 and 32."""
+    pattern = [1024, 0, 0, 1024, 2048, 1, 1023, 0, 4096, 33, 4063, 0, 9000, 31, 32, 0, 0, 5, 2000]
+    return _rows(rng, pattern * 2 + [0, 0], 10000)
+
+
 def power_law(rng):
     # every path of adaptive2 at once: stream, rows (257..1024), block, split
     lengths = np.minimum(rng.zipf(1.6, 4000), 12000)
@@ -115,6 +123,7 @@ CASES = {
     "medium-rows": medium_rows,
     "power-law": power_law,
     "tile-edges": tile_edges,
+    "block-tile-edges": block_tile_edges,
     "1x1": lambda rng: sp.csr_matrix(np.array([[rng.uniform(0.5, 2)]])),
     "n-by-1": lambda rng: _random(rng, 1000, 1, 0.7),
     "1-by-n": lambda rng: _random(rng, 1, 5000, 0.9),
@@ -212,7 +221,7 @@ def test_alpha_beta(rng, case, dtype, kernel):
 
 
 @pytest.mark.parametrize("kernel", ["scalar", "warp:2", "warp:32", "vector:4", "vector:32", "adaptive", "adaptive2",
-                                    "segmented:4", "segmented:16"])
+                                    "segmented:4", "segmented:16", "staged:4"])
 def test_tiny_grids_still_cover_every_row(rng, monkeypatch, kernel):
     """All kernels loop grid-stride; cap the grid at 2 blocks to prove it."""
     monkeypatch.setattr(cuda_spmv, "MAX_BLOCKS", 2)
@@ -223,10 +232,10 @@ def test_tiny_grids_still_cover_every_row(rng, monkeypatch, kernel):
     _check(ops_spmv.spmv(A, x, kernel=kernel, out=out), A, ref, scale, lengths, f"{kernel} on a 2-block grid")
 
 
-@pytest.mark.parametrize("kernel", ["adaptive", "adaptive2", "segmented"])
+@pytest.mark.parametrize("kernel", ["adaptive", "adaptive2", "segmented", "staged:4"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_adaptive_repeats_and_new_x(rng, dtype, kernel):
-    """Split rows (and segmented's rows cut by tiles) reset their completion
+    """Split rows (and segmented's and staged's rows cut by tiles) reset their completion
     counters: call after call stays right (later calls use the cached launcher)."""
     A = _device_matrix(one_heavy_row(rng), dtype, np.int32)
     for call in range(4):
@@ -358,22 +367,22 @@ def test_near_share_of_a_device_matrix_is_the_host_copys(rng, index_dtype):
     _check(ops_spmv.spmv(A, x, kernel="vector"), A, ref, scale, lengths, "vector on scattered rows")
 
 
-def test_auto_hands_a_large_power_law_to_cusparse(rng):
-    """From AUTO.vendor_nnz nonzeros an irregular matrix runs cuSPARSE's CSR ALG1 through
-    spla.spmv's auto, with alpha/beta and out= as every kernel; describe_choice says so."""
+def test_auto_runs_staged_on_a_large_power_law(rng):
+    """From AUTO.vendor_nnz nonzeros an irregular matrix runs staged (and its finish kernel)
+    through spla.spmv's auto, with alpha/beta and out= as every kernel; describe_choice says so."""
     from spla.io import generators
 
     host = generators.powerlaw(rules.AUTO.vendor_nnz // 7, 8.0, seed=3)
     assert host.nnz >= rules.AUTO.vendor_nnz
     A = host.astype(np.float32).to_device()
-    assert rules.describe_choice(A)["class"] == "irregular-vendor" and rules.choose_kernel(A) == "cusparse"
+    assert rules.describe_choice(A)["class"] == "irregular-large" and rules.choose_kernel(A) == "staged"
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
     y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(np.float32))
     ref, scale, lengths = _reference(A, x, 0.5, 2.0, y)
     out = cupy.full(A.n_rows, np.nan, dtype=np.float32)
     result = ops_spmv.spmv(A, x, y, alpha=0.5, beta=2.0, out=out)
     assert result is out
-    _check(result, A, ref, scale, lengths, "auto -> cusparse")
+    _check(result, A, ref, scale, lengths, "auto -> staged")
 
 
 def test_public_api_and_matmul(rng):
@@ -415,10 +424,12 @@ def test_bad_arguments_fail_loudly(rng):
     np.testing.assert_allclose(got, [values.sum()], rtol=0, atol=1e-6 * np.abs(values).sum())
 
 
+@pytest.mark.parametrize("kernel", ["segmented", "staged:4"])
 @pytest.mark.parametrize("dtype,index_dtype", [(np.float32, np.int32), (np.float64, np.int64)])
 @pytest.mark.parametrize("with_empty_rows", [False, True])
-def test_segmented_on_misaligned_arrays_of_many_tiles(rng, dtype, index_dtype, with_empty_rows):
-    """Views one entry into their allocations: whole tiles take the single-load path."""
+def test_tiles_on_misaligned_arrays(rng, dtype, index_dtype, with_empty_rows, kernel):
+    """Views one entry into their allocations: segmented's whole tiles take its single-load path
+    (staged loads single entries everywhere)."""
     lengths = rng.integers(0 if with_empty_rows else 1, 40, 600)
     host = _rows(rng, lengths, 900)
     A = _device_matrix(host, dtype, index_dtype)
@@ -428,7 +439,7 @@ def test_segmented_on_misaligned_arrays_of_many_tiles(rng, dtype, index_dtype, w
     shifted = CSRMatrix(data, indices, A.indptr, A.shape, validate=False)
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
     ref, scale, lengths = _reference(A, x)
-    _check(ops_spmv.spmv(shifted, x, kernel="segmented"), A, ref, scale, lengths, "misaligned segmented")
+    _check(ops_spmv.spmv(shifted, x, kernel=kernel), A, ref, scale, lengths, f"misaligned {kernel}")
 
 
 def test_segmented_16_refuses_float64(rng):
@@ -440,11 +451,12 @@ def test_segmented_16_refuses_float64(rng):
     assert segmented.segmented_entries(np.float32) == segmented.SEGMENTED_ENTRIES
 
 
-@pytest.mark.parametrize("case", ["one-heavy-row", "power-law", "tile-edges"])
-def test_segmented_gives_the_same_bits_every_call(rng, case):
+@pytest.mark.parametrize("kernel", ["segmented", "staged:4", "staged:16"])
+@pytest.mark.parametrize("case", ["one-heavy-row", "power-law", "tile-edges", "block-tile-edges"])
+def test_tiles_give_the_same_bits_every_call(rng, case, kernel):
     """Rows cut by tiles are summed in tile order, never by float atomics."""
     A = _device_matrix(CASES[case](rng), np.float32, np.int32)
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
-    first = ops_spmv.spmv(A, x, kernel="segmented")
+    first = ops_spmv.spmv(A, x, kernel=kernel)
     for _ in range(5):
-        assert cupy.array_equal(ops_spmv.spmv(A, x, kernel="segmented"), first)
+        assert cupy.array_equal(ops_spmv.spmv(A, x, kernel=kernel), first)

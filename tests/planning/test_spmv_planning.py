@@ -266,12 +266,12 @@ def test_auto_policy_classes(rng):
     # from vendor_nnz nonzeros an irregular matrix runs cuSPARSE's CSR ALG1, short rows or not
     for row_stats_of in (stats, row_stats(_matrix([2] * 3000 + [400] * 10, 5000, rng))):
         vendor = dataclasses.replace(row_stats_of, nnz=rules.AUTO.vendor_nnz)
-        assert rules.matrix_class(vendor) == "irregular-vendor" and rules.AUTO_RULE["irregular-vendor"] == "cusparse"
-        assert rules.matrix_class(dataclasses.replace(vendor, nnz=rules.AUTO.vendor_nnz - 1)) != "irregular-vendor"
+        assert rules.matrix_class(vendor) == "irregular-large" and rules.AUTO_RULE["irregular-large"] == "staged"
+        assert rules.matrix_class(dataclasses.replace(vendor, nnz=rules.AUTO.vendor_nnz - 1)) != "irregular-large"
     # a huge row too, while it holds less than huge_share of the nonzeros; from that share on it
     # keeps adaptive2 at any size
     nnz = rules.AUTO.vendor_nnz * 4
-    for share, klass in ((0.9, "irregular-vendor"), (1.1, "huge")):
+    for share, klass in ((0.9, "irregular-large"), (1.1, "huge")):
         huge_stats = dataclasses.replace(stats, nnz=nnz, max=max(rules.AUTO.huge_row + 1,
                                                                  int(share * rules.AUTO.huge_share * nnz)))
         assert rules.matrix_class(huge_stats) == klass
@@ -286,7 +286,7 @@ def test_auto_policy_classes(rng):
     assert rules.choose_kernel(narrow) == rules.AUTO_RULE["irregular-narrow"] == "vector"
     wider = _matrix([2] * 3000 + [rules.AUTO.narrow_max + 1] * 10, 5000, rng)
     assert rules.describe_choice(wider)["class"] == "irregular-short"
-    assert rules.matrix_class(dataclasses.replace(row_stats(narrow), nnz=rules.AUTO.vendor_nnz)) == "irregular-vendor"
+    assert rules.matrix_class(dataclasses.replace(row_stats(narrow), nnz=rules.AUTO.vendor_nnz)) == "irregular-large"
     assert rules.choose_kernel(short_power) == rules.AUTO_RULE["irregular-short"] == "segmented"
     # every row long (a short-wide rectangle): a warp per row (vector:32), once there are rows enough to fill the GPU
     long_rows = int(rules.AUTO.long_mean) * 2
@@ -526,6 +526,6 @@ def test_warp_max_is_checked(rng):
 
 
 def test_auto_rule_is_one_table():
-    assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-vendor", "irregular-narrow", "irregular-short",
+    assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-large", "irregular-narrow", "irregular-short",
                                     "irregular", "short", "short-few-rows", "medium"}
     assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())

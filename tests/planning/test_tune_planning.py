@@ -52,7 +52,7 @@ def test_candidates_rule_first_distinct_and_plannable(name, dtype, rng):
     A = MATRICES[name](rng).astype(dtype)
     names = plan_tune.candidates(A)
     assert names[0] == policy.rule_kernel(A)
-    assert 5 <= len(names) <= 15  # 15: dia at 1, 2 and 4 rows a thread on a float32 stencil
+    assert 5 <= len(names) <= 18  # 18: dia at 1, 2 and 4 rows a thread on a float32 stencil
     configurations = set()
     for kernel in names:
         family, param = policy.parse_kernel(kernel)
@@ -68,6 +68,8 @@ def test_candidates_rule_first_distinct_and_plannable(name, dtype, rng):
     assert ("scalar" in families) == (s.max <= policy.AUTO.long_row or names[0] == "scalar")
     ks = {policy.bound_param(A, "segmented", policy.parse_kernel(n)[1]) for n in names if n.startswith("segmented")}
     assert ks == set(segmented.segmented_entries(dtype))
+    ts = {policy.bound_param(A, "staged", policy.parse_kernel(n)[1]) for n in names if n.startswith("staged")}
+    assert ts == set(segmented.staged_entries(dtype))
     for family in (lane_family, "vector"):
         widths = sorted(policy.bound_param(A, family, policy.parse_kernel(n)[1]) for n in names
                         if n.startswith(family))

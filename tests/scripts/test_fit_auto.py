@@ -7,6 +7,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+from spla.planning.spmv import AUTO_RULE
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fit_auto.py"
 spec = importlib.util.spec_from_file_location("fit_auto", SCRIPT)
 fit_auto = importlib.util.module_from_spec(spec)
@@ -42,21 +44,24 @@ def test_fit_splits_the_fit_half_and_ignores_the_others(tmp_path):
     assert all(fit_auto.picked(i, before) == "adaptive2" for i in items)
 
 
+LARGE = AUTO_RULE["irregular-large"]  # the large irregular class's kernel (staged)
+
+
 def test_vendor_threshold_splits_by_size_on_the_fit_half(tmp_path):
-    """Irregular matrices where cuSPARSE's ALG1 is fastest from some size on: vendor_nnz lands
-    between the largest spla win and the smallest cuSPARSE win of the fit half."""
+    """Irregular matrices where the large class's kernel is fastest from some size on: vendor_nnz
+    lands between the largest win of the others and the smallest win of the fit half."""
     records = []
-    for n_rows, vendor_us in ((10**5, 20.0), (10**6, 20.0), (10**7, 4.0), (10**8, 4.0)):
+    for n_rows, large_us in ((10**5, 20.0), (10**6, 20.0), (10**7, 4.0), (10**8, 4.0)):
         record = _record(f"power{n_rows}", "fit", 20, n_rows, "adaptive2")
-        record["rows"] += [{"kernel": "cusparse:1", "device_us": vendor_us},
-                           {"kernel": "cusparse:2", "device_us": vendor_us * 2}]
+        record["rows"] += [{"kernel": LARGE, "device_us": large_us}, {"kernel": "cusparse:1", "device_us": 30.0},
+                           {"kernel": "cusparse:2", "device_us": 60.0}]
         records.append(record)
     path = tmp_path / "corpus.json"
     path.write_text(json.dumps({"records": records}))
     items = fit_auto.load([path], None, None)
     fitted, score = fit_auto.fit(items)
     assert 20 * 10**6 < fitted.vendor_nnz <= 20 * 10**7 and score == 1.0
-    assert [fit_auto.picked(i, fitted) for i in items] == ["adaptive2", "adaptive2", "cusparse", "cusparse"]
+    assert [fit_auto.picked(i, fitted) for i in items] == ["adaptive2", "adaptive2", LARGE, LARGE]
     # the large-matrix table compares each pick with the faster cuSPARSE algorithm
     lines = fit_auto.large_table(items, {"fitted": fitted})
     assert any(line.startswith("| fitted | float32 | 3 | ") for line in lines)
@@ -64,22 +69,22 @@ def test_vendor_threshold_splits_by_size_on_the_fit_half(tmp_path):
 
 def _huge(name, half, share, spla_us, vendor_us):
     """A 20M-nnz matrix whose longest row holds ``share`` of the nonzeros; adaptive2 at
-    ``spla_us``, cuSPARSE's ALG1 at ``vendor_us``."""
+    ``spla_us``, the large class's kernel at ``vendor_us``."""
     record = _record(name, half, 20, 10**6, "adaptive2")
     record["row_stats"]["max"] = int(share * record["row_stats"]["nnz"])
     for row in record["rows"]:
         row["device_us"] = spla_us if row["kernel"] == "adaptive2" else 2 * spla_us
-    record["rows"] += [{"kernel": "cusparse:1", "device_us": vendor_us},
-                       {"kernel": "cusparse:2", "device_us": vendor_us * 2}]
+    record["rows"] += [{"kernel": LARGE, "device_us": vendor_us}, {"kernel": "cusparse:1", "device_us": 30.0},
+                       {"kernel": "cusparse:2", "device_us": 60.0}]
     return record
 
 
 def test_huge_share_splits_hub_rows_from_power_laws_and_needs_evidence(tmp_path):
-    """cuSPARSE wins on the large power laws (longest row 0.5% of nnz), adaptive2 where a row holds
-    5%: huge_share lands between them. Without a fit matrix that wants adaptive2 it stays infinite
-    (every large huge-row matrix runs cuSPARSE), whatever the report half says."""
+    """The large class's kernel wins on the large power laws (longest row 0.5% of nnz), adaptive2
+    where a row holds 5%: huge_share lands between them. Without a fit matrix that wants adaptive2
+    it stays infinite (every large huge-row matrix runs the large kernel), whatever the report half says."""
     small = _record("small", "fit", 20, 10**5, "adaptive2")  # where vendor_nnz starts: below the rest
-    small["rows"] += [{"kernel": "cusparse:1", "device_us": 20.0}, {"kernel": "cusparse:2", "device_us": 20.0}]
+    small["rows"] += [{"kernel": LARGE, "device_us": 20.0}, {"kernel": "cusparse:1", "device_us": 20.0}]
     power = [_huge(f"power{k}", "fit", 0.005, 10.0, 8.0) for k in range(2)]
     hubs = [_huge("hubs", "fit", 0.05, 5.0, 8.0)]
     held = [_huge("held", "report", 0.1, 5.0, 8.0)]
@@ -89,9 +94,9 @@ def test_huge_share_splits_hub_rows_from_power_laws_and_needs_evidence(tmp_path)
         items = fit_auto.load([path], None, None)
         fitted, _ = fit_auto.fit(items)
         picks = {i["name"]: fit_auto.picked(i, fitted) for i in items}
-        assert picks["small"] == "adaptive2" and picks["power0"] == picks["power1"] == "cusparse"
+        assert picks["small"] == "adaptive2" and picks["power0"] == picks["power1"] == LARGE
         if want is None:
-            assert fitted.huge_share == float("inf") and picks["held"] == "cusparse"
+            assert fitted.huge_share == float("inf") and picks["held"] == LARGE
         else:
             assert want[0] < fitted.huge_share < want[1] and picks["hubs"] == picks["held"] == "adaptive2"
 

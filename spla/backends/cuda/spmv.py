@@ -3,7 +3,7 @@ device matrix and launches it.
 
 Kernels live in ``kernels/spmv_*.cu``, one idea per file, in the order of the
 optimisation path (scalar -> warp -> vector -> adaptive -> adaptive2 ->
-segmented), then the kernels of one structure: dia (entries on a few
+segmented -> staged), then the kernels of one structure: dia (entries on a few
 diagonals) and band (rows of contiguous columns). :func:`bind` turns a plan
 into a launcher whose arguments are prebuilt; the front door caches it on the
 matrix, so a later call only checks x and out and launches. Which kernel runs
@@ -40,6 +40,7 @@ ADAPTIVE_DEFINES = (f"-DSPLA_ADAPTIVE_THREADS={adaptive.ADAPTIVE_THREADS}",
                     f"-DSPLA_ADAPTIVE_STAGE={adaptive.ADAPTIVE_STAGE}",
                     f"-DSPLA_KIND_ROWS={adaptive.KIND_ROWS}")
 SEGMENTED_DEFINES = (f"-DSPLA_SEGMENTED_THREADS={segmented.SEGMENTED_THREADS}",)
+STAGED_DEFINES = (f"-DSPLA_STAGED_THREADS={segmented.STAGED_THREADS}",)
 
 
 def kernel_name(family: str, dtype, index_dtype, param=None) -> str:
@@ -48,11 +49,11 @@ def kernel_name(family: str, dtype, index_dtype, param=None) -> str:
     return template(f"spla_spmv_{family}", *types, *(() if param is None else (param,)))
 
 
-def _declare(filename, name, params=lambda dtype: (None,), options=()):
-    """Every (value, index[, param]) instantiation of one kernel file."""
+def _declare(filename, name, params=lambda dtype: (None,), options=(), extra=()):
+    """Every (value, index[, param]) instantiation of one kernel file, and ``extra`` names."""
     names = [template(name, dtype, index, *(() if p is None else (p,)))
              for dtype in VALUE_TYPES for index in INDEX_TYPES for p in params(dtype)]
-    return KernelSource(filename, names, options)
+    return KernelSource(filename, names + list(extra), options)
 
 
 SOURCES = {
@@ -63,6 +64,8 @@ SOURCES = {
     "adaptive2": _declare("spmv_adaptive2.cu", "spla_spmv_adaptive2", options=ADAPTIVE_DEFINES),
     "segmented": _declare("spmv_segmented.cu", "spla_spmv_segmented", segmented.segmented_entries,
                           SEGMENTED_DEFINES),
+    "staged": _declare("spmv_staged.cu", "spla_spmv_staged", lambda dtype: segmented.STAGED_ENTRIES, STAGED_DEFINES,
+                       extra=[template("spla_spmv_staged_finish", dtype) for dtype in VALUE_TYPES]),
     # diagonals carry no column indices: one instance per value type and rows a thread
     "dia": KernelSource("spmv_dia.cu", [kernel_name("dia", dtype, None, rows) for dtype in VALUE_TYPES
                                         for rows in dia.rows_choices(dtype)], (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}",)),
@@ -171,7 +174,7 @@ class Launcher:
         ``threads_per_tile``: a block size set in the variant (``-D``), the grid re-derived
         for one tile per warp; ``grid``: an explicit grid. Only single-kernel launchers take it.
         """
-        if not isinstance(self, (_RowLauncher, _SegmentedLauncher)):
+        if not isinstance(self, (_RowLauncher, _SegmentedLauncher, _StagedLauncher)):
             raise KernelError(f"{type(self).__name__} does not launch one raw kernel; it has no variants")
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
@@ -246,30 +249,77 @@ class _AdaptiveLauncher(Launcher):
         return out
 
 
+def _tile_state(cupy, A, plan: SpmvPlan, last):
+    """A tile kernel's arrays on A's device, allocated once per (matrix, family, parameter, dtype):
+    the tile ownership, the cut rows' head and tail partial sums, and ``last()`` (segmented's
+    counters, staged's cut rows)."""
+    assert plan.tile_rows is not None
+    key = (f"{plan.family}-state", plan.param, cupy.cuda.Device().id, A.dtype.str)
+    state = A._cache.get(key)
+    if state is None:
+        n_tiles = plan.tile_rows.size - 1
+        state = A._cache[key] = (cupy.asarray(plan.tile_rows), cupy.empty(n_tiles, dtype=A.dtype),
+                                 cupy.empty(n_tiles, dtype=A.dtype), last())
+    return state
+
+
 class _SegmentedLauncher(Launcher):
-    """segmented: one warp per tile of 32 * K nonzeros; the cut rows' partial
-    sums and counters are allocated once per (matrix, K, dtype)."""
+    """segmented: one warp per tile of 32 * K nonzeros; counters zeroed once (the tile that
+    finishes a cut row resets its counter)."""
 
     def __init__(self, cupy, A, plan: SpmvPlan):
         super().__init__(cupy, A)
-        entries, tile_rows = plan.param, plan.tile_rows
-        assert entries is not None and tile_rows is not None
-        n_tiles = tile_rows.size - 1
+        assert plan.param is not None and plan.tile_rows is not None
+        entries, n_tiles = plan.param, plan.tile_rows.size - 1
+        tile_rows, head_partials, tail_partials, counters = _tile_state(
+            cupy, A, plan, lambda: cupy.zeros(n_tiles, dtype=np.uint32))
         # the kernel's list of a tile's ending rows, wanted only where a row is empty
         shared_mem = segmented.SEGMENTED_WARPS * 32 * entries * 4 if plan.empty_rows else 0
-        key = ("segmented-state", entries, cupy.cuda.Device().id, A.dtype.str)
-        state = A._cache.get(key)
-        if state is None:
-            # counters zeroed once; the tile that finishes a cut row resets its counter
-            state = A._cache[key] = (cupy.asarray(tile_rows), cupy.empty(n_tiles, dtype=A.dtype),
-                                     cupy.empty(n_tiles, dtype=A.dtype), cupy.zeros(n_tiles, dtype=np.uint32))
-        device_rows, head_partials, tail_partials, counters = state
         self._pack(function(cupy, "segmented", A.dtype, A.index_dtype, entries),
                    _grid(n_tiles, segmented.SEGMENTED_WARPS), segmented.SEGMENTED_THREADS,
-                   (np.int64(n_tiles), np.int64(A.nnz), device_rows, A.indptr, A.indices, A.data),
+                   (np.int64(n_tiles), np.int64(A.nnz), tile_rows, A.indptr, A.indices, A.data),
                    (head_partials, tail_partials, counters), shared_mem)
 
     launch = Launcher._launch_packed
+
+
+class _StagedLauncher(Launcher):
+    """staged: one block per tile of STAGED_THREADS * T nonzeros, then, where a tile edge cuts a
+    row, the finish kernel over the cut rows (spla.planning.segmented.staged_cut_rows): two
+    packed launches."""
+
+    finish: PackedLaunch | None = None
+
+    def __init__(self, cupy, A, plan: SpmvPlan):
+        super().__init__(cupy, A)
+        assert plan.param is not None and plan.tile_rows is not None
+        T, n_tiles = plan.param, plan.tile_rows.size - 1
+        tile_rows, head_partials, tail_partials, cut = _tile_state(
+            cupy, A, plan, lambda: cupy.asarray(segmented.staged_cut_rows(A, segmented.STAGED_THREADS * T)))
+        self._pack(function(cupy, "staged", A.dtype, A.index_dtype, T), _grid(n_tiles, 1), segmented.STAGED_THREADS,
+                   (np.int64(n_tiles), np.int64(A.nnz), tile_rows, A.indptr, A.indices, A.data),
+                   (head_partials, tail_partials))
+        if cut.shape[0]:
+            kernel = SOURCES["staged"].function(template("spla_spmv_staged_finish", A.dtype))
+            # (n_cut, cut, head_partials, tail_partials, y, alpha, beta): y, alpha and beta set per call
+            self.finish = PackedLaunch(cupy, kernel, _grid(cut.shape[0], segmented.STAGED_THREADS // 32),
+                                       segmented.STAGED_THREADS,
+                                       (np.int64(cut.shape[0]), cut, head_partials, tail_partials, None, None, None))
+            values = self.finish.values(self.dtype)
+            self._finish_alpha = self.finish.value_index(5, self.dtype)
+            self._finish_beta = self.finish.value_index(6, self.dtype)
+            self._finish_values = values
+
+    def launch(self, x, out, alpha, beta):
+        self._launch_packed(x, out, alpha, beta)
+        finish = self.finish
+        if finish is not None:
+            with finish.lock:
+                finish.slots[4] = out.data.ptr
+                self._finish_values[self._finish_alpha] = alpha
+                self._finish_values[self._finish_beta] = beta
+                finish.launch()
+        return out
 
 
 class _DiaLauncher(_RowLauncher):
@@ -352,6 +402,8 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
         return _CupyxLauncher(cupy, A)
     if family == "segmented":
         return _SegmentedLauncher(cupy, A, plan)
+    if family == "staged":
+        return _StagedLauncher(cupy, A, plan)
     if family == "dia":
         assert isinstance(plan.structure, dia.Structure) and plan.param is not None
         return _DiaLauncher(cupy, A, plan.structure, plan.param)
