@@ -40,7 +40,7 @@ import numpy as np
 
 from .csr import as_csr
 from .planning import adaptive, ceil_div, segmented
-from .planning.spmv import choose_kernel
+from .planning.spmv import bound_param, choose_kernel, parse_kernel
 
 WARP_SIZE = 32
 WARPS_PER_BLOCK = 8
@@ -163,16 +163,24 @@ def _count(n: int) -> str:
 def auto_plan(lengths, nnz, A) -> dict:
     """The plan as one of spla.analysis's work mappings (shown by ``spla info``).
 
-    The plan shown is the one ``auto`` runs: segmented's tiles, adaptive2's plan,
-    or else adaptive's.
+    The plan shown is the one ``auto`` runs: segmented's or staged's tiles,
+    adaptive2's plan, or else adaptive's.
     """
     kernel = choose_kernel(A)
-    if kernel == "segmented":
-        summary = segmented.segmented_summary(A, 32 * segmented.segmented_default(A.dtype))
+    family, param = parse_kernel(kernel)
+    if family in ("segmented", "staged"):
+        param = bound_param(A, family, param)
+        assert param is not None
+        if family == "segmented":
+            summary = segmented.segmented_summary(A, 32 * param)
+            who = f"one warp each ({segmented.SEGMENTED_WARPS} a block)"
+        else:
+            summary = segmented.segmented_summary(A, segmented.STAGED_THREADS * param, "staged")
+            who = f"one block of {segmented.STAGED_THREADS} threads each"
         return {
-            "unit": (f"segmented tiles of {summary['tile']} nnz, one warp each ({segmented.SEGMENTED_WARPS} a block); "
-                     f"work = its nnz + the rows it owns; {_count(summary['cut_rows'])} rows cross a tile edge, "
-                     f"{_count(summary['counted_rows'])} of them touch 3+ tiles; auto runs segmented"),
+            "unit": (f"{family} tiles of {summary['tile']} nnz, {who}; work = its nnz + the rows it owns; "
+                     f"{_count(summary['cut_rows'])} rows cross a tile edge, {_count(summary['counted_rows'])} "
+                     f"of them touch 3+ tiles; auto runs {kernel}"),
             "groups": summary["tiles"],
             "max_work": summary["tile_work_max"],
             "mean_work": summary["tile_work_mean"],

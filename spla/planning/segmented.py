@@ -32,6 +32,14 @@ SEGMENTED_WARPS = SEGMENTED_THREADS // 32
 STAGED_ENTRIES = (4, 8, 16)
 STAGED_TILE_BYTES = 16384
 STAGED_THREADS = 256
+# ... and a larger T pays only while the tiles fill the GPU: the default takes the largest T
+# whose tiles number at least this, two waves of resident blocks (132 SMs x 8 on an H200).
+# scripts/fit_staged.py on the tuner's timings of every T (session 17: the 2M, 10M and 40M
+# irregular matrices) scores the fit half the same (0.994 of the best T, geomean) anywhere
+# from about 980 to 4,860 tiles (the records' counts on either side); this value is in that
+# stretch, set from the GPU rather than threaded between two records (report half 0.995 /
+# 0.999 in float32 / float64, where the largest T always read 0.972 / 0.992).
+STAGED_MIN_TILES = 2 * 132 * 8
 
 
 def staged_entries(dtype) -> tuple:
@@ -39,9 +47,12 @@ def staged_entries(dtype) -> tuple:
     return tuple(t for t in STAGED_ENTRIES if STAGED_THREADS * t * np.dtype(dtype).itemsize <= STAGED_TILE_BYTES)
 
 
-def staged_default(dtype) -> int:
-    """T of plain ``"staged"``: the largest within STAGED_TILE_BYTES (16 float32, 8 float64)."""
-    return max(staged_entries(dtype))
+def staged_default(dtype, nnz: int, min_tiles: float = STAGED_MIN_TILES) -> int:
+    """T of plain ``"staged"`` on ``nnz`` nonzeros: the largest of :func:`staged_entries` whose
+    tiles number at least ``min_tiles`` (16 in float32 and 8 in float64 from about 8.7M and
+    4.3M nonzeros), else the smallest."""
+    choices = sorted(staged_entries(dtype), reverse=True)
+    return next((t for t in choices if nnz >= min_tiles * STAGED_THREADS * t), choices[-1])
 
 
 def segmented_entries(dtype) -> tuple:
@@ -89,12 +100,14 @@ def staged_cut_rows(A, tile: int) -> np.ndarray:
     return A._cache[key]
 
 
-def segmented_summary(A, tile: int) -> dict:
-    """How ``kernels/spmv_segmented.cu`` splits A into tiles of ``tile`` nonzeros.
+def segmented_summary(A, tile: int, kernel: str = "segmented") -> dict:
+    """How ``kernels/spmv_segmented.cu`` (or ``kernel="staged"``, ``kernels/spmv_staged.cu``)
+    splits A into tiles of ``tile`` nonzeros.
 
     A tile's work is its nonzeros plus the rows it owns (it walks them to find
-    where rows end); ``cut_rows`` cross a tile edge, and ``counted_rows`` touch
-    three or more tiles, so their partial sums meet through a counter.
+    where rows end); ``cut_rows`` cross a tile edge (staged's finish kernel adds
+    their parts), and ``counted_rows`` touch three or more tiles (segmented's
+    partial sums meet through a counter).
     """
     tile_rows = segmented_tile_rows(A, tile)
     indptr = host_indptr(A)
@@ -105,6 +118,6 @@ def segmented_summary(A, tile: int) -> dict:
     busy = ends > starts
     touched = (ends[busy] - 1) // tile - starts[busy] // tile + 1
     mean = float(work.mean())
-    return {"kernel": "segmented", "tile": tile, "tiles": int(n_tiles), "tile_work_max": int(work.max()),
+    return {"kernel": kernel, "tile": tile, "tiles": int(n_tiles), "tile_work_max": int(work.max()),
             "tile_work_mean": mean, "imbalance": float(work.max()) / mean if mean > 0 else 1.0,
             "cut_rows": int(np.count_nonzero(touched >= 2)), "counted_rows": int(np.count_nonzero(touched >= 3))}

@@ -340,7 +340,7 @@ def bound_param(A, family: str, param: int | None) -> int | None:
     if family == "segmented":
         return param or segmented.segmented_default(A.dtype)
     if family == "staged":
-        return param or segmented.staged_default(A.dtype)
+        return param or segmented.staged_default(A.dtype, A.nnz)
     if family == "dia" and param is None:
         found = dia.structure(A)  # cached; a refusal is raised by plan_spmv
         return dia.rows_for(found.n_diagonals, A.dtype, A.n_rows) if isinstance(found, dia.Structure) else None

@@ -416,6 +416,18 @@ def test_segmented_tiles_own_the_rows_that_start_in_them(rng, tile):
     assert segmented.segmented_tile_rows(A, tile) is tile_rows, "cached on the matrix"
 
 
+def test_staged_takes_the_largest_t_whose_tiles_fill_the_gpu():
+    """16 KiB of products a block bound T by dtype; below STAGED_MIN_TILES tiles T shrinks."""
+    assert segmented.staged_entries(np.float32) == (4, 8, 16) and segmented.staged_entries(np.float64) == (4, 8)
+    tiles = segmented.STAGED_MIN_TILES * segmented.STAGED_THREADS
+    for dtype, largest in ((np.float32, 16), (np.float64, 8)):
+        assert segmented.staged_default(dtype, 10**9) == largest
+        assert segmented.staged_default(dtype, tiles * largest) == largest
+        assert segmented.staged_default(dtype, tiles * largest - 1) == largest // 2
+        assert segmented.staged_default(dtype, 0) == 4
+    assert segmented.staged_default(np.float32, 10**6, min_tiles=0) == 16
+
+
 def test_segmented_tiles_of_a_matrix_without_nonzeros():
     empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(8, int), (7, 3))
     np.testing.assert_array_equal(segmented.segmented_tile_rows(empty, 256), [0, 7])
@@ -434,6 +446,19 @@ def test_spla_info_shows_the_segmented_tiles_when_auto_runs_them(rng, monkeypatc
     assert summary["kernel"] == "segmented" and mapping["groups"] == -(-A.nnz // tile)
     assert summary["counted_rows"] == 1 and summary["cut_rows"] >= 1
     assert mapping["max_work"] <= tile + 303 and "auto runs segmented" in mapping["unit"]
+
+
+def test_spla_info_shows_the_staged_tiles_when_auto_runs_them(rng, monkeypatch):
+    from spla import analysis
+
+    monkeypatch.setitem(rules.AUTO_RULE, "irregular", "staged")
+    A = _matrix([3] * 2000 + [9000] + [0, 0] + [5] * 1000, 20000, rng)  # one row across 3+ tiles
+    mapping = analysis.analyze(A.astype(np.float32))["mappings"]["auto"]
+    summary = mapping["plan"]
+    tile = segmented.STAGED_THREADS * segmented.staged_default(np.float32, A.nnz)
+    assert summary["kernel"] == "staged" and summary["tile"] == tile and mapping["groups"] == -(-A.nnz // tile)
+    assert summary["counted_rows"] == 1 and "one block of 256 threads each" in mapping["unit"]
+    assert "auto runs staged" in mapping["unit"]
 
 
 # ------------------------------------------------------- adaptive2 layout
