@@ -46,9 +46,10 @@ QUICK = [
     ("hugerows-200k", "gen:hugerows:200000:8:200000", "a few huge rows"),
     ("banded-200k-20", "gen:banded:200000:20", "FEM-like band"),
 ]
-F32_KERNELS = ["scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", "auto", "cusparse", "cusparse-cupy"]
+F32_KERNELS = ["scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", "staged", "auto", "cusparse",
+               "cusparse-cupy"]
 # float64: auto, the kernels auto may run on irregular matrices, the anchor
-F64_KERNELS = ["auto", "vector", "adaptive", "adaptive2", "segmented", "cusparse"]
+F64_KERNELS = ["auto", "vector", "adaptive", "adaptive2", "segmented", "staged", "cusparse"]
 TIME_BUDGET_S = 0.02  # per figure of a kernel in a round (spla.bench.spmv.compare)
 ROUNDS = 3
 

@@ -297,3 +297,23 @@ def test_a_variant_packs_its_own_launch(rng, launches):
     name, grid, block, args, _ = launches[-1]
     assert name == "spla_spmv_warp<float, int, 4>" and block == (cuda_spmv.ROW_BLOCK,)
     assert args[params.index("y")] == ptr(out) and args[params.index("alpha")] == 1
+
+
+def test_a_staged_variant_keeps_the_planned_block(rng, launches):
+    """staged's tiles are planned for STAGED_THREADS: a variant may swap the kernel (and its
+    finish launch still follows), not the block."""
+    from spla.errors import KernelError
+
+    A = _device(sp.random(500, 400, density=0.05, format="csr", random_state=rng))
+    x = FakeArray(rng.random(400).astype(np.float32))
+    out = FakeArray(np.zeros(500, np.float32))
+    ops_spmv.spmv(A, x, kernel="staged:4", out=out)
+    bound = ops_spmv.bound_launcher(A, "staged:4")
+    other = runtime.KernelSource.function(cuda_spmv.SOURCES["staged"], "spla_spmv_staged<float, int, 4>")
+    with pytest.raises(KernelError, match="no block variants"):
+        bound.variant(other, threads_per_tile=512)
+    before = len(launches)
+    bound.variant(other).launch(x, out, np.float32(1), np.float32(0))
+    names = [launch[0] for launch in launches[before:]]
+    assert bound.finish is not None  # ~10,000 nonzeros in rows of ~20: tile edges cut rows
+    assert names == ["spla_spmv_staged<float, int, 4>", "spla_spmv_staged_finish<float>"]

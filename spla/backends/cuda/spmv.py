@@ -176,6 +176,8 @@ class Launcher:
         """
         if not isinstance(self, (_RowLauncher, _SegmentedLauncher, _StagedLauncher)):
             raise KernelError(f"{type(self).__name__} does not launch one raw kernel; it has no variants")
+        if threads_per_tile is not None and isinstance(self, _StagedLauncher):
+            raise KernelError("staged's tiles are planned for its compiled block (STAGED_THREADS): no block variants")
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
         copy.row_lanes = None  # another kernel: no fused kernel knows its mapping
