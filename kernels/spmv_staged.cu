@@ -37,7 +37,8 @@
 //   blockDim.x == STAGED_THREADS (blocks loop over tiles grid-stride; the
 //   launcher gives a block a tile); the finish kernel runs after this one on
 //   the same stream, over the plan's cut rows (spla/planning/segmented.py,
-//   staged_cut_rows).
+//   staged_cut_rows); the partial sums are the matrix's, so one stream at a
+//   time per matrix (as segmented's counters).
 #include "common.cuh"
 #include "launch_config.cuh"  // the -D constants the host passes
 

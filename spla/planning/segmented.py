@@ -3,8 +3,8 @@
 ``kernels/spmv_segmented.cu`` cuts the nonzeros into tiles of ``32 * K``
 entries (K entries per lane), ``kernels/spmv_staged.cu`` into tiles of
 ``STAGED_THREADS * T`` (T entries a thread); neither needs a row plan, only
-which rows each tile owns; rows cut by tile edges are finished by the last of
-their tiles.
+which rows each tile owns. Rows cut by tile edges are finished by the last of
+their tiles (segmented) or by a second launch over the cut rows (staged).
 """
 
 from __future__ import annotations

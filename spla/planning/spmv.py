@@ -212,7 +212,9 @@ AUTO = AutoThresholds()
 #       empty-row and block-dense matrices in float64 (1.06-1.32x) and 19 of
 #       20 in float32 (the 20th 0.999x), fit and report halves alike
 #       (BENCHMARKS.md, session 17). vendor_nnz keeps the size fitted when
-#       the class ran cuSPARSE: staged was not timed on smaller matrices
+#       the class ran cuSPARSE: refitted with staged timed at 2M too, it stays,
+#       as the fit half's irregular families there split between staged and
+#       the row kernels (up to 1.5x either way)
 #   "huge": a row longer than huge_row (segmented would send each such row's
 #       hundreds of tiles through one completion counter; adaptive2 splits it
 #       into 4096-nnz chunks), at any size when the longest row holds at least

@@ -307,20 +307,20 @@ class _StagedLauncher(Launcher):
             self.finish = PackedLaunch(cupy, kernel, _grid(cut.shape[0], segmented.STAGED_THREADS // 32),
                                        segmented.STAGED_THREADS,
                                        (np.int64(cut.shape[0]), cut, head_partials, tail_partials, None, None, None))
-            values = self.finish.values(self.dtype)
+            self._finish_values = self.finish.values(self.dtype)
             self._finish_alpha = self.finish.value_index(5, self.dtype)
             self._finish_beta = self.finish.value_index(6, self.dtype)
-            self._finish_values = values
 
     def launch(self, x, out, alpha, beta):
-        self._launch_packed(x, out, alpha, beta)
         finish = self.finish
-        if finish is not None:
-            with finish.lock:
-                finish.slots[4] = out.data.ptr
-                self._finish_values[self._finish_alpha] = alpha
-                self._finish_values[self._finish_beta] = beta
-                finish.launch()
+        if finish is None:
+            return self._launch_packed(x, out, alpha, beta)
+        with finish.lock:  # both launches as one: another thread's tiles would overwrite the partials between them
+            self._launch_packed(x, out, alpha, beta)
+            finish.slots[4] = out.data.ptr
+            self._finish_values[self._finish_alpha] = alpha
+            self._finish_values[self._finish_beta] = beta
+            finish.launch()
         return out
 
 
