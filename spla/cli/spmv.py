@@ -171,7 +171,8 @@ def auto_line(choice: dict) -> str:
     why = AUTO_SOURCES.get(choice.get("source", "rule"), choice.get("source", "rule"))
     rule = "" if choice.get("source", "rule") == "rule" else f"; the rule picks {choice.get('rule')}"
     kernel = choice["kernel"]
-    param = choice.get("lanes", choice.get("rows_a_thread"))  # warp:8, dia:4: the configuration that runs
+    # warp:8, dia:4, staged:16: the configuration that runs
+    param = choice.get("lanes", choice.get("rows_a_thread", choice.get("entries")))
     if param is not None and ":" not in kernel:
         kernel += f":{param}"
     if "structure" in choice:

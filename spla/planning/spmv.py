@@ -316,6 +316,8 @@ def describe_choice(A) -> dict:
     family, param = parse_kernel(name)
     info = {"kernel": name, "class": matrix_class(s), "mean_row": s.mean, "max_row": s.max, "cv": s.cv,
             "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
+    if family in ("segmented", "staged"):
+        info["entries"] = bound_param(A, family, param)  # K a lane, T a thread
     if family in LANE_FAMILIES:
         info["lanes"] = bound_param(A, family, param)
         if family != "band":

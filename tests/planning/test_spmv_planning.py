@@ -288,6 +288,7 @@ def test_auto_policy_classes(rng):
     assert rules.describe_choice(wider)["class"] == "irregular-short"
     assert rules.matrix_class(dataclasses.replace(row_stats(narrow), nnz=rules.AUTO.vendor_nnz)) == "irregular-large"
     assert rules.choose_kernel(short_power) == rules.AUTO_RULE["irregular-short"] == "segmented"
+    assert auto_line(rules.describe_choice(short_power)).startswith("auto runs   segmented:8:")  # K of float64
     # every row long (a short-wide rectangle): a warp per row (vector:32), once there are rows enough to fill the GPU
     long_rows = int(rules.AUTO.long_mean) * 2
     wide = RowStats(n_rows=rules.AUTO.long_rows, nnz=rules.AUTO.long_rows * long_rows, mean=long_rows, std=0.0,
@@ -459,6 +460,7 @@ def test_spla_info_shows_the_staged_tiles_when_auto_runs_them(rng, monkeypatch):
     assert summary["kernel"] == "staged" and summary["tile"] == tile and mapping["groups"] == -(-A.nnz // tile)
     assert summary["counted_rows"] == 1 and "one block of 256 threads each" in mapping["unit"]
     assert "auto runs staged" in mapping["unit"]
+    assert auto_line(rules.describe_choice(A)).startswith("auto runs   staged:4:")  # few tiles: the smallest T
 
 
 # ------------------------------------------------------- adaptive2 layout
