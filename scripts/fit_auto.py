@@ -8,8 +8,9 @@ corpus generators or the real files and kept in ``--stats`` as a cache).
 
 For each matrix the rule picks a kernel family from its row statistics
 (:func:`spla.planning.spmv.matrix_class`): one of spla's kernels, ``dia`` or
-``band`` for large regular matrices the record timed it on, or cuSPARSE's CSR ALG1 for
-large irregular matrices; its cost is that family's
+``band`` for large regular matrices the record timed it on, or the large irregular class's
+kernel (``AUTO_RULE["irregular-large"]``: staged since session 17, cuSPARSE's CSR ALG1 before;
+a record without it scores 0 there); its cost is that family's
 device time at its default parameter over the best of all of them. The fitted
 thresholds (:data:`FITTED` of ``AutoThresholds``) are chosen on the fit set
 only (the geomean of best/picked, higher is better): the corpus's ``fit`` half
@@ -146,8 +147,8 @@ def geomean(values) -> float:
     return math.exp(sum(map(math.log, values)) / len(values))
 
 
-FITTED = ("segmented_mean", "short_rows", "vendor_nnz", "narrow_max", "huge_share")
-NEVER = 2**62  # vendor_nnz of a rule that never hands a matrix to cuSPARSE
+FITTED = ("segmented_mean", "short_rows", "large_nnz", "narrow_max", "huge_share")
+NEVER = 2**62  # large_nnz of a rule that never sends a matrix to the large irregular class
 
 
 def _midpoints(values) -> list[float]:
@@ -170,7 +171,7 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     """The thresholds of :data:`FITTED` maximising the fit set's geomean quality, each over
     the midpoints between the values of the fit set's matrices it decides (the irregular ones'
     mean rows, the short ones' rows, ...): (segmented_mean, short_rows) as one grid,
-    then vendor_nnz given them (over the irregular matrices' sizes, or never) together with
+    then large_nnz given them (over the irregular matrices' sizes, or never) together with
     huge_share (over the huge-row matrices' longest row over nnz; infinite, as in the code before
     it was fitted, unless a finite one scores higher), then narrow_max (one of their longest rows,
     or 0), then all again given the others."""
@@ -189,20 +190,20 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     # narrow_max at a fit matrix's own longest row (or 0): the narrowest reach that covers it
     longest = [0, *sorted({s.max for s in irregular})]
     shares = _midpoints(s.max / s.nnz for s in (i["stats"] for i in fit_items) if s.max > AUTO.huge_row)[1:]
-    t = dataclasses.replace(AUTO, vendor_nnz=NEVER, narrow_max=0, huge_share=math.inf)
+    t = dataclasses.replace(AUTO, large_nnz=NEVER, narrow_max=0, huge_share=math.inf)
     for _ in range(2):
         (m, r), _ = best_of(pairs, lambda p: score(dataclasses.replace(t, segmented_mean=p[0], short_rows=p[1])))
         t = dataclasses.replace(t, segmented_mean=m, short_rows=r)
-        # vendor_nnz and huge_share together (huge_share only matters from vendor_nnz on); an
-        # infinite huge_share (every large huge-row matrix runs cuSPARSE) unless a finite one
+        # large_nnz and huge_share together (huge_share only matters from large_nnz on); an
+        # infinite huge_share (every large huge-row matrix runs the large class's kernel) unless a finite one
         # scores higher on the fit set
-        def vendor_score(p):
-            return score(dataclasses.replace(t, vendor_nnz=p[0], huge_share=p[1]))
-        (v, h), best = best_of([(v, h) for v in sizes for h in [*shares, math.inf]], vendor_score)
-        (v_inf, _), never = best_of([(v, math.inf) for v in sizes], vendor_score)
+        def large_score(p):
+            return score(dataclasses.replace(t, large_nnz=p[0], huge_share=p[1]))
+        (v, h), best = best_of([(v, h) for v in sizes for h in [*shares, math.inf]], large_score)
+        (v_inf, _), never = best_of([(v, math.inf) for v in sizes], large_score)
         if best <= never + 1e-12:
             v, h, best = v_inf, math.inf, never
-        t = dataclasses.replace(t, vendor_nnz=v, huge_share=h)
+        t = dataclasses.replace(t, large_nnz=v, huge_share=h)
         (w,), best = best_of([(w,) for w in longest], lambda p: score(dataclasses.replace(t, narrow_max=p[0])))
         t = dataclasses.replace(t, narrow_max=w)
     return t, best
@@ -247,11 +248,11 @@ def main(argv=None) -> int:
     fitted, score = fit(items)
     print(f"fitted on the fit set (fit and real-fit halves; geomean auto/best {score:.3f}): "
           + ", ".join(f"{name} = {getattr(fitted, name):g} (code: {getattr(AUTO, name):g})" for name in FITTED) + "\n")
-    # the rule before session 8: none of its classes; session 8's: no cuSPARSE
-    before = dataclasses.replace(AUTO, segmented_mean=0.0, short_rows=0, long_mean=math.inf, vendor_nnz=NEVER,
+    # the rule before session 8: none of its classes; "no large class": no irregular-large (session 8's rule)
+    before = dataclasses.replace(AUTO, segmented_mean=0.0, short_rows=0, long_mean=math.inf, large_nnz=NEVER,
                                  narrow_max=0, huge_share=math.inf)
-    own = dataclasses.replace(fitted, vendor_nnz=NEVER)
-    rules = {"before": before, "fitted, spla kernels only": own, "fitted": fitted, "code": AUTO}
+    own = dataclasses.replace(fitted, large_nnz=NEVER)
+    rules = {"before": before, "fitted, no large class": own, "fitted": fitted, "code": AUTO}
     print("\n".join(table(items, rules)))
     print("\n" + "\n".join(large_table(items, rules)))
     losers = [(quality(i, rules["fitted"]), i) for i in items]

@@ -172,7 +172,7 @@ def band_lanes(mean_row: float, itemsize: int) -> int:
 @dataclass(frozen=True)
 class AutoThresholds:
     """The numbers of the auto rule (:func:`matrix_class`); ``scripts/fit_auto.py`` fits
-    ``segmented_mean``, ``short_rows``, ``vendor_nnz``, ``narrow_max`` and ``huge_share`` on
+    ``segmented_mean``, ``short_rows``, ``large_nnz``, ``narrow_max`` and ``huge_share`` on
     the corpus's fit half and reports the rule on every half (BENCHMARKS.md); the others are
     set from the kernels' design."""
 
@@ -185,7 +185,7 @@ class AutoThresholds:
     short_mean: float = 12.0
     segmented_mean: float = 5.369  # fitted (scripts/fit_auto.py): irregular rows this short on average
     short_rows: int = 129978     # fitted: short rows take vector from this many rows, warp below
-    vendor_nnz: int = 4464630    # fitted (against cuSPARSE's CSR ALG1): irregular matrices this large run staged
+    large_nnz: int = 4464630     # fitted: irregular matrices this large run staged (vendor_nnz until session 17)
     narrow_max: int = 205        # fitted: smaller irregular matrices with no row longer run vector
     huge_share: float = 0.00654  # fitted: a huge row this share of the nonzeros keeps adaptive2 at any size
 
@@ -204,15 +204,15 @@ AUTO = AutoThresholds()
 #       vector was 5-6% behind warp (session 12; the corpus's only long rows,
 #       in its report half: a choice of the smaller worst case, not a fit)
 #   "irregular-large": a huge or irregular matrix (the next two classes) of at
-#       least vendor_nnz nonzeros, its longest row under huge_share of them,
+#       least large_nnz nonzeros, its longest row under huge_share of them,
 #       runs staged: a block per tile of nonzeros, products in shared memory,
 #       75% of the warp slots filled. It beat cuSPARSE's CSR ALG1 (which this
 #       class ran until session 17: every other spla kernel lost to it there)
 #       on all 20 of the corpus's large power-law, R-MAT, bimodal, multimodal,
 #       empty-row and block-dense matrices in float64 (1.06-1.32x) and 19 of
 #       20 in float32 (the 20th 0.999x), fit and report halves alike
-#       (BENCHMARKS.md, session 17). vendor_nnz keeps the size fitted when
-#       the class ran cuSPARSE: refitted with staged timed at 2M too, it stays,
+#       (BENCHMARKS.md, session 17). large_nnz keeps the size fitted when
+#       the class ran cuSPARSE (as vendor_nnz): refitted with staged timed at 2M, it stays,
 #       as the fit half's irregular families there split between staged and
 #       the row kernels (up to 1.5x either way)
 #   "huge": a row longer than huge_row (segmented would send each such row's
@@ -252,9 +252,9 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
     if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
         return "long"
     if s.max > t.huge_row:
-        return "irregular-large" if s.nnz >= t.vendor_nnz and s.max < t.huge_share * s.nnz else "huge"
+        return "irregular-large" if s.nnz >= t.large_nnz and s.max < t.huge_share * s.nnz else "huge"
     if s.max > t.long_row or (s.cv > t.irregular_cv and s.max > t.short_max):
-        if s.nnz >= t.vendor_nnz:
+        if s.nnz >= t.large_nnz:
             return "irregular-large"
         if s.max <= t.narrow_max:
             return "irregular-narrow"

@@ -368,12 +368,12 @@ def test_near_share_of_a_device_matrix_is_the_host_copys(rng, index_dtype):
 
 
 def test_auto_runs_staged_on_a_large_power_law(rng):
-    """From AUTO.vendor_nnz nonzeros an irregular matrix runs staged (and its finish kernel)
+    """From AUTO.large_nnz nonzeros an irregular matrix runs staged (and its finish kernel)
     through spla.spmv's auto, with alpha/beta and out= as every kernel; describe_choice says so."""
     from spla.io import generators
 
-    host = generators.powerlaw(rules.AUTO.vendor_nnz // 7, 8.0, seed=3)
-    assert host.nnz >= rules.AUTO.vendor_nnz
+    host = generators.powerlaw(rules.AUTO.large_nnz // 7, 8.0, seed=3)
+    assert host.nnz >= rules.AUTO.large_nnz
     A = host.astype(np.float32).to_device()
     assert rules.describe_choice(A)["class"] == "irregular-large" and rules.choose_kernel(A) == "staged"
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))

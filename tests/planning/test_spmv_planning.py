@@ -263,20 +263,20 @@ def test_auto_policy_classes(rng):
     assert rules.choose_kernel(one_long) == irregular
     assert rules.describe_choice(one_long)["class"] == "irregular"
     stats = row_stats(one_long)
-    # from vendor_nnz nonzeros an irregular matrix runs cuSPARSE's CSR ALG1, short rows or not
+    # from large_nnz nonzeros an irregular matrix runs staged, short rows or not
     for row_stats_of in (stats, row_stats(_matrix([2] * 3000 + [400] * 10, 5000, rng))):
-        vendor = dataclasses.replace(row_stats_of, nnz=rules.AUTO.vendor_nnz)
+        vendor = dataclasses.replace(row_stats_of, nnz=rules.AUTO.large_nnz)
         assert rules.matrix_class(vendor) == "irregular-large" and rules.AUTO_RULE["irregular-large"] == "staged"
-        assert rules.matrix_class(dataclasses.replace(vendor, nnz=rules.AUTO.vendor_nnz - 1)) != "irregular-large"
+        assert rules.matrix_class(dataclasses.replace(vendor, nnz=rules.AUTO.large_nnz - 1)) != "irregular-large"
     # a huge row too, while it holds less than huge_share of the nonzeros; from that share on it
     # keeps adaptive2 at any size
-    nnz = rules.AUTO.vendor_nnz * 4
+    nnz = rules.AUTO.large_nnz * 4
     for share, klass in ((0.9, "irregular-large"), (1.1, "huge")):
         huge_stats = dataclasses.replace(stats, nnz=nnz, max=max(rules.AUTO.huge_row + 1,
                                                                  int(share * rules.AUTO.huge_share * nnz)))
         assert rules.matrix_class(huge_stats) == klass
     band_stats = row_stats(_csr(band))  # regular rows stay with spla's kernels at any size
-    assert rules.matrix_class(dataclasses.replace(band_stats, nnz=rules.AUTO.vendor_nnz * 2)) == "medium"
+    assert rules.matrix_class(dataclasses.replace(band_stats, nnz=rules.AUTO.large_nnz * 2)) == "medium"
     # irregular rows of a few entries on average: segmented's equal tiles
     short_power = _matrix([2] * 3000 + [400] * 10, 5000, rng)
     assert rules.describe_choice(short_power)["class"] == "irregular-short"
@@ -286,7 +286,7 @@ def test_auto_policy_classes(rng):
     assert rules.choose_kernel(narrow) == rules.AUTO_RULE["irregular-narrow"] == "vector"
     wider = _matrix([2] * 3000 + [rules.AUTO.narrow_max + 1] * 10, 5000, rng)
     assert rules.describe_choice(wider)["class"] == "irregular-short"
-    assert rules.matrix_class(dataclasses.replace(row_stats(narrow), nnz=rules.AUTO.vendor_nnz)) == "irregular-large"
+    assert rules.matrix_class(dataclasses.replace(row_stats(narrow), nnz=rules.AUTO.large_nnz)) == "irregular-large"
     assert rules.choose_kernel(short_power) == rules.AUTO_RULE["irregular-short"] == "segmented"
     assert auto_line(rules.describe_choice(short_power)).startswith("auto runs   segmented:8:")  # K of float64
     # every row long (a short-wide rectangle): a warp per row (vector:32), once there are rows enough to fill the GPU

@@ -48,7 +48,7 @@ LARGE = AUTO_RULE["irregular-large"]  # the large irregular class's kernel (stag
 
 
 def test_vendor_threshold_splits_by_size_on_the_fit_half(tmp_path):
-    """Irregular matrices where the large class's kernel is fastest from some size on: vendor_nnz
+    """Irregular matrices where the large class's kernel is fastest from some size on: large_nnz
     lands between the largest win of the others and the smallest win of the fit half."""
     records = []
     for n_rows, large_us in ((10**5, 20.0), (10**6, 20.0), (10**7, 4.0), (10**8, 4.0)):
@@ -60,7 +60,7 @@ def test_vendor_threshold_splits_by_size_on_the_fit_half(tmp_path):
     path.write_text(json.dumps({"records": records}))
     items = fit_auto.load([path], None, None)
     fitted, score = fit_auto.fit(items)
-    assert 20 * 10**6 < fitted.vendor_nnz <= 20 * 10**7 and score == 1.0
+    assert 20 * 10**6 < fitted.large_nnz <= 20 * 10**7 and score == 1.0
     assert [fit_auto.picked(i, fitted) for i in items] == ["adaptive2", "adaptive2", LARGE, LARGE]
     # the large-matrix table compares each pick with the faster cuSPARSE algorithm
     lines = fit_auto.large_table(items, {"fitted": fitted})
@@ -83,7 +83,7 @@ def test_huge_share_splits_hub_rows_from_power_laws_and_needs_evidence(tmp_path)
     """The large class's kernel wins on the large power laws (longest row 0.5% of nnz), adaptive2
     where a row holds 5%: huge_share lands between them. Without a fit matrix that wants adaptive2
     it stays infinite (every large huge-row matrix runs the large kernel), whatever the report half says."""
-    small = _record("small", "fit", 20, 10**5, "adaptive2")  # where vendor_nnz starts: below the rest
+    small = _record("small", "fit", 20, 10**5, "adaptive2")  # where large_nnz starts: below the rest
     small["rows"] += [{"kernel": LARGE, "device_us": 20.0}, {"kernel": "cusparse:1", "device_us": 20.0}]
     power = [_huge(f"power{k}", "fit", 0.005, 10.0, 8.0) for k in range(2)]
     hubs = [_huge("hubs", "fit", 0.05, 5.0, 8.0)]
