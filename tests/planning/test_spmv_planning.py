@@ -265,9 +265,9 @@ def test_auto_policy_classes(rng):
     stats = row_stats(one_long)
     # from large_nnz nonzeros an irregular matrix runs staged, short rows or not
     for row_stats_of in (stats, row_stats(_matrix([2] * 3000 + [400] * 10, 5000, rng))):
-        vendor = dataclasses.replace(row_stats_of, nnz=rules.AUTO.large_nnz)
-        assert rules.matrix_class(vendor) == "irregular-large" and rules.AUTO_RULE["irregular-large"] == "staged"
-        assert rules.matrix_class(dataclasses.replace(vendor, nnz=rules.AUTO.large_nnz - 1)) != "irregular-large"
+        large = dataclasses.replace(row_stats_of, nnz=rules.AUTO.large_nnz)
+        assert rules.matrix_class(large) == "irregular-large" and rules.AUTO_RULE["irregular-large"] == "staged"
+        assert rules.matrix_class(dataclasses.replace(large, nnz=rules.AUTO.large_nnz - 1)) != "irregular-large"
     # a huge row too, while it holds less than huge_share of the nonzeros; from that share on it
     # keeps adaptive2 at any size
     nnz = rules.AUTO.large_nnz * 4

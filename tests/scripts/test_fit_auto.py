@@ -47,7 +47,7 @@ def test_fit_splits_the_fit_half_and_ignores_the_others(tmp_path):
 LARGE = AUTO_RULE["irregular-large"]  # the large irregular class's kernel (staged)
 
 
-def test_vendor_threshold_splits_by_size_on_the_fit_half(tmp_path):
+def test_large_threshold_splits_by_size_on_the_fit_half(tmp_path):
     """Irregular matrices where the large class's kernel is fastest from some size on: large_nnz
     lands between the largest win of the others and the smallest win of the fit half."""
     records = []
