@@ -172,7 +172,9 @@ class Launcher:
         the benchmark hook for A/B-ing a kernel file's variants (``scripts/ab_kernel.py``).
 
         ``threads_per_tile``: a block size set in the variant (``-D``), the grid re-derived
-        for one tile per warp; ``grid``: an explicit grid. Only single-kernel launchers take it.
+        for one tile per warp (not staged: its tiles are planned for its block); ``grid``: an
+        explicit grid. Launchers of one raw kernel take it, and staged, whose finish launch
+        still follows the swapped kernel.
         """
         if not isinstance(self, (_RowLauncher, _SegmentedLauncher, _StagedLauncher)):
             raise KernelError(f"{type(self).__name__} does not launch one raw kernel; it has no variants")
