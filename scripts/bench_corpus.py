@@ -12,11 +12,13 @@ this script, so auto never sees earlier tunings), ``tune`` (auto after
 matrix. Writes ``PREFIX.json`` (every figure, the GPU,
 versions, the command) and ``PREFIX.md`` (a table per matrix and geomeans
 split by the corpus halves: ``fit`` families are where rules are fitted,
-``report`` families and ``real`` matrices are held out).
+``report`` families and ``real`` matrices are held out; ``--sources`` adds
+matrices outside the corpus, as the ``held-out`` half, which no fit reads).
 
     PYTHONPATH=. python scripts/bench_corpus.py --out $OUT/corpus                    # ~6 min on an H200
     PYTHONPATH=. python scripts/bench_corpus.py --scale 1e6 --budget-min 2 --out /tmp/c
     PYTHONPATH=. python scripts/bench_corpus.py --real ../shared/matrices --out /tmp/c
+    PYTHONPATH=. python scripts/bench_corpus.py --scale none --sources gen:rmat:18:8:seed=5 --out /tmp/c
 
 ``--budget-min`` bounds the whole run: no matrix is started once it is spent
 (the rest are listed as skipped), so order matters: scales ascending, then
@@ -42,11 +44,13 @@ from spla.planning.spmv import SPLA_KERNELS, STRUCTURED_KERNELS, STRUCTURES  # n
 
 DTYPES = ("float32", "float64")
 KERNELS = ("auto", "tune", *SPLA_KERNELS)
-HALF_ORDER = ("fit", "report", "real")
+HALF_ORDER = ("fit", "report", "real", "held-out")
 
 
 def nnz_list(text: str) -> list[int]:
-    """``"1e6,2e7"`` -> [1000000, 20000000] (ascending)."""
+    """``"1e6,2e7"`` -> [1000000, 20000000] (ascending); ``"none"`` -> [] (no corpus families)."""
+    if text.strip().lower() == "none":
+        return []
     try:
         values = sorted({int(float(v)) for v in text.split(",") if v.strip()})
     except ValueError:
@@ -76,11 +80,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="output prefix: writes PREFIX.json and PREFIX.md")
     parser.add_argument("--scale", type=nnz_list, default=nnz_list("2e6,4e7"),
-                        help="nnz targets, comma-separated (default 2e6,4e7)")
+                        help="nnz targets, comma-separated (default 2e6,4e7), or none")
     parser.add_argument("--families", type=name_list, default=None, help="a comma-separated subset of families")
     parser.add_argument("--half", choices=("fit", "report", "all"), default="all")
     parser.add_argument("--dtypes", type=dtype_list, default=list(DTYPES))
     parser.add_argument("--real", type=Path, default=None, help="also every .mtx/.mtx.gz in this folder")
+    parser.add_argument("--sources", type=lambda text: [v for v in text.split(",") if v.strip()], default=[],
+                        help="also these matrices (files or gen: specs, comma-separated), as the held-out half")
     parser.add_argument("--rounds", type=int, default=3, help="round-robin rounds per matrix (default 3)")
     parser.add_argument("--kernel-budget-ms", type=float, default=15.0,
                         help="time per kernel per round and figure (default 15 ms)")
@@ -111,6 +117,7 @@ def jobs(args) -> list[dict]:
     if args.real is not None:
         files = sorted(p for p in args.real.iterdir() if p.name.endswith((".mtx", ".mtx.gz")))
         out += [{"name": p.name.split(".mtx")[0], "path": str(p), "half": "real"} for p in files]
+    out += [{"name": source, "path": source, "half": "held-out"} for source in args.sources]
     return out
 
 

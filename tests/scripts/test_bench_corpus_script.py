@@ -50,6 +50,14 @@ def test_jobs_order_scales_then_families_then_real(tmp_path):
     assert [(j["name"], j["half"]) for j in jobs[-2:]] == [("a", "real"), ("b", "real")]
 
 
+def test_sources_alone_are_the_held_out_half():
+    args = bench_corpus.parse_args(["--out", "x", "--scale", "none", "--sources", "gen:rmat:12:8:seed=3,gen:weblike"])
+    assert args.scale == []
+    rmat = "gen:rmat:12:8:seed=3"
+    assert bench_corpus.jobs(args) == [{"name": rmat, "path": rmat, "half": "held-out"},
+                                       {"name": "gen:weblike", "path": "gen:weblike", "half": "held-out"}]
+
+
 def _row(kernel, per_call_us, device_us, anchor=(10.0, 5.0), **extra):
     return {"kernel": kernel, "status": "ok", "per_call_us": per_call_us, "device_us": device_us,
             "speedup": anchor[0] / per_call_us, "device_speedup": anchor[1] / device_us, **extra}
