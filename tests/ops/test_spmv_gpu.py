@@ -104,6 +104,14 @@ def block_tile_edges(rng):
     return _rows(rng, pattern * 2 + [0, 0], 10000)
 
 
+def many_listed_rows(rng):
+    """Staged's warp rows (33-40 entries) by the dozen in a tile, with a row of 300 among them: the
+    tile sums them in chunks, and the chunk offsets of more than 32 listed rows take several warp
+    scans."""
+    group = np.r_[300, rng.integers(33, 41, 60)]
+    return _rows(rng, np.tile(group, 8), 5000)
+
+
 def power_law(rng):
     # every path of adaptive2 at once: stream, rows (257..1024), block, split
     lengths = np.minimum(rng.zipf(1.6, 4000), 12000)
@@ -124,6 +132,7 @@ CASES = {
     "power-law": power_law,
     "tile-edges": tile_edges,
     "block-tile-edges": block_tile_edges,
+    "many-listed-rows": many_listed_rows,
     "1x1": lambda rng: sp.csr_matrix(np.array([[rng.uniform(0.5, 2)]])),
     "n-by-1": lambda rng: _random(rng, 1000, 1, 0.7),
     "1-by-n": lambda rng: _random(rng, 1, 5000, 0.9),
@@ -452,7 +461,7 @@ def test_segmented_16_refuses_float64(rng):
 
 
 @pytest.mark.parametrize("kernel", ["segmented", "staged:4", "staged:16"])
-@pytest.mark.parametrize("case", ["one-heavy-row", "power-law", "tile-edges", "block-tile-edges"])
+@pytest.mark.parametrize("case", ["one-heavy-row", "power-law", "tile-edges", "block-tile-edges", "many-listed-rows"])
 def test_tiles_give_the_same_bits_every_call(rng, case, kernel):
     """Rows cut by tiles are summed in tile order, never by float atomics."""
     A = _device_matrix(CASES[case](rng), np.float32, np.int32)
