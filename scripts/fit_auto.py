@@ -11,12 +11,14 @@ For each matrix the rule picks a kernel family from its row statistics
 ``band`` for large regular matrices the record timed it on, or the large irregular class's
 kernel (``AUTO_RULE["irregular-large"]``: staged since session 17, cuSPARSE's CSR ALG1 before;
 a record without it scores 0 there); its cost is that family's
-device time at its default parameter over the best of all of them. The fitted
+device time (or, with ``--measure per-call``, the time a call from Python takes) at its default
+parameter over the best of all of them. The fitted
 thresholds (:data:`FITTED` of ``AutoThresholds``) are chosen on the fit set
 only (the geomean of best/picked, higher is better): the corpus's ``fit`` half
 and the real matrices of ``real-fit`` (half of them, by a hash of the name:
 :func:`half_of`); the table then shows the rule on every half, so the figures
-on ``report`` and ``real-report`` are for matrices the rule was not fitted to.
+on ``report`` and ``real-report`` are for matrices the rule was not fitted to (as are those of
+``held-out``: matrices outside the corpus, ``bench_corpus.py --sources``).
 
     PYTHONPATH=. python scripts/fit_auto.py docs/lab/h200-2026-12-03-session8/corpus-*.json \\
         --stats docs/lab/h200-2026-12-03-session8/corpus-stats.json --real ../shared/matrices
@@ -39,12 +41,14 @@ from spla.planning.spmv import (  # noqa: E402
     SPLA_KERNELS,
     STRUCTURED_KERNELS,
     AutoThresholds,
+    longest_row_steps,
     matrix_class,
+    pack_entries,
     rule_choice,
 )
 from spla.planning.stats import RowStats  # noqa: E402
 
-HALVES = ("fit", "report", "real-fit", "real-report")
+HALVES = ("fit", "report", "real-fit", "real-report", "held-out")  # held-out: bench_corpus.py --sources
 FIT_HALVES = ("fit", "real-fit")
 VENDOR_TIMED = "cusparse:1"  # the record row of the kernel auto's "cusparse" runs
 ANCHORS = ("cusparse:1", "cusparse:2")  # the lean cuSPARSE call is the faster of the two
@@ -75,12 +79,39 @@ def cached_from_matrix(record: dict, real: Path | None, cache: dict, what: str, 
     return cache[key]
 
 
+def record_near(record: dict, real: Path | None, cache: dict) -> float | None:
+    """The record's near share: recorded, cached, or computed from the rebuilt matrix (and cached)."""
+    if "near_share" in record:
+        return record["near_share"]
+    from spla.planning.stats import near_share
+
+    return cached_from_matrix(record, real, cache, "near share", near_share)
+
+
+def lazy_near(record: dict, real: Path | None, cache: dict):
+    """``near()``, the record's near share computed on the first call (the rule asks only for
+    mid-size irregular matrices; older records lack it, and a rebuild costs seconds)."""
+    found: list[float] = []
+
+    def near() -> float:
+        if not found:
+            value = record_near(record, real, cache)
+            if value is None:
+                raise ValueError(f"{record['name']}: no near share recorded or cached, and no matrix to "
+                                 "compute it from (--real)")
+            found.append(value)
+        return found[0]
+    return near
+
+
 def rebuild(record: dict, real: Path | None):
-    """The record's matrix, rebuilt from its corpus family or read from the real matrices'
-    folder (None where that file is missing)."""
+    """The record's matrix, rebuilt from its corpus family or its held-out source (a ``gen:``
+    spec or file), or read from the real matrices' folder (None where that file is missing)."""
     import spla
     from spla.bench import corpus
 
+    if record["half"] == "held-out":
+        return spla.load(record["path"])
     if record["half"] != "real":
         return corpus.build(record["family"], int(record["nnz_target"]))
     path = Path(record.get("path", ""))
@@ -89,19 +120,21 @@ def rebuild(record: dict, real: Path | None):
     return spla.load(str(path)) if path.is_file() else None
 
 
-def load(paths, real: Path | None, stats_path: Path | None) -> list[dict]:
-    """One item per (matrix, dtype): half, stats and the device time of every kernel family; a
-    matrix measured in several files takes the last file's record (a re-run after a kernel change)."""
+def load(paths, real: Path | None, stats_path: Path | None, measure: str = "device_us",
+         near_cache: dict | None = None) -> list[dict]:
+    """One item per (matrix, dtype): half, stats, near share (lazy; kept in ``near_cache``) and the
+    device time of every kernel family; a matrix measured in several files takes the last file's
+    record (a re-run after a kernel change)."""
+    near_cache = {} if near_cache is None else near_cache
     cache = json.loads(stats_path.read_text()) if stats_path and stats_path.is_file() else {}
     items: dict[tuple[str, str], dict] = {}
     for path in paths:
         for record in json.loads(Path(path).read_text())["records"]:
             if record.get("status") != "ok":
                 continue
-            times = {r["kernel"]: r["device_us"] for r in record["rows"]
-                     if r["kernel"] in (*SPLA_KERNELS, *STRUCTURED_KERNELS) and "device_us" in r}
-            vendor = {r["kernel"]: r["device_us"] for r in record["rows"]
-                      if r["kernel"] in ANCHORS and "device_us" in r}
+            times = {r["kernel"]: r[measure] for r in record["rows"]
+                     if r["kernel"] in (*SPLA_KERNELS, *STRUCTURED_KERNELS) and measure in r}
+            vendor = {r["kernel"]: r[measure] for r in record["rows"] if r["kernel"] in ANCHORS and measure in r}
             if VENDOR_TIMED in vendor:  # what auto's "cusparse" runs (CSR ALG1)
                 times["cusparse"] = vendor[VENDOR_TIMED]
             stats = matrix_stats(record, real, cache)
@@ -109,6 +142,8 @@ def load(paths, real: Path | None, stats_path: Path | None) -> list[dict]:
                 continue
             items[record["name"], record["dtype"]] = {
                 "name": record["name"], "half": half_of(record), "dtype": record["dtype"], "stats": stats,
+                "pack": pack_entries(record["dtype"], record["index_dtype"]),
+                "near": lazy_near(record, real, near_cache),
                 "times": times, "anchor": min(vendor.values()) if vendor else None}
     if stats_path is not None:
         stats_path.write_text(json.dumps(cache, indent=1, sort_keys=True))
@@ -127,7 +162,11 @@ def picked(item: dict, t: AutoThresholds) -> str:
     """The rule's kernel (spla.planning.spmv.rule_choice) under thresholds t, a structured kernel
     (dia, band) taken where the record timed it: bench_corpus.py times them only on matrices that
     have their structure."""
-    return rule_choice(item["stats"], lambda name: name in item["times"], t)
+    return rule_choice(item["stats"], item["pack"], item["near"], lambda name: name in item["times"], t)
+
+
+def _class(item: dict, t: AutoThresholds) -> str:
+    return matrix_class(item["stats"], item["pack"], item["near"], t)
 
 
 def quality(item: dict, t: AutoThresholds) -> float:
@@ -147,8 +186,8 @@ def geomean(values) -> float:
     return math.exp(sum(map(math.log, values)) / len(values))
 
 
-FITTED = ("segmented_mean", "short_rows", "large_nnz", "narrow_max", "huge_share")
-NEVER = 2**62  # large_nnz of a rule that never sends a matrix to the large irregular class
+FITTED = ("segmented_mean", "short_rows", "large_nnz", "narrow_steps", "huge_share", "mid_nnz", "mid_near")
+NEVER = 2**62  # large_nnz (mid_nnz) of a rule that never sends a matrix to the large (mid) irregular class
 
 
 def _midpoints(values) -> list[float]:
@@ -170,30 +209,46 @@ def best_of(grid, score) -> tuple[tuple, float]:
 def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     """The thresholds of :data:`FITTED` maximising the fit set's geomean quality, each over
     the midpoints between the values of the fit set's matrices it decides (the irregular ones'
-    mean rows, the short ones' rows, ...): (segmented_mean, short_rows) as one grid,
-    then large_nnz given them (over the irregular matrices' sizes, or never) together with
-    huge_share (over the huge-row matrices' longest row over nnz; infinite, as in the code before
-    it was fitted, unless a finite one scores higher), then narrow_max (one of their longest rows,
-    or 0), then all again given the others."""
+    mean rows, the short ones' rows, ...): (segmented_mean, short_rows) as one grid, then
+    narrow_steps (over the steps of the irregular matrices' longest rows, or 0), then (mid_nnz,
+    mid_cv) as one grid (over their sizes and cvs; never unless a finite pair scores higher), then
+    large_nnz (over their sizes, or never) together with huge_share (over the huge-row matrices'
+    longest row over nnz; infinite, as in the code before it was fitted, unless a finite one
+    scores higher), then all again given the others. mid before large: the large class takes any
+    near share, so a large_nnz fitted first would take the matrices mid_near keeps out."""
     fit_items = [i for i in items if i["half"] in FIT_HALVES]
 
     def score(t):
         return geomean(quality(i, t) for i in fit_items)
 
-    irregular = [i["stats"] for i in fit_items
-                 if matrix_class(i["stats"], dataclasses.replace(AUTO, huge_share=math.inf)).startswith("irregular")]
+    no_share = dataclasses.replace(AUTO, huge_share=math.inf)
+    irregular = [i for i in fit_items if _class(i, no_share).startswith("irregular")]
     # each threshold over the midpoints of the matrices it decides, so a tie between two of them
     # lands halfway (not wherever the rows of an unrelated matrix put a grid point)
-    short = [i["stats"] for i in fit_items if matrix_class(i["stats"]) in ("short", "short-few-rows")]
-    pairs = [(m, int(r)) for m in _midpoints(s.mean for s in irregular) for r in _midpoints(s.n_rows for s in short)]
-    sizes = [int(v) for v in _midpoints(s.nnz for s in irregular)[1:]] + [NEVER]
-    # narrow_max at a fit matrix's own longest row (or 0): the narrowest reach that covers it
-    longest = [0, *sorted({s.max for s in irregular})]
+    short = [i["stats"] for i in fit_items if _class(i, AUTO) in ("short", "short-few-rows")]
+    pairs = [(m, int(r)) for m in _midpoints(i["stats"].mean for i in irregular)
+             for r in _midpoints(s.n_rows for s in short)]
+    sizes = [int(v) for v in _midpoints(i["stats"].nnz for i in irregular)[1:]] + [NEVER]
+    steps = _midpoints(longest_row_steps(i["stats"], i["pack"]) for i in irregular)
+    nears = _midpoints(i["near"]() for i in irregular)[1:]
     shares = _midpoints(s.max / s.nnz for s in (i["stats"] for i in fit_items) if s.max > AUTO.huge_row)[1:]
-    t = dataclasses.replace(AUTO, large_nnz=NEVER, narrow_max=0, huge_share=math.inf)
+    t = dataclasses.replace(AUTO, large_nnz=NEVER, narrow_steps=0.0, huge_share=math.inf, mid_nnz=NEVER)
     for _ in range(2):
         (m, r), _ = best_of(pairs, lambda p: score(dataclasses.replace(t, segmented_mean=p[0], short_rows=p[1])))
         t = dataclasses.replace(t, segmented_mean=m, short_rows=r)
+        (w,), best = best_of([(w,) for w in steps], lambda p: score(dataclasses.replace(t, narrow_steps=p[0])))
+        t = dataclasses.replace(t, narrow_steps=w)
+        def mid_score(p):
+            return score(dataclasses.replace(t, mid_nnz=p[0], mid_near=p[1]))
+        (n, c), best = best_of([(n, c) for n in sizes[:-1] for c in nears], mid_score)
+        if best <= mid_score((NEVER, 0.0)) + 1e-12:
+            n, c, best = NEVER, 0.0, mid_score((NEVER, 0.0))
+        else:  # mid_near halfway (geometrically) across the near shares that score as well at this size
+            tied = [v for v in nears if mid_score((n, v)) >= best - 1e-12]
+            middle = math.sqrt(min(tied) * max(tied))
+            if mid_score((n, middle)) >= best - 1e-12:
+                c = middle
+        t = dataclasses.replace(t, mid_nnz=n, mid_near=c)
         # large_nnz and huge_share together (huge_share only matters from large_nnz on); an
         # infinite huge_share (every large huge-row matrix runs the large class's kernel) unless a finite one
         # scores higher on the fit set
@@ -204,13 +259,11 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
         if best <= never + 1e-12:
             v, h, best = v_inf, math.inf, never
         t = dataclasses.replace(t, large_nnz=v, huge_share=h)
-        (w,), best = best_of([(w,) for w in longest], lambda p: score(dataclasses.replace(t, narrow_max=p[0])))
-        t = dataclasses.replace(t, narrow_max=w)
     return t, best
 
 
-def table(items: list[dict], rules: dict[str, AutoThresholds]) -> list[str]:
-    lines = ["| rule | half | dtype | matrices | best / auto's pick (device), geomean | worst | within 15% |",
+def table(items: list[dict], rules: dict[str, AutoThresholds], measure: str = "device") -> list[str]:
+    lines = [f"| rule | half | dtype | matrices | best / auto's pick ({measure}), geomean | worst | within 15% |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for label, t in rules.items():
         for half in HALVES:
@@ -224,10 +277,10 @@ def table(items: list[dict], rules: dict[str, AutoThresholds]) -> list[str]:
     return lines
 
 
-def large_table(items: list[dict], rules: dict[str, AutoThresholds]) -> list[str]:
+def large_table(items: list[dict], rules: dict[str, AutoThresholds], measure: str = "device") -> list[str]:
     """Each rule's pick over the lean cuSPARSE call (faster of ALG1/ALG2) on the matrices of at least
     LARGE nonzeros, every half together (the issue's large-matrix target)."""
-    lines = [f"| rule | dtype | matrices >= {LARGE:.0e} nnz | auto over lean cuSPARSE (device), geomean | worst |",
+    lines = [f"| rule | dtype | matrices >= {LARGE:.0e} nnz | auto over lean cuSPARSE ({measure}), geomean | worst |",
              "| --- | --- | ---: | ---: | ---: |"]
     for label, t in rules.items():
         for dtype in ("float32", "float64"):
@@ -243,18 +296,26 @@ def main(argv=None) -> int:
     parser.add_argument("results", nargs="+", type=Path, help="bench_corpus.py PREFIX.json files")
     parser.add_argument("--stats", type=Path, default=None, help="row-statistics cache (JSON), read and updated")
     parser.add_argument("--real", type=Path, default=None, help="folder of the real matrices, for their statistics")
+    parser.add_argument("--near-stats", type=Path, default=None,
+                        help="near-share cache (JSON), read and updated: for records older than session 15")
+    parser.add_argument("--measure", choices=("device", "per-call"), default="device",
+                        help="the time each kernel is scored by: its device time (default), or the time a call "
+                             "from Python takes, host included (out= preallocated)")
     args = parser.parse_args(argv)
-    items = load(args.results, args.real, args.stats)
+    near_cache = json.loads(args.near_stats.read_text()) if args.near_stats and args.near_stats.is_file() else {}
+    items = load(args.results, args.real, args.stats, "device_us" if args.measure == "device" else "per_call_us",
+                 near_cache)
     fitted, score = fit(items)
     print(f"fitted on the fit set (fit and real-fit halves; geomean auto/best {score:.3f}): "
           + ", ".join(f"{name} = {getattr(fitted, name):g} (code: {getattr(AUTO, name):g})" for name in FITTED) + "\n")
-    # the rule before session 8: none of its classes; "no large class": no irregular-large (session 8's rule)
+    # the rule before session 8: none of its classes; "no staged class": neither irregular-large nor
+    # irregular-mid (session 8's rule with later thresholds)
     before = dataclasses.replace(AUTO, segmented_mean=0.0, short_rows=0, long_mean=math.inf, large_nnz=NEVER,
-                                 narrow_max=0, huge_share=math.inf)
-    own = dataclasses.replace(fitted, large_nnz=NEVER)
-    rules = {"before": before, "fitted, no large class": own, "fitted": fitted, "code": AUTO}
-    print("\n".join(table(items, rules)))
-    print("\n" + "\n".join(large_table(items, rules)))
+                                 narrow_steps=0.0, huge_share=math.inf, mid_nnz=NEVER)
+    own = dataclasses.replace(fitted, large_nnz=NEVER, mid_nnz=NEVER)
+    rules = {"before": before, "fitted, no staged class": own, "fitted": fitted, "code": AUTO}
+    print("\n".join(table(items, rules, args.measure)))
+    print("\n" + "\n".join(large_table(items, rules, args.measure)))
     losers = [(quality(i, rules["fitted"]), i) for i in items]
     losers = sorted(((q, i) for q, i in losers if q < WITHIN), key=lambda pair: pair[0])
     if losers:
@@ -263,6 +324,8 @@ def main(argv=None) -> int:
             best = min(i["times"], key=i["times"].get)
             print(f"  {i['name']} {i['dtype']} ({i['half']}): picks {picked(i, rules['fitted'])} "
                   f"({q:.2f} of {best})")
+    if args.near_stats is not None:
+        args.near_stats.write_text(json.dumps(near_cache, indent=1, sort_keys=True))
     return 0
 
 

@@ -42,7 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fit_auto import FIT_HALVES, HALVES, best_of, cached_from_matrix, geomean, half_of  # noqa: E402
+from fit_auto import FIT_HALVES, HALVES, best_of, geomean, half_of, record_near  # noqa: E402
 
 from spla.planning.spmv import (  # noqa: E402
     FILL_THREADS,
@@ -52,18 +52,10 @@ from spla.planning.spmv import (  # noqa: E402
     pack_entries,
     widen,
 )
-from spla.planning.stats import near_share  # noqa: E402
 
 FAMILIES = ("warp", "vector")
 GRID = [0] + [m * 2**k for k in range(12, 22) for m in (2, 3)]  # 0: never double
 WITHIN = 0.95  # a pick within 5% of the best width
-
-
-def record_near(record: dict, real: Path | None, cache: dict) -> float | None:
-    """The record's near share: recorded, cached, or computed from the rebuilt matrix (and cached)."""
-    if "near_share" in record:
-        return record["near_share"]
-    return cached_from_matrix(record, real, cache, "near share", near_share)
 
 
 def load(paths, real: Path | None = None, stats_path: Path | None = None) -> list[dict]:

@@ -172,9 +172,9 @@ def band_lanes(mean_row: float, itemsize: int) -> int:
 @dataclass(frozen=True)
 class AutoThresholds:
     """The numbers of the auto rule (:func:`matrix_class`); ``scripts/fit_auto.py`` fits
-    ``segmented_mean``, ``short_rows``, ``large_nnz``, ``narrow_max`` and ``huge_share`` on
-    the corpus's fit half and reports the rule on every half (BENCHMARKS.md); the others are
-    set from the kernels' design."""
+    ``segmented_mean``, ``short_rows``, ``large_nnz``, ``narrow_steps``, ``huge_share``,
+    ``mid_nnz`` and ``mid_cv`` on the corpus's fit half and reports the rule on every half
+    (BENCHMARKS.md); the others are set from the kernels' design."""
 
     huge_row: int = 65536      # a row of 128 segmented tiles and more
     long_row: int = 1024       # a row one warp takes 32 steps over
@@ -186,8 +186,11 @@ class AutoThresholds:
     segmented_mean: float = 5.369  # fitted (scripts/fit_auto.py): irregular rows this short on average
     short_rows: int = 129978     # fitted: short rows take vector from this many rows, warp below
     large_nnz: int = 4464630     # fitted: irregular matrices this large run staged (vendor_nnz until session 17)
-    narrow_max: int = 205        # fitted: smaller irregular matrices with no row longer run vector
+    narrow_steps: float = 16.66  # fitted: smaller irregular matrices whose longest row vector reads in this many steps
     huge_share: float = 0.00654  # fitted: a huge row this share of the nonzeros keeps adaptive2 at any size
+    mid_nnz: int = 1009850       # fitted (per call): smaller irregular matrices from this size ...
+    mid_near: float = 0.457      # fitted: ... whose columns are rarely close (near_share below this) ...
+    mid_mean: float = 32.0       # ... and rows no longer on average than a staged thread sums (not fitted) run staged
 
 
 AUTO = AutoThresholds()
@@ -212,24 +215,40 @@ AUTO = AutoThresholds()
 #       empty-row and block-dense matrices in float64 (1.06-1.32x) and 19 of
 #       20 in float32 (the 20th 0.999x), fit and report halves alike
 #       (BENCHMARKS.md, session 17). large_nnz keeps the size fitted when
-#       the class ran cuSPARSE (as vendor_nnz): refitted with staged timed at 2M, it stays,
-#       as the fit half's irregular families there split between staged and
-#       the row kernels (up to 1.5x either way)
+#       the class ran cuSPARSE (as vendor_nnz): below it irregular-mid runs
+#       staged on most of these shapes, and no record between 3M and 10M
+#       nonzeros moves it
 #   "huge": a row longer than huge_row (segmented would send each such row's
 #       hundreds of tiles through one completion counter; adaptive2 splits it
 #       into 4096-nnz chunks), at any size when the longest row holds at least
 #       huge_share of the nonzeros: there the split rows are much of the work,
 #       and adaptive2 streams them faster than cuSPARSE (hub-rows, fit half)
-#   "irregular-narrow", "irregular-short" and "irregular": a row longer than
-#       long_row, or rows irregular (cv > irregular_cv) with a longest row past
-#       short_max (one long row would stall a warp or a thread). Where no row
-#       is longer than narrow_max, a few vector lanes a row still take the
-#       longest in a few steps, with none of the splitting kernels' overhead
-#       (p2p graphs, bimodal rows of at most 128 and a 205-entry PGP graph in
-#       the fit halves: vector up to 1.8x segmented; session 13). Segmented's
-#       equal tiles win where the typical row is a few entries (mean <=
-#       segmented_mean: adaptive's row bins are mostly one-row work);
-#       adaptive2 on the rest
+#   "irregular-narrow", "irregular-mid", "irregular-short" and "irregular": a
+#       row longer than long_row, or rows irregular (cv > irregular_cv) with a
+#       longest row past short_max (one long row would stall a warp or a
+#       thread). Where vector's lanes (lanes_for) read the longest row in at
+#       most narrow_steps 16-byte steps, they still take it with none of the
+#       splitting kernels' overhead: p2p, collaboration and political-blog
+#       graphs, bimodal rows of at most 128 (vector up to 1.8x segmented,
+#       session 13; the steps, not the longest row as until session 18, so
+#       float32's 4-entry packs and a matrix's lanes count). From mid_nnz
+#       nonzeros, rows whose neighbouring entries' columns are rarely close
+#       (near_share below mid_near) and no longer than mid_mean on average (a
+#       thread of staged sums a short row; a warp each longer one) run
+#       staged: power laws, R-MAT graphs and empty rows, whose scattered
+#       gathers its full warp slots keep in flight (it beat adaptive2 by up to
+#       1.5x by device time, session 18). Where columns are close (block-
+#       dense, hub-rows, mixed-lengths: near_share 0.79, against at most
+#       0.45 on the others) the loads stream, and adaptive2 was up to 1.6x
+#       faster below 4.5M nonzeros. The rows alone do not tell them apart:
+#       their cv spans 3.5-55 (with gen:blockdense and gen:hugerows), the
+#       power laws' 2.9-9.9.
+#       mid_nnz is fitted on the time a call takes, host included: staged's
+#       second launch costs 6-7 us of host time on a slow host, so at 300k
+#       nonzeros it won by device time and lost 1.6x a call; from 1M its
+#       kernels outlast the launches. Segmented's equal tiles win where the typical row is a
+#       few entries (mean <= segmented_mean: adaptive's row bins are mostly
+#       one-row work); adaptive2 on the rest
 #   "short": mean <= short_mean and longest <= short_max, with at least
 #       short_rows rows: vector (a few lanes a row, 16-byte packs);
 #       "short-few-rows" below that: warp. A thread per row (scalar) was the
@@ -241,12 +260,22 @@ AUTO = AutoThresholds()
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
 AUTO_RULE = {"long": "vector", "irregular-large": "staged", "huge": "adaptive2", "irregular-narrow": "vector",
+             "irregular-mid": "staged",
              "irregular-short": "segmented", "irregular": "adaptive2", "short": "vector", "short-few-rows": "warp",
              "medium": "vector"}
 
 
-def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
-    """The auto rule's class of a matrix: "empty" or a key of :data:`AUTO_RULE`."""
+def longest_row_steps(s: RowStats, pack: int) -> float:
+    """The 16-byte steps in which vector's lanes (:func:`lanes_for`, columns not scattered) read
+    the longest row: a warp of short rows waits for its longest."""
+    return s.max / (lanes_for(s.mean, pack, s.n_rows) * pack)
+
+
+def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThresholds = AUTO) -> str:
+    """The auto rule's class of a matrix: "empty" or a key of :data:`AUTO_RULE`. ``pack``: the
+    entries of a 16-byte pack of its values and indices (:func:`pack_entries`); ``near()``: its
+    :func:`~spla.planning.stats.near_share`, asked only for a mid-size irregular matrix (the
+    sample costs a few small copies from the GPU)."""
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
     if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
@@ -256,8 +285,10 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
     if s.max > t.long_row or (s.cv > t.irregular_cv and s.max > t.short_max):
         if s.nnz >= t.large_nnz:
             return "irregular-large"
-        if s.max <= t.narrow_max:
+        if longest_row_steps(s, pack) <= t.narrow_steps:
             return "irregular-narrow"
+        if s.nnz >= t.mid_nnz and s.mean <= t.mid_mean and near() < t.mid_near:
+            return "irregular-mid"
         if s.mean <= t.segmented_mean:
             return "irregular-short"
         return "irregular"
@@ -270,13 +301,14 @@ def matrix_class(s: RowStats, t: AutoThresholds = AUTO) -> str:
 STRUCTURED_CLASSES = ("short", "short-few-rows", "medium")
 
 
-def rule_choice(stats: RowStats, has_structure: Callable[[str], bool], t: AutoThresholds = AUTO) -> str:
+def rule_choice(stats: RowStats, pack: int, near: Callable[[], float], has_structure: Callable[[str], bool],
+                t: AutoThresholds = AUTO) -> str:
     """The rule's kernel for a matrix of these row statistics: the class's kernel, or the first
     structured one (:data:`STRUCTURES`: ``dia``, ``band``) that auto considers for a regular
     matrix of them and that ``has_structure(name)`` confirms (asked only then: detection may
     cost a pass over the matrix). :func:`rule_kernel` answers it by detection on A,
     ``scripts/fit_auto.py`` from what a benchmark record timed."""
-    klass = matrix_class(stats, t)
+    klass = matrix_class(stats, pack, near, t)
     if klass == "empty":
         return "scalar"
     if klass in STRUCTURED_CLASSES:
@@ -290,7 +322,8 @@ def rule_kernel(A) -> str:
     """The kernel the rule picks for A from its row statistics (ignores tuning): the class's kernel,
     or a structured one (``dia``, ``band``) for a large regular matrix that has its structure."""
     stats = row_stats(A)
-    return rule_choice(stats, lambda name: STRUCTURES[name].applies(A, stats))
+    return rule_choice(stats, pack_entries(A.dtype, A.index_dtype), lambda: near_share(A),
+                       lambda name: STRUCTURES[name].applies(A, stats))
 
 
 def choose_kernel(A) -> str:
@@ -314,7 +347,8 @@ def describe_choice(A) -> dict:
     s = row_stats(A)
     name = choose_kernel(A)
     family, param = parse_kernel(name)
-    info = {"kernel": name, "class": matrix_class(s), "mean_row": s.mean, "max_row": s.max, "cv": s.cv,
+    klass = matrix_class(s, pack_entries(A.dtype, A.index_dtype), lambda: near_share(A))
+    info = {"kernel": name, "class": klass, "mean_row": s.mean, "max_row": s.max, "cv": s.cv,
             "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
     if family in ("segmented", "staged"):
         info["entries"] = bound_param(A, family, param)  # K a lane, T a thread

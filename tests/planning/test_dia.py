@@ -13,8 +13,8 @@ from spla.cli.spmv import auto_line
 from spla.errors import KernelError
 from spla.io import generators
 from spla.planning import dia, structured, tune
-from spla.planning.spmv import AUTO_RULE, describe_choice, matrix_class, plan_spmv, rule_kernel
-from spla.planning.stats import row_stats
+from spla.planning.spmv import AUTO_RULE, describe_choice, matrix_class, pack_entries, plan_spmv, rule_kernel
+from spla.planning.stats import near_share, row_stats
 
 
 def _dia_product(structure: dia.Structure, n_rows: int, n_cols: int, x: np.ndarray) -> np.ndarray:
@@ -127,7 +127,8 @@ def test_no_room_for_the_diagonals_is_a_refusal_and_auto_runs_csr(monkeypatch):
     A = generators.poisson2d(460)
     found = dia.structure(A)
     assert isinstance(found, dia.Refusal) and "free device memory" in found.reason
-    assert rule_kernel(A) == AUTO_RULE[matrix_class(row_stats(A))]  # the CSR kernel of its class
+    assert rule_kernel(A) == AUTO_RULE[matrix_class(row_stats(A), pack_entries(A.dtype, A.index_dtype),
+                                                    lambda: near_share(A))]  # the CSR kernel of its class
 
 
 def test_running_out_of_memory_while_storing_is_a_refusal(monkeypatch):

@@ -248,12 +248,17 @@ def _csr(M):
     return CSRMatrix.from_scipy(sp.csr_matrix(M))
 
 
+def scattered():
+    """A matrix's near share for the rule: no neighbouring columns close."""
+    return 0.0
+
+
 def test_auto_policy_classes(rng):
     poisson = sp.diags([-1.0, -1.0, 4.0, -1.0, -1.0], [-30, -1, 0, 1, 30], shape=(900, 900))
     assert rules.describe_choice(_csr(poisson))["class"] == "short-few-rows"  # 900 threads: too few
     assert rules.choose_kernel(_csr(poisson)) == rules.AUTO_RULE["short-few-rows"] == "warp"
     many_rows = dataclasses.replace(row_stats(_csr(poisson)), n_rows=rules.AUTO.short_rows)
-    assert rules.matrix_class(many_rows) == "short" and rules.AUTO_RULE["short"] == "vector"
+    assert rules.matrix_class(many_rows, 2, scattered) == "short" and rules.AUTO_RULE["short"] == "vector"
     band = sp.diags([np.ones(2000, dtype=float)] * 41, list(range(-20, 21)), shape=(2000, 2000))
     assert rules.choose_kernel(_csr(band)) == rules.AUTO_RULE["medium"]
     power = _matrix(list(np.minimum(rng.zipf(1.7, 3000), 2000)), 5000, rng)
@@ -263,38 +268,63 @@ def test_auto_policy_classes(rng):
     assert rules.choose_kernel(one_long) == irregular
     assert rules.describe_choice(one_long)["class"] == "irregular"
     stats = row_stats(one_long)
+    pack = rules.pack_entries(one_long.dtype, one_long.index_dtype)  # float64: 2 entries a 16-byte pack
+    assert pack == 2
     # from large_nnz nonzeros an irregular matrix runs staged, short rows or not
     for row_stats_of in (stats, row_stats(_matrix([2] * 3000 + [400] * 10, 5000, rng))):
         large = dataclasses.replace(row_stats_of, nnz=rules.AUTO.large_nnz)
-        assert rules.matrix_class(large) == "irregular-large" and rules.AUTO_RULE["irregular-large"] == "staged"
-        assert rules.matrix_class(dataclasses.replace(large, nnz=rules.AUTO.large_nnz - 1)) != "irregular-large"
+        assert rules.matrix_class(large, pack, scattered) == "irregular-large"
+        assert rules.AUTO_RULE["irregular-large"] == "staged"
+        smaller = dataclasses.replace(large, nnz=rules.AUTO.large_nnz - 1)
+        assert rules.matrix_class(smaller, pack, scattered) != "irregular-large"
     # a huge row too, while it holds less than huge_share of the nonzeros; from that share on it
     # keeps adaptive2 at any size
     nnz = rules.AUTO.large_nnz * 4
     for share, klass in ((0.9, "irregular-large"), (1.1, "huge")):
         huge_stats = dataclasses.replace(stats, nnz=nnz, max=max(rules.AUTO.huge_row + 1,
                                                                  int(share * rules.AUTO.huge_share * nnz)))
-        assert rules.matrix_class(huge_stats) == klass
+        assert rules.matrix_class(huge_stats, pack, scattered) == klass
     band_stats = row_stats(_csr(band))  # regular rows stay with spla's kernels at any size
-    assert rules.matrix_class(dataclasses.replace(band_stats, nnz=rules.AUTO.large_nnz * 2)) == "medium"
+    larger_band = dataclasses.replace(band_stats, nnz=rules.AUTO.large_nnz * 2)
+    assert rules.matrix_class(larger_band, pack, scattered) == "medium"
     # irregular rows of a few entries on average: segmented's equal tiles
-    short_power = _matrix([2] * 3000 + [400] * 10, 5000, rng)
+    short_power = _matrix([2] * 3000 + [500] * 10, 5000, rng)
     assert rules.describe_choice(short_power)["class"] == "irregular-short"
-    # ... unless no row is longer than narrow_max: a few vector lanes a row take the longest
-    narrow = _matrix([2] * 3000 + [rules.AUTO.narrow_max] * 10, 5000, rng)
+    # ... unless vector's lanes read the longest row in at most narrow_steps 16-byte steps: 3,010 rows
+    # take 8 lanes (lanes_for's 2 widened twice), so rows of 260 take 16.25 steps of 2 float64 entries
+    narrow = _matrix([2] * 3000 + [260] * 10, 5000, rng)
+    assert rules.longest_row_steps(row_stats(narrow), pack) == 16.25 <= rules.AUTO.narrow_steps
     assert rules.describe_choice(narrow)["class"] == "irregular-narrow"
     assert rules.choose_kernel(narrow) == rules.AUTO_RULE["irregular-narrow"] == "vector"
-    wider = _matrix([2] * 3000 + [rules.AUTO.narrow_max + 1] * 10, 5000, rng)
+    wider = _matrix([2] * 3000 + [280] * 10, 5000, rng)
     assert rules.describe_choice(wider)["class"] == "irregular-short"
-    assert rules.matrix_class(dataclasses.replace(row_stats(narrow), nnz=rules.AUTO.large_nnz)) == "irregular-large"
+    # float32's packs hold 4 entries: rows of 500 take 15.6 steps there, 31.3 in float64
+    assert rules.matrix_class(row_stats(short_power), 4, scattered) == "irregular-narrow"
+    assert rules.matrix_class(row_stats(short_power), pack, scattered) == "irregular-short"
+    assert rules.describe_choice(short_power.astype(np.float32))["class"] == "irregular-narrow"
+    larger_narrow = dataclasses.replace(row_stats(narrow), nnz=rules.AUTO.large_nnz)
+    assert rules.matrix_class(larger_narrow, pack, scattered) == "irregular-large"
+    # from mid_nnz nonzeros, rows no more varied than mid_cv and short on average run staged
+    mid = dataclasses.replace(row_stats(short_power), nnz=rules.AUTO.mid_nnz)
+    assert mid.mean <= rules.AUTO.mid_mean
+    assert rules.matrix_class(mid, pack, scattered) == "irregular-mid" and rules.AUTO_RULE["irregular-mid"] == "staged"
+    smaller_mid = dataclasses.replace(mid, nnz=rules.AUTO.mid_nnz - 1)
+    assert rules.matrix_class(smaller_mid, pack, scattered) == "irregular-short"
+
+    def close():  # neighbouring columns close: loads that stream stay with the row-length classes
+        return rules.AUTO.mid_near
+
+    assert rules.matrix_class(mid, pack, close) == "irregular-short"
+    longer = dataclasses.replace(mid, mean=rules.AUTO.mid_mean + 1, max=5000)  # a warp a row in staged
+    assert rules.matrix_class(longer, pack, scattered) == "irregular"
     assert rules.choose_kernel(short_power) == rules.AUTO_RULE["irregular-short"] == "segmented"
     assert auto_line(rules.describe_choice(short_power)).startswith("auto runs   segmented:8:")  # K of float64
     # every row long (a short-wide rectangle): a warp per row (vector:32), once there are rows enough to fill the GPU
     long_rows = int(rules.AUTO.long_mean) * 2
     wide = RowStats(n_rows=rules.AUTO.long_rows, nnz=rules.AUTO.long_rows * long_rows, mean=long_rows, std=0.0,
                     cv=0.0, max=long_rows, empty=0)
-    assert rules.matrix_class(wide) == "long" and rules.AUTO_RULE["long"] == "vector"
-    assert rules.matrix_class(dataclasses.replace(wide, n_rows=40, nnz=40 * long_rows)) == "irregular"
+    assert rules.matrix_class(wide, 2, scattered) == "long" and rules.AUTO_RULE["long"] == "vector"
+    assert rules.matrix_class(dataclasses.replace(wide, n_rows=40, nnz=40 * long_rows), 2, scattered) == "irregular"
     few = _matrix([long_rows] * 40, 200000, rng)  # 40 warps would leave the GPU idle: adaptive2 splits them
     assert rules.describe_choice(few)["class"] == "irregular"
     empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(11, int), (10, 10))
@@ -553,6 +583,6 @@ def test_warp_max_is_checked(rng):
 
 
 def test_auto_rule_is_one_table():
-    assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-large", "irregular-narrow", "irregular-short",
-                                    "irregular", "short", "short-few-rows", "medium"}
+    assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-large", "irregular-narrow", "irregular-mid",
+                                    "irregular-short", "irregular", "short", "short-few-rows", "medium"}
     assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())

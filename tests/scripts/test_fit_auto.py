@@ -16,11 +16,11 @@ spec.loader.exec_module(fit_auto)
 
 
 def _record(name, half, mean, n_rows, best, dtype="float32"):
-    """An irregular matrix (max row 5000) whose fastest spla kernel is ``best``."""
+    """An irregular matrix (max row 5000, scattered columns) whose fastest spla kernel is ``best``."""
     nnz = int(mean * n_rows)
     times = {k: 10.0 for k in ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented")}
     times[best] = 5.0
-    return {"name": name, "half": half, "dtype": dtype, "status": "ok",
+    return {"name": name, "half": half, "dtype": dtype, "index_dtype": "int32", "status": "ok", "near_share": 0.1,
             "row_stats": {"n_rows": n_rows, "nnz": nnz, "mean": mean, "std": 3 * mean, "cv": 3.0, "max": 5000,
                           "empty": 0},
             "rows": [{"kernel": k, "device_us": t} for k, t in times.items()]}
@@ -49,10 +49,11 @@ LARGE = AUTO_RULE["irregular-large"]  # the large irregular class's kernel (stag
 
 def test_large_threshold_splits_by_size_on_the_fit_half(tmp_path):
     """Irregular matrices where the large class's kernel is fastest from some size on: large_nnz
-    lands between the largest win of the others and the smallest win of the fit half."""
+    lands between the largest win of the others and the smallest win of the fit half (rows of 40
+    on average: longer than the mid class takes)."""
     records = []
     for n_rows, large_us in ((10**5, 20.0), (10**6, 20.0), (10**7, 4.0), (10**8, 4.0)):
-        record = _record(f"power{n_rows}", "fit", 20, n_rows, "adaptive2")
+        record = _record(f"power{n_rows}", "fit", 40, n_rows, "adaptive2")
         record["rows"] += [{"kernel": LARGE, "device_us": large_us}, {"kernel": "cusparse:1", "device_us": 30.0},
                            {"kernel": "cusparse:2", "device_us": 60.0}]
         records.append(record)
@@ -60,11 +61,33 @@ def test_large_threshold_splits_by_size_on_the_fit_half(tmp_path):
     path.write_text(json.dumps({"records": records}))
     items = fit_auto.load([path], None, None)
     fitted, score = fit_auto.fit(items)
-    assert 20 * 10**6 < fitted.large_nnz <= 20 * 10**7 and score == 1.0
+    assert 40 * 10**6 < fitted.large_nnz <= 40 * 10**7 and score == 1.0
     assert [fit_auto.picked(i, fitted) for i in items] == ["adaptive2", "adaptive2", LARGE, LARGE]
     # the large-matrix table compares each pick with the faster cuSPARSE algorithm
     lines = fit_auto.large_table(items, {"fitted": fitted})
     assert any(line.startswith("| fitted | float32 | 3 | ") for line in lines)
+
+
+def test_mid_class_splits_by_size_and_column_locality(tmp_path):
+    """staged fastest on the fit half's irregular matrices from some size on, except where
+    neighbouring columns are close (near share 0.8: adaptive2): mid_nnz lands between the sizes
+    and mid_near between the near shares, and large_nnz stays above the local matrix it would
+    lose on. A record without a near share takes it from the near-share cache."""
+    def record(name, n_rows, near, best):
+        record = _record(name, "fit", 20, n_rows, best)
+        record["near_share"] = near
+        record["rows"] += [{"kernel": LARGE, "device_us": 4.0 if best == LARGE else 20.0}]
+        return record
+    records = [record("small", 10**4, 0.1, "adaptive2"), record("graph", 10**5, 0.1, LARGE),
+               record("graph-big", 3 * 10**5, 0.2, LARGE), record("dense-rows", 3 * 10**5, 0.8, "adaptive2")]
+    del records[1]["near_share"]
+    path = tmp_path / "corpus.json"
+    path.write_text(json.dumps({"records": records}))
+    items = fit_auto.load([path], None, None, near_cache={"graph": 0.1})
+    fitted, score = fit_auto.fit(items)
+    assert score == 1.0 and 2 * 10**5 < fitted.mid_nnz <= 2 * 10**6 and 0.2 < fitted.mid_near < 0.8
+    assert fitted.large_nnz > 6 * 10**6
+    assert [fit_auto.picked(i, fitted) for i in items] == ["adaptive2", LARGE, LARGE, "adaptive2"]
 
 
 def _huge(name, half, share, spla_us, vendor_us):
