@@ -67,8 +67,17 @@ def variant_launcher(bound, kernel, launch):
                          grid=int(launch["grid"]) if "grid" in launch else None)
 
 
-def compile_variant(family, dtype, index_dtype, param, path, options):
-    """The variant's RawKernel for the name expression spla would use."""
+def variant_options(base: tuple, kernel_dir, options: tuple, tag: int) -> tuple:
+    """NVRTC options of variant number ``tag``: spla's, the kernel folder, the variant's own, and
+    ``-DSPLA_AB_VARIANT=tag``, so two variants of the same source and options are two modules. CuPy
+    hands back one cached function for one (code, options): a carveout set on one variant's
+    function (@carveout) would otherwise hold for the other too (session 18's call 8 timed four
+    variants all at carveout 100 that way)."""
+    return (*base, f"-I{kernel_dir}", *options, f"-DSPLA_AB_VARIANT={tag}")
+
+
+def compile_variant(family, dtype, index_dtype, param, path, options, tag: int):
+    """Variant ``tag``'s RawKernel for the name expression spla would use."""
     import cupy
 
     from spla.backends.cuda import runtime
@@ -77,7 +86,7 @@ def compile_variant(family, dtype, index_dtype, param, path, options):
     source = cuda_spmv.SOURCES[family]
     name = cuda_spmv.kernel_name(family, dtype, index_dtype, param)
     code = (path or source.path).read_text()
-    module = cupy.RawModule(code=code, options=source.options + (f"-I{runtime.kernel_dir()}",) + options,
+    module = cupy.RawModule(code=code, options=variant_options(source.options, runtime.kernel_dir(), options, tag),
                             name_expressions=(name,))
     module.compile()
     return module.get_function(name)
@@ -119,7 +128,7 @@ def main(argv=None) -> int:
             bound = ops_spmv.bound_launcher(A, args.kernel)
             one, zero = A.dtype.type(1), A.dtype.type(0)
             runs = {"cusparse": lambda: ops_spmv.spmv(A, x, kernel="cusparse", out=out)}
-            for name, path, options, launch in args.variant:
+            for tag, (name, path, options, launch) in enumerate(args.variant):
                 row = {"source": source, "dtype": dtype, "variant": name, "options": list(options),
                        "file": str(path) if path else None, "launch": launch}
                 records.append(row)
@@ -127,7 +136,7 @@ def main(argv=None) -> int:
 
                 def first_run():  # called right away, so the loop's variables are this variant's
                     kernel = compile_variant(family, A.dtype, A.index_dtype, rules.bound_param(A, family, param),
-                                             path, options)
+                                             path, options, tag)
                     launcher = variant["launcher"] = variant_launcher(bound, kernel, launch)
                     row["grid"] = launcher.grid[0]
                     out.fill(np.nan)

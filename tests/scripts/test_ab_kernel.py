@@ -28,6 +28,17 @@ def test_variants_parse_into_file_options_and_launch():
             ab_kernel.parse_variant(bad)
 
 
+def test_variants_of_the_same_source_compile_to_separate_modules():
+    """A launch attribute set on one variant's function (@carveout) must not reach another's:
+    identical code and options would give both CuPy's one cached function."""
+    base = ("-std=c++17",)
+    first = ab_kernel.variant_options(base, "/k", (), 0)
+    second = ab_kernel.variant_options(base, "/k", (), 1)
+    assert first != second
+    assert first[:2] == ("-std=c++17", "-I/k") and first[-1] == "-DSPLA_AB_VARIANT=0"
+    assert ab_kernel.variant_options(base, "/k", ("-DX=1",), 2)[2:] == ("-DX=1", "-DSPLA_AB_VARIANT=2")
+
+
 @pytest.mark.gpu
 def test_a_wrong_variant_is_reported_not_timed(tmp_path):
     doubled = tmp_path / "doubled.cu"  # every x gather doubled: results twice the truth
