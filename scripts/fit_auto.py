@@ -22,6 +22,9 @@ on ``report`` and ``real-report`` are for matrices the rule was not fitted to (a
 
     PYTHONPATH=. python scripts/fit_auto.py docs/lab/h200-2026-12-03-session8/corpus-*.json \\
         --stats docs/lab/h200-2026-12-03-session8/corpus-stats.json --real ../shared/matrices
+
+Every run so far (sessions 8-18) is listed in docs/lab/h200-2026-12-04-session18/fit_auto_files.txt;
+its README gives the command with the near-share cache (``--near-stats``) that spares rebuilds.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import json
 import math
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -88,7 +92,7 @@ def record_near(record: dict, real: Path | None, cache: dict) -> float | None:
     return cached_from_matrix(record, real, cache, "near share", near_share)
 
 
-def lazy_near(record: dict, real: Path | None, cache: dict):
+def lazy_near(record: dict, real: Path | None, cache: dict) -> Callable[[], float]:
     """``near()``, the record's near share computed on the first call (the rule asks only for
     mid-size irregular matrices; older records lack it, and a rebuild costs seconds)."""
     found: list[float] = []
@@ -211,7 +215,8 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     the midpoints between the values of the fit set's matrices it decides (the irregular ones'
     mean rows, the short ones' rows, ...): (segmented_mean, short_rows) as one grid, then
     narrow_steps (over the steps of the irregular matrices' longest rows, or 0), then (mid_nnz,
-    mid_cv) as one grid (over their sizes and cvs; never unless a finite pair scores higher), then
+    mid_near) as one grid (over their sizes and near shares; never unless a finite pair scores
+    higher; mid_near then halfway across the near shares that tie), then
     large_nnz (over their sizes, or never) together with huge_share (over the huge-row matrices'
     longest row over nnz; infinite, as in the code before it was fitted, unless a finite one
     scores higher), then all again given the others. mid before large: the large class takes any

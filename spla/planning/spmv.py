@@ -173,7 +173,7 @@ def band_lanes(mean_row: float, itemsize: int) -> int:
 class AutoThresholds:
     """The numbers of the auto rule (:func:`matrix_class`); ``scripts/fit_auto.py`` fits
     ``segmented_mean``, ``short_rows``, ``large_nnz``, ``narrow_steps``, ``huge_share``,
-    ``mid_nnz`` and ``mid_cv`` on the corpus's fit half and reports the rule on every half
+    ``mid_nnz`` and ``mid_near`` on the corpus's fit half and reports the rule on every half
     (BENCHMARKS.md); the others are set from the kernels' design."""
 
     huge_row: int = 65536      # a row of 128 segmented tiles and more
@@ -246,9 +246,9 @@ AUTO = AutoThresholds()
 #       mid_nnz is fitted on the time a call takes, host included: staged's
 #       second launch costs 6-7 us of host time on a slow host, so at 300k
 #       nonzeros it won by device time and lost 1.6x a call; from 1M its
-#       kernels outlast the launches. Segmented's equal tiles win where the typical row is a
-#       few entries (mean <= segmented_mean: adaptive's row bins are mostly
-#       one-row work); adaptive2 on the rest
+#       kernels outlast the launches. Segmented's equal tiles win where the
+#       typical row is a few entries (mean <= segmented_mean: adaptive's row
+#       bins are mostly one-row work); adaptive2 on the rest
 #   "short": mean <= short_mean and longest <= short_max, with at least
 #       short_rows rows: vector (a few lanes a row, 16-byte packs);
 #       "short-few-rows" below that: warp. A thread per row (scalar) was the
