@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from spla import io
 from spla.cli.spmv import auto_line
 from spla.csr import CSRMatrix
 from spla.errors import InputError
@@ -304,7 +305,7 @@ def test_auto_policy_classes(rng):
     assert rules.describe_choice(short_power.astype(np.float32))["class"] == "irregular-narrow"
     larger_narrow = dataclasses.replace(row_stats(narrow), nnz=rules.AUTO.large_nnz)
     assert rules.matrix_class(larger_narrow, pack, scattered) == "irregular-large"
-    # from mid_nnz nonzeros, rows no more varied than mid_cv and short on average run staged
+    # from mid_nnz nonzeros, rows of scattered columns (near share under mid_near), short on average, run staged
     mid = dataclasses.replace(row_stats(short_power), nnz=rules.AUTO.mid_nnz)
     assert mid.mean <= rules.AUTO.mid_mean
     assert rules.matrix_class(mid, pack, scattered) == "irregular-mid" and rules.AUTO_RULE["irregular-mid"] == "staged"
@@ -580,6 +581,18 @@ def test_warp_max_is_checked(rng):
         adaptive.plan_for(A, warp_max=100)  # not above stream_max
     with pytest.raises(InputError, match="warp_max"):
         adaptive.plan_for(A, warp_max=10**6)  # above chunk
+
+
+def test_mid_size_graphs_run_staged_and_local_rows_do_not():
+    """Past mid_nnz a power law of web-like columns (near share 0.22) runs staged; short local rows
+    with a few dense ones (gen:hugerows, near share 0.79), which stream, keep adaptive2."""
+    graph = io.load("gen:powerlaw:130000:8", cache=False)
+    local = io.load("gen:hugerows:120000:20:5000", cache=False)
+    for A in (graph, local):
+        assert rules.AUTO.mid_nnz <= A.nnz < rules.AUTO.large_nnz
+    assert rules.describe_choice(graph)["class"] == "irregular-mid" and rules.choose_kernel(graph) == "staged"
+    assert near_share(graph) < rules.AUTO.mid_near <= near_share(local)
+    assert rules.describe_choice(local)["class"] == "irregular" and rules.choose_kernel(local) == "adaptive2"
 
 
 def test_auto_rule_is_one_table():
