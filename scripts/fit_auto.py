@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import sys
@@ -95,16 +96,13 @@ def record_near(record: dict, real: Path | None, cache: dict) -> float | None:
 def lazy_near(record: dict, real: Path | None, cache: dict) -> Callable[[], float]:
     """``near()``, the record's near share computed on the first call (the rule asks only for
     mid-size irregular matrices; older records lack it, and a rebuild costs seconds)."""
-    found: list[float] = []
-
+    @functools.cache
     def near() -> float:
-        if not found:
-            value = record_near(record, real, cache)
-            if value is None:
-                raise ValueError(f"{record['name']}: no near share recorded or cached, and no matrix to "
-                                 "compute it from (--real)")
-            found.append(value)
-        return found[0]
+        value = record_near(record, real, cache)
+        if value is None:
+            raise ValueError(f"{record['name']}: no near share recorded or cached, and no matrix to "
+                             "compute it from (--real)")
+        return value
     return near
 
 
