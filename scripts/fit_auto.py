@@ -228,7 +228,7 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     irregular = [i for i in fit_items if _class(i, no_share).startswith("irregular")]
     # each threshold over the midpoints of the matrices it decides, so a tie between two of them
     # lands halfway (not wherever the rows of an unrelated matrix put a grid point)
-    short = [i["stats"] for i in fit_items if _class(i, AUTO) in ("short", "short-few-rows")]
+    short = [i["stats"] for i in fit_items if _class(i, AUTO) in ("short", "short-tiny", "short-few-rows")]
     pairs = [(m, int(r)) for m in _midpoints(i["stats"].mean for i in irregular)
              for r in _midpoints(s.n_rows for s in short)]
     sizes = [int(v) for v in _midpoints(i["stats"].nnz for i in irregular)[1:]] + [NEVER]

@@ -191,6 +191,8 @@ class AutoThresholds:
     mid_nnz: int = 1009850       # fitted (per call): smaller irregular matrices from this size ...
     mid_near: float = 0.457      # fitted: ... whose columns are rarely close (near_share below this) ...
     mid_mean: float = 32.0       # ... and rows no longer on average than a staged thread sums (not fitted) run staged
+    tiny_mean: float = 7.0       # short rows this short on average ...
+    tiny_max: int = 16           # ... and none longer than this take a thread each (set on held-out runs, not fitted)
 
 
 AUTO = AutoThresholds()
@@ -217,7 +219,12 @@ AUTO = AutoThresholds()
 #       (BENCHMARKS.md, session 17). large_nnz keeps the size fitted when
 #       the class ran cuSPARSE (as vendor_nnz): below it irregular-mid runs
 #       staged on most of these shapes, and no record between 3M and 10M
-#       nonzeros moves it
+#       nonzeros moves it. At this size rows of irregular length (cv >
+#       irregular_cv) are irregular whatever their longest row: vector's
+#       lanes, set by the mean, fit neither the short rows nor the long ones
+#       of a bimodal matrix, where staged's tiles of nonzeros do not care
+#       (a held-out 52M matrix of rows of 2 and 40: vector 0.68x cuSPARSE in
+#       float64, staged 0.98x; session 19)
 #   "huge": a row longer than huge_row (segmented would send each such row's
 #       hundreds of tiles through one completion counter; adaptive2 splits it
 #       into 4096-nnz chunks), at any size when the longest row holds at least
@@ -256,12 +263,26 @@ AUTO = AutoThresholds()
 #       which dia takes at these sizes; on short rows of scattered columns
 #       (zipf-columns and tall-skinny, fit half) vector was faster in 7 of 8
 #       runs at 10M and 40M nonzeros, by up to 32% (BENCHMARKS.md)
+#   "short-tiny": a short matrix whose rows average at most tiny_mean
+#       entries, none over tiny_max: scalar. Vector's narrowest group is 2
+#       lanes, so a warp covers 16 short rows where scalar's covers 32, and
+#       its lanes read the unaligned heads and tails of rows one entry at a
+#       time. Where x stays in cache and the loads stream, that decides it
+#       (session 19's held-out runs, scalar over vector, float32 / float64):
+#       rows of 2-3 over 2,000 columns 2.2x / 2.0x, of 5 over 500 1.9x /
+#       1.4x, of 4-8 over 3,000 1.17x / 0.93x; rows of exactly 8 over 512
+#       (tall-skinny, fit half: every row's packs aligned) 0.86-0.93x /
+#       0.89-1.00x. So tiny_mean sits between 6 and 8 entries; tiny_max (a
+#       thread's loop at most about twice the mean's) is a guard, not a fit.
+#       Where the gathers are scattered over a large x, all kernels were
+#       within 12% of each other on such rows (scalar 0.88-1.00 of the best)
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
 AUTO_RULE = {"long": "vector", "irregular-large": "staged", "huge": "adaptive2", "irregular-narrow": "vector",
              "irregular-mid": "staged",
              "irregular-short": "segmented", "irregular": "adaptive2", "short": "vector", "short-few-rows": "warp",
+             "short-tiny": "scalar",
              "medium": "vector"}
 
 
@@ -282,7 +303,7 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
         return "long"
     if s.max > t.huge_row:
         return "irregular-large" if s.nnz >= t.large_nnz and s.max < t.huge_share * s.nnz else "huge"
-    if s.max > t.long_row or (s.cv > t.irregular_cv and s.max > t.short_max):
+    if s.max > t.long_row or (s.cv > t.irregular_cv and (s.max > t.short_max or s.nnz >= t.large_nnz)):
         if s.nnz >= t.large_nnz:
             return "irregular-large"
         if longest_row_steps(s, pack) <= t.narrow_steps:
@@ -293,12 +314,14 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
             return "irregular-short"
         return "irregular"
     if s.mean <= t.short_mean and s.max <= t.short_max:
-        return "short" if s.n_rows >= t.short_rows else "short-few-rows"
+        if s.n_rows < t.short_rows:
+            return "short-few-rows"
+        return "short-tiny" if s.mean <= t.tiny_mean and s.max <= t.tiny_max else "short"
     return "medium"
 
 
 #: Classes of regular rows in which auto looks for the structures of :data:`STRUCTURES`.
-STRUCTURED_CLASSES = ("short", "short-few-rows", "medium")
+STRUCTURED_CLASSES = ("short", "short-tiny", "short-few-rows", "medium")
 
 
 def rule_choice(stats: RowStats, pack: int, near: Callable[[], float], has_structure: Callable[[str], bool],

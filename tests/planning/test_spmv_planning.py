@@ -259,7 +259,9 @@ def test_auto_policy_classes(rng):
     assert rules.describe_choice(_csr(poisson))["class"] == "short-few-rows"  # 900 threads: too few
     assert rules.choose_kernel(_csr(poisson)) == rules.AUTO_RULE["short-few-rows"] == "warp"
     many_rows = dataclasses.replace(row_stats(_csr(poisson)), n_rows=rules.AUTO.short_rows)
-    assert rules.matrix_class(many_rows, 2, scattered) == "short" and rules.AUTO_RULE["short"] == "vector"
+    assert rules.matrix_class(many_rows, 2, scattered) == "short-tiny"  # rows of at most 5: a thread each
+    nine = dataclasses.replace(many_rows, mean=9.0, max=9)
+    assert rules.matrix_class(nine, 2, scattered) == "short" and rules.AUTO_RULE["short"] == "vector"
     band = sp.diags([np.ones(2000, dtype=float)] * 41, list(range(-20, 21)), shape=(2000, 2000))
     assert rules.choose_kernel(_csr(band)) == rules.AUTO_RULE["medium"]
     power = _matrix(list(np.minimum(rng.zipf(1.7, 3000), 2000)), 5000, rng)
@@ -595,7 +597,48 @@ def test_mid_size_graphs_run_staged_and_local_rows_do_not():
     assert rules.describe_choice(local)["class"] == "irregular" and rules.choose_kernel(local) == "adaptive2"
 
 
+def _scattered_rows(lengths, n_cols, rng):
+    """CSR of rows of these lengths (at most 32), entry j of a row in the j-th 32nd of the
+    columns at random: sorted, distinct, scattered; fast for many rows."""
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    position = np.arange(indptr[-1]) - np.repeat(indptr[:-1], lengths)
+    stride = n_cols // 32
+    indices = position * stride + rng.integers(0, stride, indptr[-1])
+    return CSRMatrix(rng.uniform(-1, 1, indptr[-1]), indices.astype(np.int64), indptr, (len(lengths), n_cols))
+
+
+def test_tiny_rows_take_a_thread_each_from_short_rows_many_rows(rng):
+    """Rows of 2-3 entries, many of them: scalar (vector's 2-lane groups read them an entry at a
+    time); the same rows too few to fill the GPU keep warp, and one row past tiny_max keeps vector."""
+    t = rules.AUTO
+    lengths = rng.integers(2, 4, t.short_rows)
+    tiny = _scattered_rows(lengths, 2000, rng)
+    assert row_stats(tiny).mean <= t.tiny_mean
+    assert rules.describe_choice(tiny)["class"] == "short-tiny" and rules.choose_kernel(tiny) == "scalar"
+    few = _scattered_rows(lengths[: t.short_rows // 2], 2000, rng)
+    assert rules.choose_kernel(few) == rules.AUTO_RULE["short-few-rows"]
+    one_long = _scattered_rows(np.append(lengths[:-1], t.tiny_max + 1), 2000, rng)
+    assert row_stats(one_long).mean <= t.tiny_mean
+    assert rules.describe_choice(one_long)["class"] == "short"
+    at_edge = dataclasses.replace(row_stats(tiny), mean=t.tiny_mean, max=t.tiny_max)
+    assert rules.matrix_class(at_edge, 4, scattered) == "short-tiny"
+    assert rules.matrix_class(dataclasses.replace(at_edge, mean=t.tiny_mean + 0.01), 4, scattered) == "short"
+
+
+def test_large_rows_of_irregular_length_run_staged_whatever_their_longest_row():
+    """Bimodal rows of 2 and 40 (cv > 1, none past short_max): vector below large_nnz, staged from it."""
+    t = rules.AUTO
+    bimodal = RowStats(n_rows=3_000_000, nnz=51_554_207, mean=17.18, std=18.6, cv=1.08, max=40, empty=0)
+    assert bimodal.max <= t.short_max and bimodal.cv > t.irregular_cv
+    assert rules.matrix_class(bimodal, 2, scattered) == "irregular-large"
+    small = dataclasses.replace(bimodal, n_rows=200_000, nnz=3_436_000)
+    assert rules.matrix_class(small, 2, scattered) == "medium"
+    regular = dataclasses.replace(bimodal, cv=t.irregular_cv)
+    assert rules.matrix_class(regular, 2, scattered) == "medium"
+
+
 def test_auto_rule_is_one_table():
     assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-large", "irregular-narrow", "irregular-mid",
-                                    "irregular-short", "irregular", "short", "short-few-rows", "medium"}
+                                    "irregular-short", "irregular", "short", "short-tiny", "short-few-rows",
+                                    "medium"}
     assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())
