@@ -39,6 +39,8 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spla.planning.spmv import (  # noqa: E402
@@ -145,11 +147,19 @@ def load(paths, real: Path | None, stats_path: Path | None, measure: str = "devi
             items[record["name"], record["dtype"]] = {
                 "name": record["name"], "half": half_of(record), "dtype": record["dtype"], "stats": stats,
                 "pack": pack_entries(record["dtype"], record["index_dtype"]),
+                "x_bytes": x_bytes(record),
                 "near": lazy_near(record, real, near_cache),
                 "times": times, "anchor": min(vendor.values()) if vendor else None}
     if stats_path is not None:
         stats_path.write_text(json.dumps(cache, indent=1, sort_keys=True))
     return list(items.values())
+
+
+def x_bytes(record: dict) -> float:
+    """Bytes of the record's x (its columns times the value size); unbounded where the record
+    does not say (the rule then treats x as large)."""
+    cols = record.get("matrix", {}).get("cols")
+    return math.inf if cols is None else cols * np.dtype(record["dtype"]).itemsize
 
 
 def half_of(record: dict) -> str:
@@ -164,11 +174,12 @@ def picked(item: dict, t: AutoThresholds) -> str:
     """The rule's kernel (spla.planning.spmv.rule_choice) under thresholds t, a structured kernel
     (dia, band) taken where the record timed it: bench_corpus.py times them only on matrices that
     have their structure."""
-    return rule_choice(item["stats"], item["pack"], item["near"], lambda name: name in item["times"], t)
+    return rule_choice(item["stats"], item["pack"], item["near"], lambda name: name in item["times"], t,
+                       item["x_bytes"])
 
 
 def _class(item: dict, t: AutoThresholds) -> str:
-    return matrix_class(item["stats"], item["pack"], item["near"], t)
+    return matrix_class(item["stats"], item["pack"], item["near"], t, item["x_bytes"])
 
 
 def quality(item: dict, t: AutoThresholds) -> float:

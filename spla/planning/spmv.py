@@ -13,6 +13,7 @@ Kernel names may carry a parameter: a lane width, ``"warp:8"`` or
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -193,6 +194,7 @@ class AutoThresholds:
     mid_mean: float = 32.0       # ... and rows no longer on average than a staged thread sums (not fitted) run staged
     tiny_mean: float = 7.0       # short rows this short on average ...
     tiny_max: int = 16           # ... and none longer than this take a thread each (set on held-out runs, not fitted)
+    cached_x_bytes: int = 65536  # a large regular matrix of scattered columns whose x is larger than this runs staged
 
 
 AUTO = AutoThresholds()
@@ -276,13 +278,27 @@ AUTO = AutoThresholds()
 #       thread's loop at most about twice the mean's) is a guard, not a fit.
 #       Where the gathers are scattered over a large x, all kernels were
 #       within 12% of each other on such rows (scalar 0.88-1.00 of the best)
+#   "regular-large": regular rows (none of the classes above) from
+#       large_nnz nonzeros whose neighbouring columns are rarely close
+#       (near_share below mid_near) over an x of more than cached_x_bytes:
+#       staged, unless dia or band finds its structure. Gathers spread over
+#       an x that does not stay in L1 decide these, and staged keeps the
+#       most of them in flight whatever the rows' lengths; the row kernels
+#       win only where every row is a multiple of a 16-byte pack (the
+#       corpus's rows of exactly 8 and 16: vector up to 1.16x staged, fit
+#       half) or x is small. Session 19's held-out runs (27 matrices of
+#       13M-60M nonzeros, rows of 1-40 entries, both dtypes) had the row
+#       kernels at 0.56-0.96 of staged on rows of unaligned lengths over
+#       x of 100k-16M columns (a k-nearest-neighbour graph: vector 0.56),
+#       and 1.1-2.2x ahead of it over x of 500-3,000 columns. The x size is
+#       set between those (24 KB and 400 KB), not fitted
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
 AUTO_RULE = {"long": "vector", "irregular-large": "staged", "huge": "adaptive2", "irregular-narrow": "vector",
              "irregular-mid": "staged",
              "irregular-short": "segmented", "irregular": "adaptive2", "short": "vector", "short-few-rows": "warp",
-             "short-tiny": "scalar",
+             "short-tiny": "scalar", "regular-large": "staged",
              "medium": "vector"}
 
 
@@ -292,11 +308,13 @@ def longest_row_steps(s: RowStats, pack: int) -> float:
     return s.max / (lanes_for(s.mean, pack, s.n_rows) * pack)
 
 
-def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThresholds = AUTO) -> str:
+def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThresholds = AUTO,
+                 x_bytes: float = math.inf) -> str:
     """The auto rule's class of a matrix: "empty" or a key of :data:`AUTO_RULE`. ``pack``: the
     entries of a 16-byte pack of its values and indices (:func:`pack_entries`); ``near()``: its
-    :func:`~spla.planning.stats.near_share`, asked only for a mid-size irregular matrix (the
-    sample costs a few small copies from the GPU)."""
+    :func:`~spla.planning.stats.near_share`, asked only of an irregular matrix of mid size or a
+    large regular one over a large x (the sample costs a few small copies from the GPU);
+    ``x_bytes``: the size of x (columns times the value size)."""
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
     if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
@@ -313,6 +331,8 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
         if s.mean <= t.segmented_mean:
             return "irregular-short"
         return "irregular"
+    if s.nnz >= t.large_nnz and x_bytes > t.cached_x_bytes and near() < t.mid_near:
+        return "regular-large"
     if s.mean <= t.short_mean and s.max <= t.short_max:
         if s.n_rows < t.short_rows:
             return "short-few-rows"
@@ -321,17 +341,17 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
 
 
 #: Classes of regular rows in which auto looks for the structures of :data:`STRUCTURES`.
-STRUCTURED_CLASSES = ("short", "short-tiny", "short-few-rows", "medium")
+STRUCTURED_CLASSES = ("regular-large", "short", "short-tiny", "short-few-rows", "medium")
 
 
 def rule_choice(stats: RowStats, pack: int, near: Callable[[], float], has_structure: Callable[[str], bool],
-                t: AutoThresholds = AUTO) -> str:
+                t: AutoThresholds = AUTO, x_bytes: float = math.inf) -> str:
     """The rule's kernel for a matrix of these row statistics: the class's kernel, or the first
     structured one (:data:`STRUCTURES`: ``dia``, ``band``) that auto considers for a regular
     matrix of them and that ``has_structure(name)`` confirms (asked only then: detection may
     cost a pass over the matrix). :func:`rule_kernel` answers it by detection on A,
     ``scripts/fit_auto.py`` from what a benchmark record timed."""
-    klass = matrix_class(stats, pack, near, t)
+    klass = matrix_class(stats, pack, near, t, x_bytes)
     if klass == "empty":
         return "scalar"
     if klass in STRUCTURED_CLASSES:
@@ -341,12 +361,17 @@ def rule_choice(stats: RowStats, pack: int, near: Callable[[], float], has_struc
     return AUTO_RULE[klass]
 
 
+def x_bytes(A) -> int:
+    """The bytes of the x that A multiplies (the rule's ``x_bytes``)."""
+    return A.n_cols * A.dtype.itemsize
+
+
 def rule_kernel(A) -> str:
     """The kernel the rule picks for A from its row statistics (ignores tuning): the class's kernel,
     or a structured one (``dia``, ``band``) for a large regular matrix that has its structure."""
     stats = row_stats(A)
     return rule_choice(stats, pack_entries(A.dtype, A.index_dtype), lambda: near_share(A),
-                       lambda name: STRUCTURES[name].applies(A, stats))
+                       lambda name: STRUCTURES[name].applies(A, stats), x_bytes=x_bytes(A))
 
 
 def choose_kernel(A) -> str:
@@ -370,7 +395,7 @@ def describe_choice(A) -> dict:
     s = row_stats(A)
     name = choose_kernel(A)
     family, param = parse_kernel(name)
-    klass = matrix_class(s, pack_entries(A.dtype, A.index_dtype), lambda: near_share(A))
+    klass = matrix_class(s, pack_entries(A.dtype, A.index_dtype), lambda: near_share(A), x_bytes=x_bytes(A))
     info = {"kernel": name, "class": klass, "mean_row": s.mean, "max_row": s.max, "cv": s.cv,
             "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
     if family in ("segmented", "staged"):

@@ -287,9 +287,9 @@ def test_auto_policy_classes(rng):
         huge_stats = dataclasses.replace(stats, nnz=nnz, max=max(rules.AUTO.huge_row + 1,
                                                                  int(share * rules.AUTO.huge_share * nnz)))
         assert rules.matrix_class(huge_stats, pack, scattered) == klass
-    band_stats = row_stats(_csr(band))  # regular rows stay with spla's kernels at any size
+    band_stats = row_stats(_csr(band))  # large regular rows: by their columns and x (next test)
     larger_band = dataclasses.replace(band_stats, nnz=rules.AUTO.large_nnz * 2)
-    assert rules.matrix_class(larger_band, pack, scattered) == "medium"
+    assert rules.matrix_class(larger_band, pack, scattered) == "regular-large"
     # irregular rows of a few entries on average: segmented's equal tiles
     short_power = _matrix([2] * 3000 + [500] * 10, 5000, rng)
     assert rules.describe_choice(short_power)["class"] == "irregular-short"
@@ -634,11 +634,32 @@ def test_large_rows_of_irregular_length_run_staged_whatever_their_longest_row():
     small = dataclasses.replace(bimodal, n_rows=200_000, nnz=3_436_000)
     assert rules.matrix_class(small, 2, scattered) == "medium"
     regular = dataclasses.replace(bimodal, cv=t.irregular_cv)
-    assert rules.matrix_class(regular, 2, scattered) == "medium"
+    assert rules.matrix_class(regular, 2, scattered, x_bytes=t.cached_x_bytes) == "medium"
+
+
+def close_columns():
+    """A near share at the fitted edge: neighbouring columns close (block-dense, stencils)."""
+    return rules.AUTO.mid_near
+
+
+def test_large_regular_rows_over_scattered_columns_run_staged():
+    """From large_nnz, regular rows whose columns are scattered over an x past cached_x_bytes run
+    staged (after dia and band); a small x, close columns or a smaller matrix keep the row kernels."""
+    t = rules.AUTO
+    knn = RowStats(n_rows=4_000_000, nnz=40_000_000, mean=10.0, std=0.0, cv=0.0, max=10, empty=0)
+    assert rules.matrix_class(knn, 4, scattered, x_bytes=t.cached_x_bytes + 1) == "regular-large"
+    assert rules.AUTO_RULE["regular-large"] == "staged"
+    assert rules.matrix_class(knn, 4, scattered, x_bytes=t.cached_x_bytes) == "short"
+    assert rules.matrix_class(knn, 4, close_columns, x_bytes=16_000_000) == "short"
+    smaller = dataclasses.replace(knn, n_rows=400_000, nnz=t.large_nnz - 1)
+    assert rules.matrix_class(smaller, 4, scattered, x_bytes=16_000_000) == "short"
+    # structures first: a large stencil that dia takes keeps dia
+    assert rules.rule_choice(knn, 4, scattered, lambda name: name == "dia", x_bytes=16_000_000) == "dia"
+    assert rules.rule_choice(knn, 4, scattered, lambda name: False, x_bytes=16_000_000) == "staged"
 
 
 def test_auto_rule_is_one_table():
     assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-large", "irregular-narrow", "irregular-mid",
-                                    "irregular-short", "irregular", "short", "short-tiny", "short-few-rows",
-                                    "medium"}
+                                    "irregular-short", "irregular", "regular-large", "short", "short-tiny",
+                                    "short-few-rows", "medium"}
     assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())
