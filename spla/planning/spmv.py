@@ -194,7 +194,7 @@ class AutoThresholds:
     mid_mean: float = 32.0       # ... and rows no longer on average than a staged thread sums (not fitted) run staged
     tiny_mean: float = 7.0       # short rows this short on average ...
     tiny_max: int = 16           # ... and none longer than this take a thread each (set on held-out runs, not fitted)
-    cached_x_bytes: int = 65536  # a large regular matrix of scattered columns whose x is larger than this runs staged
+    cached_x_bytes: int = 262144  # a large regular matrix of scattered columns whose x is larger than this runs staged
 
 
 AUTO = AutoThresholds()
@@ -280,18 +280,19 @@ AUTO = AutoThresholds()
 #       within 12% of each other on such rows (scalar 0.88-1.00 of the best)
 #   "regular-large": regular rows (none of the classes above) from
 #       large_nnz nonzeros whose neighbouring columns are rarely close
-#       (near_share below mid_near) over an x of more than cached_x_bytes:
-#       staged, unless dia or band finds its structure. Gathers spread over
-#       an x that does not stay in L1 decide these, and staged keeps the
-#       most of them in flight whatever the rows' lengths; the row kernels
-#       win only where every row is a multiple of a 16-byte pack (the
-#       corpus's rows of exactly 8 and 16: vector up to 1.16x staged, fit
-#       half) or x is small. Session 19's held-out runs (27 matrices of
-#       13M-60M nonzeros, rows of 1-40 entries, both dtypes) had the row
-#       kernels at 0.56-0.96 of staged on rows of unaligned lengths over
-#       x of 100k-16M columns (a k-nearest-neighbour graph: vector 0.56),
-#       and 1.1-2.2x ahead of it over x of 500-3,000 columns. The x size is
-#       set between those (24 KB and 400 KB), not fitted
+#       (near_share below mid_near) over an x larger than cached_x_bytes (an
+#       SM's L1 on an H200): staged, unless dia or band finds its structure.
+#       Gathers spread over an x that does not stay in L1 decide these, and
+#       staged keeps the most of them in flight whatever the rows' lengths;
+#       the row kernels led only where every row is a multiple of a 16-byte
+#       pack (the corpus's rows of exactly 8 and 16: vector up to 1.16x
+#       staged, fit half) or x is small. Session 19's held-out runs (13M-
+#       60M nonzeros, rows of 1-40 entries, both dtypes) had the row kernels
+#       at 0.56-0.96 of staged on rows of unaligned lengths over x of 0.4-
+#       156 MB (a k-nearest-neighbour graph: vector 0.56) and 1.1-2.2x ahead
+#       over x of 2-24 KB; over 195 KB of x staged ran at 0.49 of segmented
+#       (its 100 KB of shared memory an SM leave x too little L1), over 391
+#       KB at 0.89-0.94. The size is the L1's, set from those, not fitted
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
