@@ -194,7 +194,8 @@ class AutoThresholds:
     mid_mean: float = 32.0       # ... and rows no longer on average than a staged thread sums (not fitted) run staged
     tiny_mean: float = 7.0       # short rows this short on average ...
     tiny_max: int = 16           # ... and none longer than this take a thread each (set on held-out runs, not fitted)
-    cached_x_bytes: int = 262144  # a large regular matrix of scattered columns whose x is larger than this runs staged
+    cached_x_bytes: int = 98304    # large regular rows of scattered columns over an x larger than this run segmented
+    staged_x_bytes: int = 1048576  # ... and staged over an x larger than this (both set on held-out runs, not fitted)
 
 
 AUTO = AutoThresholds()
@@ -278,28 +279,30 @@ AUTO = AutoThresholds()
 #       thread's loop at most about twice the mean's) is a guard, not a fit.
 #       Where the gathers are scattered over a large x, all kernels were
 #       within 12% of each other on such rows (scalar 0.88-1.00 of the best)
-#   "regular-large": regular rows (none of the classes above) from
-#       large_nnz nonzeros whose neighbouring columns are rarely close
-#       (near_share below mid_near) over an x larger than cached_x_bytes (an
-#       SM's L1 on an H200): staged, unless dia or band finds its structure.
-#       Gathers spread over an x that does not stay in L1 decide these, and
-#       staged keeps the most of them in flight whatever the rows' lengths;
+#   "regular-large" and "regular-large-l2": regular rows (none of the
+#       classes above) from large_nnz nonzeros whose neighbouring columns
+#       are rarely close (near_share below mid_near), over an x larger than
+#       cached_x_bytes: staged where x is larger than staged_x_bytes,
+#       segmented below (x within a few SMs' L1 of L2 lines), unless dia or
+#       band finds its structure. Gathers that miss L1 decide these, and the
+#       tile kernels keep more of them in flight whatever the rows' lengths;
 #       the row kernels led only where every row is a multiple of a 16-byte
 #       pack (the corpus's rows of exactly 8 and 16: vector up to 1.16x
 #       staged, fit half) or x is small. Session 19's held-out runs (13M-
-#       60M nonzeros, rows of 1-40 entries, both dtypes) had the row kernels
-#       at 0.56-0.96 of staged on rows of unaligned lengths over x of 0.4-
-#       156 MB (a k-nearest-neighbour graph: vector 0.56) and 1.1-2.2x ahead
-#       over x of 2-24 KB; over 195 KB of x staged ran at 0.49 of segmented
-#       (its 100 KB of shared memory an SM leave x too little L1), over 391
-#       KB at 0.89-0.94. The size is the L1's, set from those, not fitted
+#       60M nonzeros, rows of 1-40 entries, both dtypes): over x of 1.5-156
+#       MB the row kernels ran at 0.56-0.96 of staged on rows of unaligned
+#       lengths (a k-nearest-neighbour graph: vector 0.56); over 117 KB-1.5
+#       MB segmented was within 6% of the best on all 14 runs and staged fell
+#       to 0.49 at 195 KB (its 100 KB of shared memory an SM leave x less
+#       L1); over 2-62 KB the row kernels or staged led and segmented fell
+#       to 0.63-0.92. The two sizes sit between those runs, not fitted
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
 AUTO_RULE = {"long": "vector", "irregular-large": "staged", "huge": "adaptive2", "irregular-narrow": "vector",
              "irregular-mid": "staged",
              "irregular-short": "segmented", "irregular": "adaptive2", "short": "vector", "short-few-rows": "warp",
-             "short-tiny": "scalar", "regular-large": "staged",
+             "short-tiny": "scalar", "regular-large": "staged", "regular-large-l2": "segmented",
              "medium": "vector"}
 
 
@@ -333,7 +336,7 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
             return "irregular-short"
         return "irregular"
     if s.nnz >= t.large_nnz and x_bytes > t.cached_x_bytes and near() < t.mid_near:
-        return "regular-large"
+        return "regular-large" if x_bytes > t.staged_x_bytes else "regular-large-l2"
     if s.mean <= t.short_mean and s.max <= t.short_max:
         if s.n_rows < t.short_rows:
             return "short-few-rows"
@@ -342,7 +345,7 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
 
 
 #: Classes of regular rows in which auto looks for the structures of :data:`STRUCTURES`.
-STRUCTURED_CLASSES = ("regular-large", "short", "short-tiny", "short-few-rows", "medium")
+STRUCTURED_CLASSES = ("regular-large", "regular-large-l2", "short", "short-tiny", "short-few-rows", "medium")
 
 
 def rule_choice(stats: RowStats, pack: int, near: Callable[[], float], has_structure: Callable[[str], bool],

@@ -642,24 +642,29 @@ def close_columns():
     return rules.AUTO.mid_near
 
 
-def test_large_regular_rows_over_scattered_columns_run_staged():
+def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
     """From large_nnz, regular rows whose columns are scattered over an x past cached_x_bytes run
-    staged (after dia and band); a small x, close columns or a smaller matrix keep the row kernels."""
+    segmented, past staged_x_bytes staged (after dia and band); a small x, close columns or a
+    smaller matrix keep the row kernels."""
     t = rules.AUTO
+    assert t.cached_x_bytes < t.staged_x_bytes
     knn = RowStats(n_rows=4_000_000, nnz=40_000_000, mean=10.0, std=0.0, cv=0.0, max=10, empty=0)
-    assert rules.matrix_class(knn, 4, scattered, x_bytes=t.cached_x_bytes + 1) == "regular-large"
-    assert rules.AUTO_RULE["regular-large"] == "staged"
+    assert rules.matrix_class(knn, 4, scattered, x_bytes=t.staged_x_bytes + 1) == "regular-large"
+    assert rules.matrix_class(knn, 4, scattered, x_bytes=t.staged_x_bytes) == "regular-large-l2"
+    assert rules.matrix_class(knn, 4, scattered, x_bytes=t.cached_x_bytes + 1) == "regular-large-l2"
+    assert rules.AUTO_RULE["regular-large"] == "staged" and rules.AUTO_RULE["regular-large-l2"] == "segmented"
     assert rules.matrix_class(knn, 4, scattered, x_bytes=t.cached_x_bytes) == "short"
     assert rules.matrix_class(knn, 4, close_columns, x_bytes=16_000_000) == "short"
     smaller = dataclasses.replace(knn, n_rows=400_000, nnz=t.large_nnz - 1)
     assert rules.matrix_class(smaller, 4, scattered, x_bytes=16_000_000) == "short"
     # structures first: a large stencil that dia takes keeps dia
-    assert rules.rule_choice(knn, 4, scattered, lambda name: name == "dia", x_bytes=16_000_000) == "dia"
+    for x in (t.cached_x_bytes + 1, 16_000_000):
+        assert rules.rule_choice(knn, 4, scattered, lambda name: name == "dia", x_bytes=x) == "dia"
     assert rules.rule_choice(knn, 4, scattered, lambda name: False, x_bytes=16_000_000) == "staged"
 
 
 def test_auto_rule_is_one_table():
     assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-large", "irregular-narrow", "irregular-mid",
-                                    "irregular-short", "irregular", "regular-large", "short", "short-tiny",
-                                    "short-few-rows", "medium"}
+                                    "irregular-short", "irregular", "regular-large", "regular-large-l2", "short",
+                                    "short-tiny", "short-few-rows", "medium"}
     assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())
