@@ -175,7 +175,9 @@ class AutoThresholds:
     """The numbers of the auto rule (:func:`matrix_class`); ``scripts/fit_auto.py`` fits
     ``segmented_mean``, ``short_rows``, ``large_nnz``, ``narrow_steps``, ``huge_share``,
     ``mid_nnz`` and ``mid_near`` on the corpus's fit half and reports the rule on every half
-    (BENCHMARKS.md); the others are set from the kernels' design."""
+    (BENCHMARKS.md); the others are set from the kernels' design, and ``tiny_*`` and
+    ``*_x_bytes`` between held-out runs: the fit half has no evidence there (its large regular
+    rows have 8 or 16 entries, whole 16-byte packs, where vector does best)."""
 
     huge_row: int = 65536      # a row of 128 segmented tiles and more
     long_row: int = 1024       # a row one warp takes 32 steps over
@@ -283,8 +285,7 @@ AUTO = AutoThresholds()
 #       classes above) from large_nnz nonzeros whose neighbouring columns
 #       are rarely close (near_share below mid_near), over an x larger than
 #       cached_x_bytes: staged where x is larger than staged_x_bytes,
-#       segmented below (x within a few SMs' L1 of L2 lines), unless dia or
-#       band finds its structure. Gathers that miss L1 decide these, and the
+#       segmented below, unless dia or band finds its structure. Gathers that miss L1 decide these, and the
 #       tile kernels keep more of them in flight whatever the rows' lengths;
 #       the row kernels led only where every row is a multiple of a 16-byte
 #       pack (the corpus's rows of exactly 8 and 16: vector up to 1.16x
@@ -365,7 +366,7 @@ def rule_choice(stats: RowStats, pack: int, near: Callable[[], float], has_struc
     return AUTO_RULE[klass]
 
 
-def x_bytes(A) -> int:
+def x_bytes_of(A) -> int:
     """The bytes of the x that A multiplies (the rule's ``x_bytes``)."""
     return A.n_cols * A.dtype.itemsize
 
@@ -375,7 +376,7 @@ def rule_kernel(A) -> str:
     or a structured one (``dia``, ``band``) for a large regular matrix that has its structure."""
     stats = row_stats(A)
     return rule_choice(stats, pack_entries(A.dtype, A.index_dtype), lambda: near_share(A),
-                       lambda name: STRUCTURES[name].applies(A, stats), x_bytes=x_bytes(A))
+                       lambda name: STRUCTURES[name].applies(A, stats), x_bytes=x_bytes_of(A))
 
 
 def choose_kernel(A) -> str:
@@ -399,7 +400,7 @@ def describe_choice(A) -> dict:
     s = row_stats(A)
     name = choose_kernel(A)
     family, param = parse_kernel(name)
-    klass = matrix_class(s, pack_entries(A.dtype, A.index_dtype), lambda: near_share(A), x_bytes=x_bytes(A))
+    klass = matrix_class(s, pack_entries(A.dtype, A.index_dtype), lambda: near_share(A), x_bytes=x_bytes_of(A))
     info = {"kernel": name, "class": klass, "mean_row": s.mean, "max_row": s.max, "cv": s.cv,
             "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
     if family in ("segmented", "staged"):
