@@ -19,7 +19,8 @@ results were not read until that rule was fixed: regular rows over large and sma
 (SIXTH), made after the regular-large class was chosen on calls 2-6, reports the rule on shapes
 none of them saw; call 8's (SEVENTH), made after call 7 moved the x size from 64 KB to 256 KB,
 was reported in turn; call 9's (EIGHTH), made after call 8 split the class by x (segmented from
-96 KB, staged from 1 MB), reports the rule as it stands.
+96 KB, staged from 1 MB), reports the rule as it stands; so does call 10's (NINTH), made after it
+with no change to the rule.
 """
 
 from __future__ import annotations
@@ -392,6 +393,37 @@ EIGHTH = {"rows-6-14-over-60k": lambda: _scattered_rows(RNG.integers(6, 15, 3_00
           "geometric-over-150k": lambda: _scattered_rows(np.minimum(RNG.geometric(0.4, 10_000_000), 6), 150_000),
           "rows-4-12-mid": lambda: _scattered_rows(RNG.integers(4, 13, 300_000), 100_000)}
 
+def kron_random(a: int = 600, ka: int = 5, b: int = 5000, kb: int = 4):
+    """The Kronecker product of two random matrices (a tensor-structured operator)."""
+    return sp.kron(_scattered_rows(np.full(a, ka), a), _scattered_rows(np.full(b, kb), b), format="csr")
+
+
+def uniform_1_64(rows: int = 1_200_000, cols: int = 3_000_000):
+    return _scattered_rows(RNG.integers(1, 65, rows), cols)
+
+
+def powerlaw_degree_sorted(n: int = 3_000_000, avg: int = 12):
+    from spla.io import generators
+
+    A = generators.from_spec(f"gen:powerlaw:{n}:{avg}:{min(n, 60_000)}:seed=91").to_scipy().tocsr()
+    order = np.argsort(-np.diff(A.indptr), kind="stable")
+    return A[order].tocsr()
+
+
+def stencil9_holes(n: int = 2300, keep: float = 0.9):
+    offs = [(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1)]
+    A = _stencil((n, n), offs).tocoo()
+    kept = (RNG.random(A.nnz) < keep) | (A.row == A.col)
+    return sp.csr_matrix((A.data[kept], (A.row[kept], A.col[kept])), shape=A.shape)
+
+
+NINTH = {"kron-600x5000": kron_random, "uniform-1-64-over-3M": uniform_1_64,
+         "powerlaw-degree-sorted": powerlaw_degree_sorted, "stencil9-holes": stencil9_holes,
+         "tiny-over-100k": lambda: _scattered_rows(RNG.integers(1, 4, 12_000_000), 100_000),
+         "rows-5-11-mid": lambda: _scattered_rows(RNG.integers(5, 12, 300_000), 1_000_000),
+         "rows-16-over-20k": lambda: _scattered_rows(np.full(2_500_000, 16), 20_000),
+         "rows-3-13-over-700k": lambda: _scattered_rows(RNG.integers(3, 14, 5_000_000), 700_000)}
+
 MATRICES = {"stencil19-3d": stencil19_3d, "stencil13-2d": stencil13_2d, "rmat-70-12-12-6": rmat,
             "bimodal-4-96": bimodal, "banded-random-4-44": banded_random, "short-wide-1500x16M": short_wide,
             "tall-skinny-24Mx2000": tall_skinny}
@@ -402,7 +434,7 @@ def main(argv) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name in argv[1:] or MATRICES:
         began = time.perf_counter()
-        A = {**MATRICES, **SECOND, **THIRD, **FOURTH, **FIFTH, **SIXTH, **SEVENTH, **EIGHTH}[name]().tocsr()
+        A = {**MATRICES, **SECOND, **THIRD, **FOURTH, **FIFTH, **SIXTH, **SEVENTH, **EIGHTH, **NINTH}[name]().tocsr()
         A.sort_indices()
         sp.save_npz(out / f"{name}.npz", A, compressed=False)
         print(f"{name}: {A.shape[0]:,} x {A.shape[1]:,}, {A.nnz:,} nnz ({time.perf_counter() - began:.1f} s)",
