@@ -44,7 +44,16 @@ short-wide             report  rows of up to 8192 over up to 16M columns
 random-uniform         fit     16 uniformly random columns a row
 short-random           report  3 uniformly random columns a row
 zipf-columns           fit     8 columns a row drawn with a Zipf-like skew (hot x entries)
+knn-window             fit     10 columns a row within +-5,000 of the diagonal (a k-NN graph)
+tiny-narrow            fit     rows of 1-4 over 2,000 columns (x stays in cache)
+random-width           report  rows of 5-15 uniformly random columns (square)
+random-width-60k       report  rows of 5-15 over 60,000 columns (x of 240-480 KB)
 =====================  ======  =====================================================
+
+The last four (session 19) have rows whose lengths are rarely whole 16-byte packs, over x of
+every size: the families before them had regular rows of exactly 3, 8, 16 or 40 entries, and the
+held-out runs showed what that hid (vector's unaligned rows, the x size at which the tile kernels
+take over).
 
 Example
 -------
@@ -332,6 +341,29 @@ def _zipf_columns(nnz, seed, dtype):
     return gen._assemble(lengths, n, fill, seed, dtype, stream=25)
 
 
+# ------------------------------------------------------------- unaligned rows
+KNN_K, KNN_HALF_WIDTH = 10, 5000
+
+
+def _unaligned_rows(lengths_of, n_cols_of, windows=()):
+    """A family of rows whose lengths ``lengths_of(n_rows, rng)`` draws (about nnz / 10 rows of
+    mean 10, or of mean 2.5 where the lengths say so), over ``n_cols_of(n_rows)`` columns, uniform
+    or within ``windows`` of the diagonal (spla.io.generators' column mixture)."""
+    def build(nnz, seed, dtype):
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 26]))
+        lengths = lengths_of(nnz, rng)
+        n_cols = n_cols_of(lengths.shape[0])
+        return gen._local_graph(np.minimum(lengths, n_cols), n_cols, seed, dtype, windows=windows)
+    return build
+
+
+_knn_window = _unaligned_rows(lambda nnz, rng: np.full(max(64, nnz // KNN_K), KNN_K, dtype=np.int64),
+                              lambda n: n, windows=((1.0, KNN_HALF_WIDTH),))
+_tiny_narrow = _unaligned_rows(lambda nnz, rng: rng.integers(1, 5, max(64, int(nnz / 2.5))), lambda n: 2000)
+_random_width = _unaligned_rows(lambda nnz, rng: rng.integers(5, 16, max(64, nnz // 10)), lambda n: n)
+_random_width_60k = _unaligned_rows(lambda nnz, rng: rng.integers(5, 16, max(64, nnz // 10)), lambda n: 60_000)
+
+
 # -------------------------------------------------------------------- registry
 _FAMILIES = [
     Family("stencil5", "fit", "stencil", "2-D 5-point Laplacian", _stencil5),
@@ -360,6 +392,10 @@ _FAMILIES = [
     Family("random-uniform", "fit", "random", "16 uniform random columns a row", _random_uniform),
     Family("short-random", "report", "random", "3 uniform random columns a row", _short_random),
     Family("zipf-columns", "fit", "random", "8 Zipf-skewed columns a row", _zipf_columns),
+    Family("knn-window", "fit", "unaligned", "10 columns a row within +-5,000 of the diagonal", _knn_window),
+    Family("tiny-narrow", "fit", "unaligned", "rows of 1-4 over 2,000 columns", _tiny_narrow),
+    Family("random-width", "report", "unaligned", "rows of 5-15 uniform columns", _random_width),
+    Family("random-width-60k", "report", "unaligned", "rows of 5-15 over 60,000 columns", _random_width_60k),
 ]
 FAMILIES: dict[str, Family] = {f.name: f for f in _FAMILIES}
 

@@ -127,6 +127,29 @@ def _zipf(A):
     assert np.all(_lengths(A) == 8)
 
 
+def _knn(A):
+    assert _square(A) and np.all(_lengths(A) == corpus.KNN_K)
+
+
+def test_knn_window_columns_lie_near_the_diagonal():
+    A = corpus.build("knn-window", 400_000)  # 40,000 rows: most rows' windows lie inside the matrix
+    S = A.to_scipy().tocoo()
+    half = corpus.KNN_HALF_WIDTH
+    inner = (S.row >= 2 * half) & (S.row < A.n_rows - 2 * half)  # edge rows shift their window inward
+    assert inner.sum() > 0.4 * A.nnz
+    distance = np.abs(S.col - S.row)[inner]
+    assert distance.max() <= half + corpus.KNN_K and distance.mean() > half / 4  # spread over the window
+
+
+def _between(lo, hi, n_cols=None):
+    def check(A):
+        lengths = _lengths(A)
+        assert lengths.min() == lo and lengths.max() == hi
+        assert np.count_nonzero(lengths % 4) > 0.5 * A.n_rows  # most rows are not whole float32 packs
+        assert A.n_cols == n_cols if n_cols else _square(A)
+    return check
+
+
 PROPERTIES = {
     "stencil5": _stencil(5, 2, 4), "stencil7": _stencil(7, 3, 6), "stencil9": _stencil(9, 2, 9),
     "stencil27": _stencil(27, 3, 27), "stencil25": _stencil(25, 3, 25),
@@ -140,6 +163,8 @@ PROPERTIES = {
     "empty-rows": _empty_rows, "mixed-lengths": _hubs(16, 0.3), "hub-rows": _hubs(24, 0.2),
     "tall-skinny": _tall, "short-wide": _wide,
     "random-uniform": _fixed(16), "short-random": _fixed(3), "zipf-columns": _zipf,
+    "knn-window": _knn, "tiny-narrow": _between(1, 4, 2000), "random-width": _between(5, 15),
+    "random-width-60k": _between(5, 15, 60_000),
 }
 
 
