@@ -199,7 +199,8 @@ def geomean(values) -> float:
     return math.exp(sum(map(math.log, values)) / len(values))
 
 
-FITTED = ("segmented_mean", "short_rows", "large_nnz", "narrow_steps", "huge_share", "mid_nnz", "mid_near")
+FITTED = ("segmented_mean", "short_rows", "large_nnz", "narrow_steps", "huge_share", "mid_nnz", "mid_near",
+          "tiny_mean", "cached_x_bytes", "staged_x_bytes")
 NEVER = 2**62  # large_nnz (mid_nnz) of a rule that never sends a matrix to the large (mid) irregular class
 
 
@@ -224,12 +225,16 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     the midpoints between the values of the fit set's matrices it decides (the irregular ones'
     mean rows, the short ones' rows, ...): (segmented_mean, short_rows) as one grid, then
     narrow_steps (over the steps of the irregular matrices' longest rows, or 0), then (mid_nnz,
-    mid_near) as one grid (over their sizes and near shares; never unless a finite pair scores
-    higher; mid_near then halfway across the near shares that tie), then
+    mid_near) as one grid (over their sizes and near shares; never, with the code's mid_near, which
+    also guards regular-large, unless a finite pair scores higher; mid_near then halfway across the
+    near shares that tie), then
     large_nnz (over their sizes, or never) together with huge_share (over the huge-row matrices'
     longest row over nnz; infinite, as in the code before it was fitted, unless a finite one
-    scores higher), then all again given the others. mid before large: the large class takes any
-    near share, so a large_nnz fitted first would take the matrices mid_near keeps out."""
+    scores higher), then tiny_mean (over the many-row short matrices' mean rows; 0, no short-tiny
+    class, unless one scores higher) and (cached_x_bytes, staged_x_bytes) (over the x sizes of the
+    large regular matrices; never, no regular-large class, unless a pair scores higher), then all
+    again given the others. mid before large: the large class takes any near share, so a large_nnz
+    fitted first would take the matrices mid_near keeps out."""
     fit_items = [i for i in items if i["half"] in FIT_HALVES]
 
     def score(t):
@@ -246,7 +251,8 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
     steps = _midpoints(longest_row_steps(i["stats"], i["pack"]) for i in irregular)
     nears = _midpoints(i["near"]() for i in irregular)[1:]
     shares = _midpoints(s.max / s.nnz for s in (i["stats"] for i in fit_items) if s.max > AUTO.huge_row)[1:]
-    t = dataclasses.replace(AUTO, large_nnz=NEVER, narrow_steps=0.0, huge_share=math.inf, mid_nnz=NEVER)
+    t = dataclasses.replace(AUTO, large_nnz=NEVER, narrow_steps=0.0, huge_share=math.inf, mid_nnz=NEVER,
+                            tiny_mean=0.0, cached_x_bytes=NEVER, staged_x_bytes=NEVER)
     for _ in range(2):
         (m, r), _ = best_of(pairs, lambda p: score(dataclasses.replace(t, segmented_mean=p[0], short_rows=p[1])))
         t = dataclasses.replace(t, segmented_mean=m, short_rows=r)
@@ -255,8 +261,8 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
         def mid_score(p):
             return score(dataclasses.replace(t, mid_nnz=p[0], mid_near=p[1]))
         (n, c), best = best_of([(n, c) for n in sizes[:-1] for c in nears], mid_score)
-        if best <= mid_score((NEVER, 0.0)) + 1e-12:
-            n, c, best = NEVER, 0.0, mid_score((NEVER, 0.0))
+        if best <= mid_score((NEVER, 0.0)) + 1e-12:  # no mid class; mid_near still guards regular-large
+            n, c, best = NEVER, AUTO.mid_near, mid_score((NEVER, AUTO.mid_near))
         else:  # mid_near halfway (geometrically) across the near shares that score as well at this size
             tied = [v for v in nears if mid_score((n, v)) >= best - 1e-12]
             middle = math.sqrt(min(tied) * max(tied))
@@ -273,7 +279,29 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
         if best <= never + 1e-12:
             v, h, best = v_inf, math.inf, never
         t = dataclasses.replace(t, large_nnz=v, huge_share=h)
+        short_means = [i["stats"].mean for i in fit_items if _class(i, dataclasses.replace(t, tiny_mean=0.0)) == "short"]
+        t, best = _fit_off_unless_better(t, score, "tiny_mean", 0.0, _midpoints(short_means)[1:])
+        no_x = dataclasses.replace(t, cached_x_bytes=NEVER, staged_x_bytes=NEVER)
+        x_sizes = [int(x) for x in _midpoints(i["x_bytes"] for i in fit_items if i["stats"].nnz >= t.large_nnz
+                                              and _class(i, no_x) in ("short", "short-tiny", "medium"))[1:]]
+        x_pairs = [(a, b) for a in x_sizes for b in [*x_sizes, NEVER] if b >= a] or [(NEVER, NEVER)]
+        (a, b), best = best_of(x_pairs, lambda p: score(dataclasses.replace(t, cached_x_bytes=p[0],
+                                                                            staged_x_bytes=p[1])))
+        if best <= score(no_x) + 1e-12:
+            a, b, best = NEVER, NEVER, score(no_x)
+        t = dataclasses.replace(t, cached_x_bytes=a, staged_x_bytes=b)
     return t, best
+
+
+def _fit_off_unless_better(t: AutoThresholds, score, name: str, off, grid) -> tuple[AutoThresholds, float]:
+    """Threshold ``name`` over ``grid``, kept at ``off`` (its class switched off) unless a grid
+    value scores higher on the fit set: no class without evidence for it."""
+    (value,), best = best_of([(v,) for v in grid] or [(off,)],
+                             lambda p: score(dataclasses.replace(t, **{name: p[0]})))
+    off_score = score(dataclasses.replace(t, **{name: off}))
+    if best <= off_score + 1e-12:
+        value, best = off, off_score
+    return dataclasses.replace(t, **{name: value}), best
 
 
 def table(items: list[dict], rules: dict[str, AutoThresholds], measure: str = "device") -> list[str]:

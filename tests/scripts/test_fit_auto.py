@@ -143,3 +143,46 @@ def test_real_matrices_split_into_a_fit_and_a_report_half(tmp_path):
     fitted, score = fit_auto.fit(items)
     assert 4 < fitted.segmented_mean < 10 and score == 1.0
     assert all(fit_auto.quality(i, fitted) == 0.5 for i in items if i["half"] == "real-report")
+
+
+def _regular(name, mean, n_rows, cols, best):
+    """Rows of exactly ``mean`` scattered columns (near share 0) over ``cols`` columns; ``best``
+    fastest among spla's kernels."""
+    times = {k: 10.0 for k in ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", LARGE)}
+    times[best] = 5.0
+    nnz = mean * n_rows
+    return {"name": name, "half": "fit", "dtype": "float32", "index_dtype": "int32", "status": "ok",
+            "near_share": 0.0, "matrix": {"rows": n_rows, "cols": cols, "nnz": nnz},
+            "row_stats": {"n_rows": n_rows, "nnz": nnz, "mean": float(mean), "std": 0.0, "cv": 0.0, "max": mean,
+                          "empty": 0},
+            "rows": [{"kernel": k, "device_us": t} for k, t in times.items()]}
+
+
+def test_tiny_rows_and_x_sizes_are_fitted_only_on_evidence(tmp_path):
+    """Many rows of 3 take scalar and rows of 8 vector: tiny_mean lands between them. Large regular
+    rows take vector over a 2,000-column x, segmented over 50,000 columns and staged over 4M:
+    cached_x_bytes and staged_x_bytes land between those x sizes (large_nnz from two irregular
+    matrices). Without the tiny and x records' winners the classes stay off."""
+    irregular = [_record("small", "fit", 40, 10**5, "adaptive2"), _record("big", "fit", 40, 10**6, "adaptive2")]
+    irregular[0]["rows"] += [{"kernel": LARGE, "device_us": 20.0}]
+    irregular[1]["rows"] += [{"kernel": LARGE, "device_us": 4.0}]
+    tiny = [_regular("three", 3, 200_000, 2000, "scalar"), _regular("eight", 8, 200_000, 2000, "vector")]
+    wide = [_regular("narrow-x", 10, 4 * 10**6, 2000, "vector"), _regular("mid-x", 10, 4 * 10**6, 50_000, "segmented"),
+            _regular("wide-x", 10, 4 * 10**6, 4 * 10**6, LARGE)]
+    path = tmp_path / "corpus.json"
+    path.write_text(json.dumps({"records": irregular + tiny + wide}))
+    items = fit_auto.load([path], None, None)
+    fitted, score = fit_auto.fit(items)
+    assert score == 1.0
+    assert 3 < fitted.tiny_mean < 8
+    assert 2000 * 4 < fitted.cached_x_bytes < 50_000 * 4 < fitted.staged_x_bytes < 4 * 10**6 * 4
+    picks = {i["name"]: fit_auto.picked(i, fitted) for i in items}
+    assert picks == {"small": "adaptive2", "big": LARGE, "three": "scalar", "eight": "vector",
+                     "narrow-x": "vector", "mid-x": "segmented", "wide-x": LARGE}
+    # the row kernels best everywhere: no evidence for either class, both stay off
+    for record in tiny + wide:
+        for row in record["rows"]:
+            row["device_us"] = 5.0 if row["kernel"] == "vector" else 10.0
+    path.write_text(json.dumps({"records": irregular + tiny + wide}))
+    fitted, _ = fit_auto.fit(fit_auto.load([path], None, None))
+    assert fitted.tiny_mean == 0.0 and fitted.cached_x_bytes == fitted.staged_x_bytes == fit_auto.NEVER
