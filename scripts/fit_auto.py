@@ -280,28 +280,25 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
             v, h, best = v_inf, math.inf, never
         t = dataclasses.replace(t, large_nnz=v, huge_share=h)
         short_means = [i["stats"].mean for i in fit_items if _class(i, dataclasses.replace(t, tiny_mean=0.0)) == "short"]
-        t, best = _fit_off_unless_better(t, score, "tiny_mean", 0.0, _midpoints(short_means)[1:])
+        t, best = _off_unless_better(t, score, ("tiny_mean",), (0.0,), [(m,) for m in _midpoints(short_means)[1:]])
         no_x = dataclasses.replace(t, cached_x_bytes=NEVER, staged_x_bytes=NEVER)
         x_sizes = [int(x) for x in _midpoints(i["x_bytes"] for i in fit_items if i["stats"].nnz >= t.large_nnz
                                               and _class(i, no_x) in ("short", "short-tiny", "medium"))[1:]]
-        x_pairs = [(a, b) for a in x_sizes for b in [*x_sizes, NEVER] if b >= a] or [(NEVER, NEVER)]
-        (a, b), best = best_of(x_pairs, lambda p: score(dataclasses.replace(t, cached_x_bytes=p[0],
-                                                                            staged_x_bytes=p[1])))
-        if best <= score(no_x) + 1e-12:
-            a, b, best = NEVER, NEVER, score(no_x)
-        t = dataclasses.replace(t, cached_x_bytes=a, staged_x_bytes=b)
+        t, best = _off_unless_better(t, score, ("cached_x_bytes", "staged_x_bytes"), (NEVER, NEVER),
+                                     [(a, b) for a in x_sizes for b in [*x_sizes, NEVER] if b >= a])
     return t, best
 
 
-def _fit_off_unless_better(t: AutoThresholds, score, name: str, off, grid) -> tuple[AutoThresholds, float]:
-    """Threshold ``name`` over ``grid``, kept at ``off`` (its class switched off) unless a grid
-    value scores higher on the fit set: no class without evidence for it."""
-    (value,), best = best_of([(v,) for v in grid] or [(off,)],
-                             lambda p: score(dataclasses.replace(t, **{name: p[0]})))
-    off_score = score(dataclasses.replace(t, **{name: off}))
+def _off_unless_better(t: AutoThresholds, score, names: tuple, off: tuple, grid: list) -> tuple[AutoThresholds, float]:
+    """The thresholds ``names`` at the ``grid`` point of best fit score, kept at ``off`` (their
+    class switched off) unless a grid point scores higher: no class without evidence for it."""
+    def at(point):
+        return dataclasses.replace(t, **dict(zip(names, point)))
+    point, best = best_of(grid or [off], lambda p: score(at(p)))
+    off_score = score(at(off))
     if best <= off_score + 1e-12:
-        value, best = off, off_score
-    return dataclasses.replace(t, **{name: value}), best
+        point, best = off, off_score
+    return at(point), best
 
 
 def table(items: list[dict], rules: dict[str, AutoThresholds], measure: str = "device") -> list[str]:
