@@ -663,6 +663,24 @@ def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
     assert rules.rule_choice(knn, 4, scattered, lambda name: False, x_bytes=16_000_000) == "staged"
 
 
+def test_auto_classes_of_the_unaligned_corpus_families():
+    """The rule on real matrices (not row statistics alone): x and the near share are read from A.
+    Rows of 5-15 over a square x of 4 MB run staged, over 60,000 columns (240-480 KB) segmented,
+    and rows of 1-4 over 2,000 columns a thread each."""
+    from spla.bench import corpus
+
+    nnz = 5_000_000
+    assert nnz >= rules.AUTO.large_nnz
+    for name, dtype, klass, kernel in (("random-width", np.float64, "regular-large", "staged"),
+                                       ("random-width-60k", np.float64, "regular-large-l2", "segmented"),
+                                       ("random-width-60k", np.float32, "regular-large-l2", "segmented"),
+                                       ("tiny-narrow", np.float32, "short-tiny", "scalar")):
+        A = corpus.build(name, nnz, dtype=dtype)
+        choice = rules.describe_choice(A)
+        assert (choice["class"], choice["kernel"].split(":")[0]) == (klass, kernel), (name, dtype)
+    assert rules.x_bytes_of(corpus.build("random-width-60k", 20_000, dtype=np.float32)) == 60_000 * 4
+
+
 def test_auto_rule_is_one_table():
     assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-large", "irregular-narrow", "irregular-mid",
                                     "irregular-short", "irregular", "regular-large", "regular-large-l2", "short",
