@@ -50,10 +50,10 @@ random-width           report  rows of 5-15 uniformly random columns (square)
 random-width-60k       report  rows of 5-15 over 60,000 columns (x of 240-480 KB)
 =====================  ======  =====================================================
 
-The last four (session 19) have rows whose lengths are rarely whole 16-byte packs, over x of
-every size: the families before them had regular rows of exactly 3, 8, 16 or 40 entries, and the
-held-out runs showed what that hid (vector's unaligned rows, the x size at which the tile kernels
-take over).
+The last four (session 19) have rows whose lengths are not whole float32 16-byte packs (10, 1-4,
+5-15 entries), over x of every size: the families before them had regular rows of exactly 3, 8,
+16 or 40 entries, and the held-out runs showed what that hid (vector's unaligned rows, the x size
+at which the tile kernels take over).
 
 Example
 -------
@@ -346,9 +346,9 @@ KNN_K, KNN_HALF_WIDTH = 10, 5000
 
 
 def _unaligned_rows(lengths_of, n_cols_of, windows=()):
-    """A family of rows whose lengths ``lengths_of(n_rows, rng)`` draws (about nnz / 10 rows of
-    mean 10, or of mean 2.5 where the lengths say so), over ``n_cols_of(n_rows)`` columns, uniform
-    or within ``windows`` of the diagonal (spla.io.generators' column mixture)."""
+    """A family of rows whose lengths ``lengths_of(nnz, rng)`` draws (about nnz of them in all),
+    over ``n_cols_of(n_rows)`` columns, uniform or within ``windows`` of the diagonal
+    (spla.io.generators' column mixture)."""
     def build(nnz, seed, dtype):
         rng = np.random.default_rng(np.random.SeedSequence([seed, 26]))
         lengths = lengths_of(nnz, rng)
