@@ -371,12 +371,18 @@ def x_bytes_of(A) -> int:
     return A.n_cols * A.dtype.itemsize
 
 
+def _rule_inputs(A) -> tuple[int, Callable[[], float], int]:
+    """What the rule reads of A besides its row statistics: the entries of a 16-byte pack, the
+    near share (asked lazily: a sample copied from the GPU) and the bytes of x."""
+    return pack_entries(A.dtype, A.index_dtype), lambda: near_share(A), x_bytes_of(A)
+
+
 def rule_kernel(A) -> str:
     """The kernel the rule picks for A from its row statistics (ignores tuning): the class's kernel,
     or a structured one (``dia``, ``band``) for a large regular matrix that has its structure."""
     stats = row_stats(A)
-    return rule_choice(stats, pack_entries(A.dtype, A.index_dtype), lambda: near_share(A),
-                       lambda name: STRUCTURES[name].applies(A, stats), x_bytes=x_bytes_of(A))
+    pack, near, x_bytes = _rule_inputs(A)
+    return rule_choice(stats, pack, near, lambda name: STRUCTURES[name].applies(A, stats), x_bytes=x_bytes)
 
 
 def choose_kernel(A) -> str:
@@ -400,9 +406,9 @@ def describe_choice(A) -> dict:
     s = row_stats(A)
     name = choose_kernel(A)
     family, param = parse_kernel(name)
-    klass = matrix_class(s, pack_entries(A.dtype, A.index_dtype), lambda: near_share(A), x_bytes=x_bytes_of(A))
-    info = {"kernel": name, "class": klass, "mean_row": s.mean, "max_row": s.max, "cv": s.cv,
-            "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
+    pack, near, x_bytes = _rule_inputs(A)
+    info = {"kernel": name, "class": matrix_class(s, pack, near, x_bytes=x_bytes), "mean_row": s.mean,
+            "max_row": s.max, "cv": s.cv, "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
     if family in ("segmented", "staged"):
         info["entries"] = bound_param(A, family, param)  # K a lane, T a thread
     if family in LANE_FAMILIES:
