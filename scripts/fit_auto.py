@@ -258,17 +258,16 @@ def fit(items: list[dict]) -> tuple[AutoThresholds, float]:
         t = dataclasses.replace(t, segmented_mean=m, short_rows=r)
         (w,), best = best_of([(w,) for w in steps], lambda p: score(dataclasses.replace(t, narrow_steps=p[0])))
         t = dataclasses.replace(t, narrow_steps=w)
-        def mid_score(p):
-            return score(dataclasses.replace(t, mid_nnz=p[0], mid_near=p[1]))
-        (n, c), best = best_of([(n, c) for n in sizes[:-1] for c in nears], mid_score)
-        if best <= mid_score((NEVER, 0.0)) + 1e-12:  # no mid class; mid_near still guards regular-large
-            n, c, best = NEVER, AUTO.mid_near, mid_score((NEVER, AUTO.mid_near))
-        else:  # mid_near halfway (geometrically) across the near shares that score as well at this size
-            tied = [v for v in nears if mid_score((n, v)) >= best - 1e-12]
+        # off: no mid class, the code's mid_near (which also guards regular-large)
+        t, best = _off_unless_better(t, score, ("mid_nnz", "mid_near"), (NEVER, AUTO.mid_near),
+                                     [(n, c) for n in sizes[:-1] for c in nears])
+        if t.mid_nnz != NEVER:  # mid_near halfway (geometrically) across the near shares that score as well
+            def near_score(c):
+                return score(dataclasses.replace(t, mid_near=c))
+            tied = [v for v in nears if near_score(v) >= best - 1e-12]
             middle = math.sqrt(min(tied) * max(tied))
-            if mid_score((n, middle)) >= best - 1e-12:
-                c = middle
-        t = dataclasses.replace(t, mid_nnz=n, mid_near=c)
+            if near_score(middle) >= best - 1e-12:
+                t = dataclasses.replace(t, mid_near=middle)
         # large_nnz and huge_share together (huge_share only matters from large_nnz on); an
         # infinite huge_share (every large huge-row matrix runs the large class's kernel) unless a finite one
         # scores higher on the fit set
