@@ -360,8 +360,14 @@ def _unaligned_rows(lengths_of, n_cols_of, windows=()):
 _knn_window = _unaligned_rows(lambda nnz, rng: np.full(max(64, nnz // KNN_K), KNN_K, dtype=np.int64),
                               lambda n: n, windows=((1.0, KNN_HALF_WIDTH),))
 _tiny_narrow = _unaligned_rows(lambda nnz, rng: rng.integers(1, 5, max(64, int(nnz / 2.5))), lambda n: 2000)
-_random_width = _unaligned_rows(lambda nnz, rng: rng.integers(5, 16, max(64, nnz // 10)), lambda n: n)
-_random_width_60k = _unaligned_rows(lambda nnz, rng: rng.integers(5, 16, max(64, nnz // 10)), lambda n: 60_000)
+
+
+def _five_to_fifteen(nnz, rng):
+    return rng.integers(5, 16, max(64, nnz // 10))
+
+
+_random_width = _unaligned_rows(_five_to_fifteen, lambda n: n)
+_random_width_60k = _unaligned_rows(_five_to_fifteen, lambda n: 60_000)
 
 
 # -------------------------------------------------------------------- registry
