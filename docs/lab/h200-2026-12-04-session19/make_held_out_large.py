@@ -429,16 +429,21 @@ MATRICES = {"stencil19-3d": stencil19_3d, "stencil13-2d": stencil13_2d, "rmat-70
             "tall-skinny-24Mx2000": tall_skinny}
 
 
-def main(argv) -> int:
-    out = Path(argv[0])
+def write(out: Path, names, table: dict) -> None:
+    """Write table[name]() for each name as DIR/name.npz (sorted indices, uncompressed)."""
     out.mkdir(parents=True, exist_ok=True)
-    for name in argv[1:] or MATRICES:
+    for name in names:
         began = time.perf_counter()
-        A = {**MATRICES, **SECOND, **THIRD, **FOURTH, **FIFTH, **SIXTH, **SEVENTH, **EIGHTH, **NINTH}[name]().tocsr()
+        A = table[name]().tocsr()
         A.sort_indices()
         sp.save_npz(out / f"{name}.npz", A, compressed=False)
         print(f"{name}: {A.shape[0]:,} x {A.shape[1]:,}, {A.nnz:,} nnz ({time.perf_counter() - began:.1f} s)",
               flush=True)
+
+
+def main(argv) -> int:
+    table = {**MATRICES, **SECOND, **THIRD, **FOURTH, **FIFTH, **SIXTH, **SEVENTH, **EIGHTH, **NINTH}
+    write(Path(argv[0]), argv[1:] or MATRICES, table)
     return 0
 
 

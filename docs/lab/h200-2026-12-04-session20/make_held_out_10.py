@@ -2,19 +2,21 @@
 folder, for ``bench_corpus.py --scale none --sources``.
 
 Written before the four unaligned corpus families (knn-window, tiny-narrow, random-width,
-random-width-60k) were measured, run in the same call, and not read until the rule refitted on
-those families was committed: it reports that rule on shapes neither the corpus nor session 19's
-nine sets have (other row lengths, x sizes, graph probabilities, a 3-D stencil with holes). The
+random-width-60k) were measured, run in the same call, and not read until the refit on those
+families had been weighed (and kept out of the rule): it reports the rule as it stands on shapes
+neither the corpus nor session 19's nine sets have (other row lengths, x sizes, graph probabilities, a 3-D stencil with holes). The
 generators are session 19's (``../h200-2026-12-04-session19/make_held_out_large.py``) with a
 seed of their own.
 
     python3 make_held_out_10.py DIR [NAME ...]
+
+Without names it writes the whole set in TENTH's order, as call 1 did (one random stream: a
+subset draws other matrices).
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -62,15 +64,7 @@ TENTH = {
 
 
 def main(argv) -> int:
-    out = Path(argv[0])
-    out.mkdir(parents=True, exist_ok=True)
-    for name in argv[1:] or TENTH:
-        began = time.perf_counter()
-        A = TENTH[name]().tocsr()
-        A.sort_indices()
-        sp.save_npz(out / f"{name}.npz", A, compressed=False)
-        print(f"{name}: {A.shape[0]:,} x {A.shape[1]:,}, {A.nnz:,} nnz ({time.perf_counter() - began:.1f} s)",
-              flush=True)
+    gen.write(Path(argv[0]), argv[1:] or TENTH, TENTH)
     return 0
 
 
