@@ -4,9 +4,9 @@ folder, for ``bench_corpus.py --scale none --sources``.
 Written before the four unaligned corpus families (knn-window, tiny-narrow, random-width,
 random-width-60k) were measured, run in the same call, and not read until the refit on those
 families had been weighed (and kept out of the rule): it reports the rule as it stands on shapes
-neither the corpus nor session 19's nine sets have (other row lengths, x sizes, graph probabilities, a 3-D stencil with holes). The
-generators are session 19's (``../h200-2026-12-04-session19/make_held_out_large.py``) with a
-seed of their own.
+neither the corpus nor session 19's nine sets have (other row lengths, x sizes, graph
+probabilities, a 3-D stencil with holes). The generators are session 19's
+(``../h200-2026-12-04-session19/make_held_out_large.py``) with a seed of their own.
 
     python3 make_held_out_10.py DIR [NAME ...]
 
