@@ -176,8 +176,9 @@ class AutoThresholds:
     ``segmented_mean``, ``short_rows``, ``large_nnz``, ``narrow_steps``, ``huge_share``,
     ``mid_nnz`` and ``mid_near`` on the corpus's fit half and reports the rule on every half
     (BENCHMARKS.md); the others are set from the kernels' design, and ``tiny_*`` and
-    ``*_x_bytes`` between held-out runs: the fit half has no evidence there (its large regular
-    rows have 8 or 16 entries, whole 16-byte packs, where vector does best)."""
+    ``*_x_bytes`` between held-out runs. ``fit_auto.py`` fits ``tiny_mean`` and the x sizes too,
+    but the fit half's large rows of unaligned lengths lie only over x of 4 MB and more, and its
+    values read fewer held-out runs within 15% than these (see "regular-large" below)."""
 
     huge_row: int = 65536      # a row of 128 segmented tiles and more
     long_row: int = 1024       # a row one warp takes 32 steps over
