@@ -5,11 +5,13 @@
 // spla_floor<V, I, MODE> walks the nonzeros in spmv_staged's order: a block a
 // tile of blockDim.x * FLOOR_ENTRIES consecutive entries (blocks grid-stride
 // over the tiles), thread i loading entries i, i + blockDim.x, ... of it, so a
-// warp's load reads 32 consecutive entries and an SM works on whole tiles
-// (neighbouring rows' shared columns stay in its L1, as in a row kernel; a
-// grid-wide stride instead scatters them over the SMs: 1.8x slower than staged
-// on a kNN graph whose neighbouring rows share columns). A thread writes one
-// partial sum, so the compiler keeps every load:
+// warp's load reads 32 consecutive entries and an SM works on whole tiles. The
+// launch order matters where neighbouring rows share columns (a kNN graph of
+// rows within +-5,000 columns, 40M nonzeros): a block a tile, as staged, ran
+// as fast as staged; resident blocks looping over the tiles drift apart (1.26x
+// slower); one grid-wide stride over single entries scattered the rows over the
+// SMs (1.8x). A thread writes one partial sum, so the compiler keeps every load
+// (a block a tile: 4 bytes a thread, 1/16 of a float32 tile's values and indices):
 //   MODE_STREAM   reads values and indices (the bytes the matrix streams);
 //   MODE_GATHER   reads indices and x at them (the gather, no values);
 //   MODE_PRODUCT  both: the sum of data[k] * x[indices[k]], an SpMV without rows.

@@ -89,6 +89,8 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", type=float, default=0.05, help="seconds per timing (default 0.05)")
     parser.add_argument("--out", type=Path, help="folder for floor.json and its table, floor.md")
     args = parser.parse_args(argv)
+    if args.save_relabelled and not args.relabel:
+        parser.error("--save-relabelled writes the relabelled matrices: it needs --relabel")
 
     import cupy
 
@@ -142,11 +144,7 @@ def main(argv=None) -> int:
                     def product(kernel=kernel):
                         return ops_spmv.spmv(M, x, kernel=kernel, out=out)
                     add(f"{kernel}{tag}", product, check.error)
-                return out
 
-            A = A64.astype(dtype).to_device()
-            x = cupy.asarray(check.x.astype(dtype))
-            matrix_runs(A, x, "", ["cusparse:1", "cusparse:2", "auto", *args.kernels])
             def add_floor(name, mode, M, xv, shared_bytes=0, per_tile=False):
                 f = floor.Floor(mode, M.indices, M.data, xv, shared_bytes, per_tile)
                 total, scale = sums[mode]
@@ -156,6 +154,9 @@ def main(argv=None) -> int:
                     return f.partial
                 add(name, run_floor, lambda partial: abs(float(partial.sum(dtype=np.float64)) - total) / scale)
 
+            A = A64.astype(dtype).to_device()
+            x = cupy.asarray(check.x.astype(dtype))
+            matrix_runs(A, x, "", ["cusparse:1", "cusparse:2", "auto", *args.kernels])
             for mode in FLOORS:
                 add_floor(f"floor-{mode}", mode, A, x)
             for shared in args.floor_shared:

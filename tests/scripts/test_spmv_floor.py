@@ -38,6 +38,12 @@ def test_degree_order_puts_the_most_used_columns_first_and_keeps_the_product():
     np.testing.assert_allclose(S[:, order] @ x[order], S @ x)
 
 
+def test_saving_relabelled_matrices_needs_relabel(capsys):
+    with pytest.raises(SystemExit):
+        spmv_floor.main(["gen:random:100:2", "--save-relabelled", "somewhere"])
+    assert "needs --relabel" in capsys.readouterr().err
+
+
 @pytest.mark.gpu
 def test_a_run_checks_and_times_every_floor_and_the_relabelled_products(tmp_path):
     assert spmv_floor.main(["gen:random:20000:8", "--dtype", "float32", "float64", "--relabel", "--rounds", "1",
