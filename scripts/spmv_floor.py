@@ -49,25 +49,41 @@ def degree_order(S) -> np.ndarray:
     return np.argsort(-counts, kind="stable")
 
 
-def markdown(records) -> str:
-    """One row a matrix and dtype: cuSPARSE (the faster algorithm), auto, the product floor (the
-    faster of its two launch orders), and with --relabel the best relabelled run and its floor."""
-    def us(record, name):
-        row = record["kernels"].get(name, {})
-        return row.get("us", float("nan"))
+def _us(record, name) -> float:
+    return record["kernels"].get(name, {}).get("us", float("nan"))
 
-    lines = ["| matrix | dtype | nnz | cuSPARSE (us) | auto (us) | product floor (us) | floor / cuSPARSE "
-             "| auto / floor | relabelled: best + permute (us) | its floor (us) |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+
+def product_floor(record) -> float:
+    """The product floor's time: the faster of its two launch orders that the run timed."""
+    return min((v for v in (_us(record, "floor-product"), _us(record, "floor-product/per-tile")) if v == v),
+               default=float("nan"))
+
+
+def floor_with_rows(record) -> float:
+    """The product floor plus what it leaves out, the rows' own bytes (indptr read, y written) at
+    the stream floor's rate: on rows of a few entries they add a quarter or more."""
+    value = np.dtype(record["dtype"]).itemsize
+    index = np.dtype(record.get("index_dtype", "int32")).itemsize
+    stream_rate = record["nnz"] * (value + index) / _us(record, "floor-stream")  # bytes a microsecond
+    return product_floor(record) + (record["rows"] + 1) * index / stream_rate + record["rows"] * value / stream_rate
+
+
+def markdown(records) -> str:
+    """One row a matrix and dtype: cuSPARSE (the faster algorithm), auto and the kernel it ran, the
+    product floor (the faster of its two launch orders) with and without the rows' bytes, and with
+    --relabel the best relabelled run and its floor."""
+    lines = ["| matrix | dtype | nnz | cuSPARSE (us) | auto (us) | product floor (us) | floor + rows (us) "
+             "| floor + rows / cuSPARSE | auto / (floor + rows) | relabelled: best + permute (us) | its floor (us) |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in records:
-        floor_us = min((v for v in (us(r, "floor-product"), us(r, "floor-product/per-tile")) if v == v),
-                       default=float("nan"))
         relabelled = [row["us"] for name, row in r["kernels"].items() if name.endswith("@degree+permute") and "us" in row]
         best = f"{min(relabelled):.1f}" if relabelled else "-"
-        floor_r = us(r, "floor-product@degree")
-        lines.append(f"| {Path(r['source']).stem} | {r['dtype']} | {r['nnz']:,} | {r['cusparse_us']:.1f} "
-                     f"| {us(r, 'auto'):.1f} | {floor_us:.1f} | {r['cusparse_us'] / floor_us:.2f}x "
-                     f"| {floor_us / us(r, 'auto'):.2f} | {best} | {floor_r:.1f} |".replace("| nan |", "| - |"))
+        auto = f"{_us(r, 'auto'):.1f}" + (f" ({r['auto_runs']})" if "auto_runs" in r else "")
+        bound = floor_with_rows(r)
+        lines.append(f"| {Path(r['source']).stem} | {r['dtype']} | {r['nnz']:,} | {r['cusparse_us']:.1f} | {auto} "
+                     f"| {product_floor(r):.1f} | {bound:.1f} | {r['cusparse_us'] / bound:.2f}x "
+                     f"| {bound / _us(r, 'auto'):.2f} | {best} | {_us(r, 'floor-product@degree'):.1f} |"
+                     .replace("| nan |", "| - |"))
     return "\n".join(lines) + "\n"
 
 
@@ -98,6 +114,7 @@ def main(argv=None) -> int:
     from spla.backends.cuda import floor
     from spla.bench import corpus
     from spla.ops import spmv as ops_spmv
+    from spla.planning.spmv import choose_kernel
 
     records = []
     for source in args.sources:
@@ -157,6 +174,8 @@ def main(argv=None) -> int:
             A = A64.astype(dtype).to_device()
             x = cupy.asarray(check.x.astype(dtype))
             matrix_runs(A, x, "", ["cusparse:1", "cusparse:2", "auto", *args.kernels])
+            record["auto_runs"] = choose_kernel(A)  # what the auto run above ran (bound on A by then)
+            record["index_dtype"] = str(A.index_dtype)
             for mode in FLOORS:
                 add_floor(f"floor-{mode}", mode, A, x)
             for shared in args.floor_shared:

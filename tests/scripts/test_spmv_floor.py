@@ -38,6 +38,20 @@ def test_degree_order_puts_the_most_used_columns_first_and_keeps_the_product():
     np.testing.assert_allclose(S[:, order] @ x[order], S @ x)
 
 
+def _record(**kernels):
+    return {"source": "gen:x", "dtype": "float32", "index_dtype": "int32", "rows": 1000, "nnz": 4000,
+            "cusparse_us": 20.0, "auto_runs": "vector", "kernels": {k: {"us": v} for k, v in kernels.items()}}
+
+
+def test_the_floor_takes_the_faster_launch_order_and_adds_the_rows_bytes_at_the_stream_rate():
+    record = _record(**{"auto": 16.0, "floor-stream": 4.0, "floor-product": 9.0, "floor-product/per-tile": 8.0})
+    assert spmv_floor.product_floor(record) == 8.0
+    # 32,000 bytes of values and indices in 4 us: 8,000 bytes a us; the rows: 1,001 * 4 + 1,000 * 4 bytes
+    assert spmv_floor.floor_with_rows(record) == pytest.approx(8.0 + 8004 / 8000)
+    row = spmv_floor.markdown([record]).splitlines()[2]
+    assert "| 16.0 (vector) | 8.0 | 9.0 |" in row and "| 2.22x | 0.56 | - | - |" in row
+
+
 def test_saving_relabelled_matrices_needs_relabel(capsys):
     with pytest.raises(SystemExit):
         spmv_floor.main(["gen:random:100:2", "--save-relabelled", "somewhere"])
