@@ -17,8 +17,10 @@ first against float64 SciPy (a floor's against its float64 sum):
         --dtype float32 float64 --relabel --out DIR
 
 It asks whether a kernel that trails a target on a matrix can still gain by doing the same work
-better (its time well above the product floor) or only by reading x in another order (its time
-at the floor: then no kernel that reads the nonzeros in CSR order is faster).
+better (its time well above the product floor) or only by reading the matrix in another order (its
+time at the floor: no kernel reading the nonzeros in staged's order is faster; another order may
+be, as segmented's was on Kronecker products, BENCHMARKS.md session 21). ``floor.md`` gives the
+floor also with the rows' own bytes (indptr read, y written) added at the stream floor's rate.
 """
 
 from __future__ import annotations
