@@ -140,29 +140,19 @@ def main(argv=None) -> int:
             records.append(record)
             runs = {}
 
-            def add(name, fn, error_of):
-                """Check ``fn`` (its result judged by ``error_of``) and time it if right."""
+            def add(name, fn, error_of=None, tolerance=None):
+                """Check ``fn`` (an SpMV, or a result judged by ``error_of`` against ``tolerance``)
+                and time it if right."""
                 row = record["kernels"][name] = {}
-                try:
-                    row["error"] = float(error_of(fn()))
-                except Exception as exc:  # noqa: BLE001  (one broken run is recorded, not raised)
-                    row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
-                    print(f"  {dtype} {name}: FAILED {row['message']}", flush=True)
-                    return
-                ok = row["error"] <= FLOOR_TOLERANCE[dtype] if name.startswith("floor") else check.passes(
-                    row["error"], dtype)
-                row["status"] = "ok" if ok else "wrong"
-                if ok:
+                if check.record(row, fn, dtype, f"{dtype} {name}", error_of, tolerance):
                     runs[name] = fn
-                else:
-                    print(f"  {dtype} {name}: WRONG ({row['error']:.3g})", flush=True)
 
             def matrix_runs(M, x, tag, kernels):
                 out = cupy.empty(M.n_rows, dtype=dtype)
                 for kernel in kernels:
                     def product(kernel=kernel):
                         return ops_spmv.spmv(M, x, kernel=kernel, out=out)
-                    add(f"{kernel}{tag}", product, check.error)
+                    add(f"{kernel}{tag}", product)
 
             def add_floor(name, mode, M, xv, shared_bytes=0, per_tile=False):
                 f = floor.Floor(mode, M.indices, M.data, xv, shared_bytes, per_tile)
@@ -171,7 +161,8 @@ def main(argv=None) -> int:
                 def run_floor():
                     f.run()
                     return f.partial
-                add(name, run_floor, lambda partial: abs(float(partial.sum(dtype=np.float64)) - total) / scale)
+                add(name, run_floor, lambda partial: abs(float(partial.sum(dtype=np.float64)) - total) / scale,
+                    FLOOR_TOLERANCE[dtype])
 
             A = A64.astype(dtype).to_device()
             x = cupy.asarray(check.x.astype(dtype))
@@ -200,7 +191,7 @@ def main(argv=None) -> int:
                     def permuted_product(kernel=kernel):
                         permute()
                         return ops_spmv.spmv(R, xp, kernel=kernel, out=out)
-                    add(f"{kernel}@degree+permute", permuted_product, check.error)
+                    add(f"{kernel}@degree+permute", permuted_product)
                 add_floor("floor-product@degree", "product", R, xp)
                 for shared in args.floor_shared:
                     add_floor(f"floor-product@degree/shared={shared}", "product", R, xp, shared)

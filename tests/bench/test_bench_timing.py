@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 import spla
@@ -36,3 +37,14 @@ def test_spmv_check_records_ok_wrong_and_failed_runs(rng, capsys):
     assert "ZeroDivisionError" in rows[2]["message"]
     printed = capsys.readouterr().out
     assert "doubled: WRONG" in printed and "raises: FAILED" in printed and "exact" not in printed
+
+
+def test_spmv_check_judges_a_result_that_is_not_y_by_its_own_error_and_tolerance(rng):
+    A64 = spla.CSRMatrix.from_scipy(sp.random(300, 300, density=0.05, format="csr", random_state=rng))
+    check = bench.SpmvCheck.for_matrix(A64)
+    rows = [{}, {}]
+    assert check.record(rows[0], lambda: 3.0, "float32", "near", error_of=lambda got: abs(got - 3.001), tolerance=0.01)
+    assert not check.record(rows[1], lambda: 3.0, "float32", "far", error_of=lambda got: abs(got - 3.1),
+                            tolerance=0.01)
+    assert [r["status"] for r in rows] == ["ok", "wrong"]
+    assert rows[0]["error_vs_abs"] == pytest.approx(0.001)
