@@ -199,6 +199,8 @@ class AutoThresholds:
     tiny_max: int = 16           # ... and none longer than this take a thread each (set on held-out runs, not fitted)
     cached_x_bytes: int = 98304    # large regular rows of scattered columns over an x larger than this run segmented
     staged_x_bytes: int = 1048576  # ... and staged over an x larger than this (both set on held-out runs, not fitted)
+    packed_mean: float = 7.0       # ... but segmented again where 4 entries fill a 16-byte pack and rows are this
+                                   # long on average (read off held-out runs, then tested on a fresh set: session 22)
 
 
 AUTO = AutoThresholds()
@@ -303,13 +305,29 @@ AUTO = AutoThresholds()
 #       moved to 3.5 MB / 5.4 MB and read 91-93 of 98 held-out runs within
 #       15% against these values' 94-95 (that refit also put tiny_mean at
 #       5.0; the held-out runs keep 7)
+#   "regular-large-packed": the regular-large class where a 16-byte pack
+#       holds 4 entries (float32 values, int32 indices) and rows average at
+#       least packed_mean: segmented. Its lanes load 4 consecutive entries of
+#       a row in one instruction and gather neighbouring columns together:
+#       where rows share x's lines with their neighbours (Kronecker products,
+#       banded blocks, zipf columns, some kNN windows) it beat staged by
+#       6-27% (10 of 31 runs), elsewhere it ran at 0.93-1.0 of staged bar
+#       two (a transposed power law 0.88, a narrow kNN 0.91): 1.02x staged
+#       over the 31, and fewer runs behind the best by 15% (3 -> 1). In
+#       float64 (2 entries a pack) staged led on every run. The cut
+#       at 7 was read off the held-out runs of sessions 18-20 (30 float32
+#       runs: 0.960 -> 0.961 of the best, misses 2 -> 1) and then tested on a
+#       fresh set written for it (session 22's set 11: 0.937 -> 0.971, misses
+#       1 -> 0); on the corpus it reads fit 0.927 -> 0.975 and report 0.976
+#       -> 0.964 (two random-width runs at 0.97-0.98). BENCHMARKS.md, session 22
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
 AUTO_RULE = {"long": "vector", "irregular-large": "staged", "huge": "adaptive2", "irregular-narrow": "vector",
              "irregular-mid": "staged",
              "irregular-short": "segmented", "irregular": "adaptive2", "short": "vector", "short-few-rows": "warp",
-             "short-tiny": "scalar", "regular-large": "staged", "regular-large-l2": "segmented",
+             "short-tiny": "scalar", "regular-large": "staged", "regular-large-packed": "segmented",
+             "regular-large-l2": "segmented",
              "medium": "vector"}
 
 
@@ -343,7 +361,9 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
             return "irregular-short"
         return "irregular"
     if s.nnz >= t.large_nnz and x_bytes > t.cached_x_bytes and near() < t.mid_near:
-        return "regular-large" if x_bytes > t.staged_x_bytes else "regular-large-l2"
+        if x_bytes <= t.staged_x_bytes:
+            return "regular-large-l2"
+        return "regular-large-packed" if pack >= 4 and s.mean >= t.packed_mean else "regular-large"
     if s.mean <= t.short_mean and s.max <= t.short_max:
         if s.n_rows < t.short_rows:
             return "short-few-rows"
@@ -352,7 +372,8 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
 
 
 #: Classes of regular rows in which auto looks for the structures of :data:`STRUCTURES`.
-STRUCTURED_CLASSES = ("regular-large", "regular-large-l2", "short", "short-tiny", "short-few-rows", "medium")
+STRUCTURED_CLASSES = ("regular-large", "regular-large-packed", "regular-large-l2", "short", "short-tiny",
+                      "short-few-rows", "medium")
 
 
 def rule_choice(stats: RowStats, pack: int, near: Callable[[], float], has_structure: Callable[[str], bool],

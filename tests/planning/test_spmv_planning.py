@@ -644,23 +644,34 @@ def close_columns():
 
 def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
     """From large_nnz, regular rows whose columns are scattered over an x past cached_x_bytes run
-    segmented, past staged_x_bytes staged (after dia and band); a small x, close columns or a
-    smaller matrix keep the row kernels."""
+    segmented, past staged_x_bytes staged (after dia and band) unless 4 entries fill a pack and rows
+    average packed_mean or more (segmented); a small x, close columns or a smaller matrix keep the
+    row kernels."""
     t = rules.AUTO
     assert t.cached_x_bytes < t.staged_x_bytes
     knn = RowStats(n_rows=4_000_000, nnz=40_000_000, mean=10.0, std=0.0, cv=0.0, max=10, empty=0)
-    assert rules.matrix_class(knn, 4, scattered, x_bytes=t.staged_x_bytes + 1) == "regular-large"
+    assert rules.matrix_class(knn, 2, scattered, x_bytes=t.staged_x_bytes + 1) == "regular-large"
     assert rules.matrix_class(knn, 4, scattered, x_bytes=t.staged_x_bytes) == "regular-large-l2"
     assert rules.matrix_class(knn, 4, scattered, x_bytes=t.cached_x_bytes + 1) == "regular-large-l2"
     assert rules.AUTO_RULE["regular-large"] == "staged" and rules.AUTO_RULE["regular-large-l2"] == "segmented"
     assert rules.matrix_class(knn, 4, scattered, x_bytes=t.cached_x_bytes) == "short"
+    # past staged_x_bytes, rows of packed_mean and more in 4-entry packs (float32, int32) run segmented
+    assert rules.matrix_class(knn, 4, scattered, x_bytes=16_000_000) == "regular-large-packed"
+    assert rules.AUTO_RULE["regular-large-packed"] == "segmented"
+    assert rules.matrix_class(knn, 2, scattered, x_bytes=16_000_000) == "regular-large"
+    shorter = dataclasses.replace(knn, nnz=27_999_991, mean=27_999_991 / 4_000_000, max=7)
+    assert shorter.mean < t.packed_mean
+    assert rules.matrix_class(shorter, 4, scattered, x_bytes=16_000_000) == "regular-large"
+    at_cut = dataclasses.replace(knn, nnz=28_000_000, mean=t.packed_mean, max=7)
+    assert rules.matrix_class(at_cut, 4, scattered, x_bytes=16_000_000) == "regular-large-packed"
     assert rules.matrix_class(knn, 4, close_columns, x_bytes=16_000_000) == "short"
     smaller = dataclasses.replace(knn, n_rows=400_000, nnz=t.large_nnz - 1)
     assert rules.matrix_class(smaller, 4, scattered, x_bytes=16_000_000) == "short"
     # structures first: a large stencil that dia takes keeps dia
     for x in (t.cached_x_bytes + 1, 16_000_000):
         assert rules.rule_choice(knn, 4, scattered, lambda name: name == "dia", x_bytes=x) == "dia"
-    assert rules.rule_choice(knn, 4, scattered, lambda name: False, x_bytes=16_000_000) == "staged"
+    assert rules.rule_choice(knn, 2, scattered, lambda name: False, x_bytes=16_000_000) == "staged"
+    assert rules.rule_choice(knn, 4, scattered, lambda name: False, x_bytes=16_000_000) == "segmented"
 
 
 def test_auto_classes_of_the_unaligned_corpus_families():
@@ -672,6 +683,7 @@ def test_auto_classes_of_the_unaligned_corpus_families():
     nnz = 5_000_000
     assert nnz >= rules.AUTO.large_nnz
     for name, dtype, klass, kernel in (("random-width", np.float64, "regular-large", "staged"),
+                                       ("random-width", np.float32, "regular-large-packed", "segmented"),
                                        ("random-width-60k", np.float64, "regular-large-l2", "segmented"),
                                        ("random-width-60k", np.float32, "regular-large-l2", "segmented"),
                                        ("tiny-narrow", np.float32, "short-tiny", "scalar")):
@@ -683,6 +695,7 @@ def test_auto_classes_of_the_unaligned_corpus_families():
 
 def test_auto_rule_is_one_table():
     assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-large", "irregular-narrow", "irregular-mid",
-                                    "irregular-short", "irregular", "regular-large", "regular-large-l2", "short",
+                                    "irregular-short", "irregular", "regular-large", "regular-large-packed",
+                                    "regular-large-l2", "short",
                                     "short-tiny", "short-few-rows", "medium"}
     assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())

@@ -145,13 +145,13 @@ def test_real_matrices_split_into_a_fit_and_a_report_half(tmp_path):
     assert all(fit_auto.quality(i, fitted) == 0.5 for i in items if i["half"] == "real-report")
 
 
-def _regular(name, mean, n_rows, cols, best):
+def _regular(name, mean, n_rows, cols, best, dtype="float32"):
     """Rows of exactly ``mean`` scattered columns (near share 0) over ``cols`` columns; ``best``
     fastest among spla's kernels."""
     times = {k: 10.0 for k in ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", LARGE)}
     times[best] = 5.0
     nnz = mean * n_rows
-    return {"name": name, "half": "fit", "dtype": "float32", "index_dtype": "int32", "status": "ok",
+    return {"name": name, "half": "fit", "dtype": dtype, "index_dtype": "int32", "status": "ok",
             "near_share": 0.0, "matrix": {"rows": n_rows, "cols": cols, "nnz": nnz},
             "row_stats": {"n_rows": n_rows, "nnz": nnz, "mean": float(mean), "std": 0.0, "cv": 0.0, "max": mean,
                           "empty": 0},
@@ -168,7 +168,7 @@ def test_tiny_rows_and_x_sizes_are_fitted_only_on_evidence(tmp_path):
     irregular[1]["rows"] += [{"kernel": LARGE, "device_us": 4.0}]
     tiny = [_regular("three", 3, 200_000, 2000, "scalar"), _regular("eight", 8, 200_000, 2000, "vector")]
     wide = [_regular("narrow-x", 10, 4 * 10**6, 2000, "vector"), _regular("mid-x", 10, 4 * 10**6, 50_000, "segmented"),
-            _regular("wide-x", 10, 4 * 10**6, 4 * 10**6, LARGE)]
+            _regular("wide-x", 10, 4 * 10**6, 4 * 10**6, LARGE, "float64")]  # float32 would be regular-large-packed
     path = tmp_path / "corpus.json"
     path.write_text(json.dumps({"records": irregular + tiny + wide}))
     items = fit_auto.load([path], None, None)
