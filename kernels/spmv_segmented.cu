@@ -42,6 +42,15 @@
 //    order and writes y. No float atomics: the sum's order is fixed, so
 //    every call gives the same bits.
 //  * empty rows are written (alpha * 0 + beta * y) by their owner.
+//  * row ends from the plan (spla_spmv_segmented_bits, session 22): where no
+//    row is empty the plan holds one bit a nonzero (segmented_end_bits, nnz / 8
+//    bytes), and a tile loads its K words (a 16-byte load a strip, beside the
+//    values) instead of walking its rows' offsets (indptr loads, shared-memory
+//    atomics, a barrier: on rows of 2-16 over an x held in L1, ncu counted 4.8x
+//    the instructions of a plain product at half the occupancy). Measured
+//    beside this kernel's walk (BENCHMARKS.md, session 22): 1.04-1.21x on short
+//    rows over a small or local x, 1.0-1.08x elsewhere in float64; in float32
+//    two of 13 matrices lost 4-5% (rows over 60k columns, a 1M kNN window).
 //
 // Constraints (checked by spla/planning/spmv.py and spla/backends/cuda/spmv.py):
 //   blockDim.x == SEGMENTED_THREADS; K a multiple of 4 with K * sizeof(V) <= 64
@@ -91,12 +100,35 @@ __device__ __forceinline__ void load4(const long long* p, long long* out) {
     out[0] = a.x; out[1] = a.y; out[2] = b.x; out[3] = b.y;
 }
 
-template <typename V, typename I, int K>
-__global__ void __launch_bounds__(SEGMENTED_THREADS, segmented_min_blocks<V, K>())
-spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
-                    const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
-                    const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
-                    V* head_partials, V* tail_partials, unsigned int* counters) {
+// A strip's 4 words of end bits (128 entries), read for one lane, which holds entries
+// 4 (lane & 7) .. + 3 of word lane / 8: its own 4 bits (mine), the strip's ends before them, and
+// the strip's ends in all, packed as mine | before << 4 | total << 12.
+__device__ __forceinline__ unsigned strip_ends(unsigned w0, unsigned w1, unsigned w2, unsigned w3, int lane) {
+    const unsigned w[4] = {w0, w1, w2, w3};
+    const int q = lane / 8;
+    const int shift = 4 * (lane & 7);
+    unsigned before = 0u, mine = 0u;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        if (i < q) before += __popc(w[i]);
+        if (i == q) {
+            before += __popc(w[i] & ((1u << shift) - 1u));
+            mine = (w[i] >> shift) & 0xfu;
+        }
+    }
+    const unsigned total = __popc(w0) + __popc(w1) + __popc(w2) + __popc(w3);
+    return mine | before << 4 | total << 12;
+}
+
+// The tiles of both entry points below. BITS: the row ends come from end_bits, K words a tile
+// built with the plan (bit i of word t * K + j: entry t * TILE + 32 j + i ends its row), and the
+// matrix has no empty row; else each tile walks its rows' offsets to find them.
+template <typename V, typename I, int K, bool BITS>
+__device__ __forceinline__ void segmented_tiles(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                                                const I* __restrict__ indptr, const I* __restrict__ indices,
+                                                const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
+                                                V alpha, V beta, V* head_partials, V* tail_partials,
+                                                unsigned int* counters, const unsigned* __restrict__ end_bits) {
     constexpr int TILE = spla::WARP_SIZE * K;
     constexpr int G = 4;  // consecutive entries a lane holds in a strip
     constexpr int STRIP = spla::WARP_SIZE * G;
@@ -146,6 +178,19 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
         const long long r_hi = tile_rows[t + 1];
         const long long row_base = r_lo > 0 ? r_lo - 1 : 0;
         V value[K], gathered[K];
+        // BITS: each strip's end bits (4 words, one 16-byte load beside the values), read at
+        // once into this lane's strip_ends, packed as mine | before << 4 | total << 12 (a
+        // register a strip, not four)
+        unsigned strip_info[STRIPS];
+        bool last_ends = false;  // the tile's last entry ends its row
+        if constexpr (BITS) {
+#pragma unroll
+            for (int s = 0; s < STRIPS; ++s) {
+                const uint4 w = __ldcs(reinterpret_cast<const uint4*>(end_bits + t * K) + s);  // read once
+                strip_info[s] = strip_ends(w.x, w.y, w.z, w.w, lane);
+                if (s == STRIPS - 1) last_ends = w.w >> 31;
+            }
+        }
         if (base + TILE <= nnz) {
             I column[K];
 #pragma unroll
@@ -176,35 +221,40 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
 
         // 2. set the end bit of every row ending in the tile; write the owned empty rows.
         //    Lane-strided, each lane leaving when its rows run out (measured faster
-        //    than a warp-uniform loop over the same rows on power-law matrices)
-        if (lane < K) ends[lane] = 0u;
-        __syncwarp();
+        //    than a warp-uniform loop over the same rows on power-law matrices).
+        //    BITS: the plan's bits, no walk (and no empty rows)
         bool saw_empty = false;
-        for (long long r0 = row_base + lane; r0 < r_hi; r0 += WALK * spla::WARP_SIZE) {
-            I start[WALK], end[WALK];
+        if constexpr (!BITS) {
+            if (lane < K) ends[lane] = 0u;
+            __syncwarp();
+            for (long long r0 = row_base + lane; r0 < r_hi; r0 += WALK * spla::WARP_SIZE) {
+                I start[WALK], end[WALK];
 #pragma unroll
-            for (int u = 0; u < WALK; ++u) {
-                const long long r = r0 + u * spla::WARP_SIZE;
-                start[u] = r < r_hi ? indptr[r] : I(0);
-                end[u] = r < r_hi ? indptr[r + 1] : I(0);
-            }
+                for (int u = 0; u < WALK; ++u) {
+                    const long long r = r0 + u * spla::WARP_SIZE;
+                    start[u] = r < r_hi ? indptr[r] : I(0);
+                    end[u] = r < r_hi ? indptr[r + 1] : I(0);
+                }
 #pragma unroll
-            for (int u = 0; u < WALK; ++u) {
-                const long long r = r0 + u * spla::WARP_SIZE;
-                const long long last = static_cast<long long>(end[u]) - 1 - base;
-                if (end[u] > start[u]) {
-                    if (last >= 0 && last < TILE) atomicOr(ends + (last >> 5), 1u << (last & 31));
-                } else if (r >= r_lo && r < r_hi) {
-                    spla::store_row(y, r, V(0), alpha, beta);
-                    saw_empty = true;
+                for (int u = 0; u < WALK; ++u) {
+                    const long long r = r0 + u * spla::WARP_SIZE;
+                    const long long last = static_cast<long long>(end[u]) - 1 - base;
+                    if (end[u] > start[u]) {
+                        if (last >= 0 && last < TILE) atomicOr(ends + (last >> 5), 1u << (last & 31));
+                    } else if (r >= r_lo && r < r_hi) {
+                        spla::store_row(y, r, V(0), alpha, beta);
+                        saw_empty = true;
+                    }
                 }
             }
         }
         V product[K];  // value and gathered die here: fewer registers through the scan
 #pragma unroll
         for (int j = 0; j < K; ++j) product[j] = value[j] * gathered[j];
-        const bool has_empty = __any_sync(spla::FULL_MASK, saw_empty);
-        const bool has_head = r_lo > 0 && indptr[r_lo] > base;  // row r_lo - 1 runs into this tile
+        const bool has_empty = !BITS && __any_sync(spla::FULL_MASK, saw_empty);
+        // row r_lo - 1 runs into this tile (BITS: the entry before the tile ends no row)
+        const bool has_head = BITS ? t > 0 && !((end_bits[t * K - 1] >> 31) & 1u)
+                                   : r_lo > 0 && indptr[r_lo] > base;
         const int first_end = static_cast<int>(r_lo - row_base) - (has_head ? 1 : 0);  // row of the first end
         if (has_empty) {
             // list the ending rows in order (rows end in row order, so the m-th is the
@@ -235,19 +285,11 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
         int closed = 0;  // ends in the strips before this one
 #pragma unroll
         for (int s = 0; s < STRIPS; ++s) {
-            const int shift = G * (lane & 7);
-            int before = closed;  // ends of the tile before this lane's entries
-            unsigned mine = 0u;
-#pragma unroll
-            for (int q = 0; q < STRIP / 32; ++q) {
-                const unsigned w = ends[s * (STRIP / 32) + q];
-                if (q < lane / 8) before += __popc(w);
-                if (q == lane / 8) {
-                    before += __popc(w & ((1u << shift) - 1u));
-                    mine = (w >> shift) & ((1u << G) - 1u);
-                }
-                closed += __popc(w);
-            }
+            const unsigned* w = ends + s * (STRIP / 32);
+            const unsigned info = BITS ? strip_info[s] : strip_ends(w[0], w[1], w[2], w[3], lane);
+            const int before = closed + static_cast<int>((info >> 4) & 0xffu);  // the tile's ends before this lane's
+            const unsigned mine = info & 0xfu;  // which of this lane's 4 entries end a row
+            closed += static_cast<int>(info >> 12);
             V open = V(0), first_piece = V(0);
             int m = before;
 #pragma unroll
@@ -286,7 +328,8 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
             carry = marked ? strip_open : carry + strip_open;
         }
         const V tile_open = carry;  // after the tile's last end
-        const bool runs_on = !(ends[K - 1] >> 31) && base + TILE <= nnz;  // a row runs on past the tile
+        if constexpr (!BITS) last_ends = ends[K - 1] >> 31;
+        const bool runs_on = !last_ends && base + TILE <= nnz;  // a row runs on past the tile
         __syncwarp();  // ends and the list are rewritten by the next tile
 
         // 4. rows cut by tile edges
@@ -314,4 +357,26 @@ spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restric
             }
         }
     }
+}
+
+template <typename V, typename I, int K>
+__global__ void __launch_bounds__(SEGMENTED_THREADS, segmented_min_blocks<V, K>())
+spla_spmv_segmented(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                    const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
+                    const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
+                    V* head_partials, V* tail_partials, unsigned int* counters) {
+    segmented_tiles<V, I, K, false>(n_tiles, nnz, tile_rows, indptr, indices, data, x, y, alpha, beta,
+                                    head_partials, tail_partials, counters, nullptr);
+}
+
+// The same tiles with the row ends read from the plan's bitmap: a matrix without empty rows.
+template <typename V, typename I, int K>
+__global__ void __launch_bounds__(SEGMENTED_THREADS, segmented_min_blocks<V, K>())
+spla_spmv_segmented_bits(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                         const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
+                         const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
+                         V* head_partials, V* tail_partials, unsigned int* counters,
+                         const unsigned* __restrict__ end_bits) {
+    segmented_tiles<V, I, K, true>(n_tiles, nnz, tile_rows, indptr, indices, data, x, y, alpha, beta,
+                                   head_partials, tail_partials, counters, end_bits);
 }

@@ -12,7 +12,9 @@ Each variant is the kernel's .cu file compiled with extra NVRTC options
 
 A file variant must travel to the GPU machine with the working tree (not under
 /tmp); the A/B files of segmented's rounds 4-8 are in
-docs/lab/h200-2026-12-02-striped/.
+docs/lab/h200-2026-12-02-striped/. Each variant is built for the entry point
+spla's launcher runs on the matrix: segmented's spla_spmv_segmented_bits where
+no row is empty (a file without it then fails there), else spla_spmv_segmented.
 
 Every variant is checked against the float64 SciPy reference before it is
 timed (a wrong variant is reported, not timed). Variants and cuSPARSE are timed
@@ -76,15 +78,16 @@ def variant_options(base: tuple, kernel_dir, options: tuple, tag: int) -> tuple:
     return (*base, f"-I{kernel_dir}", *options, f"-DSPLA_AB_VARIANT={tag}")
 
 
-def compile_variant(family, dtype, index_dtype, param, path, options, tag: int):
-    """Variant ``tag``'s RawKernel for the name expression spla would use."""
+def compile_variant(family, dtype, index_dtype, param, path, options, tag: int, entry: str = ""):
+    """Variant ``tag``'s RawKernel for the name expression spla would use (``entry``: the bound
+    launcher's entry point, e.g. segmented's ``_bits``, which a variant file must then define)."""
     import cupy
 
     from spla.backends.cuda import runtime
     from spla.backends.cuda import spmv as cuda_spmv
 
     source = cuda_spmv.SOURCES[family]
-    name = cuda_spmv.kernel_name(family, dtype, index_dtype, param)
+    name = cuda_spmv.kernel_name(family + entry, dtype, index_dtype, param)
     code = (path or source.path).read_text()
     module = cupy.RawModule(code=code, options=variant_options(source.options, runtime.kernel_dir(), options, tag),
                             name_expressions=(name,))
@@ -136,7 +139,7 @@ def main(argv=None) -> int:
 
                 def first_run():  # called right away, so the loop's variables are this variant's
                     kernel = compile_variant(family, A.dtype, A.index_dtype, rules.bound_param(A, family, param),
-                                             path, options, tag)
+                                             path, options, tag, bound.entry)
                     launcher = variant["launcher"] = variant_launcher(bound, kernel, launch)
                     row["grid"] = launcher.grid[0]
                     out.fill(np.nan)

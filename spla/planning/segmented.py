@@ -88,6 +88,35 @@ def segmented_tile_rows(A, tile: int) -> np.ndarray:
 
 
 
+def segmented_end_bits(A, tile: int) -> np.ndarray:
+    """Where the rows of a matrix without empty rows end, as ``kernels/spmv_segmented.cu``'s
+    bitmap path reads them, cached on A: uint32 words, bit i of word w set where nonzero
+    32 w + i is the last of its row, padded to whole tiles (``tile / 32`` words a tile).
+
+    Built once here, the bits spare every call's tiles the walk over their rows' offsets (on
+    rows of 2-16 over an x that stays in L1 that walk cost segmented up to a quarter of its
+    time; BENCHMARKS.md, session 22). nnz / 8 bytes on the device. Raises
+    :class:`InputError` for an empty row (it has no last nonzero: those matrices walk).
+    """
+    if tile < 128 or tile % 128:
+        raise InputError(f"tile must be a positive multiple of 128 (whole 16-byte loads of words), got {tile}")
+    key = ("segmented-end-bits", tile)
+    if key not in A._cache:
+        indptr = host_indptr(A)
+        if indptr.size > 1 and int(np.diff(indptr).min()) == 0:
+            raise InputError("a row is empty: segmented finds these matrices' row ends by walking their offsets")
+        n_tiles = max(1, ceil_div(int(indptr[-1]), tile))
+        words = np.zeros(n_tiles * (tile // 32), dtype=np.uint32)
+        last = indptr[1:] - 1  # sorted and distinct: no row is empty
+        if last.size:
+            word = last >> 5
+            bits = np.left_shift(np.uint32(1), (last & 31).astype(np.uint32))
+            firsts = np.flatnonzero(np.r_[True, word[1:] != word[:-1]])  # the first end in each word
+            words[word[firsts]] = np.bitwise_or.reduceat(bits, firsts)
+        A._cache[key] = words
+    return A._cache[key]
+
+
 def staged_cut_rows(A, tile: int) -> np.ndarray:
     """The rows that ``kernels/spmv_staged.cu``'s tiles of ``tile`` nonzeros cut, cached on A:
     int64 rows of (row, first tile, last tile), for its finish kernel."""

@@ -488,8 +488,9 @@ class SpmvPlan:
 
     ``family`` is a name from :data:`KERNELS` other than ``auto``; ``param`` the
     template parameter (lanes or K) or None; ``adaptive`` the row plan of the
-    adaptive families; ``tile_rows`` segmented's tile ownership; ``structure``
-    the arrays of a structured kernel (:data:`STRUCTURES`).
+    adaptive families; ``tile_rows`` segmented's tile ownership and, for a matrix
+    without empty rows, ``end_bits`` its row ends (:func:`~.segmented.segmented_end_bits`);
+    ``structure`` the arrays of a structured kernel (:data:`STRUCTURES`).
     """
 
     kernel: str  # the name the caller asked for ("auto", "warp", ...)
@@ -498,6 +499,7 @@ class SpmvPlan:
     adaptive: adaptive.Plan | None = None
     tile_rows: np.ndarray | None = None
     empty_rows: bool = False
+    end_bits: np.ndarray | None = None
     structure: dia.Structure | band.Structure | None = None
 
 
@@ -531,7 +533,9 @@ def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) ->
         tile_rows = segmented.segmented_tile_rows(A, tile)
         if A.n_rows and int(np.diff(tile_rows).max()) >= 2**31 - 1:  # the kernels list rows by int offsets
             raise KernelError(f"a {family} tile owns 2^31 or more (empty) rows; use kernel='adaptive2'")
-        return SpmvPlan(kernel, family, param, tile_rows=tile_rows, empty_rows=row_stats(A).empty > 0)
+        empty_rows = row_stats(A).empty > 0
+        end_bits = segmented.segmented_end_bits(A, tile) if family == "segmented" and not empty_rows else None
+        return SpmvPlan(kernel, family, param, tile_rows=tile_rows, empty_rows=empty_rows, end_bits=end_bits)
     if family in STRUCTURES:
         found = STRUCTURES[family].structure(A)
         if isinstance(found, Refusal):

@@ -96,6 +96,12 @@ def tile_edges(rng):
     return _rows(rng, pattern * 6 + [0, 0, 0], 3000)
 
 
+def tile_edges_no_empty(rng):
+    """The same edges with no empty row: segmented reads these row ends from its plan's bits."""
+    pattern = [256, 256, 128, 128, 512, 1, 255, 1024, 64, 191, 513, 3, 4096, 2]
+    return _rows(rng, pattern * 6, 5000)
+
+
 def block_tile_edges(rng):
     """The same at staged's tiles (1,024, 2,048, 4,096 nonzeros): rows ending on their edges
     (empty rows on them), a row of exactly one tile, rows of over 32 entries in a tile (summed
@@ -131,6 +137,7 @@ CASES = {
     "medium-rows": medium_rows,
     "power-law": power_law,
     "tile-edges": tile_edges,
+    "tile-edges-no-empty": tile_edges_no_empty,
     "block-tile-edges": block_tile_edges,
     "many-listed-rows": many_listed_rows,
     "1x1": lambda rng: sp.csr_matrix(np.array([[rng.uniform(0.5, 2)]])),

@@ -462,6 +462,28 @@ def test_staged_takes_the_largest_t_whose_tiles_fill_the_gpu():
     assert segmented.staged_default(np.float32, 10**6, min_tiles=0) == 16
 
 
+@pytest.mark.parametrize("tile", [128, 256, 512])
+def test_segmented_end_bits_mark_each_rows_last_nonzero(rng, tile):
+    """One bit a nonzero, set on the last of its row, padded to whole tiles of tile / 32 words;
+    rows ending on tile edges and rows over several tiles included. The plan carries them only
+    where no row is empty (those tiles walk their rows instead)."""
+    lengths = list(rng.permutation(np.r_[rng.integers(1, 9, 300), [700, 256, 128, 1, 2 * tile, tile - 1]]))
+    A = _matrix(lengths, 1024, rng).astype(np.float32)
+    bits = segmented.segmented_end_bits(A, tile)
+    indptr = np.asarray(A.indptr, dtype=np.int64)
+    assert bits.dtype == np.uint32 and bits.size == -(-A.nnz // tile) * tile // 32
+    flags = np.unpackbits(bits.view(np.uint8), bitorder="little").astype(bool)
+    np.testing.assert_array_equal(np.flatnonzero(flags), indptr[1:] - 1)
+    assert segmented.segmented_end_bits(A, tile) is bits, "cached on the matrix"
+    assert rules.plan_spmv(A, f"segmented:{tile // 32}").end_bits is bits
+    with_empty = _matrix(lengths[:10] + [0] + lengths[10:], 1024, rng).astype(np.float32)
+    assert rules.plan_spmv(with_empty, f"segmented:{tile // 32}").end_bits is None
+    with pytest.raises(InputError, match="empty"):
+        segmented.segmented_end_bits(with_empty, tile)
+    with pytest.raises(InputError, match="multiple of 128"):
+        segmented.segmented_end_bits(A, 96)
+
+
 def test_segmented_tiles_of_a_matrix_without_nonzeros():
     empty = CSRMatrix(np.zeros(0), np.zeros(0, int), np.zeros(8, int), (7, 3))
     np.testing.assert_array_equal(segmented.segmented_tile_rows(empty, 256), [0, 7])

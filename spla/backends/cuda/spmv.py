@@ -63,7 +63,9 @@ SOURCES = {
     "adaptive": _declare("spmv_adaptive.cu", "spla_spmv_adaptive", options=ADAPTIVE_DEFINES),
     "adaptive2": _declare("spmv_adaptive2.cu", "spla_spmv_adaptive2", options=ADAPTIVE_DEFINES),
     "segmented": _declare("spmv_segmented.cu", "spla_spmv_segmented", segmented.segmented_entries,
-                          SEGMENTED_DEFINES),
+                          SEGMENTED_DEFINES,
+                          extra=[kernel_name("segmented_bits", dtype, index, k) for dtype in VALUE_TYPES
+                                 for index in INDEX_TYPES for k in segmented.segmented_entries(dtype)]),
     "staged": _declare("spmv_staged.cu", "spla_spmv_staged", lambda dtype: segmented.STAGED_ENTRIES, STAGED_DEFINES,
                        extra=[template("spla_spmv_staged_finish", dtype) for dtype in VALUE_TYPES]),
     # diagonals carry no column indices: one instance per value type and rows a thread
@@ -75,12 +77,13 @@ SOURCES = {
 _FUNCTIONS: dict = {}  # (family, dtype, index dtype, param, device) -> RawKernel: no lookups per call
 
 
-def function(cupy, family: str, dtype, index_dtype, param=None):
-    """The compiled kernel of one instantiation on the current device."""
-    key = (family, dtype, index_dtype, param, cupy.cuda.runtime.getDevice())
+def function(cupy, family: str, dtype, index_dtype, param=None, entry: str = ""):
+    """The compiled kernel of one instantiation on the current device (``entry``: a second entry
+    point of the family's file, ``spla_spmv_{family}{entry}``)."""
+    key = (family + entry, dtype, index_dtype, param, cupy.cuda.runtime.getDevice())
     kernel = _FUNCTIONS.get(key)
     if kernel is None:
-        kernel = _FUNCTIONS[key] = SOURCES[family].function(kernel_name(family, dtype, index_dtype, param))
+        kernel = _FUNCTIONS[key] = SOURCES[family].function(kernel_name(family + entry, dtype, index_dtype, param))
     return kernel
 
 
@@ -107,10 +110,13 @@ class Launcher:
     ``row_lanes`` is set where the launch is one plain row kernel, a thread
     per row (scalar: 1) or a group of lanes per row (warp: its LANES), whose
     mapping a fused kernel can repeat (CG's product, kernels/solver_cg_product.cu);
-    None for every other kernel.
+    None for every other kernel. ``entry``: which of the family's entry points the launch
+    runs (``spla_spmv_{family}{entry}``; segmented's ``_bits`` where no row is empty), so a
+    benchmark's variant of the file compiles the same one.
     """
 
     row_lanes: int | None = None
+    entry: str = ""
 
     def __init__(self, cupy, A):
         self.cupy = cupy
@@ -269,7 +275,8 @@ def _tile_state(cupy, A, plan: SpmvPlan, last):
 
 class _SegmentedLauncher(Launcher):
     """segmented: one warp per tile of 32 * K nonzeros; counters zeroed once (the tile that
-    finishes a cut row resets its counter)."""
+    finishes a cut row resets its counter). Where the plan has the row ends' bits (no empty
+    row), the entry point that reads them instead of walking the rows."""
 
     def __init__(self, cupy, A, plan: SpmvPlan):
         super().__init__(cupy, A)
@@ -279,10 +286,17 @@ class _SegmentedLauncher(Launcher):
             cupy, A, plan, lambda: cupy.zeros(n_tiles, dtype=np.uint32))
         # the kernel's list of a tile's ending rows, wanted only where a row is empty
         shared_mem = segmented.SEGMENTED_WARPS * 32 * entries * 4 if plan.empty_rows else 0
-        self._pack(function(cupy, "segmented", A.dtype, A.index_dtype, entries),
+        bits: tuple = ()
+        if plan.end_bits is not None:
+            key = ("segmented-end-bits-device", entries, cupy.cuda.Device().id)
+            if key not in A._cache:
+                A._cache[key] = cupy.asarray(plan.end_bits)
+            bits = (A._cache[key],)
+        self.entry = "_bits" if bits else ""
+        self._pack(function(cupy, "segmented", A.dtype, A.index_dtype, entries, self.entry),
                    _grid(n_tiles, segmented.SEGMENTED_WARPS), segmented.SEGMENTED_THREADS,
                    (np.int64(n_tiles), np.int64(A.nnz), tile_rows, A.indptr, A.indices, A.data),
-                   (head_partials, tail_partials, counters), shared_mem)
+                   (head_partials, tail_partials, counters, *bits), shared_mem)
 
     launch = Launcher._launch_packed
 
