@@ -120,10 +120,12 @@ __device__ __forceinline__ unsigned strip_ends(unsigned w0, unsigned w1, unsigne
     return mine | before << 4 | total << 12;
 }
 
-// The tiles of both entry points below. BITS: the row ends come from end_bits, K words a tile
+// The tiles of the entry points below. BITS: the row ends come from end_bits, K words a tile
 // built with the plan (bit i of word t * K + j: entry t * TILE + 32 j + i ends its row), and the
-// matrix has no empty row; else each tile walks its rows' offsets to find them.
-template <typename V, typename I, int K, bool BITS>
+// matrix has no empty row; else each tile walks its rows' offsets to find them. SHORT (with
+// BITS): no row is longer than a tile, so a row touches at most two tiles and the partial sums
+// of rows over three or more (head pieces, counters) are left out.
+template <typename V, typename I, int K, bool BITS, bool SHORT = false>
 __device__ __forceinline__ void segmented_tiles(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
                                                 const I* __restrict__ indptr, const I* __restrict__ indices,
                                                 const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
@@ -322,8 +324,10 @@ __device__ __forceinline__ void segmented_tiles(long long n_tiles, long long nnz
             if (mine != 0u && !is_head) {
                 spla::store_row(y, row_at(before), piece, alpha, beta);
             }
-            const unsigned head_lane = __ballot_sync(spla::FULL_MASK, is_head);
-            if (head_lane) head_piece = __shfl_sync(spla::FULL_MASK, piece, __ffs(head_lane) - 1);
+            if constexpr (!SHORT) {
+                const unsigned head_lane = __ballot_sync(spla::FULL_MASK, is_head);
+                if (head_lane) head_piece = __shfl_sync(spla::FULL_MASK, piece, __ffs(head_lane) - 1);
+            }
             const V strip_open = __shfl_sync(spla::FULL_MASK, scan, spla::WARP_SIZE - 1);
             carry = marked ? strip_open : carry + strip_open;
         }
@@ -334,7 +338,7 @@ __device__ __forceinline__ void segmented_tiles(long long n_tiles, long long nnz
 
         // 4. rows cut by tile edges
         if (base >= nnz) continue;  // the one tile of a matrix with no nonzeros
-        if (has_head) {
+        if (!SHORT && has_head) {
             const long long row = r_lo - 1;
             const long long t0 = static_cast<long long>(indptr[row]) / TILE;
             const long long t1 = (static_cast<long long>(indptr[r_lo]) - 1) / TILE;
@@ -344,7 +348,7 @@ __device__ __forceinline__ void segmented_tiles(long long n_tiles, long long nnz
             const long long row = r_hi - 1;
             const long long stop = indptr[r_hi];
             const long long t1 = (stop - 1) / TILE;
-            if (t1 == t + 1) {
+            if (SHORT || t1 == t + 1) {
                 V rest = V(0);
 #pragma unroll 1
                 for (long long k = base + TILE + lane; k < stop; k += spla::WARP_SIZE) {
@@ -379,4 +383,16 @@ spla_spmv_segmented_bits(long long n_tiles, long long nnz, const long long* __re
                          const unsigned* __restrict__ end_bits) {
     segmented_tiles<V, I, K, true>(n_tiles, nnz, tile_rows, indptr, indices, data, x, y, alpha, beta,
                                    head_partials, tail_partials, counters, end_bits);
+}
+
+// ... and no row longer than a tile.
+template <typename V, typename I, int K>
+__global__ void __launch_bounds__(SEGMENTED_THREADS, segmented_min_blocks<V, K>())
+spla_spmv_segmented_bits_short(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                               const I* __restrict__ indptr, const I* __restrict__ indices,
+                               const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y, V alpha,
+                               V beta, V* head_partials, V* tail_partials, unsigned int* counters,
+                               const unsigned* __restrict__ end_bits) {
+    segmented_tiles<V, I, K, true, true>(n_tiles, nnz, tile_rows, indptr, indices, data, x, y, alpha, beta,
+                                         head_partials, tail_partials, counters, end_bits);
 }

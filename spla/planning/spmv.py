@@ -311,15 +311,16 @@ AUTO = AutoThresholds()
 #       a row in one instruction and gather neighbouring columns together:
 #       where rows share x's lines with their neighbours (Kronecker products,
 #       banded blocks, zipf columns, some kNN windows) it beat staged by
-#       6-27% (10 of 31 runs), elsewhere it ran at 0.93-1.0 of staged bar
+#       6-27% (10 of 31 runs), elsewhere it ran at 0.92-1.02 of staged bar
 #       two (a transposed power law 0.88, a narrow kNN 0.91): 1.02x staged
 #       over the 31, and fewer runs behind the best by 15% (3 -> 1). In
-#       float64 (2 entries a pack) staged led on every run. The cut
-#       at 7 was read off the held-out runs of sessions 18-20 (30 float32
-#       runs: 0.960 -> 0.961 of the best, misses 2 -> 1) and then tested on a
-#       fresh set written for it (session 22's set 11: 0.937 -> 0.971, misses
-#       1 -> 0); on the corpus it reads fit 0.927 -> 0.975 and report 0.976
-#       -> 0.964 (two random-width runs at 0.97-0.98). BENCHMARKS.md, session 22
+#       float64 (2 entries a pack) staged led on all nine runs of set 11. The
+#       cut at 7 was read off the held-out runs of sessions 18-20 (30 float32
+#       runs of the class: 0.960 -> 0.961 of the best, misses 2 -> 1) and then
+#       tested on a fresh set written for it (session 22's set 11: 0.937 ->
+#       0.971, misses 1 -> 0); the corpus's runs of the class read fit 0.927
+#       -> 0.975 (6) and report 0.976 -> 0.964 (4: two random-width runs at
+#       0.97-0.98). BENCHMARKS.md, session 22
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
@@ -489,7 +490,8 @@ class SpmvPlan:
     ``family`` is a name from :data:`KERNELS` other than ``auto``; ``param`` the
     template parameter (lanes or K) or None; ``adaptive`` the row plan of the
     adaptive families; ``tile_rows`` segmented's tile ownership and, for a matrix
-    without empty rows, ``end_bits`` its row ends (:func:`~.segmented.segmented_end_bits`);
+    without empty rows, ``end_bits`` its row ends (:func:`~.segmented.segmented_end_bits`),
+    with ``rows_within_tile`` where no row is longer than a tile (none touches three tiles);
     ``structure`` the arrays of a structured kernel (:data:`STRUCTURES`).
     """
 
@@ -500,6 +502,7 @@ class SpmvPlan:
     tile_rows: np.ndarray | None = None
     empty_rows: bool = False
     end_bits: np.ndarray | None = None
+    rows_within_tile: bool = False
     structure: dia.Structure | band.Structure | None = None
 
 
@@ -533,9 +536,10 @@ def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) ->
         tile_rows = segmented.segmented_tile_rows(A, tile)
         if A.n_rows and int(np.diff(tile_rows).max()) >= 2**31 - 1:  # the kernels list rows by int offsets
             raise KernelError(f"a {family} tile owns 2^31 or more (empty) rows; use kernel='adaptive2'")
-        empty_rows = row_stats(A).empty > 0
-        end_bits = segmented.segmented_end_bits(A, tile) if family == "segmented" and not empty_rows else None
-        return SpmvPlan(kernel, family, param, tile_rows=tile_rows, empty_rows=empty_rows, end_bits=end_bits)
+        stats = row_stats(A)
+        end_bits = segmented.segmented_end_bits(A, tile) if family == "segmented" and not stats.empty else None
+        return SpmvPlan(kernel, family, param, tile_rows=tile_rows, empty_rows=stats.empty > 0, end_bits=end_bits,
+                        rows_within_tile=end_bits is not None and stats.max <= tile)
     if family in STRUCTURES:
         found = STRUCTURES[family].structure(A)
         if isinstance(found, Refusal):

@@ -102,6 +102,13 @@ def tile_edges_no_empty(rng):
     return _rows(rng, pattern * 6, 5000)
 
 
+def tile_edges_short(rng):
+    """No empty row and none longer than segmented:4's tile (128): rows of exactly a tile on and
+    across its edges, which segmented's bitmap entry for rows within a tile sums."""
+    pattern = [128, 128, 1, 127, 64, 64, 128, 3, 125, 128, 2]
+    return _rows(rng, pattern * 20, 1000)
+
+
 def block_tile_edges(rng):
     """The same at staged's tiles (1,024, 2,048, 4,096 nonzeros): rows ending on their edges
     (empty rows on them), a row of exactly one tile, rows of over 32 entries in a tile (summed
@@ -138,6 +145,7 @@ CASES = {
     "power-law": power_law,
     "tile-edges": tile_edges,
     "tile-edges-no-empty": tile_edges_no_empty,
+    "tile-edges-short": tile_edges_short,
     "block-tile-edges": block_tile_edges,
     "many-listed-rows": many_listed_rows,
     "1x1": lambda rng: sp.csr_matrix(np.array([[rng.uniform(0.5, 2)]])),

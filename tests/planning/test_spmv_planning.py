@@ -476,6 +476,9 @@ def test_segmented_end_bits_mark_each_rows_last_nonzero(rng, tile):
     np.testing.assert_array_equal(np.flatnonzero(flags), indptr[1:] - 1)
     assert segmented.segmented_end_bits(A, tile) is bits, "cached on the matrix"
     assert rules.plan_spmv(A, f"segmented:{tile // 32}").end_bits is bits
+    assert not rules.plan_spmv(A, f"segmented:{tile // 32}").rows_within_tile  # a row of 2 * tile
+    short = _matrix([tile, 1, tile - 1, 3] * 4, 1024, rng).astype(np.float32)
+    assert rules.plan_spmv(short, f"segmented:{tile // 32}").rows_within_tile
     with_empty = _matrix(lengths[:10] + [0] + lengths[10:], 1024, rng).astype(np.float32)
     assert rules.plan_spmv(with_empty, f"segmented:{tile // 32}").end_bits is None
     with pytest.raises(InputError, match="empty"):

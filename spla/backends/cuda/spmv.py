@@ -64,8 +64,9 @@ SOURCES = {
     "adaptive2": _declare("spmv_adaptive2.cu", "spla_spmv_adaptive2", options=ADAPTIVE_DEFINES),
     "segmented": _declare("spmv_segmented.cu", "spla_spmv_segmented", segmented.segmented_entries,
                           SEGMENTED_DEFINES,
-                          extra=[kernel_name("segmented_bits", dtype, index, k) for dtype in VALUE_TYPES
-                                 for index in INDEX_TYPES for k in segmented.segmented_entries(dtype)]),
+                          extra=[kernel_name(f"segmented{entry}", dtype, index, k) for entry in ("_bits", "_bits_short")
+                                 for dtype in VALUE_TYPES for index in INDEX_TYPES
+                                 for k in segmented.segmented_entries(dtype)]),
     "staged": _declare("spmv_staged.cu", "spla_spmv_staged", lambda dtype: segmented.STAGED_ENTRIES, STAGED_DEFINES,
                        extra=[template("spla_spmv_staged_finish", dtype) for dtype in VALUE_TYPES]),
     # diagonals carry no column indices: one instance per value type and rows a thread
@@ -276,7 +277,8 @@ def _tile_state(cupy, A, plan: SpmvPlan, last):
 class _SegmentedLauncher(Launcher):
     """segmented: one warp per tile of 32 * K nonzeros; counters zeroed once (the tile that
     finishes a cut row resets its counter). Where the plan has the row ends' bits (no empty
-    row), the entry point that reads them instead of walking the rows."""
+    row), the entry point that reads them instead of walking the rows, and where no row is
+    longer than a tile, the one that leaves out the rows over three tiles."""
 
     def __init__(self, cupy, A, plan: SpmvPlan):
         super().__init__(cupy, A)
@@ -292,7 +294,7 @@ class _SegmentedLauncher(Launcher):
             if key not in A._cache:
                 A._cache[key] = cupy.asarray(plan.end_bits)
             bits = (A._cache[key],)
-        self.entry = "_bits" if bits else ""
+        self.entry = ("_bits_short" if plan.rows_within_tile else "_bits") if bits else ""
         self._pack(function(cupy, "segmented", A.dtype, A.index_dtype, entries, self.entry),
                    _grid(n_tiles, segmented.SEGMENTED_WARPS), segmented.SEGMENTED_THREADS,
                    (np.int64(n_tiles), np.int64(A.nnz), tile_rows, A.indptr, A.indices, A.data),
