@@ -47,10 +47,14 @@
 //    bytes), and a tile loads its K words (a 16-byte load a strip, beside the
 //    values) instead of walking its rows' offsets (indptr loads, shared-memory
 //    atomics, a barrier: on rows of 2-16 over an x held in L1, ncu counted 4.8x
-//    the instructions of a plain product at half the occupancy). Measured
-//    beside this kernel's walk (BENCHMARKS.md, session 22): 1.04-1.21x on short
-//    rows over a small or local x, 1.0-1.08x elsewhere in float64; in float32
-//    two of 13 matrices lost 4-5% (rows over 60k columns, a 1M kNN window).
+//    the instructions of a plain product at half the occupancy). Where no row
+//    is longer than a tile either (spla_spmv_segmented_bits_short), a row
+//    touches at most two tiles and the code for rows over three (head pieces,
+//    counters) is left out: the general bitmap entry still issued 1.32x the
+//    instructions of a try without it. Beside the walk (BENCHMARKS.md, session
+//    22): 1.09-1.24x on short rows over a small or local x, 1.02-1.05x on
+//    scattered short rows over 8M columns; 0.92x on rows of 5-15 over 60k
+//    columns in float32 (random-width-60k@10M), the one matrix it lost on.
 //
 // Constraints (checked by spla/planning/spmv.py and spla/backends/cuda/spmv.py):
 //   blockDim.x == SEGMENTED_THREADS; K a multiple of 4 with K * sizeof(V) <= 64

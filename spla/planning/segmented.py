@@ -134,7 +134,8 @@ def segmented_summary(A, tile: int, kernel: str = "segmented") -> dict:
     splits A into tiles of ``tile`` nonzeros.
 
     A tile's work is its nonzeros plus the rows it owns (it walks them to find
-    where rows end); ``cut_rows`` cross a tile edge (staged's finish kernel adds
+    where rows end, or, segmented on a matrix without empty rows, reads the
+    plan's bits and writes them); ``cut_rows`` cross a tile edge (staged's finish kernel adds
     their parts), and ``counted_rows`` touch three or more tiles (segmented's
     partial sums meet through a counter).
     """
