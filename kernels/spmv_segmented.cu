@@ -54,7 +54,7 @@
 //    instructions of a try without it. Beside the walk (BENCHMARKS.md, session
 //    22): 1.09-1.24x on short rows over a small or local x, 1.02-1.05x on
 //    scattered short rows over 8M columns; 0.92x on rows of 5-15 over 60k
-//    columns in float32 (random-width-60k@10M), the one matrix it lost on.
+//    columns in float32 (random-width-60k@10M), the one of nine it lost on.
 //
 // Constraints (checked by spla/planning/spmv.py and spla/backends/cuda/spmv.py):
 //   blockDim.x == SEGMENTED_THREADS; K a multiple of 4 with K * sizeof(V) <= 64

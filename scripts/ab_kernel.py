@@ -13,8 +13,9 @@ Each variant is the kernel's .cu file compiled with extra NVRTC options
 A file variant must travel to the GPU machine with the working tree (not under
 /tmp); the A/B files of segmented's rounds 4-8 are in
 docs/lab/h200-2026-12-02-striped/. Each variant is built for the entry point
-spla's launcher runs on the matrix: segmented's spla_spmv_segmented_bits where
-no row is empty (a file without it then fails there), else spla_spmv_segmented.
+spla's launcher runs on the matrix: for segmented, spla_spmv_segmented_bits where
+no row is empty (_bits_short where no row is longer than a tile either; a file
+without them then fails there), else spla_spmv_segmented.
 
 Every variant is checked against the float64 SciPy reference before it is
 timed (a wrong variant is reported, not timed). Variants and cuSPARSE are timed

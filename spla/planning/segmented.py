@@ -94,8 +94,8 @@ def segmented_end_bits(A, tile: int) -> np.ndarray:
     32 w + i is the last of its row, padded to whole tiles (``tile / 32`` words a tile).
 
     Built once here, the bits spare every call's tiles the walk over their rows' offsets (on
-    rows of 2-16 over an x that stays in L1 that walk cost segmented up to a quarter of its
-    time; BENCHMARKS.md, session 22). nnz / 8 bytes on the device. Raises
+    rows of 2-16 over an x that stays in L1 that walk cost segmented up to a fifth of its time;
+    BENCHMARKS.md, session 22). nnz / 8 bytes on the device. Raises
     :class:`InputError` for an empty row (it has no last nonzero: those matrices walk).
     """
     if tile < 128 or tile % 128:

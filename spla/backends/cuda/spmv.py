@@ -112,8 +112,8 @@ class Launcher:
     per row (scalar: 1) or a group of lanes per row (warp: its LANES), whose
     mapping a fused kernel can repeat (CG's product, kernels/solver_cg_product.cu);
     None for every other kernel. ``entry``: which of the family's entry points the launch
-    runs (``spla_spmv_{family}{entry}``; segmented's ``_bits`` where no row is empty), so a
-    benchmark's variant of the file compiles the same one.
+    runs (``spla_spmv_{family}{entry}``; segmented's ``_bits`` or ``_bits_short`` where no row
+    is empty), so a benchmark's variant of the file compiles the same one.
     """
 
     row_lanes: int | None = None
