@@ -133,9 +133,9 @@ def segmented_summary(A, tile: int, kernel: str = "segmented") -> dict:
     """How ``kernels/spmv_segmented.cu`` (or ``kernel="staged"``, ``kernels/spmv_staged.cu``)
     splits A into tiles of ``tile`` nonzeros.
 
-    A tile's work is its nonzeros plus the rows it owns (it walks them to find
-    where rows end, or, segmented on a matrix without empty rows, reads the
-    plan's bits and writes them); ``cut_rows`` cross a tile edge (staged's finish kernel adds
+    A tile's work is its nonzeros plus the rows it owns (it writes them, and
+    walks them to find where they end unless the plan has segmented's end bits:
+    a matrix without empty rows); ``cut_rows`` cross a tile edge (staged's finish kernel adds
     their parts), and ``counted_rows`` touch three or more tiles (segmented's
     partial sums meet through a counter).
     """
