@@ -279,7 +279,7 @@ __device__ __forceinline__ void segmented_tiles(long long n_tiles, long long nnz
             }
             __syncwarp();
         }
-        __syncwarp();  // the end bits (and the list) are read by every lane below
+        if constexpr (!BITS) __syncwarp();  // the walk's end bits (and the list) are read by every lane below
 
         // 3. per strip: each lane adds its four entries left to right, closing a row at
         //    each end bit; a segmented scan over the lanes carries the open sums (and
@@ -338,7 +338,7 @@ __device__ __forceinline__ void segmented_tiles(long long n_tiles, long long nnz
         const V tile_open = carry;  // after the tile's last end
         if constexpr (!BITS) last_ends = ends[K - 1] >> 31;
         const bool runs_on = !last_ends && base + TILE <= nnz;  // a row runs on past the tile
-        __syncwarp();  // ends and the list are rewritten by the next tile
+        if constexpr (!BITS) __syncwarp();  // ends and the list are rewritten by the next tile
 
         // 4. rows cut by tile edges
         if (base >= nnz) continue;  // the one tile of a matrix with no nonzeros
