@@ -191,7 +191,8 @@ class AutoThresholds:
     short_rows: int = 129978     # fitted: short rows take vector from this many rows, warp below
     large_nnz: int = 4464630     # fitted: irregular matrices this large run staged (vendor_nnz until session 17)
     narrow_steps: float = 16.66  # fitted: smaller irregular matrices whose longest row vector reads in this many steps
-    huge_share: float = 0.00654  # fitted: a huge row this share of the nonzeros keeps adaptive2 at any size
+    huge_share: float = math.inf  # fitted: a huge row this share of the nonzeros keeps adaptive2 at any size
+                                  # (0.00654 until session 23; none since: see "huge" below)
     mid_nnz: int = 1009850       # fitted (per call): smaller irregular matrices from this size ...
     mid_near: float = 0.457      # fitted: ... whose columns are rarely close (near_share below this) ...
     mid_mean: float = 32.0       # ... and rows no longer on average than a staged thread sums (not fitted) run staged
@@ -235,9 +236,14 @@ AUTO = AutoThresholds()
 #       float64, staged 0.98x; session 19)
 #   "huge": a row longer than huge_row (segmented would send each such row's
 #       hundreds of tiles through one completion counter; adaptive2 splits it
-#       into 4096-nnz chunks), at any size when the longest row holds at least
-#       huge_share of the nonzeros: there the split rows are much of the work,
-#       and adaptive2 streams them faster than cuSPARSE (hub-rows, fit half)
+#       into 4096-nnz chunks) in a matrix under large_nnz, or at any size when
+#       the longest row holds at least huge_share of the nonzeros. That share
+#       was 0.00654 (hub-rows, fit half, before staged was timed on it); the
+#       corpus re-run of session 23 timed staged on every huge-row matrix of
+#       10M-40M nonzeros (hub-rows, fit; mixed-lengths, report), where it beat
+#       adaptive2 on 6 of 8 and was within 7% on the other two (adaptive2
+#       0.77-0.80 of staged on both at 40M in float64), so the fit sets it to
+#       infinity: from large_nnz on, a huge row runs staged too
 #   "irregular-narrow", "irregular-mid", "irregular-short" and "irregular": a
 #       row longer than long_row, or rows irregular (cv > irregular_cv) with a
 #       longest row past short_max (one long row would stall a warp or a

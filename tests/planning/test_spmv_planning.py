@@ -280,13 +280,18 @@ def test_auto_policy_classes(rng):
         assert rules.AUTO_RULE["irregular-large"] == "staged"
         smaller = dataclasses.replace(large, nnz=rules.AUTO.large_nnz - 1)
         assert rules.matrix_class(smaller, pack, scattered) != "irregular-large"
-    # a huge row too, while it holds less than huge_share of the nonzeros; from that share on it
-    # keeps adaptive2 at any size
+    # a huge row too (the fitted huge_share is infinite: staged beat adaptive2 on the corpus's large
+    # huge-row matrices), while it holds less than huge_share of the nonzeros; from a finite share
+    # on it keeps adaptive2 at any size; below large_nnz a huge row runs adaptive2
     nnz = rules.AUTO.large_nnz * 4
+    huge_row = dataclasses.replace(stats, nnz=nnz, max=nnz // 2)
+    assert rules.matrix_class(huge_row, pack, scattered) == "irregular-large"
+    assert rules.matrix_class(dataclasses.replace(huge_row, nnz=rules.AUTO.large_nnz - 1, max=rules.AUTO.huge_row + 1),
+                              pack, scattered) == "huge"
+    finite = dataclasses.replace(rules.AUTO, huge_share=0.01)
     for share, klass in ((0.9, "irregular-large"), (1.1, "huge")):
-        huge_stats = dataclasses.replace(stats, nnz=nnz, max=max(rules.AUTO.huge_row + 1,
-                                                                 int(share * rules.AUTO.huge_share * nnz)))
-        assert rules.matrix_class(huge_stats, pack, scattered) == klass
+        huge_stats = dataclasses.replace(stats, nnz=nnz, max=max(finite.huge_row + 1, int(share * finite.huge_share * nnz)))
+        assert rules.matrix_class(huge_stats, pack, scattered, finite) == klass
     band_stats = row_stats(_csr(band))  # large regular rows: by their columns and x (next test)
     larger_band = dataclasses.replace(band_stats, nnz=rules.AUTO.large_nnz * 2)
     assert rules.matrix_class(larger_band, pack, scattered) == "regular-large"
