@@ -202,6 +202,8 @@ class AutoThresholds:
     staged_x_bytes: int = 1048576  # ... and staged over an x larger than this (both set on held-out runs, not fitted)
     packed_mean: float = 7.0       # ... but segmented again where 4 entries fill a 16-byte pack and rows are this
                                    # long on average (read off held-out runs, then tested on a fresh set: session 22)
+    regular_near: float = 0.25     # large regular rows take those kernels only where neighbouring columns are
+                                   # closer than this share (read off set 12, tested on set 13: session 23)
 
 
 AUTO = AutoThresholds()
@@ -292,7 +294,7 @@ AUTO = AutoThresholds()
 #       within 12% of each other on such rows (scalar 0.88-1.00 of the best)
 #   "regular-large" and "regular-large-l2": regular rows (none of the
 #       classes above) from large_nnz nonzeros whose neighbouring columns
-#       are rarely close (near_share below mid_near), over an x larger than
+#       are rarely close (near_share below regular_near), over an x larger than
 #       cached_x_bytes: staged where x is larger than staged_x_bytes,
 #       segmented below, unless dia or band finds its structure. Gathers that miss L1 decide these, and the
 #       tile kernels keep more of them in flight whatever the rows' lengths;
@@ -310,7 +312,15 @@ AUTO = AutoThresholds()
 #       whose only large unaligned rows lie over 4 MB and more of x, they
 #       moved to 3.5 MB / 5.4 MB and read 91-93 of 98 held-out runs within
 #       15% against these values' 94-95 (that refit also put tiny_mean at
-#       5.0; the held-out runs keep 7)
+#       5.0; the held-out runs keep 7). The gate on the near share was
+#       mid_near (0.457) until session 23: rows of 40-60 within 500 columns of
+#       the diagonal (near share 0.33, set 12) ran staged at 0.77 of vector in
+#       float64. Rows of 16-24 and 30-50 within 150-300 columns (near 0.42,
+#       set 13, written with the prediction before its run) then ran vector
+#       at 1.01-1.37x the tile kernels in both dtypes; rows as long within
+#       1,000-2,000 columns (near 0.12-0.15) ran the tile kernels 1.25-1.6x
+#       faster than vector, so the near share, not the rows' shared window,
+#       is the gate. No corpus run lies between the two cuts
 #   "regular-large-packed": the regular-large class where a 16-byte pack
 #       holds 4 entries (float32 values, int32 indices) and rows average at
 #       least packed_mean: segmented. Its lanes load 4 consecutive entries of
@@ -367,7 +377,7 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
         if s.mean <= t.segmented_mean:
             return "irregular-short"
         return "irregular"
-    if s.nnz >= t.large_nnz and x_bytes > t.cached_x_bytes and near() < t.mid_near:
+    if s.nnz >= t.large_nnz and x_bytes > t.cached_x_bytes and near() < t.regular_near:
         if x_bytes <= t.staged_x_bytes:
             return "regular-large-l2"
         return "regular-large-packed" if pack >= 4 and s.mean >= t.packed_mean else "regular-large"

@@ -675,8 +675,8 @@ def close_columns():
 def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
     """From large_nnz, regular rows whose columns are scattered over an x past cached_x_bytes run
     segmented, past staged_x_bytes staged (after dia and band) unless 4 entries fill a pack and rows
-    average packed_mean or more (segmented); a small x, close columns or a smaller matrix keep the
-    row kernels."""
+    average packed_mean or more (segmented); a small x, columns close (near share from
+    regular_near) or a smaller matrix keep the row kernels."""
     t = rules.AUTO
     assert t.cached_x_bytes < t.staged_x_bytes
     knn = RowStats(n_rows=4_000_000, nnz=40_000_000, mean=10.0, std=0.0, cv=0.0, max=10, empty=0)
@@ -695,6 +695,13 @@ def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
     at_cut = dataclasses.replace(knn, nnz=28_000_000, mean=t.packed_mean, max=7)
     assert rules.matrix_class(at_cut, 4, scattered, x_bytes=16_000_000) == "regular-large-packed"
     assert rules.matrix_class(knn, 4, close_columns, x_bytes=16_000_000) == "short"
+    # columns often close, though under mid_near (rows within a few hundred columns of the
+    # diagonal: near share 0.33-0.42), keep the row kernels: vector beat staged there by up to
+    # 1.37x in float64 (sets 12 and 13)
+    assert t.regular_near < t.mid_near
+    for near, klass in ((t.regular_near, "medium"), (np.nextafter(t.regular_near, 0), "regular-large")):
+        long_rows = dataclasses.replace(knn, nnz=48_000_000, mean=48.0, max=60)
+        assert rules.matrix_class(long_rows, 2, lambda near=near: near, x_bytes=8_000_000) == klass
     smaller = dataclasses.replace(knn, n_rows=400_000, nnz=t.large_nnz - 1)
     assert rules.matrix_class(smaller, 4, scattered, x_bytes=16_000_000) == "short"
     # structures first: a large stencil that dia takes keeps dia
