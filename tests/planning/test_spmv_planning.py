@@ -290,7 +290,8 @@ def test_auto_policy_classes(rng):
                               pack, scattered) == "huge"
     finite = dataclasses.replace(rules.AUTO, huge_share=0.01)
     for share, klass in ((0.9, "irregular-large"), (1.1, "huge")):
-        huge_stats = dataclasses.replace(stats, nnz=nnz, max=max(finite.huge_row + 1, int(share * finite.huge_share * nnz)))
+        longest = max(finite.huge_row + 1, int(share * finite.huge_share * nnz))
+        huge_stats = dataclasses.replace(stats, nnz=nnz, max=longest)
         assert rules.matrix_class(huge_stats, pack, scattered, finite) == klass
     band_stats = row_stats(_csr(band))  # large regular rows: by their columns and x (next test)
     larger_band = dataclasses.replace(band_stats, nnz=rules.AUTO.large_nnz * 2)
@@ -699,8 +700,8 @@ def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
     # diagonal: near share 0.33-0.42), keep the row kernels: vector beat staged there by up to
     # 1.37x in float64 (sets 12 and 13)
     assert t.regular_near < t.mid_near
+    long_rows = dataclasses.replace(knn, nnz=48_000_000, mean=48.0, max=60)
     for near, klass in ((t.regular_near, "medium"), (np.nextafter(t.regular_near, 0), "regular-large")):
-        long_rows = dataclasses.replace(knn, nnz=48_000_000, mean=48.0, max=60)
         assert rules.matrix_class(long_rows, 2, lambda near=near: near, x_bytes=8_000_000) == klass
     smaller = dataclasses.replace(knn, n_rows=400_000, nnz=t.large_nnz - 1)
     assert rules.matrix_class(smaller, 4, scattered, x_bytes=16_000_000) == "short"

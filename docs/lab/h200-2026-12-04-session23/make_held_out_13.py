@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "h200-2026-12-04-session19"))
-import make_held_out_large as gen  # noqa: E402
 import make_held_out_12 as twelve  # noqa: E402
+import make_held_out_large as gen  # noqa: E402
 
 gen.RNG = np.random.default_rng(2313)
 

@@ -2,7 +2,7 @@
 re-run corpus (no GPU): every half's geomean and count within 15% beside the code's, so a change
 is taken only where the fit half's gain is not a loss on the halves it was not fitted to.
 
-    python3 one_change.py RESULTS... --stats S --near-stats N NAME=VALUE ...
+    python3 one_change.py RESULTS... --stats S --near-stats N --change NAME=VALUE ...
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ def main(argv=None) -> int:
     parser.add_argument("results", nargs="+")
     parser.add_argument("--stats", type=Path)
     parser.add_argument("--near-stats", type=Path)
-    parser.add_argument("--change", action="append", default=[], help="NAME=VALUE (repeat; NAME=VALUE,NAME=VALUE for a pair)")
+    parser.add_argument("--change", action="append", default=[],
+                        help="NAME=VALUE (repeat; NAME=VALUE,NAME=VALUE for a pair)")
     args = parser.parse_args(argv)
     near = json.loads(args.near_stats.read_text()) if args.near_stats and args.near_stats.is_file() else {}
     items = fit_auto.load(args.results, None, args.stats, near_cache=near)
