@@ -179,5 +179,6 @@ def auto_line(choice: dict) -> str:
         kernel += f" ({choice['structure']})"
     elif choice.get("scattered"):
         kernel += " (scattered columns: one step a row)"
-    return f"auto runs   {kernel}: {why} (class {choice['class']}{rule})"
+    near = f", near share {choice['near_share']:.2f}" if "near_share" in choice else ""
+    return f"auto runs   {kernel}: {why} (class {choice['class']}{near}{rule})"
 

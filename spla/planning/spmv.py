@@ -453,6 +453,8 @@ def describe_choice(A) -> dict:
     pack, near, x_bytes = _rule_inputs(A)
     info = {"kernel": name, "class": matrix_class(s, pack, near, x_bytes=x_bytes), "mean_row": s.mean,
             "max_row": s.max, "cv": s.cv, "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
+    if "near-share" in A._cache:  # the rule read it (mid-size irregular, large regular rows), or a launcher did
+        info["near_share"] = A._cache["near-share"]
     if family in ("segmented", "staged"):
         info["entries"] = bound_param(A, family, param)  # K a lane, T a thread
     if family in LANE_FAMILIES:

@@ -626,6 +626,12 @@ def test_mid_size_graphs_run_staged_and_local_rows_do_not():
     assert rules.describe_choice(graph)["class"] == "irregular-mid" and rules.choose_kernel(graph) == "staged"
     assert near_share(graph) < rules.AUTO.mid_near <= near_share(local)
     assert rules.describe_choice(local)["class"] == "irregular" and rules.choose_kernel(local) == "adaptive2"
+    # the near share the rule read is reported beside the class
+    line = auto_line(rules.describe_choice(graph))
+    assert line.endswith(f"(class irregular-mid, near share {near_share(graph):.2f})"), line
+    small = io.load("gen:powerlaw:5000:4", cache=False)  # under mid_nnz, segmented: nothing samples it
+    choice = rules.describe_choice(small)
+    assert choice["kernel"] == "segmented" and "near_share" not in choice and "near share" not in auto_line(choice)
 
 
 def _scattered_rows(lengths, n_cols, rng):
