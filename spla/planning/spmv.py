@@ -175,10 +175,12 @@ class AutoThresholds:
     """The numbers of the auto rule (:func:`matrix_class`); ``scripts/fit_auto.py`` fits
     ``segmented_mean``, ``short_rows``, ``large_nnz``, ``narrow_steps``, ``huge_share``,
     ``mid_nnz`` and ``mid_near`` on the corpus's fit half and reports the rule on every half
-    (BENCHMARKS.md); the others are set from the kernels' design, and ``tiny_*`` and
-    ``*_x_bytes`` between held-out runs. ``fit_auto.py`` fits ``tiny_mean`` and the x sizes too,
-    but the fit half's large rows of unaligned lengths lie only over x of 4 MB and more, and its
-    values read fewer held-out runs within 15% than these (see "regular-large" below)."""
+    (BENCHMARKS.md); the others are set from the kernels' design, ``tiny_*`` and ``*_x_bytes``
+    between held-out runs, and ``packed_mean`` and ``regular_near`` each read off one held-out set
+    and then tested on a fresh one written with the prediction before its run. ``fit_auto.py``
+    fits ``tiny_mean`` and the x sizes too, but the fit half's large rows of unaligned lengths lie
+    only over x of 4 MB and more, and its values read fewer held-out runs within 15% than these
+    (see "regular-large" below)."""
 
     huge_row: int = 65536      # a row of 128 segmented tiles and more
     long_row: int = 1024       # a row one warp takes 32 steps over
