@@ -22,7 +22,10 @@ matrices outside the corpus, as the ``held-out`` half, which no fit reads).
 
 ``--budget-min`` bounds the whole run: no matrix is started once it is spent
 (the rest are listed as skipped), so order matters: scales ascending, then
-families in table order, both dtypes of a matrix together.
+families in table order, both dtypes of a matrix together. Both files are
+rewritten after every matrix, so a run stopped from outside (a timeout, ^C)
+keeps what it measured; ``"finished": false`` (and a line in the table) says
+it did not end.
 """
 
 from __future__ import annotations
@@ -203,6 +206,8 @@ def markdown(result: dict) -> str:
     skipped = result.get("skipped", [])
     if skipped:
         lines += ["", f"Not run (time budget spent): {', '.join(skipped)}"]
+    if not result.get("finished", True):
+        lines += ["", "Unfinished: the run stopped after the matrices above (written after each one)."]
     return "\n".join(lines)
 
 
@@ -239,6 +244,18 @@ def main(argv=None) -> int:
 
     started = time.perf_counter()
     records, skipped = [], []
+    prefix = Path(args.out)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(finished: bool) -> dict:
+        result = {"environment": env, "arguments": {k: str(v) for k, v in vars(args).items()},
+                  "records": records, "skipped": skipped, "geomeans": geomeans(records),
+                  "wall_s": time.perf_counter() - started, "finished": finished}
+        Path(f"{prefix}.json").write_text(json.dumps(result, indent=1, default=str))
+        Path(f"{prefix}.md").write_text(markdown(result) + "\n")
+        return result
+
+    env = environment()
     for job in jobs(args):
         if time.perf_counter() - started > args.budget_min * 60:
             skipped.append(job["name"])
@@ -260,15 +277,8 @@ def main(argv=None) -> int:
                 f"{k} {v['kernel']} {v['device']:.2f}x" for k, v in s.items()) or record.get("message", "")),
                 flush=True)
         del job["matrix"]
-    result = {"environment": environment(), "arguments": {k: str(v) for k, v in vars(args).items()},
-              "records": records, "skipped": skipped, "geomeans": geomeans(records),
-              "wall_s": time.perf_counter() - started}
-    prefix = Path(args.out)
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{prefix}.json").write_text(json.dumps(result, indent=1, default=str))
-    table = markdown(result)
-    Path(f"{prefix}.md").write_text(table + "\n")
-    print(table)
+        write(finished=False)  # what was measured so far survives a stop from outside
+    print(markdown(write(finished=True)))
     return 0
 
 

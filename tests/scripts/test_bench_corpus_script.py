@@ -118,3 +118,32 @@ def test_markdown_from_a_canned_run():
         while j < len(lines) and lines[j].startswith("|"):
             assert lines[j].count("|") == width, lines[j]
             j += 1
+
+
+def test_a_run_stopped_from_outside_keeps_what_it_measured(tmp_path, monkeypatch):
+    """Both files are rewritten after every matrix: a stop during the second matrix (a timeout's
+    signal, ^C) leaves the first one's records, marked unfinished; a run that ends is finished."""
+    import spla.bench.timing
+
+    monkeypatch.setattr(spla.bench.timing, "environment", lambda: {"gpu": "test", "command": "bench_corpus.py"})
+    monkeypatch.setattr(bench_corpus.corpus, "build", lambda family, nnz: {"family": family})
+    measured = []
+
+    def run_one(job, dtype, args):
+        if job["name"].startswith("bimodal"):
+            raise KeyboardInterrupt
+        measured.append((job["name"], dtype))
+        return {**{k: v for k, v in job.items() if k != "matrix"}, "dtype": dtype, "status": "failed",
+                "message": "canned"}
+
+    monkeypatch.setattr(bench_corpus, "run_one", run_one)
+    out = tmp_path / "c"
+    with pytest.raises(KeyboardInterrupt):
+        bench_corpus.main(["--out", str(out), "--scale", "1e6", "--families", "stencil5,bimodal"])
+    kept = json.loads(out.with_suffix(".json").read_text())
+    assert kept["finished"] is False and measured == [("stencil5@1M", "float32"), ("stencil5@1M", "float64")]
+    assert [(r["name"], r["dtype"]) for r in kept["records"]] == measured
+    assert out.with_suffix(".md").read_text().rstrip().endswith("(written after each one).")
+    bench_corpus.main(["--out", str(out), "--scale", "1e6", "--families", "stencil5"])
+    done = json.loads(out.with_suffix(".json").read_text())
+    assert done["finished"] is True and "Unfinished" not in out.with_suffix(".md").read_text()
