@@ -18,7 +18,9 @@ only (the geomean of best/picked, higher is better): the corpus's ``fit`` half
 and the real matrices of ``real-fit`` (half of them, by a hash of the name:
 :func:`half_of`); the table then shows the rule on every half, so the figures
 on ``report`` and ``real-report`` are for matrices the rule was not fitted to (as are those of
-``held-out``: matrices outside the corpus, ``bench_corpus.py --sources``).
+``held-out``: matrices outside the corpus, ``bench_corpus.py --sources``). Beside the whole fit,
+the tables show the code's rule with each moved threshold alone (``code, NAME = VALUE``): the
+whole fit can trade one half for another, so a move is read on its own before it is taken.
 
     PYTHONPATH=. python scripts/fit_auto.py docs/lab/h200-2026-12-03-session8/corpus-*.json \\
         --stats docs/lab/h200-2026-12-03-session8/corpus-stats.json --real ../shared/matrices
@@ -329,6 +331,14 @@ def large_table(items: list[dict], rules: dict[str, AutoThresholds], measure: st
     return lines
 
 
+def one_at_a_time(fitted: AutoThresholds) -> dict[str, AutoThresholds]:
+    """The code's rule with one fitted threshold at a time, for each that the fit moved: a move is
+    worth taking only where its gain on the fit half costs nothing on the halves it was not fitted
+    to (the whole fit can trade one half for another: BENCHMARKS.md, session 23)."""
+    return {f"code, {name} = {getattr(fitted, name):g}": dataclasses.replace(AUTO, **{name: getattr(fitted, name)})
+            for name in FITTED if getattr(fitted, name) != getattr(AUTO, name)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", nargs="+", type=Path, help="bench_corpus.py PREFIX.json files")
@@ -351,7 +361,8 @@ def main(argv=None) -> int:
     before = dataclasses.replace(AUTO, segmented_mean=0.0, short_rows=0, long_mean=math.inf, large_nnz=NEVER,
                                  narrow_steps=0.0, huge_share=math.inf, mid_nnz=NEVER)
     own = dataclasses.replace(fitted, large_nnz=NEVER, mid_nnz=NEVER)
-    rules = {"before": before, "fitted, no staged class": own, "fitted": fitted, "code": AUTO}
+    rules = {"before": before, "fitted, no staged class": own, "fitted": fitted, "code": AUTO,
+             **one_at_a_time(fitted)}
     print("\n".join(table(items, rules, args.measure)))
     print("\n" + "\n".join(large_table(items, rules, args.measure)))
     losers = [(quality(i, rules["fitted"]), i) for i in items]

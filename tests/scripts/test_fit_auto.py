@@ -186,3 +186,21 @@ def test_tiny_rows_and_x_sizes_are_fitted_only_on_evidence(tmp_path):
     path.write_text(json.dumps({"records": irregular + tiny + wide}))
     fitted, _ = fit_auto.fit(fit_auto.load([path], None, None))
     assert fitted.tiny_mean == 0.0 and fitted.cached_x_bytes == fitted.staged_x_bytes == fit_auto.NEVER
+
+
+def test_each_fitted_move_is_reported_alone_on_the_code_rule(tmp_path, capsys):
+    """Beside the whole fit, the code's rule with one moved threshold at a time: only the moved ones,
+    each differing from the code in that threshold alone, each in main's tables."""
+    fitted = dataclasses.replace(fit_auto.AUTO, segmented_mean=9.5, large_nnz=fit_auto.AUTO.large_nnz)
+    rules = fit_auto.one_at_a_time(fitted)
+    assert list(rules) == ["code, segmented_mean = 9.5"]
+    assert rules["code, segmented_mean = 9.5"] == dataclasses.replace(fit_auto.AUTO, segmented_mean=9.5)
+    records = [_record(f"short{m}", "fit", m, 10**6, "segmented") for m in (2, 3, 8)]
+    path = tmp_path / "corpus.json"
+    path.write_text(json.dumps({"records": records}))
+    assert fit_auto.main([str(path)]) == 0
+    out = capsys.readouterr().out
+    fitted, _ = fit_auto.fit(fit_auto.load([path], None, None))
+    assert "code, segmented_mean = 16" in fit_auto.one_at_a_time(fitted)  # rows of 8 want segmented too
+    for label in fit_auto.one_at_a_time(fitted):
+        assert f"| {label} | fit | float32 | 3 |" in out
