@@ -246,6 +246,7 @@ def main(argv=None) -> int:
     records, skipped = [], []
     prefix = Path(args.out)
     prefix.parent.mkdir(parents=True, exist_ok=True)
+    env = environment()
 
     def write(finished: bool) -> dict:
         result = {"environment": env, "arguments": {k: str(v) for k, v in vars(args).items()},
@@ -255,7 +256,6 @@ def main(argv=None) -> int:
         Path(f"{prefix}.md").write_text(markdown(result) + "\n")
         return result
 
-    env = environment()
     for job in jobs(args):
         if time.perf_counter() - started > args.budget_min * 60:
             skipped.append(job["name"])
