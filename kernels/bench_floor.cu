@@ -3,7 +3,7 @@
 // kernel reading the nonzeros in CSR order needs (scripts/spmv_floor.py).
 //
 // spla_floor<V, I, MODE> walks the nonzeros in spmv_staged's order: a block a
-// tile of blockDim.x * FLOOR_ENTRIES consecutive entries (blocks grid-stride
+// tile of blockDim.x * ENTRIES consecutive entries (blocks grid-stride
 // over the tiles), thread i loading entries i, i + blockDim.x, ... of it, so a
 // warp's load reads 32 consecutive entries and an SM works on whole tiles. The
 // launch order matters where neighbouring rows share columns (a kNN graph of
@@ -22,7 +22,6 @@
 constexpr int MODE_STREAM = 0;
 constexpr int MODE_GATHER = 1;
 constexpr int MODE_PRODUCT = 2;
-constexpr int FLOOR_ENTRIES = 8;
 
 template <typename V, typename I, int MODE>
 __device__ __forceinline__ V floor_term(long long k, const I* __restrict__ indices, const V* __restrict__ data,
@@ -32,20 +31,21 @@ __device__ __forceinline__ V floor_term(long long k, const I* __restrict__ indic
     return __ldcs(data + k) * __ldg(x + __ldcs(indices + k));
 }
 
-template <typename V, typename I, int MODE>
+// ENTRIES: a thread's loads a tile (FLOOR_ENTRIES in spla/backends/cuda/floor.py)
+template <typename V, typename I, int MODE, int ENTRIES>
 __global__ void spla_floor(long long nnz, const I* __restrict__ indices, const V* __restrict__ data,
                            const V* __restrict__ x, V* __restrict__ partial) {
-    const long long tile = static_cast<long long>(blockDim.x) * FLOOR_ENTRIES;
+    const long long tile = static_cast<long long>(blockDim.x) * ENTRIES;
     V sum = V(0);
     for (long long base = blockIdx.x * tile; base < nnz; base += gridDim.x * tile) {
         if (base + tile <= nnz) {
-            V terms[FLOOR_ENTRIES];
+            V terms[ENTRIES];
 #pragma unroll
-            for (int s = 0; s < FLOOR_ENTRIES; ++s) {
+            for (int s = 0; s < ENTRIES; ++s) {
                 terms[s] = floor_term<V, I, MODE>(base + s * blockDim.x + threadIdx.x, indices, data, x);
             }
 #pragma unroll
-            for (int s = 0; s < FLOOR_ENTRIES; ++s) sum += terms[s];
+            for (int s = 0; s < ENTRIES; ++s) sum += terms[s];
         } else {
             for (long long k = base + threadIdx.x; k < nnz; k += blockDim.x) sum += floor_term<V, I, MODE>(k, indices, data, x);
         }
