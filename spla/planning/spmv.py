@@ -177,7 +177,8 @@ class AutoThresholds:
     ``mid_nnz`` and ``mid_near`` on the corpus's fit half and reports the rule on every half
     (BENCHMARKS.md); the others are set from the kernels' design, ``tiny_*`` and ``*_x_bytes``
     between held-out runs, and ``packed_mean`` and ``regular_near`` each read off one held-out set
-    and then tested on a fresh one written with the prediction before its run. ``fit_auto.py``
+    and then tested on a fresh one written with the prediction before its run; ``bitmap_rows``
+    (a switch, not a number) read off the corpus re-run's fit half and tested the same way. ``fit_auto.py``
     fits ``tiny_mean`` and the x sizes too, but the fit half's large rows of unaligned lengths lie
     only over x of 4 MB and more, and its values read fewer held-out runs within 15% than these
     (see "regular-large" below)."""
@@ -206,6 +207,9 @@ class AutoThresholds:
                                    # long on average (read off held-out runs, then tested on a fresh set: session 22)
     regular_near: float = 0.25     # large regular rows take those kernels only where neighbouring columns are
                                    # closer than this share (read off set 12, tested on set 13: session 23)
+    bitmap_rows: bool = True       # irregular rows of at most segmented_mean on average and no empty row run
+                                   # segmented at any size: its bitmap entry (read off the corpus re-run, tested
+                                   # on set 14: session 24)
 
 
 AUTO = AutoThresholds()
@@ -274,6 +278,16 @@ AUTO = AutoThresholds()
 #       kernels outlast the launches. Segmented's equal tiles win where the
 #       typical row is a few entries (mean <= segmented_mean: adaptive's row
 #       bins are mostly one-row work); adaptive2 on the rest
+#   "irregular-short" also takes, at any size, irregular rows of at most
+#       segmented_mean on average with no empty row (bitmap_rows), which the
+#       two staged classes above would take: segmented's tiles then find
+#       their rows' ends in a bitmap, with no walk over the row pointer
+#       (session 23). On the corpus re-run's fit half (powerlaw-steep,
+#       2M-40M) it beat staged 1.08-1.33x in float32; on set 14, written with
+#       the prediction before its run (session 24), 1.24-1.32x in float32 on
+#       3 of 4 such matrices and 1.03-1.16x in float64 on 2 of 4; where the
+#       columns are scattered staged stayed 5-6% ahead, and with empty rows
+#       (segmented walks them) or rows of 8 on average 14-31% ahead
 #   "short": mean <= short_mean and longest <= short_max, with at least
 #       short_rows rows: vector (a few lanes a row, 16-byte packs);
 #       "short-few-rows" below that: warp. A thread per row (scalar) was the
@@ -370,11 +384,12 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
     if s.max > t.huge_row:
         return "irregular-large" if s.nnz >= t.large_nnz and s.max < t.huge_share * s.nnz else "huge"
     if s.max > t.long_row or (s.cv > t.irregular_cv and (s.max > t.short_max or s.nnz >= t.large_nnz)):
+        bitmap = t.bitmap_rows and s.empty == 0 and s.mean <= t.segmented_mean
         if s.nnz >= t.large_nnz:
-            return "irregular-large"
+            return "irregular-short" if bitmap else "irregular-large"
         if longest_row_steps(s, pack) <= t.narrow_steps:
             return "irregular-narrow"
-        if s.nnz >= t.mid_nnz and s.mean <= t.mid_mean and near() < t.mid_near:
+        if not bitmap and s.nnz >= t.mid_nnz and s.mean <= t.mid_mean and near() < t.mid_near:
             return "irregular-mid"
         if s.mean <= t.segmented_mean:
             return "irregular-short"

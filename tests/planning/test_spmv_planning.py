@@ -273,13 +273,24 @@ def test_auto_policy_classes(rng):
     stats = row_stats(one_long)
     pack = rules.pack_entries(one_long.dtype, one_long.index_dtype)  # float64: 2 entries a 16-byte pack
     assert pack == 2
-    # from large_nnz nonzeros an irregular matrix runs staged, short rows or not
-    for row_stats_of in (stats, row_stats(_matrix([2] * 3000 + [400] * 10, 5000, rng))):
+    # from large_nnz nonzeros an irregular matrix runs staged, short rows (here with an empty row) or not
+    short_rows = row_stats(_matrix([2] * 3000 + [400] * 10, 5000, rng))
+    for row_stats_of in (stats, dataclasses.replace(short_rows, empty=1)):
         large = dataclasses.replace(row_stats_of, nnz=rules.AUTO.large_nnz)
         assert rules.matrix_class(large, pack, scattered) == "irregular-large"
         assert rules.AUTO_RULE["irregular-large"] == "staged"
         smaller = dataclasses.replace(large, nnz=rules.AUTO.large_nnz - 1)
         assert rules.matrix_class(smaller, pack, scattered) != "irregular-large"
+    # ... but rows of at most segmented_mean on average with no empty row run segmented at any size
+    # (its bitmap entry; set 14, session 24), staged again where bitmap_rows is off
+    assert short_rows.empty == 0 and short_rows.mean <= rules.AUTO.segmented_mean
+    for nnz in (rules.AUTO.mid_nnz, rules.AUTO.large_nnz, rules.AUTO.large_nnz * 10):
+        assert rules.matrix_class(dataclasses.replace(short_rows, nnz=nnz), pack, scattered) == "irregular-short"
+    no_bitmap = dataclasses.replace(rules.AUTO, bitmap_rows=False)
+    assert rules.matrix_class(dataclasses.replace(short_rows, nnz=rules.AUTO.large_nnz), pack, scattered,
+                              no_bitmap) == "irregular-large"
+    longer_rows = dataclasses.replace(short_rows, nnz=rules.AUTO.large_nnz, mean=rules.AUTO.segmented_mean + 0.1)
+    assert rules.matrix_class(longer_rows, pack, scattered) == "irregular-large"
     # a huge row too (the fitted huge_share is infinite: staged beat adaptive2 on the corpus's large
     # huge-row matrices), while it holds less than huge_share of the nonzeros; from a finite share
     # on it keeps adaptive2 at any size; below large_nnz a huge row runs adaptive2
@@ -311,10 +322,11 @@ def test_auto_policy_classes(rng):
     assert rules.matrix_class(row_stats(short_power), 4, scattered) == "irregular-narrow"
     assert rules.matrix_class(row_stats(short_power), pack, scattered) == "irregular-short"
     assert rules.describe_choice(short_power.astype(np.float32))["class"] == "irregular-narrow"
-    larger_narrow = dataclasses.replace(row_stats(narrow), nnz=rules.AUTO.large_nnz)
+    larger_narrow = dataclasses.replace(row_stats(narrow), nnz=rules.AUTO.large_nnz, empty=1)
     assert rules.matrix_class(larger_narrow, pack, scattered) == "irregular-large"
-    # from mid_nnz nonzeros, rows of scattered columns (near share under mid_near), short on average, run staged
-    mid = dataclasses.replace(row_stats(short_power), nnz=rules.AUTO.mid_nnz)
+    # from mid_nnz nonzeros, rows of scattered columns (near share under mid_near), short on average
+    # (and, as short as these, with an empty row), run staged
+    mid = dataclasses.replace(row_stats(short_power), nnz=rules.AUTO.mid_nnz, empty=1)
     assert mid.mean <= rules.AUTO.mid_mean
     assert rules.matrix_class(mid, pack, scattered) == "irregular-mid" and rules.AUTO_RULE["irregular-mid"] == "staged"
     smaller_mid = dataclasses.replace(mid, nnz=rules.AUTO.mid_nnz - 1)
