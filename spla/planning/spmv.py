@@ -208,8 +208,9 @@ class AutoThresholds:
     regular_near: float = 0.25     # large regular rows take those kernels only where neighbouring columns are
                                    # closer than this share (read off set 12, tested on set 13: session 23)
     bitmap_rows: bool = True       # irregular rows of at most segmented_mean on average and no empty row run
-                                   # segmented at any size: its bitmap entry (read off the corpus re-run, tested
-                                   # on set 14: session 24)
+                                   # segmented (its bitmap entry): at any size where a 16-byte pack holds 4
+                                   # entries, below large_nnz where it holds 2 (read off the corpus re-run,
+                                   # tested on sets 14 and 15: session 24)
 
 
 AUTO = AutoThresholds()
@@ -278,16 +279,21 @@ AUTO = AutoThresholds()
 #       kernels outlast the launches. Segmented's equal tiles win where the
 #       typical row is a few entries (mean <= segmented_mean: adaptive's row
 #       bins are mostly one-row work); adaptive2 on the rest
-#   "irregular-short" also takes, at any size, irregular rows of at most
-#       segmented_mean on average with no empty row (bitmap_rows), which the
-#       two staged classes above would take: segmented's tiles then find
-#       their rows' ends in a bitmap, with no walk over the row pointer
-#       (session 23). On the corpus re-run's fit half (powerlaw-steep,
-#       2M-40M) it beat staged 1.08-1.33x in float32; on set 14, written with
-#       the prediction before its run (session 24), 1.24-1.32x in float32 on
-#       3 of 4 such matrices and 1.03-1.16x in float64 on 2 of 4; where the
-#       columns are scattered staged stayed 5-6% ahead, and with empty rows
-#       (segmented walks them) or rows of 8 on average 14-31% ahead
+#   "irregular-short" also takes irregular rows of at most segmented_mean
+#       on average with no empty row (bitmap_rows), which the two staged
+#       classes above would take: segmented's tiles then find their rows'
+#       ends in a bitmap, with no walk over the row pointer (session 23).
+#       In float32 (4 entries a 16-byte pack) at any size: on the corpus
+#       re-run's fit half (powerlaw-steep, 2M-40M) it beat staged 1.08-1.33x;
+#       on set 14, written with the prediction before its run (session 24),
+#       1.24-1.32x on 3 of 4 such matrices (scattered columns: staged 5%
+#       ahead). In float64 only below large_nnz: from it staged led on 6 of
+#       the 7 such runs recorded by then (powerlaw-steep at 10M and 40M,
+#       sets 4, 7 and 14: segmented 0.87-0.98 of staged), and on 3 of 4 of
+#       set 15, written with that prediction before its run; below it
+#       segmented led on 4 of 4, then 1 of 2 (set 15). With empty rows
+#       (segmented walks them) or rows of 8 on average staged stayed 14-31%
+#       ahead
 #   "short": mean <= short_mean and longest <= short_max, with at least
 #       short_rows rows: vector (a few lanes a row, 16-byte packs);
 #       "short-few-rows" below that: warp. A thread per row (scalar) was the
@@ -384,7 +390,8 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
     if s.max > t.huge_row:
         return "irregular-large" if s.nnz >= t.large_nnz and s.max < t.huge_share * s.nnz else "huge"
     if s.max > t.long_row or (s.cv > t.irregular_cv and (s.max > t.short_max or s.nnz >= t.large_nnz)):
-        bitmap = t.bitmap_rows and s.empty == 0 and s.mean <= t.segmented_mean
+        bitmap = (t.bitmap_rows and s.empty == 0 and s.mean <= t.segmented_mean
+                  and (pack >= 4 or s.nnz < t.large_nnz))
         if s.nnz >= t.large_nnz:
             return "irregular-short" if bitmap else "irregular-large"
         if longest_row_steps(s, pack) <= t.narrow_steps:

@@ -281,16 +281,21 @@ def test_auto_policy_classes(rng):
         assert rules.AUTO_RULE["irregular-large"] == "staged"
         smaller = dataclasses.replace(large, nnz=rules.AUTO.large_nnz - 1)
         assert rules.matrix_class(smaller, pack, scattered) != "irregular-large"
-    # ... but rows of at most segmented_mean on average with no empty row run segmented at any size
-    # (its bitmap entry; set 14, session 24), staged again where bitmap_rows is off
+    # ... but rows of at most segmented_mean on average with no empty row run segmented (its bitmap
+    # entry; sets 14 and 15, session 24): at any size where a 16-byte pack holds 4 entries (float32),
+    # below large_nnz where it holds 2 (float64); staged again where bitmap_rows is off
     assert short_rows.empty == 0 and short_rows.mean <= rules.AUTO.segmented_mean
-    for nnz in (rules.AUTO.mid_nnz, rules.AUTO.large_nnz, rules.AUTO.large_nnz * 10):
-        assert rules.matrix_class(dataclasses.replace(short_rows, nnz=nnz), pack, scattered) == "irregular-short"
+    assert rules.matrix_class(dataclasses.replace(short_rows, nnz=rules.AUTO.mid_nnz), pack, scattered) == \
+        "irregular-short"  # irregular-mid's size (staged) with empty rows: see mid below
+    for nnz in (rules.AUTO.large_nnz, rules.AUTO.large_nnz * 10):
+        sized = dataclasses.replace(short_rows, nnz=nnz)
+        assert rules.matrix_class(sized, 4, scattered) == "irregular-short"
+        assert rules.matrix_class(sized, pack, scattered) == "irregular-large"
     no_bitmap = dataclasses.replace(rules.AUTO, bitmap_rows=False)
-    assert rules.matrix_class(dataclasses.replace(short_rows, nnz=rules.AUTO.large_nnz), pack, scattered,
+    assert rules.matrix_class(dataclasses.replace(short_rows, nnz=rules.AUTO.large_nnz), 4, scattered,
                               no_bitmap) == "irregular-large"
     longer_rows = dataclasses.replace(short_rows, nnz=rules.AUTO.large_nnz, mean=rules.AUTO.segmented_mean + 0.1)
-    assert rules.matrix_class(longer_rows, pack, scattered) == "irregular-large"
+    assert rules.matrix_class(longer_rows, 4, scattered) == "irregular-large"
     # a huge row too (the fitted huge_share is infinite: staged beat adaptive2 on the corpus's large
     # huge-row matrices), while it holds less than huge_share of the nonzeros; from a finite share
     # on it keeps adaptive2 at any size; below large_nnz a huge row runs adaptive2
