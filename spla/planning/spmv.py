@@ -178,10 +178,10 @@ class AutoThresholds:
     (BENCHMARKS.md); the others are set from the kernels' design, ``tiny_*`` and ``*_x_bytes``
     between held-out runs, and ``packed_mean`` and ``regular_near`` each read off one held-out set
     and then tested on a fresh one written with the prediction before its run; ``bitmap_rows``
-    (a switch, not a number) read off the corpus re-run's fit half and tested the same way. ``fit_auto.py``
-    fits ``tiny_mean`` and the x sizes too, but the fit half's large rows of unaligned lengths lie
-    only over x of 4 MB and more, and its values read fewer held-out runs within 15% than these
-    (see "regular-large" below)."""
+    (a switch, not a number) read off the corpus re-run's fit half and tested the same way.
+    ``fit_auto.py`` fits ``tiny_mean`` and the x sizes too, but the fit half's large rows of
+    unaligned lengths lie only over x of 4 MB and more, and its values read fewer held-out runs
+    within 15% than these (see "regular-large" below)."""
 
     huge_row: int = 65536      # a row of 128 segmented tiles and more
     long_row: int = 1024       # a row one warp takes 32 steps over
@@ -210,7 +210,7 @@ class AutoThresholds:
     bitmap_rows: bool = True       # irregular rows of at most segmented_mean on average and no empty row run
                                    # segmented (its bitmap entry): at any size where a 16-byte pack holds 4
                                    # entries, below large_nnz where it holds 2 (read off the corpus re-run,
-                                   # tested on sets 14 and 15: session 24)
+                                   # tested on sets 14-16: session 24)
 
 
 AUTO = AutoThresholds()
@@ -287,7 +287,8 @@ AUTO = AutoThresholds()
 #       re-run's fit half (powerlaw-steep, 2M-40M) it beat staged 1.08-1.33x;
 #       on set 14, written with the prediction before its run (session 24),
 #       1.24-1.32x on 3 of 4 such matrices (scattered columns: staged 5%
-#       ahead). In float64 only below large_nnz: from it staged led on 6 of
+#       ahead); on set 16 1.09x over 8, worst 0.92 (staged's leads, up to
+#       9%, mostly on scattered columns). In float64 only below large_nnz: from it staged led on 6 of
 #       the 7 such runs recorded by then (powerlaw-steep at 10M and 40M,
 #       sets 4, 7 and 14: segmented 0.87-0.98 of staged), and on 3 of 4 of
 #       set 15, written with that prediction before its run; below it

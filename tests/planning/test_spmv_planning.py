@@ -282,11 +282,11 @@ def test_auto_policy_classes(rng):
         smaller = dataclasses.replace(large, nnz=rules.AUTO.large_nnz - 1)
         assert rules.matrix_class(smaller, pack, scattered) != "irregular-large"
     # ... but rows of at most segmented_mean on average with no empty row run segmented (its bitmap
-    # entry; sets 14 and 15, session 24): at any size where a 16-byte pack holds 4 entries (float32),
+    # entry; sets 14-16, session 24): at any size where a 16-byte pack holds 4 entries (float32),
     # below large_nnz where it holds 2 (float64); staged again where bitmap_rows is off
     assert short_rows.empty == 0 and short_rows.mean <= rules.AUTO.segmented_mean
     assert rules.matrix_class(dataclasses.replace(short_rows, nnz=rules.AUTO.mid_nnz), pack, scattered) == \
-        "irregular-short"  # irregular-mid's size (staged) with empty rows: see mid below
+        "irregular-short"  # irregular-mid's size too (with an empty row it runs staged: mid below)
     for nnz in (rules.AUTO.large_nnz, rules.AUTO.large_nnz * 10):
         sized = dataclasses.replace(short_rows, nnz=nnz)
         assert rules.matrix_class(sized, 4, scattered) == "irregular-short"

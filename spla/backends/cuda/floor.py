@@ -21,7 +21,8 @@ FLOOR_ENTRIES = 8  # a thread's loads a tile: spla_floor's ENTRIES
 FLOOR_BLOCKS_PER_SM = 8  # 2,048 threads an SM: every warp slot
 
 FLOOR_SOURCE = KernelSource("bench_floor.cu", [
-    *(template("spla_floor", v, i, mode, FLOOR_ENTRIES) for v in VALUE_TYPES for i in INDEX_TYPES for mode in MODES.values()),
+    *(template("spla_floor", v, i, mode, FLOOR_ENTRIES)
+      for v in VALUE_TYPES for i in INDEX_TYPES for mode in MODES.values()),
     *(template("spla_floor_permute", v, i) for v in VALUE_TYPES for i in INDEX_TYPES)])
 
 
@@ -44,7 +45,8 @@ class Floor:
         # resident blocks looping over the tiles, or (per_tile) a block a tile, as spmv_staged launches
         self.grid = ceil_div(max(data.size, 1), FLOOR_THREADS * FLOOR_ENTRIES) if per_tile else _grid(
             cupy.cuda.Device().id)
-        self.kernel = FLOOR_SOURCE.function(template("spla_floor", data.dtype, indices.dtype, MODES[mode], FLOOR_ENTRIES))
+        self.kernel = FLOOR_SOURCE.function(
+            template("spla_floor", data.dtype, indices.dtype, MODES[mode], FLOOR_ENTRIES))
         self.partial = cupy.empty(self.grid * FLOOR_THREADS, dtype=data.dtype)
         self.args = (np.int64(data.size), indices, data, x, self.partial)
         self.shared_bytes = int(shared_bytes)
