@@ -1,0 +1,171 @@
+// A try (session 24, docs/lab/h200-2026-12-04-session24): kernels/spmv_staged.cu with TRY_GROUP
+// threads summing each row from shared memory, not one. ncu on set 13's rows of 24-40 (float64)
+// counted 169M instructions for staged against cuSPARSE's 105M; a tile of 2,048 products holds
+// about 64 such rows, so one thread a row leaves 3 of 4 threads idle while each sums ~32 products
+// one shared-memory load after another. Here TRY_GROUP consecutive lanes take a row (strided over
+// its products) and a shuffle adds their sums; rows with more than LONG products in the tile and
+// cut rows still go to the warps' list. TRY_GROUP = 1 is the committed kernel's mapping; TRY_LONG
+// (default 32, the committed LONG) moves that cut.
+#ifndef TRY_GROUP
+#define TRY_GROUP 4
+#endif
+// spmv_staged: a block per tile of nonzeros, products staged in shared memory (step 7).
+//
+// What changed from spmv_segmented.cu: a tile is a block's, not a warp's, and
+// its products wait in shared memory, not registers. Nsight Compute on a 40M
+// power law (BENCHMARKS.md, sessions 15 and 17) put cuSPARSE's lead on how busy
+// it keeps L2: segmented holds a tile's values, indices and gathers in 64
+// registers a thread, so only 38% of the warp slots are filled. Here a thread's
+// T loads go straight to shared memory as products, so few registers are live
+// and 75% of the warp slots are filled; the rows are then summed from there.
+//
+// Tile t is the nonzeros [t * TILE, (t + 1) * TILE), TILE = STAGED_THREADS * T;
+// thread i loads entries i, i + STAGED_THREADS, ... of it, so one gather
+// instruction reads x at 32 consecutive nonzeros (16-byte loads of a lane's 4
+// consecutive entries, as segmented's, spread a gather over more sectors of x:
+// 22% more L2 sectors, 7% slower).
+//
+// Rows (the tile ownership of spmv_segmented: tile t owns the rows that start in
+// it, tile_rows[t] .. tile_rows[t+1] - 1, the last tile the trailing empty rows,
+// spla/planning/segmented.py):
+//  * a thread a row, over the owned rows and the row running into the tile
+//    from the left (its "head" row), sums the row's products in the tile left
+//    to right and writes y;
+//  * rows with more than LONG products in the tile, and rows cut by a tile
+//    edge, go on a list that the block's warps take one row at a time (lanes
+//    strided over the products, a shuffle reduction), so one long row does not
+//    hold up a thread while the others wait at the end of the block (a smaller
+//    LONG measured slower);
+//  * a row cut by tile edges leaves its sum in each tile it touches: the first
+//    tile's in tail_partials[t], each later one's in head_partials[t], and
+//    spla_spmv_staged_finish, launched next, adds them in tile order and writes
+//    y. No fence and no atomic here: finishing cut rows in this kernel (a fence
+//    and a counter, as segmented) held blocks 11-15% of the time on the 40M
+//    power law and R-MAT graphs; and no float atomics, so every call gives the
+//    same bits.
+//
+// Constraints (checked by spla/planning/spmv.py and spla/backends/cuda/spmv.py):
+//   blockDim.x == STAGED_THREADS (blocks loop over tiles grid-stride; the
+//   launcher gives a block a tile); the finish kernel runs after this one on
+//   the same stream, over the plan's cut rows (spla/planning/segmented.py,
+//   staged_cut_rows); the partial sums are the matrix's, so one stream at a
+//   time per matrix (as segmented's counters).
+#include "common.cuh"
+#include "launch_config.cuh"  // the -D constants the host passes
+
+constexpr int STAGED_THREADS = SPLA_STAGED_THREADS;
+constexpr int STAGED_WARPS = STAGED_THREADS / spla::WARP_SIZE;
+// Rows with more products than this in a tile are summed by a warp, not a thread.
+#ifndef TRY_LONG
+#define TRY_LONG 32
+#endif
+constexpr int LONG = TRY_LONG;
+
+// Blocks an SM must hold, so the compiler keeps registers to what fits: all
+// 2,048 threads (32 registers) where a thread's values take at most 32 bytes,
+// else 1,536 (40 registers; 32 kept fewer loads in flight: 10% slower).
+template <typename V, int T>
+constexpr int staged_min_blocks() {
+    return T * sizeof(V) <= 32 ? 2048 / STAGED_THREADS : 1536 / STAGED_THREADS;
+}
+
+template <typename V, typename I, int T>
+__global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
+spla_spmv_staged(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                 const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
+                 const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
+                 V* __restrict__ head_partials, V* __restrict__ tail_partials) {
+    constexpr int TILE = STAGED_THREADS * T;
+    constexpr int LISTED = TILE / (LONG + 1) + 2;  // long rows fit in a tile, and two cut ones
+    __shared__ V products[TILE];
+    __shared__ int listed[LISTED];  // rows for the warps, from the tile's first row
+    __shared__ int n_listed;
+
+    const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
+    const int warp = threadIdx.x / spla::WARP_SIZE;
+    for (long long t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+        const long long base = t * TILE;
+        const long long stop = base + TILE < nnz ? base + TILE : nnz;
+        if (threadIdx.x == 0) n_listed = 0;
+
+        // 1. products into shared memory, in tile order
+        if (base + TILE <= nnz) {
+#pragma unroll
+            for (int s = 0; s < T; ++s) {
+                const int at = s * STAGED_THREADS + threadIdx.x;
+                products[at] = __ldcs(data + base + at) * __ldg(x + __ldcs(indices + base + at));
+            }
+        } else {
+            for (int at = threadIdx.x; at < TILE; at += STAGED_THREADS) {
+                const long long k = base + at;
+                products[at] = k < nnz ? __ldcs(data + k) * __ldg(x + __ldcs(indices + k)) : V(0);
+            }
+        }
+        __syncthreads();
+
+        // 2. a thread a row; long and cut rows listed for the warps
+        const long long r_lo = tile_rows[t];
+        const long long r_hi = tile_rows[t + 1];
+        const bool has_head = r_lo > 0 && base < nnz && indptr[r_lo] > base;  // row r_lo - 1 runs into the tile
+        const long long first = has_head ? r_lo - 1 : r_lo;
+        constexpr int G = TRY_GROUP;
+        const int g = threadIdx.x % G;
+        // every thread runs the same passes (a uniform bound), so the group shuffle sees all lanes
+        for (long long pass = first; pass < r_hi; pass += STAGED_THREADS / G) {
+            const long long r = pass + threadIdx.x / G;
+            V sum = V(0);
+            bool mine = false;
+            if (r < r_hi) {
+                const long long start = indptr[r], end = indptr[r + 1];
+                const long long from = start > base ? start : base;
+                const long long to = end < stop ? end : stop;
+                if (start < base || end > stop || to - from > LONG) {
+                    if (g == 0) listed[atomicAdd(&n_listed, 1)] = static_cast<int>(r - first);
+                } else {
+                    mine = true;
+                    for (long long k = from + g; k < to; k += G) sum += products[k - base];
+                }
+            }
+            sum = spla::warp_reduce_sum<V, G>(sum);
+            if (mine && g == 0) spla::store_row(y, r, sum, alpha, beta);
+        }
+        __syncthreads();
+
+        // 3. a warp a listed row (the list's order varies between calls; each row's sum does not)
+        const int n_rows_listed = n_listed;
+        for (int i = warp; i < n_rows_listed; i += STAGED_WARPS) {
+            const long long r = first + listed[i];
+            const long long start = indptr[r], end = indptr[r + 1];
+            const long long from = start > base ? start : base;
+            const long long to = end < stop ? end : stop;
+            V sum = V(0);
+            for (long long k = from + lane; k < to; k += spla::WARP_SIZE) sum += products[k - base];
+            sum = spla::warp_reduce_sum<V>(sum);
+            if (lane == 0) {
+                if (start >= base && end <= stop) {
+                    spla::store_row(y, r, sum, alpha, beta);
+                } else {
+                    (start >= base ? tail_partials : head_partials)[t] = sum;  // the row begins in this tile, or before
+                }
+            }
+        }
+        __syncthreads();  // the next tile rewrites the products and the list
+    }
+}
+
+// The rows cut by tile edges, a warp each: cut[3 c .. 3 c + 2] = (row, first tile, last tile);
+// y[row] = the first tile's tail partial + the later tiles' head partials, in tile order.
+template <typename V>
+__global__ void __launch_bounds__(STAGED_THREADS)
+spla_spmv_staged_finish(long long n_cut, const long long* __restrict__ cut, const V* __restrict__ head_partials,
+                        const V* __restrict__ tail_partials, V* __restrict__ y, V alpha, V beta) {
+    const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
+    const long long warps = spla::grid_threads() / spla::WARP_SIZE;
+    for (long long c = spla::global_thread_id() / spla::WARP_SIZE; c < n_cut; c += warps) {
+        const long long row = cut[3 * c], t0 = cut[3 * c + 1], t1 = cut[3 * c + 2];
+        V sum = V(0);
+        for (long long u = t0 + 1 + lane; u <= t1; u += spla::WARP_SIZE) sum += head_partials[u];
+        sum = spla::warp_reduce_sum<V>(sum);
+        if (lane == 0) spla::store_row(y, row, tail_partials[t0] + sum, alpha, beta);
+    }
+}
