@@ -24,7 +24,8 @@
 //    edge, go on a list that the block's warps take one row at a time (lanes
 //    strided over the products, a shuffle reduction), so one long row does not
 //    hold up a thread while the others wait at the end of the block (a smaller
-//    LONG measured slower);
+//    LONG measured slower, and so did 32 against 128: the list's atomics,
+//    barrier and one row a warp cost more than a thread's serial sum);
 //  * a row cut by tile edges leaves its sum in each tile it touches: the first
 //    tile's in tail_partials[t], each later one's in head_partials[t], and
 //    spla_spmv_staged_finish, launched next, adds them in tile order and writes
@@ -44,8 +45,11 @@
 
 constexpr int STAGED_THREADS = SPLA_STAGED_THREADS;
 constexpr int STAGED_WARPS = STAGED_THREADS / spla::WARP_SIZE;
-// Rows with more products than this in a tile are summed by a warp, not a thread.
-constexpr int LONG = spla::WARP_SIZE;
+// Rows with more products than this in a tile are summed by a warp, not a thread. 128, not 32
+// (session 24, docs/lab/h200-2026-12-04-session24): a thread summing its row of up to 128 from
+// shared memory beat the warps' list 1.12-1.78x on regular rows of 24-100 entries and 1.3-1.7x
+// on 40 a row (block-sparse), and held within 2% on power laws, multimodal rows and short rows.
+constexpr int LONG = 4 * spla::WARP_SIZE;
 
 // Blocks an SM must hold, so the compiler keeps registers to what fits: all
 // 2,048 threads (32 registers) where a thread's values take at most 32 bytes,

@@ -37,7 +37,7 @@ KERNELS = {
     "segmented": "fixed tiles of 32*K nonzeros, one warp each, loads striped across the warp, "
                  "segmented warp scan, rows cut by tiles summed in order (kernels/spmv_segmented.cu)",
     "staged": "fixed tiles of 256*T nonzeros, one block each, products staged in shared memory, a thread "
-              "a row summing them (a warp for rows of over 32 in the tile), rows cut by tiles summed in order "
+              "a row summing them (a warp for rows of over 128 in the tile), rows cut by tiles summed in order "
               "(kernels/spmv_staged.cu)",
     "dia": "stencils and bands: the matrix stored by its diagonals (at most 64), no column indices, "
            "1, 2 or 4 rows a thread by the diagonals' count and the rows (kernels/spmv_dia.cu); refused for other "
