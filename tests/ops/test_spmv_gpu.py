@@ -111,17 +111,19 @@ def tile_edges_short(rng):
 
 def block_tile_edges(rng):
     """The same at staged's tiles (1,024, 2,048, 4,096 nonzeros): rows ending on their edges
-    (empty rows on them), a row of exactly one tile, rows of over 32 entries in a tile (summed
-    by a warp) crossing one or several edges, rows of 31 and 32."""
-    pattern = [1024, 0, 0, 1024, 2048, 1, 1023, 0, 4096, 33, 4063, 0, 9000, 31, 32, 0, 0, 5, 2000]
+    (empty rows on them), a row of exactly one tile, rows of over 128 entries in a tile (staged's
+    LONG: summed by a warp) crossing one or several edges, rows of 127-129 around that cut, and
+    rows of 31-33 (the cut until session 24)."""
+    pattern = [1024, 0, 0, 1024, 2048, 1, 1023, 0, 4096, 33, 4063, 0, 9000, 31, 32, 0, 0, 5, 2000,
+               127, 128, 129]
     return _rows(rng, pattern * 2 + [0, 0], 10000)
 
 
 def many_listed_rows(rng):
-    """Staged's warp rows (33-40 entries) by the dozen in a tile, with a row of 300 among them: the
-    tile sums them in chunks, and the chunk offsets of more than 32 listed rows take several warp
-    scans."""
-    group = np.r_[300, rng.integers(33, 41, 60)]
+    """Staged's warp rows (129-140 entries: over its LONG of 128) by the dozen in a tile, a row of
+    300 among them, and rows of 33-40 (a warp's until session 24, a thread's since) between them:
+    a tile's list holds as many rows as fit (its length is TILE / (LONG + 1) + 2)."""
+    group = np.r_[300, rng.integers(129, 141, 30), rng.integers(33, 41, 30)]
     return _rows(rng, np.tile(group, 8), 5000)
 
 
