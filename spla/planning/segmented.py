@@ -87,7 +87,6 @@ def segmented_tile_rows(A, tile: int) -> np.ndarray:
     return A._cache[key]
 
 
-
 def segmented_end_bits(A, tile: int) -> np.ndarray:
     """Where the rows of a matrix without empty rows end, as ``kernels/spmv_segmented.cu``'s
     bitmap path reads them, cached on A: uint32 words, bit i of word w set where nonzero

@@ -288,13 +288,13 @@ AUTO = AutoThresholds()
 #       on set 14, written with the prediction before its run (session 24),
 #       1.24-1.32x on 3 of 4 such matrices (scattered columns: staged 5%
 #       ahead); on set 16 1.09x over 8, worst 0.92 (staged's leads, up to
-#       9%, mostly on scattered columns). In float64 only below large_nnz: from it staged led on 6 of
-#       the 7 such runs recorded by then (powerlaw-steep at 10M and 40M,
-#       sets 4, 7 and 14: segmented 0.87-0.98 of staged), and on 3 of 4 of
-#       set 15, written with that prediction before its run; below it
-#       segmented led on 4 of 4, then 1 of 2 (set 15). With empty rows
-#       (segmented walks them) or rows of 8 on average staged stayed 14-31%
-#       ahead
+#       9%, mostly on scattered columns). In float64 only below large_nnz:
+#       from it staged led on 6 of the 7 such runs recorded by then
+#       (powerlaw-steep at 10M and 40M, sets 4, 7 and 14: segmented
+#       0.87-0.98 of staged), and on 3 of 4 of set 15, written with that
+#       prediction before its run; below it segmented led on 4 of 4, then 1
+#       of 2 (set 15). With empty rows (segmented walks them) or rows of 8
+#       on average staged stayed 14-31% ahead
 #   "short": mean <= short_mean and longest <= short_max, with at least
 #       short_rows rows: vector (a few lanes a row, 16-byte packs);
 #       "short-few-rows" below that: warp. A thread per row (scalar) was the
