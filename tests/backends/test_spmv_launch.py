@@ -151,10 +151,9 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
                               shape=(400, 100000)))
     x = FakeArray(rng.random(100000).astype(np.float32))
     params = _signature(filename, function)
-    per_call = 2 if kernel == "staged" else 1  # staged's finish kernel follows, over the rows its tiles cut
     for call in range(3):
         out = ops_spmv.spmv(A, x, kernel=kernel, alpha=2.0 if call == 2 else 1.0)
-        name, grid, block, args, shared_mem = launches[-per_call]
+        name, grid, block, args, shared_mem = launches[-1]
         assert name.startswith(function + "<float, int")
         assert len(args) == len(params), f"{kernel}: {len(args)} arguments for {params}"
         assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
@@ -177,21 +176,18 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
             T = segmented.staged_default(np.float32, A.nnz)
             assert args[params.index("nnz")] == A.nnz and n_tiles == -(-A.nnz // (segmented.STAGED_THREADS * T))
             assert shared_mem == 0 and grid[0] == n_tiles
-            state = A._cache[("staged-state", T, 0, "<f4")]
-            assert args[params.index("tile_rows")] == ptr(state[0])
-            finish_name, _, _, finish_args, _ = launches[-1]
-            finish_params = _signature(filename, "spla_spmv_staged_finish")
-            assert finish_name == "spla_spmv_staged_finish<float>" and len(finish_args) == len(finish_params)
-            tile = segmented.STAGED_THREADS * T
-            cut = segmented.staged_cut_rows(A, tile).tolist()
-            assert [3, 0, (indptr[4] - 1) // tile] in cut  # the row of 9,000 spans several tiles
-            assert finish_args[finish_params.index("n_cut")] == len(cut) and finish_args[1] == ptr(state[3])
-            assert finish_args[finish_params.index("y")] == ptr(out)
-            assert finish_args[finish_params.index("alpha")] == (2.0 if call == 2 else 1.0)
+            tile_rows, _, _, (cut_device, done) = A._cache[("staged-state", T, 0, "<f4")]
+            assert args[params.index("tile_rows")] == ptr(tile_rows)
+            # few cut rows: the kernel's last block finishes them (one launch)
+            cut = segmented.staged_cut_rows(A, segmented.STAGED_THREADS * T)
+            assert [3, 0, (indptr[4] - 1) // segmented.STAGED_THREADS // T] in cut.tolist()  # the row of 9,000
+            assert args[params.index("n_cut")] == len(cut) and args[params.index("cut")] == ptr(cut_device)
+            assert args[params.index("n_pairs")] == segmented.staged_pairs(cut) >= 1
+            assert args[params.index("done")] == ptr(done)
         threads = {"adaptive": adaptive.ADAPTIVE_THREADS, "adaptive2": adaptive.ADAPTIVE_THREADS,
                    "segmented": segmented.SEGMENTED_THREADS, "staged": segmented.STAGED_THREADS}
         assert block[0] == threads.get(kernel, cuda_spmv.ROW_BLOCK)
-    assert len(launches) == 3 * per_call
+    assert len(launches) == 3
     first = ops_spmv.bound_launcher(A, kernel)
     assert first is not None
     ops_spmv.spmv(A, x, kernel=kernel)
@@ -299,11 +295,12 @@ def test_a_variant_packs_its_own_launch(rng, launches):
     assert args[params.index("y")] == ptr(out) and args[params.index("alpha")] == 1
 
 
-def test_a_staged_variant_keeps_the_planned_block(rng, launches):
+def test_a_staged_variant_keeps_the_planned_block(rng, launches, monkeypatch):
     """staged's tiles are planned for STAGED_THREADS: a variant may swap the kernel (and its
     finish launch still follows), not the block."""
     from spla.errors import KernelError
 
+    monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 0)  # every cut row to the finish kernel
     A = _device(sp.random(500, 400, density=0.05, format="csr", random_state=rng))
     x = FakeArray(rng.random(400).astype(np.float32))
     out = FakeArray(np.zeros(500, np.float32))
@@ -317,3 +314,42 @@ def test_a_staged_variant_keeps_the_planned_block(rng, launches):
     names = [launch[0] for launch in launches[before:]]
     assert bound.finish is not None  # ~10,000 nonzeros in rows of ~20: tile edges cut rows
     assert names == ["spla_spmv_staged<float, int, 4>", "spla_spmv_staged_finish<float>"]
+
+
+def test_staged_finish_launch_takes_many_cut_rows(rng, launches, monkeypatch):
+    """Past STAGED_ONE_LAUNCH_CUT cut rows the kernel leaves them (n_cut = 0) to the finish
+    kernel, launched next over every cut row with the same y, alpha and beta."""
+    monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 3)
+    lengths = rng.integers(1, 40, 2000)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    A = _device(sp.csr_matrix((rng.random(indptr[-1]), rng.integers(0, 500, indptr[-1]), indptr), shape=(2000, 500)))
+    x = FakeArray(rng.random(500).astype(np.float32))
+    out = ops_spmv.spmv(A, x, kernel="staged:4", alpha=2.0)
+    (name, _, _, args, _), (finish_name, _, _, finish_args, _) = launches[-2:]
+    params, finish_params = _signature("spmv_staged.cu", "spla_spmv_staged"), _signature(
+        "spmv_staged.cu", "spla_spmv_staged_finish")
+    cut = segmented.staged_cut_rows(A, segmented.STAGED_THREADS * 4)
+    _, _, _, (cut_device, _) = A._cache[("staged-state", 4, 0, "<f4")]
+    assert len(cut) > 3 and args[params.index("n_cut")] == 0
+    assert finish_name == "spla_spmv_staged_finish<float>" and len(finish_args) == len(finish_params)
+    assert finish_args[finish_params.index("n_cut")] == len(cut)
+    assert finish_args[finish_params.index("cut")] == ptr(cut_device)
+    assert finish_args[finish_params.index("y")] == ptr(out) and finish_args[finish_params.index("alpha")] == 2.0
+
+
+def test_staged_cut_rows_put_two_tile_rows_first(rng):
+    """The one-launch finish takes the first n_pairs cut rows a thread each: they must be the
+    rows over exactly two tiles, every cut row listed once."""
+    lengths = rng.integers(0, 3000, 300)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    A = CSRMatrix(np.ones(indptr[-1], np.float32), np.zeros(indptr[-1], np.int32), indptr, (300, 1), validate=False)
+    tile = 1024
+    cut = segmented.staged_cut_rows(A, tile)
+    pairs = segmented.staged_pairs(cut)
+    spans = cut[:, 2] - cut[:, 1]
+    assert (spans[:pairs] == 1).all() and (spans[pairs:] > 1).all() and 0 < pairs < len(cut)
+    starts, ends = indptr[:-1], indptr[1:]
+    expected = np.flatnonzero((ends > starts) & (starts // tile != (ends - 1) // tile))
+    assert sorted(cut[:, 0].tolist()) == expected.tolist()
+    assert (cut[:, 1] == starts[cut[:, 0]] // tile).all() and (cut[:, 2] == (ends[cut[:, 0]] - 1) // tile).all()
+    assert (np.diff(cut[:pairs, 0]) > 0).all() and (np.diff(cut[pairs:, 0]) > 0).all()

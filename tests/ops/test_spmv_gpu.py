@@ -393,6 +393,45 @@ def test_near_share_of_a_device_matrix_is_the_host_copys(rng, index_dtype):
     _check(ops_spmv.spmv(A, x, kernel="vector"), A, ref, scale, lengths, "vector on scattered rows")
 
 
+@pytest.mark.parametrize("one_launch_cut", [0, 10**9], ids=["finish-launch", "one-launch"])
+@pytest.mark.parametrize("case", ["one-heavy-row", "few-huge-rows", "power-law", "tile-edges", "block-tile-edges",
+                                  "many-listed-rows"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_staged_finishes_cut_rows_either_way(rng, monkeypatch, dtype, case, one_launch_cut):
+    """Rows cut by staged's tiles are finished by its second launch, or by the kernel's last
+    block (STAGED_ONE_LAUNCH_CUT), with alpha and beta; calls after the first (its block
+    counter reset by the last block) give the same bits."""
+    monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", one_launch_cut)
+    A = _device_matrix(CASES[case](rng), dtype, np.int32)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+    y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))
+    ref, scale, lengths = _reference(A, x, 1.5, -0.5, y)
+    first = ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4")
+    assert ops_spmv.bound_launcher(A, "staged:4").one_launch == (one_launch_cut > 0)
+    _check(first, A, ref, scale, lengths, f"{case}/staged:4 ({'one launch' if one_launch_cut else 'finish launch'})")
+    for _ in range(3):
+        assert cupy.array_equal(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"), first)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_staged_one_launch_over_many_cut_rows(rng, monkeypatch, dtype):
+    """The last block takes thousands of cut rows (several passes of its threads, and warps over
+    the rows of many tiles) when STAGED_ONE_LAUNCH_CUT lets it, on a grid looping over tiles."""
+    from spla.io import generators
+
+    monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 10**9)
+    monkeypatch.setattr(cuda_spmv, "MAX_BLOCKS", 700)
+    A = generators.powerlaw(150_000, 12.0, seed=5).astype(dtype).to_device()
+    cut = segmented.staged_cut_rows(A, segmented.STAGED_THREADS * 4)
+    assert segmented.staged_pairs(cut) > 4 * segmented.STAGED_THREADS and len(cut) > segmented.staged_pairs(cut)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+    ref, scale, lengths = _reference(A, x)
+    for call in range(3):
+        out = cupy.full(A.n_rows, np.nan, dtype=dtype)
+        _check(ops_spmv.spmv(A, x, kernel="staged:4", out=out), A, ref, scale, lengths, f"one launch, call {call}")
+    assert ops_spmv.bound_launcher(A, "staged:4").one_launch
+
+
 def test_auto_runs_staged_on_a_large_power_law(rng):
     """From AUTO.large_nnz nonzeros an irregular matrix runs staged (and its finish kernel)
     through spla.spmv's auto, with alpha/beta and out= as every kernel; describe_choice says so."""
