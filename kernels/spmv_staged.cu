@@ -28,23 +28,25 @@
 //    barrier and one row a warp cost more than a thread's serial sum);
 //  * a row cut by tile edges leaves its sum in each tile it touches: the first
 //    tile's in tail_partials[t], each later one's in head_partials[t], and they
-//    are added in tile order, so every call gives the same bits (no float
-//    atomics). Where the tiles cut many rows, spla_spmv_staged_finish, launched
-//    next, adds them (n_cut == 0 here): finishing each cut row in this kernel
-//    (a fence and a counter a row, as segmented) held blocks 11-15% of the time
-//    on the 40M power law and R-MAT graphs. Where they cut few (n_cut > 0, a
-//    small matrix: spla/planning/segmented.py, STAGED_ONE_LAUNCH_CUT), the last
-//    block to finish its tiles adds them, so a call is one launch (a second
-//    costs a few microseconds of host time, as much as such a matrix's kernel).
+//    are added in tile order (no float atomics: every call gives the same bits).
+//    With `counters` (few cut rows: a small matrix, spla/planning/segmented.py,
+//    STAGED_ONE_LAUNCH_CUT), each tile bumps the row's counter after its
+//    partial, and the warp that brings it to the row's tile count adds them, as
+//    spmv_segmented.cu does: a call is one launch. Without (counters ==
+//    nullptr), spla_spmv_staged_finish, launched next, adds them: on the 40M
+//    power law and R-MAT graphs the fence and counter held blocks 11-15% of
+//    the time, more than the second launch costs there; on a matrix under
+//    about a million nonzeros the second launch's host time (some 5 us) is as
+//    long as the kernel.
 //
 // Constraints (checked by spla/planning/spmv.py and spla/backends/cuda/spmv.py):
 //   blockDim.x == STAGED_THREADS (blocks loop over tiles grid-stride; the
-//   launcher gives a block a tile); the finish kernel runs after this one on
-//   the same stream, over the plan's cut rows (spla/planning/segmented.py,
-//   staged_cut_rows: the rows over two tiles first, n_pairs of them); the
-//   partial sums and the block counter `done` (zero before a call, left zero
-//   after it) are the matrix's, so one stream at a time per matrix (as
-//   segmented's counters).
+//   launcher gives a block a tile); without counters the finish kernel runs
+//   after this one on the same stream, over the plan's cut rows
+//   (spla/planning/segmented.py, staged_cut_rows); counters (one a tile, for the
+//   row that starts in it) are zero before a call and left zero after it; the
+//   partial sums and counters are the matrix's, so one stream at a time per
+//   matrix (as segmented's).
 #include "common.cuh"
 #include "launch_config.cuh"  // the -D constants the host passes
 
@@ -64,42 +66,15 @@ constexpr int staged_min_blocks() {
     return T * sizeof(V) <= 32 ? 2048 / STAGED_THREADS : 1536 / STAGED_THREADS;
 }
 
-// y[row] of cut row c: its first tile's tail partial plus the later tiles' head partials, in tile
-// order, a warp a row (lane 0 writes). __ldcg: other blocks of this launch may have written them.
+// y[row] = the tail partial of its first tile t0 + the head partials of tiles t0 + 1 .. t1, in tile
+// order, by one warp (lane 0 writes). __ldcg: other blocks may have written them in this launch.
 template <typename V>
-__device__ __forceinline__ void staged_finish_row(long long c, const long long* __restrict__ cut,
-                                                  const V* head_partials, const V* tail_partials, V* y,
-                                                  V alpha, V beta, int lane) {
-    const long long row = cut[3 * c], t0 = cut[3 * c + 1], t1 = cut[3 * c + 2];
+__device__ __forceinline__ void staged_finish_row(long long row, long long t0, long long t1, const V* head_partials,
+                                                  const V* tail_partials, V* y, V alpha, V beta, int lane) {
     V sum = V(0);
     for (long long u = t0 + 1 + lane; u <= t1; u += spla::WARP_SIZE) sum += __ldcg(head_partials + u);
     sum = spla::warp_reduce_sum<V>(sum);
     if (lane == 0) spla::store_row(y, row, __ldcg(tail_partials + t0) + sum, alpha, beta);
-}
-
-// One launch: each block, its tiles done, takes a ticket, and the last one adds the cut rows'
-// partials: the first n_pairs rows (over two tiles, most cut rows) a thread each, the same sum
-// as a warp's (tail + (head + zeros)), longer ones a warp each. The counter goes back to zero
-// for the next call.
-template <typename V>
-__device__ void staged_finish_in_last_block(long long n_cut, const long long* __restrict__ cut, long long n_pairs,
-                                            const V* head_partials, const V* tail_partials, V* y,
-                                            V alpha, V beta, unsigned int* done) {
-    __shared__ bool last;
-    __threadfence();  // this thread's partials, before the block's ticket
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    for (long long c = threadIdx.x; c < n_pairs; c += STAGED_THREADS) {
-        const long long row = cut[3 * c], t0 = cut[3 * c + 1];
-        spla::store_row(y, row, __ldcg(tail_partials + t0) + (__ldcg(head_partials + t0 + 1) + V(0)), alpha, beta);
-    }
-    const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
-    for (long long c = n_pairs + threadIdx.x / spla::WARP_SIZE; c < n_cut; c += STAGED_WARPS)
-        staged_finish_row(c, cut, head_partials, tail_partials, y, alpha, beta, lane);
-    if (threadIdx.x == 0) *done = 0;
 }
 
 template <typename V, typename I, int T>
@@ -107,8 +82,7 @@ __global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
 spla_spmv_staged(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
                  const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
                  const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
-                 V* __restrict__ head_partials, V* __restrict__ tail_partials,
-                 long long n_cut, const long long* __restrict__ cut, long long n_pairs, unsigned int* done) {
+                 V* __restrict__ head_partials, V* __restrict__ tail_partials, unsigned int* counters) {
     constexpr int TILE = STAGED_THREADS * T;
     constexpr int LISTED = TILE / (LONG + 1) + 2;  // long rows fit in a tile, and two cut ones
     __shared__ V products[TILE];
@@ -166,17 +140,31 @@ spla_spmv_staged(long long n_tiles, long long nnz, const long long* __restrict__
             V sum = V(0);
             for (long long k = from + lane; k < to; k += spla::WARP_SIZE) sum += products[k - base];
             sum = spla::warp_reduce_sum<V>(sum);
-            if (lane == 0) {
-                if (start >= base && end <= stop) {
-                    spla::store_row(y, r, sum, alpha, beta);
-                } else {
-                    (start >= base ? tail_partials : head_partials)[t] = sum;  // the row begins in this tile, or before
-                }
+            if (start >= base && end <= stop) {
+                if (lane == 0) spla::store_row(y, r, sum, alpha, beta);
+                continue;
             }
+            V* slot = (start >= base ? tail_partials : head_partials) + t;  // the row begins in this tile, or before
+            if (counters == nullptr) {
+                if (lane == 0) *slot = sum;
+                continue;
+            }
+            // one launch: the tile that brings the row's counter (at its first tile) to the count of its
+            // other tiles adds the partials, in tile order, as spla_spmv_staged_finish would
+            const long long t0 = start / TILE, t1 = (end - 1) / TILE;
+            int last = 0;
+            if (lane == 0) {
+                *slot = sum;
+                __threadfence();  // the partial is visible before the counter says so
+                last = atomicAdd(counters + t0, 1u) == static_cast<unsigned>(t1 - t0);
+            }
+            if (!__shfl_sync(spla::FULL_MASK, last, 0)) continue;
+            __threadfence();
+            staged_finish_row(r, t0, t1, head_partials, tail_partials, y, alpha, beta, lane);
+            if (lane == 0) counters[t0] = 0u;  // ready for the next call
         }
         __syncthreads();  // the next tile rewrites the products and the list
     }
-    if (n_cut > 0) staged_finish_in_last_block(n_cut, cut, n_pairs, head_partials, tail_partials, y, alpha, beta, done);
 }
 
 // The rows cut by tile edges, a warp each: cut[3 c .. 3 c + 2] = (row, first tile, last tile);
@@ -188,5 +176,6 @@ spla_spmv_staged_finish(long long n_cut, const long long* __restrict__ cut, cons
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
     const long long warps = spla::grid_threads() / spla::WARP_SIZE;
     for (long long c = spla::global_thread_id() / spla::WARP_SIZE; c < n_cut; c += warps)
-        staged_finish_row(c, cut, head_partials, tail_partials, y, alpha, beta, lane);
+        staged_finish_row(cut[3 * c], cut[3 * c + 1], cut[3 * c + 2], head_partials, tail_partials, y, alpha, beta,
+                          lane);
 }

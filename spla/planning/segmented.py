@@ -40,11 +40,11 @@ STAGED_THREADS = 256
 # stretch, set from the GPU rather than threaded between two records (report half 0.995 /
 # 0.999 in float32 / float64, where the largest T always read 0.972 / 0.992).
 STAGED_MIN_TILES = 2 * 132 * 8
-# Where the tiles cut at most this many rows, the staged kernel's last block adds their partial
-# sums (one launch a call) instead of a second launch: that block takes them 256 at a time, so
-# this bounds its extra passes to four, which a second launch costs on the device alone, before
-# its host time (a few microseconds a call).
-STAGED_ONE_LAUNCH_CUT = 4 * STAGED_THREADS
+# Where the tiles cut at most this many rows, the staged kernel adds their partial sums itself (a
+# counter a cut row: one launch a call) instead of leaving them to its finish kernel (a second
+# launch, about 5 us of host time a call). On the 40M power law the counters cost 11-15% of the
+# kernel's time; under about 1M nonzeros (1,024 tiles of staged:4) the launch cost more.
+STAGED_ONE_LAUNCH_CUT = 1024
 
 
 def staged_entries(dtype) -> tuple:
@@ -123,23 +123,14 @@ def segmented_end_bits(A, tile: int) -> np.ndarray:
 
 def staged_cut_rows(A, tile: int) -> np.ndarray:
     """The rows that ``kernels/spmv_staged.cu``'s tiles of ``tile`` nonzeros cut, cached on A:
-    int64 rows of (row, first tile, last tile), those over two tiles first (in row order, then
-    the longer ones), for its finish (a thread takes each of the first, a warp each longer
-    one, where the kernel finishes them in one launch)."""
+    int64 rows of (row, first tile, last tile), for its finish kernel."""
     key = ("staged-cut-rows", tile)
     if key not in A._cache:
         indptr = host_indptr(A)
         starts, ends = indptr[:-1], indptr[1:]
         rows = np.flatnonzero((ends > starts) & (starts // tile != (ends - 1) // tile))
-        first, last = starts[rows] // tile, (ends[rows] - 1) // tile
-        order = np.argsort(last - first > 1, kind="stable")
-        A._cache[key] = np.stack([rows, first, last], axis=1).astype(np.int64)[order]
+        A._cache[key] = np.stack([rows, starts[rows] // tile, (ends[rows] - 1) // tile], axis=1).astype(np.int64)
     return A._cache[key]
-
-
-def staged_pairs(cut: np.ndarray) -> int:
-    """How many of :func:`staged_cut_rows` (at their head) span two tiles."""
-    return int(np.count_nonzero(cut[:, 2] - cut[:, 1] == 1))
 
 
 def segmented_summary(A, tile: int, kernel: str = "segmented") -> dict:

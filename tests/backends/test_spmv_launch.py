@@ -176,14 +176,13 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
             T = segmented.staged_default(np.float32, A.nnz)
             assert args[params.index("nnz")] == A.nnz and n_tiles == -(-A.nnz // (segmented.STAGED_THREADS * T))
             assert shared_mem == 0 and grid[0] == n_tiles
-            tile_rows, _, _, (cut_device, done) = A._cache[("staged-state", T, 0, "<f4")]
+            tile_rows, _, _, (cut_device, counters) = A._cache[("staged-state", T, 0, "<f4")]
             assert args[params.index("tile_rows")] == ptr(tile_rows)
-            # few cut rows: the kernel's last block finishes them (one launch)
+            # few cut rows: the kernel finishes them, a counter each (one launch)
             cut = segmented.staged_cut_rows(A, segmented.STAGED_THREADS * T)
             assert [3, 0, (indptr[4] - 1) // segmented.STAGED_THREADS // T] in cut.tolist()  # the row of 9,000
-            assert args[params.index("n_cut")] == len(cut) and args[params.index("cut")] == ptr(cut_device)
-            assert args[params.index("n_pairs")] == segmented.staged_pairs(cut) >= 1
-            assert args[params.index("done")] == ptr(done)
+            assert 0 < len(cut) <= segmented.STAGED_ONE_LAUNCH_CUT and cut_device.shape == cut.shape
+            assert args[params.index("counters")] == ptr(counters) and counters.shape == (n_tiles,)
         threads = {"adaptive": adaptive.ADAPTIVE_THREADS, "adaptive2": adaptive.ADAPTIVE_THREADS,
                    "segmented": segmented.SEGMENTED_THREADS, "staged": segmented.STAGED_THREADS}
         assert block[0] == threads.get(kernel, cuda_spmv.ROW_BLOCK)
@@ -317,8 +316,8 @@ def test_a_staged_variant_keeps_the_planned_block(rng, launches, monkeypatch):
 
 
 def test_staged_finish_launch_takes_many_cut_rows(rng, launches, monkeypatch):
-    """Past STAGED_ONE_LAUNCH_CUT cut rows the kernel leaves them (n_cut = 0) to the finish
-    kernel, launched next over every cut row with the same y, alpha and beta."""
+    """Past STAGED_ONE_LAUNCH_CUT cut rows the kernel leaves them (no counters: a null pointer)
+    to the finish kernel, launched next over every cut row with the same y, alpha and beta."""
     monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 3)
     lengths = rng.integers(1, 40, 2000)
     indptr = np.concatenate(([0], np.cumsum(lengths)))
@@ -330,26 +329,8 @@ def test_staged_finish_launch_takes_many_cut_rows(rng, launches, monkeypatch):
         "spmv_staged.cu", "spla_spmv_staged_finish")
     cut = segmented.staged_cut_rows(A, segmented.STAGED_THREADS * 4)
     _, _, _, (cut_device, _) = A._cache[("staged-state", 4, 0, "<f4")]
-    assert len(cut) > 3 and args[params.index("n_cut")] == 0
+    assert len(cut) > 3 and args[params.index("counters")] == 0
     assert finish_name == "spla_spmv_staged_finish<float>" and len(finish_args) == len(finish_params)
     assert finish_args[finish_params.index("n_cut")] == len(cut)
     assert finish_args[finish_params.index("cut")] == ptr(cut_device)
     assert finish_args[finish_params.index("y")] == ptr(out) and finish_args[finish_params.index("alpha")] == 2.0
-
-
-def test_staged_cut_rows_put_two_tile_rows_first(rng):
-    """The one-launch finish takes the first n_pairs cut rows a thread each: they must be the
-    rows over exactly two tiles, every cut row listed once."""
-    lengths = rng.integers(0, 3000, 300)
-    indptr = np.concatenate(([0], np.cumsum(lengths)))
-    A = CSRMatrix(np.ones(indptr[-1], np.float32), np.zeros(indptr[-1], np.int32), indptr, (300, 1), validate=False)
-    tile = 1024
-    cut = segmented.staged_cut_rows(A, tile)
-    pairs = segmented.staged_pairs(cut)
-    spans = cut[:, 2] - cut[:, 1]
-    assert (spans[:pairs] == 1).all() and (spans[pairs:] > 1).all() and 0 < pairs < len(cut)
-    starts, ends = indptr[:-1], indptr[1:]
-    expected = np.flatnonzero((ends > starts) & (starts // tile != (ends - 1) // tile))
-    assert sorted(cut[:, 0].tolist()) == expected.tolist()
-    assert (cut[:, 1] == starts[cut[:, 0]] // tile).all() and (cut[:, 2] == (ends[cut[:, 0]] - 1) // tile).all()
-    assert (np.diff(cut[:pairs, 0]) > 0).all() and (np.diff(cut[pairs:, 0]) > 0).all()

@@ -415,21 +415,38 @@ def test_staged_finishes_cut_rows_either_way(rng, monkeypatch, dtype, case, one_
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_staged_one_launch_over_many_cut_rows(rng, monkeypatch, dtype):
-    """The last block takes thousands of cut rows (several passes of its threads, and warps over
-    the rows of many tiles) when STAGED_ONE_LAUNCH_CUT lets it, on a grid looping over tiles."""
+    """Thousands of cut rows, some over many tiles, finished by their counters in one launch
+    (as STAGED_ONE_LAUNCH_CUT lets it), on a grid looping over the tiles; call after call."""
     from spla.io import generators
 
     monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 10**9)
     monkeypatch.setattr(cuda_spmv, "MAX_BLOCKS", 700)
     A = generators.powerlaw(150_000, 12.0, seed=5).astype(dtype).to_device()
     cut = segmented.staged_cut_rows(A, segmented.STAGED_THREADS * 4)
-    assert segmented.staged_pairs(cut) > 4 * segmented.STAGED_THREADS and len(cut) > segmented.staged_pairs(cut)
+    assert len(cut) > 1000 and (cut[:, 2] - cut[:, 1]).max() > 2
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
     ref, scale, lengths = _reference(A, x)
+    first = None
     for call in range(3):
         out = cupy.full(A.n_rows, np.nan, dtype=dtype)
         _check(ops_spmv.spmv(A, x, kernel="staged:4", out=out), A, ref, scale, lengths, f"one launch, call {call}")
+        assert first is None or cupy.array_equal(out, first)
+        first = out
     assert ops_spmv.bound_launcher(A, "staged:4").one_launch
+
+
+@pytest.mark.parametrize("case", ["few-huge-rows", "power-law", "block-tile-edges"])
+def test_staged_one_launch_gives_the_finish_launchs_bits(rng, monkeypatch, case):
+    """Both ways add a cut row's partials in the same order (staged_finish_row): the same bits."""
+    host = CASES[case](rng)
+    x = cupy.asarray(rng.uniform(-1, 1, host.shape[1]).astype(np.float32))
+    results = []
+    for one_launch_cut in (0, 10**9):
+        monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", one_launch_cut)
+        A = _device_matrix(host, np.float32, np.int32)  # a copy of its own: the mode is fixed when it binds
+        results.append(ops_spmv.spmv(A, x, kernel="staged:4"))
+        assert ops_spmv.bound_launcher(A, "staged:4").one_launch == (one_launch_cut > 0)
+    assert cupy.array_equal(*results)
 
 
 def test_auto_runs_staged_on_a_large_power_law(rng):

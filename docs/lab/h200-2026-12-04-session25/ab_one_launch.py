@@ -51,7 +51,7 @@ def main(argv=None) -> int:
             out = cupy.empty(A64.n_rows, dtype=dtype)
             for mode, cut in MODES.items():
                 segmented.STAGED_ONE_LAUNCH_CUT = cut
-                A = copies[mode] = A64.astype(dtype).to_device()
+                A = copies[mode] = A64.astype(dtype, copy=True).to_device()  # its own cache
                 ops_spmv.spmv(A, x, kernel="staged", out=out)  # binds the launcher in this mode
                 runs[f"staged-{mode}"] = lambda A=A, x=x, out=out: ops_spmv.spmv(A, x, kernel="staged", out=out)
             segmented.STAGED_ONE_LAUNCH_CUT = default_cut
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
                 if not check.record(row.setdefault(name, {}), lambda run=runs[name]: run().copy(), dtype, name):
                     del runs[name]
             one, two = (ops_spmv.bound_launcher(copies[m], "staged") for m in ("one", "two"))
-            assert one.one_launch and two.finish is not None or int(one.tail[2]) == 0
+            assert one is not two and one.one_launch and (two.finish is not None or int(one.tail[2]) == 0)
             row["n_cut"] = int(one.tail[2])
             per_call, device = {n: [] for n in runs}, {n: [] for n in runs}
             for _ in range(args.rounds):

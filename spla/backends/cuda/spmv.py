@@ -305,8 +305,8 @@ class _SegmentedLauncher(Launcher):
 
 class _StagedLauncher(Launcher):
     """staged: one block per tile of STAGED_THREADS * T nonzeros. Where tile edges cut rows
-    (spla.planning.segmented.staged_cut_rows), the kernel's last block adds their partial sums
-    when they are few (STAGED_ONE_LAUNCH_CUT: one launch), else the finish kernel does, over
+    (spla.planning.segmented.staged_cut_rows), the kernel finishes them itself when they are few
+    (STAGED_ONE_LAUNCH_CUT: one launch, a counter a cut row), else the finish kernel does, over
     the cut rows, in a second packed launch."""
 
     finish: PackedLaunch | None = None
@@ -315,16 +315,15 @@ class _StagedLauncher(Launcher):
         super().__init__(cupy, A)
         assert plan.param is not None and plan.tile_rows is not None
         T, n_tiles = plan.param, plan.tile_rows.size - 1
-        host_cut = segmented.staged_cut_rows(A, segmented.STAGED_THREADS * T)
-        # the cut rows, and the last block's counter (zeroed once; the last block resets it)
-        tile_rows, head_partials, tail_partials, (cut, done) = _tile_state(
-            cupy, A, plan, lambda: (cupy.asarray(host_cut), cupy.zeros(1, dtype=np.uint32)))
-        n_cut = host_cut.shape[0]
+        # the cut rows, and a counter for each tile's cut row (zeroed once; the finishing warp resets it)
+        tile_rows, head_partials, tail_partials, (cut, counters) = _tile_state(
+            cupy, A, plan, lambda: (cupy.asarray(segmented.staged_cut_rows(A, segmented.STAGED_THREADS * T)),
+                                    cupy.zeros(n_tiles, dtype=np.uint32)))
+        n_cut = cut.shape[0]
         self.one_launch = n_cut <= segmented.STAGED_ONE_LAUNCH_CUT
         self._pack(function(cupy, "staged", A.dtype, A.index_dtype, T), _grid(n_tiles, 1), segmented.STAGED_THREADS,
                    (np.int64(n_tiles), np.int64(A.nnz), tile_rows, A.indptr, A.indices, A.data),
-                   (head_partials, tail_partials, np.int64(n_cut if self.one_launch else 0), cut,
-                    np.int64(segmented.staged_pairs(host_cut)), done))
+                   (head_partials, tail_partials, counters if self.one_launch else np.uint64(0)))  # 0: nullptr
         if not self.one_launch:
             kernel = SOURCES["staged"].function(template("spla_spmv_staged_finish", A.dtype))
             # (n_cut, cut, head_partials, tail_partials, y, alpha, beta): y, alpha and beta set per call
