@@ -62,8 +62,8 @@ def main(argv=None) -> int:
                 if not check.record(row.setdefault(name, {}), lambda run=runs[name]: run().copy(), dtype, name):
                     del runs[name]
             one, two = (ops_spmv.bound_launcher(copies[m], "staged") for m in ("one", "two"))
-            assert one is not two and one.one_launch and (two.finish is not None or int(one.tail[2]) == 0)
-            row["n_cut"] = int(one.tail[2])
+            assert one is not two and one.one_launch and not two.one_launch
+            row["n_cut"] = int(two.finish.slots[0]) if two.finish is not None else 0  # its first argument
             per_call, device = {n: [] for n in runs}, {n: [] for n in runs}
             for _ in range(args.rounds):
                 for name, run in runs.items():
