@@ -196,7 +196,7 @@ class AutoThresholds:
     narrow_steps: float = 16.66  # fitted: smaller irregular matrices whose longest row vector reads in this many steps
     huge_share: float = math.inf  # fitted: a huge row this share of the nonzeros keeps adaptive2 at any size
                                   # (0.00654 until session 23; none since: see "huge" below)
-    mid_nnz: int = 1009850       # fitted (per call): smaller irregular matrices from this size ...
+    mid_nnz: int = 296491        # fitted (per call and device): smaller irregular matrices from this size ...
     mid_near: float = 0.457      # fitted: ... whose columns are rarely close (near_share below this) ...
     mid_mean: float = 32.0       # ... and rows no longer on average than a staged thread sums (not fitted) run staged
     tiny_mean: float = 7.0       # short rows this short on average ...
@@ -273,10 +273,14 @@ AUTO = AutoThresholds()
 #       faster below 4.5M nonzeros. The rows alone do not tell them apart:
 #       their cv spans 3.5-55 (with gen:blockdense and gen:hugerows), the
 #       power laws' 2.9-9.9.
-#       mid_nnz is fitted on the time a call takes, host included: staged's
-#       second launch costs 6-7 us of host time on a slow host, so at 300k
-#       nonzeros it won by device time and lost 1.6x a call; from 1M its
-#       kernels outlast the launches. Segmented's equal tiles win where the
+#       mid_nnz was 1M while staged took two launches (the second cost 6-7
+#       us of host time: at 300k nonzeros it won by device time and lost 1.6x
+#       a call); with staged in one launch under 1,024 cut rows (session 25)
+#       the fit lands at 296k by device time and per call alike, and on
+#       held-out set 19 (eight scattered power laws and R-MAT graphs of
+#       358k-880k nonzeros, written with the prediction before its run)
+#       staged beat adaptive2 1.23x / 1.20x a call (geomean, float32 /
+#       float64), on 15 of 16 runs. Segmented's equal tiles win where the
 #       typical row is a few entries (mean <= segmented_mean: adaptive's row
 #       bins are mostly one-row work); adaptive2 on the rest
 #   "irregular-short" also takes irregular rows of at most segmented_mean

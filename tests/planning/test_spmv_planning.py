@@ -638,9 +638,11 @@ def test_mid_size_graphs_run_staged_and_local_rows_do_not():
     with a few dense ones (gen:hugerows, near share 0.79), which stream, keep adaptive2."""
     graph = io.load("gen:powerlaw:130000:8", cache=False)
     local = io.load("gen:hugerows:120000:20:5000", cache=False)
-    for A in (graph, local):
+    smaller = io.load("gen:powerlaw:45000:9", cache=False)  # 405k: staged in one launch since session 25
+    for A in (graph, local, smaller):
         assert rules.AUTO.mid_nnz <= A.nnz < rules.AUTO.large_nnz
-    assert rules.describe_choice(graph)["class"] == "irregular-mid" and rules.choose_kernel(graph) == "staged"
+    for A in (graph, smaller):
+        assert rules.describe_choice(A)["class"] == "irregular-mid" and rules.choose_kernel(A) == "staged"
     assert near_share(graph) < rules.AUTO.mid_near <= near_share(local)
     assert rules.describe_choice(local)["class"] == "irregular" and rules.choose_kernel(local) == "adaptive2"
     # the near share the rule read is reported beside the class
