@@ -42,8 +42,10 @@ STAGED_THREADS = 256
 STAGED_MIN_TILES = 2 * 132 * 8
 # Where the tiles cut at most this many rows, the staged kernel adds their partial sums itself (a
 # counter a cut row: one launch a call) instead of leaving them to its finish kernel (a second
-# launch, about 5 us of host time a call). On the 40M power law the counters cost 11-15% of the
-# kernel's time; under about 1M nonzeros (1,024 tiles of staged:4) the launch cost more.
+# launch, about 5 us of host time a call). Measured in turns (session 25, ab_one_launch.py in
+# docs/lab/h200-2026-12-04-session25): up to 841 cut rows one launch was 1.08-1.21x faster by
+# device time and 1.6-1.9x a call; from 2,087 cut rows 5-8% slower by device time (the fence and
+# counter a cut row, which cost 11-15% at 40M). Between the two nothing was measured.
 STAGED_ONE_LAUNCH_CUT = 1024
 
 
