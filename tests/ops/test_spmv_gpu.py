@@ -398,9 +398,9 @@ def test_near_share_of_a_device_matrix_is_the_host_copys(rng, index_dtype):
                                   "many-listed-rows"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_staged_finishes_cut_rows_either_way(rng, monkeypatch, dtype, case, one_launch_cut):
-    """Rows cut by staged's tiles are finished by its second launch, or by the kernel's last
-    block (STAGED_ONE_LAUNCH_CUT), with alpha and beta; calls after the first (its block
-    counter reset by the last block) give the same bits."""
+    """Rows cut by staged's tiles are finished by its second launch, or in the kernel itself (a
+    counter a cut row, STAGED_ONE_LAUNCH_CUT), with alpha and beta; calls after the first (the
+    counters reset by the warps that finished their rows) give the same bits."""
     monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", one_launch_cut)
     A = _device_matrix(CASES[case](rng), dtype, np.int32)
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
