@@ -174,13 +174,16 @@ def auto_plan(lengths, nnz, A) -> dict:
         if family == "segmented":
             summary = segmented.segmented_summary(A, 32 * param)
             who = f"one warp each ({segmented.SEGMENTED_WARPS} a block)"
+            finish = ""
         else:
             summary = segmented.segmented_summary(A, segmented.STAGED_THREADS * param, "staged")
             who = f"one block of {segmented.STAGED_THREADS} threads each"
+            finish = (", added in the kernel (one launch)" if summary["cut_rows"] <= segmented.STAGED_ONE_LAUNCH_CUT
+                      else ", added by a second launch")
         return {
             "unit": (f"{family} tiles of {summary['tile']} nnz, {who}; work = its nnz + the rows it owns; "
-                     f"{_count(summary['cut_rows'])} rows cross a tile edge, {_count(summary['counted_rows'])} "
-                     f"of them touch 3+ tiles; auto runs {kernel}"),
+                     f"{_count(summary['cut_rows'])} rows cross a tile edge{finish}, "
+                     f"{_count(summary['counted_rows'])} of them touch 3+ tiles; auto runs {kernel}"),
             "groups": summary["tiles"],
             "max_work": summary["tile_work_max"],
             "mean_work": summary["tile_work_mean"],

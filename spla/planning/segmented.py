@@ -141,9 +141,10 @@ def segmented_summary(A, tile: int, kernel: str = "segmented") -> dict:
 
     A tile's work is its nonzeros plus the rows it owns (it writes them, and
     walks them to find where they end unless the plan has segmented's end bits:
-    a matrix without empty rows); ``cut_rows`` cross a tile edge (staged's finish kernel adds
-    their parts), and ``counted_rows`` touch three or more tiles (segmented's
-    partial sums meet through a counter).
+    a matrix without empty rows); ``cut_rows`` cross a tile edge (staged adds their parts
+    through a counter a row in its kernel, or in its finish kernel past
+    STAGED_ONE_LAUNCH_CUT), and ``counted_rows`` touch three or more tiles
+    (segmented's partial sums meet through a counter).
     """
     tile_rows = segmented_tile_rows(A, tile)
     indptr = host_indptr(A)

@@ -541,6 +541,9 @@ def test_spla_info_shows_the_staged_tiles_when_auto_runs_them(rng, monkeypatch):
     assert summary["kernel"] == "staged" and summary["tile"] == tile and mapping["groups"] == -(-A.nnz // tile)
     assert summary["counted_rows"] == 1 and "one block of 256 threads each" in mapping["unit"]
     assert "auto runs staged" in mapping["unit"]
+    assert f"{summary['cut_rows']} rows cross a tile edge, added in the kernel (one launch)" in mapping["unit"]
+    monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", summary["cut_rows"] - 1)
+    assert "added by a second launch" in analysis.analyze(A.astype(np.float32))["mappings"]["auto"]["unit"]
     assert auto_line(rules.describe_choice(A)).startswith("auto runs   staged:4:")  # few tiles: the smallest T
 
 
