@@ -178,7 +178,7 @@ def auto_plan(lengths, nnz, A) -> dict:
         else:
             summary = segmented.segmented_summary(A, segmented.STAGED_THREADS * param, "staged")
             who = f"one block of {segmented.STAGED_THREADS} threads each"
-            finish = (", added in the kernel (one launch)" if summary["cut_rows"] <= segmented.STAGED_ONE_LAUNCH_CUT
+            finish = (", added in the kernel (one launch)" if segmented.staged_in_one_launch(summary["cut_rows"])
                       else ", added by a second launch")
         return {
             "unit": (f"{family} tiles of {summary['tile']} nnz, {who}; work = its nnz + the rows it owns; "

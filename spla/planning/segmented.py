@@ -49,6 +49,12 @@ STAGED_MIN_TILES = 2 * 132 * 8
 STAGED_ONE_LAUNCH_CUT = 1024
 
 
+def staged_in_one_launch(n_cut: int) -> bool:
+    """Whether staged adds the partial sums of ``n_cut`` cut rows in its own kernel (one launch),
+    not in its finish kernel: the launcher's choice, and what ``spla info`` reports."""
+    return n_cut <= STAGED_ONE_LAUNCH_CUT
+
+
 def staged_entries(dtype) -> tuple:
     """The T values of ``staged:T`` the default and the tuner take for one value dtype."""
     return tuple(t for t in STAGED_ENTRIES if STAGED_THREADS * t * np.dtype(dtype).itemsize <= STAGED_TILE_BYTES)

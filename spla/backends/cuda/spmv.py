@@ -320,7 +320,7 @@ class _StagedLauncher(Launcher):
             cupy, A, plan, lambda: (cupy.asarray(segmented.staged_cut_rows(A, segmented.STAGED_THREADS * T)),
                                     cupy.zeros(n_tiles, dtype=np.uint32)))
         n_cut = cut.shape[0]
-        self.one_launch = n_cut <= segmented.STAGED_ONE_LAUNCH_CUT
+        self.one_launch = segmented.staged_in_one_launch(n_cut)
         self._pack(function(cupy, "staged", A.dtype, A.index_dtype, T), _grid(n_tiles, 1), segmented.STAGED_THREADS,
                    (np.int64(n_tiles), np.int64(A.nnz), tile_rows, A.indptr, A.indices, A.data),
                    (head_partials, tail_partials, counters if self.one_launch else np.uint64(0)))  # 0: nullptr
