@@ -67,4 +67,39 @@ __device__ __forceinline__ long long grid_threads() {
     return static_cast<long long>(gridDim.x) * blockDim.x;
 }
 
+// Rows cut by tile edges (segmented, staged). Tile t holds a row's partial sum in
+// tail_partials[t] when the row begins there, else in head_partials[t].
+
+// y[row] = the tail partial of its first tile t0 + the head partials of tiles
+// t0 + 1 .. t1, in tile order, by one warp (lane 0 writes). __ldcg: other blocks
+// may have written them in this launch. One order, so every path gives the same bits.
+template <typename V>
+__device__ __forceinline__ void finish_cut_row(long long row, long long t0, long long t1, const V* head_partials,
+                                               const V* tail_partials, V* y, V alpha, V beta, int lane) {
+    V sum = V(0);
+    for (long long u = t0 + 1 + lane; u <= t1; u += WARP_SIZE) sum += __ldcg(head_partials + u);
+    sum = warp_reduce_sum<V>(sum);
+    if (lane == 0) store_row(y, row, __ldcg(tail_partials + t0) + sum, alpha, beta);
+}
+
+// One warp's partial of a row cut over tiles t0 .. t1 (written to `slot`). The
+// warp whose arrival brings counters[t0] to t1 - t0 (every other tile's partial is
+// in) finishes the row and resets the counter for the next launch. Every lane of
+// the warp calls it.
+template <typename V>
+__device__ __forceinline__ void arrive_cut_row(long long row, V partial, V* slot, long long t0, long long t1,
+                                               unsigned int* counters, const V* head_partials,
+                                               const V* tail_partials, V* y, V alpha, V beta, int lane) {
+    int last = 0;
+    if (lane == 0) {
+        *slot = partial;
+        __threadfence();  // the partial is visible before the counter says so
+        last = atomicAdd(counters + t0, 1u) == static_cast<unsigned>(t1 - t0);
+    }
+    if (!__shfl_sync(FULL_MASK, last, 0)) return;
+    __threadfence();
+    finish_cut_row(row, t0, t1, head_partials, tail_partials, y, alpha, beta, lane);
+    if (lane == 0) counters[t0] = 0u;
+}
+
 }  // namespace spla

@@ -157,21 +157,7 @@ __device__ __forceinline__ void segmented_tiles(long long n_tiles, long long nnz
                           reinterpret_cast<unsigned long long>(indices)) & 15u) == 0u;
 
     auto arrive = [&](long long row, V partial, V* slot, long long t0, long long t1) {
-        int last = 0;
-        if (lane == 0) {
-            *slot = partial;
-            __threadfence();  // the partial is visible before the counter says so
-            last = atomicAdd(counters + t0, 1u) == static_cast<unsigned>(t1 - t0);
-        }
-        if (!__shfl_sync(spla::FULL_MASK, last, 0)) return;
-        __threadfence();
-        V sum = V(0);
-        for (long long u = t0 + 1 + lane; u <= t1; u += spla::WARP_SIZE) sum += __ldcg(head_partials + u);
-        sum = spla::warp_reduce_sum<V>(sum);
-        if (lane == 0) {
-            spla::store_row(y, row, __ldcg(tail_partials + t0) + sum, alpha, beta);
-            counters[t0] = 0u;  // ready for the next launch
-        }
+        spla::arrive_cut_row(row, partial, slot, t0, t1, counters, head_partials, tail_partials, y, alpha, beta, lane);
     };
 
     const long long warps = static_cast<long long>(gridDim.x) * SEGMENTED_WARPS;

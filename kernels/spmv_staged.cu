@@ -66,17 +66,6 @@ constexpr int staged_min_blocks() {
     return T * sizeof(V) <= 32 ? 2048 / STAGED_THREADS : 1536 / STAGED_THREADS;
 }
 
-// y[row] = the tail partial of its first tile t0 + the head partials of tiles t0 + 1 .. t1, in tile
-// order, by one warp (lane 0 writes). __ldcg: other blocks may have written them in this launch.
-template <typename V>
-__device__ __forceinline__ void staged_finish_row(long long row, long long t0, long long t1, const V* head_partials,
-                                                  const V* tail_partials, V* y, V alpha, V beta, int lane) {
-    V sum = V(0);
-    for (long long u = t0 + 1 + lane; u <= t1; u += spla::WARP_SIZE) sum += __ldcg(head_partials + u);
-    sum = spla::warp_reduce_sum<V>(sum);
-    if (lane == 0) spla::store_row(y, row, __ldcg(tail_partials + t0) + sum, alpha, beta);
-}
-
 template <typename V, typename I, int T>
 __global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
 spla_spmv_staged(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
@@ -152,16 +141,7 @@ spla_spmv_staged(long long n_tiles, long long nnz, const long long* __restrict__
             // one launch: the tile that brings the row's counter (at its first tile) to the count of its
             // other tiles adds the partials, in tile order, as spla_spmv_staged_finish would
             const long long t0 = start / TILE, t1 = (end - 1) / TILE;
-            int last = 0;
-            if (lane == 0) {
-                *slot = sum;
-                __threadfence();  // the partial is visible before the counter says so
-                last = atomicAdd(counters + t0, 1u) == static_cast<unsigned>(t1 - t0);
-            }
-            if (!__shfl_sync(spla::FULL_MASK, last, 0)) continue;
-            __threadfence();
-            staged_finish_row(r, t0, t1, head_partials, tail_partials, y, alpha, beta, lane);
-            if (lane == 0) counters[t0] = 0u;  // ready for the next call
+            spla::arrive_cut_row(r, sum, slot, t0, t1, counters, head_partials, tail_partials, y, alpha, beta, lane);
         }
         __syncthreads();  // the next tile rewrites the products and the list
     }
@@ -176,6 +156,6 @@ spla_spmv_staged_finish(long long n_cut, const long long* __restrict__ cut, cons
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
     const long long warps = spla::grid_threads() / spla::WARP_SIZE;
     for (long long c = spla::global_thread_id() / spla::WARP_SIZE; c < n_cut; c += warps)
-        staged_finish_row(cut[3 * c], cut[3 * c + 1], cut[3 * c + 2], head_partials, tail_partials, y, alpha, beta,
-                          lane);
+        spla::finish_cut_row(cut[3 * c], cut[3 * c + 1], cut[3 * c + 2], head_partials, tail_partials, y, alpha,
+                             beta, lane);
 }
