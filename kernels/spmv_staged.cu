@@ -39,6 +39,11 @@
 //    about a million nonzeros the second launch's host time (some 5 us) is as
 //    long as the kernel.
 //
+// Narrow columns (spla_spmv_staged_narrow): where every tile's columns span fewer than 65,536
+// (spla/planning/segmented.py, narrow_columns), a nonzero's column is read as a 2-byte offset
+// from its tile's smallest column, tile_cols[t]: 6 bytes a float32 nonzero, not 8 (10, not 12,
+// in float64). The products, and so the bits of y, are the same as from the indices.
+//
 // Constraints (checked by spla/planning/spmv.py and spla/backends/cuda/spmv.py):
 //   blockDim.x == STAGED_THREADS (blocks loop over tiles grid-stride; the
 //   launcher gives a block a tile); without counters the finish kernel runs
@@ -66,12 +71,15 @@ constexpr int staged_min_blocks() {
     return T * sizeof(V) <= 32 ? 2048 / STAGED_THREADS : 1536 / STAGED_THREADS;
 }
 
-template <typename V, typename I, int T>
-__global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
-spla_spmv_staged(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
-                 const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
-                 const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
-                 V* __restrict__ head_partials, V* __restrict__ tail_partials, unsigned int* counters) {
+// The kernels' body. C is the stored column type: I (the matrix's indices), or unsigned short
+// (NARROW: tile t's columns as offsets from tile_cols[t], 2 bytes a nonzero, not 4 or 8).
+template <typename V, typename I, typename C, int T, bool NARROW>
+__device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                                             const I* __restrict__ indptr, const C* __restrict__ indices,
+                                             const I* __restrict__ tile_cols, const V* __restrict__ data,
+                                             const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
+                                             V* __restrict__ head_partials, V* __restrict__ tail_partials,
+                                             unsigned int* counters) {
     constexpr int TILE = STAGED_THREADS * T;
     constexpr int LISTED = TILE / (LONG + 1) + 2;  // long rows fit in a tile, and two cut ones
     __shared__ V products[TILE];
@@ -84,18 +92,19 @@ spla_spmv_staged(long long n_tiles, long long nnz, const long long* __restrict__
         const long long base = t * TILE;
         const long long stop = base + TILE < nnz ? base + TILE : nnz;
         if (threadIdx.x == 0) n_listed = 0;
+        const V* xt = NARROW ? x + tile_cols[t] : x;  // where the tile's column offsets count from
 
         // 1. products into shared memory, in tile order
         if (base + TILE <= nnz) {
 #pragma unroll
             for (int s = 0; s < T; ++s) {
                 const int at = s * STAGED_THREADS + threadIdx.x;
-                products[at] = __ldcs(data + base + at) * __ldg(x + __ldcs(indices + base + at));
+                products[at] = __ldcs(data + base + at) * __ldg(xt + __ldcs(indices + base + at));
             }
         } else {
             for (int at = threadIdx.x; at < TILE; at += STAGED_THREADS) {
                 const long long k = base + at;
-                products[at] = k < nnz ? __ldcs(data + k) * __ldg(x + __ldcs(indices + k)) : V(0);
+                products[at] = k < nnz ? __ldcs(data + k) * __ldg(xt + __ldcs(indices + k)) : V(0);
             }
         }
         __syncthreads();
@@ -145,6 +154,29 @@ spla_spmv_staged(long long n_tiles, long long nnz, const long long* __restrict__
         }
         __syncthreads();  // the next tile rewrites the products and the list
     }
+}
+
+template <typename V, typename I, int T>
+__global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
+spla_spmv_staged(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                 const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
+                 const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
+                 V* __restrict__ head_partials, V* __restrict__ tail_partials, unsigned int* counters) {
+    staged_tiles<V, I, I, T, false>(n_tiles, nnz, tile_rows, indptr, indices, nullptr, data, x, y, alpha, beta,
+                                    head_partials, tail_partials, counters);
+}
+
+// The same over 2-byte column offsets: nonzero k of tile t is in column tile_cols[t] + offsets[k]
+// (spla/planning/segmented.py, staged_narrow_columns: every tile's columns span under 65,536).
+template <typename V, typename I, int T>
+__global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
+spla_spmv_staged_narrow(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                        const I* __restrict__ indptr, const unsigned short* __restrict__ offsets,
+                        const I* __restrict__ tile_cols, const V* __restrict__ data, const V* __restrict__ x,
+                        V* __restrict__ y, V alpha, V beta, V* __restrict__ head_partials,
+                        V* __restrict__ tail_partials, unsigned int* counters) {
+    staged_tiles<V, I, unsigned short, T, true>(n_tiles, nnz, tile_rows, indptr, offsets, tile_cols, data, x, y,
+                                                alpha, beta, head_partials, tail_partials, counters);
 }
 
 // The rows cut by tile edges, a warp each: cut[3 c .. 3 c + 2] = (row, first tile, last tile);

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..device import array_module
 from ..errors import InputError
 from . import ceil_div
 from .stats import host_indptr
@@ -47,6 +48,12 @@ STAGED_MIN_TILES = 2 * 132 * 8
 # device time and 1.6-1.9x a call; from 2,087 cut rows 5-8% slower by device time (the fence and
 # counter a cut row, which cost 11-15% at 40M). Between the two nothing was measured.
 STAGED_ONE_LAUNCH_CUT = 1024
+# Where every tile's columns span fewer than NARROW_SPAN, staged reads each nonzero's column as a
+# 2-byte offset from its tile's smallest column (kernels/spmv_staged.cu, spla_spmv_staged_narrow):
+# 6 bytes a float32 nonzero instead of 8, 10 instead of 12 in float64. Read when a matrix binds
+# staged; False keeps the matrix's own indices (for A/B runs).
+NARROW_SPAN = 1 << 16
+STAGED_NARROW = True
 
 
 def staged_in_one_launch(n_cut: int) -> bool:
@@ -139,6 +146,25 @@ def staged_cut_rows(A, tile: int) -> np.ndarray:
         rows = np.flatnonzero((ends > starts) & (starts // tile != (ends - 1) // tile))
         A._cache[key] = np.stack([rows, starts[rows] // tile, (ends[rows] - 1) // tile], axis=1).astype(np.int64)
     return A._cache[key]
+
+
+def narrow_columns(indices, tile: int):
+    """(offsets, tile_cols) where every tile of ``tile`` nonzeros spans fewer than NARROW_SPAN
+    columns, else None: tile t's smallest column in ``tile_cols[t]`` (the indices' dtype) and each
+    nonzero's column less it as uint16, on the indices' side (NumPy or CuPy)."""
+    xp = array_module(indices)
+    nnz = int(indices.size)
+    if nnz == 0:
+        return None
+    n_full = nnz // tile
+    pieces = [indices[:n_full * tile].reshape(n_full, tile)] if n_full else []
+    if nnz > n_full * tile:
+        pieces.append(indices[n_full * tile:].reshape(1, -1))
+    lows = [piece.min(axis=1) for piece in pieces]
+    if max(int((piece.max(axis=1) - low).max()) for piece, low in zip(pieces, lows)) >= NARROW_SPAN:
+        return None
+    offsets = xp.concatenate([(piece - low[:, None]).astype(xp.uint16).ravel() for piece, low in zip(pieces, lows)])
+    return offsets, xp.concatenate(lows).astype(indices.dtype)
 
 
 def segmented_summary(A, tile: int, kernel: str = "segmented") -> dict:

@@ -87,6 +87,8 @@ def _fake_cupy(launches):
         empty=lambda n, dtype=float: FakeArray(np.full(n, np.nan, dtype)),
         zeros=lambda n, dtype=float: FakeArray(np.zeros(n, dtype)),
         ascontiguousarray=lambda a, dtype=None: FakeArray(np.asarray(a.a, dtype)),
+        concatenate=lambda arrays: FakeArray(np.concatenate(arrays)),  # of host pieces (FakeArray[...] is one)
+        uint16=np.uint16,
         cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDevice=lambda: 0),
                                    Device=lambda i=0: types.SimpleNamespace(id=0),
                                    driver=types.SimpleNamespace(launchKernel=launch_kernel),
@@ -325,7 +327,7 @@ def test_staged_finish_launch_takes_many_cut_rows(rng, launches, monkeypatch):
     x = FakeArray(rng.random(500).astype(np.float32))
     out = ops_spmv.spmv(A, x, kernel="staged:4", alpha=2.0)
     (name, _, _, args, _), (finish_name, _, _, finish_args, _) = launches[-2:]
-    params, finish_params = _signature("spmv_staged.cu", "spla_spmv_staged"), _signature(
+    params, finish_params = _signature("spmv_staged.cu", name.split("<")[0]), _signature(
         "spmv_staged.cu", "spla_spmv_staged_finish")
     cut = segmented.staged_cut_rows(A, segmented.STAGED_THREADS * 4)
     _, _, _, (cut_device, _) = A._cache[("staged-state", 4, 0, "<f4")]
@@ -334,3 +336,38 @@ def test_staged_finish_launch_takes_many_cut_rows(rng, launches, monkeypatch):
     assert finish_args[finish_params.index("n_cut")] == len(cut)
     assert finish_args[finish_params.index("cut")] == ptr(cut_device)
     assert finish_args[finish_params.index("y")] == ptr(out) and finish_args[finish_params.index("alpha")] == 2.0
+
+
+def test_staged_reads_narrow_columns_where_tiles_span_few(rng, launches, monkeypatch):
+    """Where every tile's columns span fewer than NARROW_SPAN, staged runs its narrow entry: 2-byte
+    offsets and the tiles' first columns in place of the indices (tile_cols[t] + offsets[k] is
+    column k). A tile over the span, or STAGED_NARROW off, keeps the indices."""
+    lengths = rng.integers(1, 30, 3000)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    nnz = int(indptr[-1])
+    cols = np.repeat(np.arange(3000) * 60, lengths) + rng.integers(0, 5000, nnz)  # a band 5,000 wide
+    x = FakeArray(rng.random(200_000).astype(np.float32))
+    tile = segmented.STAGED_THREADS * 4
+
+    def launched(columns):
+        A = _device(sp.csr_matrix((rng.random(nnz), columns, indptr), shape=(3000, 200_000)))
+        ops_spmv.spmv(A, x, kernel="staged:4")
+        name, _, _, args, _ = launches[-1]
+        return A, name, dict(zip(_signature("spmv_staged.cu", name.split("<")[0]), args))
+
+    A, name, args = launched(cols)
+    assert name == "spla_spmv_staged_narrow<float, int, 4>"
+    assert ops_spmv.bound_launcher(A, "staged:4").entry == "_narrow"
+    offsets, tile_cols = A._cache[("staged-narrow", 4, 0)]
+    assert args["offsets"] == ptr(offsets) and args["tile_cols"] == ptr(tile_cols) and "indices" not in args
+    assert offsets.dtype == np.uint16 and tile_cols.dtype == np.int32 and tile_cols.size == -(-nnz // tile)
+    assert np.array_equal(np.repeat(tile_cols.a, tile)[:nnz] + offsets.a, A.indices.a)
+
+    wide = cols.copy()
+    wide[-1] = 0  # the last tile now spans its band's end down to column 0
+    _, name, args = launched(wide)
+    assert name == "spla_spmv_staged<float, int, 4>" and args["indices"] != 0
+
+    monkeypatch.setattr(segmented, "STAGED_NARROW", False)
+    A, name, args = launched(cols)
+    assert name == "spla_spmv_staged<float, int, 4>" and args["indices"] == ptr(A.indices)

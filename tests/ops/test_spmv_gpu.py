@@ -449,6 +449,40 @@ def test_staged_one_launch_gives_the_finish_launchs_bits(rng, monkeypatch, case)
     assert cupy.array_equal(*results)
 
 
+def span_edge(rng):
+    """Every tile of staged:4 (1,024 nonzeros, rows of 16) spans exactly 65,535 columns, the most
+    a 2-byte offset holds: its first entry at the tile's smallest column, its last at the largest."""
+    tile, n_tiles = segmented.STAGED_THREADS * 4, 40
+    starts = np.arange(n_tiles) * 3000
+    cols = starts[:, None] + rng.integers(0, segmented.NARROW_SPAN, (n_tiles, tile))
+    cols[:, 0], cols[:, -1] = starts, starts + segmented.NARROW_SPAN - 1
+    indptr = np.arange(0, n_tiles * tile + 1, 16)
+    return sp.csr_matrix((rng.uniform(-1, 1, n_tiles * tile), cols.ravel(), indptr),
+                         shape=(indptr.size - 1, starts[-1] + segmented.NARROW_SPAN))
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("case", ["span-edge", "power-law", "block-tile-edges", "many-listed-rows"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_staged_narrow_columns_give_the_indices_bits(rng, monkeypatch, dtype, case, index_dtype):
+    """Where every tile spans fewer than 65,536 columns, staged reads 2-byte offsets from each
+    tile's first column (its narrow entry): the same products in the same order as from the
+    indices, so the same bits, with alpha and beta, call after call."""
+    host = span_edge(rng) if case == "span-edge" else CASES[case](rng)
+    x = cupy.asarray(rng.uniform(-1, 1, host.shape[1]).astype(dtype))
+    y = cupy.asarray(rng.uniform(-1, 1, host.shape[0]).astype(dtype))
+    results = []
+    for narrow in (False, True):
+        monkeypatch.setattr(segmented, "STAGED_NARROW", narrow)
+        A = _device_matrix(host, dtype, index_dtype)  # a copy of its own: the entry is fixed when it binds
+        results.append(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"))
+        assert ops_spmv.bound_launcher(A, "staged:4").entry == ("_narrow" if narrow else "")
+    ref, scale, lengths = _reference(A, x, 1.5, -0.5, y)
+    _check(results[1], A, ref, scale, lengths, f"{case}/staged:4 narrow")
+    assert cupy.array_equal(*results)
+    assert cupy.array_equal(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"), results[1])
+
+
 def test_auto_runs_staged_on_a_large_power_law(rng):
     """From AUTO.large_nnz nonzeros an irregular matrix runs staged (and its finish kernel)
     through spla.spmv's auto, with alpha/beta and out= as every kernel; describe_choice says so."""

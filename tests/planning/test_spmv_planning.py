@@ -545,6 +545,26 @@ def test_spla_info_shows_the_staged_tiles_when_auto_runs_them(rng, monkeypatch):
     monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", summary["cut_rows"] - 1)
     assert "added by a second launch" in analysis.analyze(A.astype(np.float32))["mappings"]["auto"]["unit"]
     assert auto_line(rules.describe_choice(A)).startswith("auto runs   staged:4:")  # few tiles: the smallest T
+    assert "columns read as 2-byte offsets" in mapping["unit"]  # 20,000 columns: every tile fits
+    monkeypatch.setattr(segmented, "STAGED_NARROW", False)
+    assert "2-byte" not in analysis.analyze(A.astype(np.float32))["mappings"]["auto"]["unit"]
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_narrow_columns_take_tiles_spanning_under_65536_columns(index_dtype):
+    """Tile t's smallest column and each column's offset from it, where every tile (the last one
+    partial) spans at most 65,535 columns; None from 65,536 on, and for no nonzeros."""
+    span = segmented.NARROW_SPAN
+    indices = np.array([7, 7 + span - 1, 9, 100, 3 * span, 3 * span + 5, 2 * span], dtype=index_dtype)
+    offsets, tile_cols = segmented.narrow_columns(indices, 2)
+    np.testing.assert_array_equal(tile_cols, [7, 9, 3 * span, 2 * span])
+    assert tile_cols.dtype == index_dtype and offsets.dtype == np.uint16
+    np.testing.assert_array_equal(offsets, [0, span - 1, 0, 91, 0, 5, 0])
+    np.testing.assert_array_equal(np.repeat(tile_cols, 2)[:7] + offsets, indices)
+    indices[1] += 1  # the first tile spans 65,536
+    assert segmented.narrow_columns(indices, 2) is None
+    assert segmented.narrow_columns(indices, 1) is not None  # a column a tile: no span at all
+    assert segmented.narrow_columns(np.zeros(0, dtype=index_dtype), 2) is None
 
 
 # ------------------------------------------------------- adaptive2 layout

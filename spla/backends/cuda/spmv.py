@@ -68,7 +68,9 @@ SOURCES = {
                                  for dtype in VALUE_TYPES for index in INDEX_TYPES
                                  for k in segmented.segmented_entries(dtype)]),
     "staged": _declare("spmv_staged.cu", "spla_spmv_staged", lambda dtype: segmented.STAGED_ENTRIES, STAGED_DEFINES,
-                       extra=[template("spla_spmv_staged_finish", dtype) for dtype in VALUE_TYPES]),
+                       extra=[template("spla_spmv_staged_finish", dtype) for dtype in VALUE_TYPES]
+                       + [kernel_name("staged_narrow", dtype, index, t) for dtype in VALUE_TYPES
+                          for index in INDEX_TYPES for t in segmented.STAGED_ENTRIES]),
     # diagonals carry no column indices: one instance per value type and rows a thread
     "dia": KernelSource("spmv_dia.cu", [kernel_name("dia", dtype, None, rows) for dtype in VALUE_TYPES
                                         for rows in dia.rows_choices(dtype)], (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}",)),
@@ -303,6 +305,15 @@ class _SegmentedLauncher(Launcher):
     launch = Launcher._launch_packed
 
 
+def _narrow_columns(cupy, A, T: int):
+    """staged's 2-byte column offsets and tiles' first columns on A's device (None where a tile
+    spans too many columns), made once per (matrix, T, device)."""
+    key = ("staged-narrow", T, cupy.cuda.Device().id)
+    if key not in A._cache:
+        A._cache[key] = segmented.narrow_columns(A.indices, segmented.STAGED_THREADS * T)
+    return A._cache[key]
+
+
 class _StagedLauncher(Launcher):
     """staged: one block per tile of STAGED_THREADS * T nonzeros. Where tile edges cut rows
     (spla.planning.segmented.staged_cut_rows), the kernel finishes them itself when they are few
@@ -321,8 +332,13 @@ class _StagedLauncher(Launcher):
                                     cupy.zeros(n_tiles, dtype=np.uint32)))
         n_cut = cut.shape[0]
         self.one_launch = segmented.staged_in_one_launch(n_cut)
-        self._pack(function(cupy, "staged", A.dtype, A.index_dtype, T), _grid(n_tiles, 1), segmented.STAGED_THREADS,
-                   (np.int64(n_tiles), np.int64(A.nnz), tile_rows, A.indptr, A.indices, A.data),
+        # 2-byte column offsets (and the tiles' first columns) in place of the indices where they fit
+        narrow = _narrow_columns(cupy, A, T) if segmented.STAGED_NARROW else None
+        columns = (A.indices,) if narrow is None else narrow
+        self.entry = "" if narrow is None else "_narrow"
+        self._pack(function(cupy, "staged", A.dtype, A.index_dtype, T, self.entry), _grid(n_tiles, 1),
+                   segmented.STAGED_THREADS,
+                   (np.int64(n_tiles), np.int64(A.nnz), tile_rows, A.indptr, *columns, A.data),
                    (head_partials, tail_partials, counters if self.one_launch else np.uint64(0)))  # 0: nullptr
         if not self.one_launch:
             kernel = SOURCES["staged"].function(template("spla_spmv_staged_finish", A.dtype))
