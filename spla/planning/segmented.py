@@ -50,10 +50,17 @@ STAGED_MIN_TILES = 2 * 132 * 8
 STAGED_ONE_LAUNCH_CUT = 1024
 # Where every tile's columns span fewer than NARROW_SPAN, staged reads each nonzero's column as a
 # 2-byte offset from its tile's smallest column (kernels/spmv_staged.cu, spla_spmv_staged_narrow):
-# 6 bytes a float32 nonzero instead of 8, 10 instead of 12 in float64. Read when a matrix binds
-# staged; False keeps the matrix's own indices (for A/B runs).
+# 6 bytes a float32 nonzero instead of 8. STAGED_NARROW: the value dtypes that do, read when a
+# matrix binds staged. float32 only: on session 26's large matrices that fit it was 1.01-1.17x
+# faster by device time in float32, 0.94-1.11x in float64 (10 instead of 12 bytes; slower on kNN
+# windows, where the gathers of x decide), docs/lab/h200-2026-12-05-session26.
 NARROW_SPAN = 1 << 16
-STAGED_NARROW = True
+STAGED_NARROW = ("float32",)
+
+
+def staged_reads_narrow(dtype) -> bool:
+    """Whether staged reads narrow columns (where they fit) for values of ``dtype``."""
+    return np.dtype(dtype).name in STAGED_NARROW
 
 
 def staged_in_one_launch(n_cut: int) -> bool:

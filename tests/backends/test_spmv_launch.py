@@ -339,9 +339,9 @@ def test_staged_finish_launch_takes_many_cut_rows(rng, launches, monkeypatch):
 
 
 def test_staged_reads_narrow_columns_where_tiles_span_few(rng, launches, monkeypatch):
-    """Where every tile's columns span fewer than NARROW_SPAN, staged runs its narrow entry: 2-byte
+    """Where every tile's columns span fewer than NARROW_SPAN, float32 staged runs its narrow entry: 2-byte
     offsets and the tiles' first columns in place of the indices (tile_cols[t] + offsets[k] is
-    column k). A tile over the span, or STAGED_NARROW off, keeps the indices."""
+    column k). A tile over the span, or a dtype not in STAGED_NARROW, keeps the indices."""
     lengths = rng.integers(1, 30, 3000)
     indptr = np.concatenate(([0], np.cumsum(lengths)))
     nnz = int(indptr[-1])
@@ -349,9 +349,10 @@ def test_staged_reads_narrow_columns_where_tiles_span_few(rng, launches, monkeyp
     x = FakeArray(rng.random(200_000).astype(np.float32))
     tile = segmented.STAGED_THREADS * 4
 
-    def launched(columns):
-        A = _device(sp.csr_matrix((rng.random(nnz), columns, indptr), shape=(3000, 200_000)))
-        ops_spmv.spmv(A, x, kernel="staged:4")
+    def launched(columns, dtype=np.float32):
+        H = CSRMatrix.from_scipy(sp.csr_matrix((rng.random(nnz), columns, indptr), shape=(3000, 200_000)), dtype=dtype)
+        A = CSRMatrix(FakeArray(H.data), FakeArray(H.indices), FakeArray(H.indptr), H.shape, validate=False)
+        ops_spmv.spmv(A, x if dtype == np.float32 else FakeArray(x.a.astype(dtype)), kernel="staged:4")
         name, _, _, args, _ = launches[-1]
         return A, name, dict(zip(_signature("spmv_staged.cu", name.split("<")[0]), args))
 
@@ -368,6 +369,8 @@ def test_staged_reads_narrow_columns_where_tiles_span_few(rng, launches, monkeyp
     _, name, args = launched(wide)
     assert name == "spla_spmv_staged<float, int, 4>" and args["indices"] != 0
 
-    monkeypatch.setattr(segmented, "STAGED_NARROW", False)
+    A, name, args = launched(cols, np.float64)  # float32 only, by default
+    assert name == "spla_spmv_staged<double, int, 4>" and args["indices"] == ptr(A.indices)
+    monkeypatch.setattr(segmented, "STAGED_NARROW", ())
     A, name, args = launched(cols)
     assert name == "spla_spmv_staged<float, int, 4>" and args["indices"] == ptr(A.indices)

@@ -473,7 +473,7 @@ def test_staged_narrow_columns_give_the_indices_bits(rng, monkeypatch, dtype, ca
     y = cupy.asarray(rng.uniform(-1, 1, host.shape[0]).astype(dtype))
     results = []
     for narrow in (False, True):
-        monkeypatch.setattr(segmented, "STAGED_NARROW", narrow)
+        monkeypatch.setattr(segmented, "STAGED_NARROW", ("float32", "float64") if narrow else ())
         A = _device_matrix(host, dtype, index_dtype)  # a copy of its own: the entry is fixed when it binds
         results.append(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"))
         assert ops_spmv.bound_launcher(A, "staged:4").entry == ("_narrow" if narrow else "")

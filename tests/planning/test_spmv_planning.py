@@ -546,7 +546,8 @@ def test_spla_info_shows_the_staged_tiles_when_auto_runs_them(rng, monkeypatch):
     assert "added by a second launch" in analysis.analyze(A.astype(np.float32))["mappings"]["auto"]["unit"]
     assert auto_line(rules.describe_choice(A)).startswith("auto runs   staged:4:")  # few tiles: the smallest T
     assert "columns read as 2-byte offsets" in mapping["unit"]  # 20,000 columns: every tile fits
-    monkeypatch.setattr(segmented, "STAGED_NARROW", False)
+    assert "2-byte" not in analysis.analyze(A.astype(np.float64))["mappings"]["auto"]["unit"]  # float32 only
+    monkeypatch.setattr(segmented, "STAGED_NARROW", ())
     assert "2-byte" not in analysis.analyze(A.astype(np.float32))["mappings"]["auto"]["unit"]
 
 

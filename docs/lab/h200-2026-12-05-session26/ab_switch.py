@@ -66,11 +66,12 @@ def main(argv=None) -> int:
                 ops_spmv.spmv(A, x, kernel=args.kernel, out=out)  # binds the launcher under this value
                 bound = ops_spmv.bound_launcher(A, args.kernel)
                 row.setdefault("entries", {})[label] = getattr(bound, "entry", "")
-                runs[f"{args.kernel}-{label}"] = lambda A=A: ops_spmv.spmv(A, x, kernel=args.kernel, out=out)
+                runs[f"{args.kernel}-{label}"] = (lambda A=A, x=x, out=out:
+                                                   ops_spmv.spmv(A, x, kernel=args.kernel, out=out))
             setattr(module, name, default)
             first = next(iter(copies.values()))
             for other in (*ANCHORS, *args.others, *(("auto",) if args.auto else ())):
-                runs[other] = lambda other=other: ops_spmv.spmv(first, x, kernel=other, out=out)
+                runs[other] = lambda other=other, A=first, x=x, out=out: ops_spmv.spmv(A, x, kernel=other, out=out)
             if args.auto:
                 from spla.planning.spmv import choose_kernel
 

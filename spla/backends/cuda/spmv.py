@@ -333,7 +333,7 @@ class _StagedLauncher(Launcher):
         n_cut = cut.shape[0]
         self.one_launch = segmented.staged_in_one_launch(n_cut)
         # 2-byte column offsets (and the tiles' first columns) in place of the indices where they fit
-        narrow = _narrow_columns(cupy, A, T) if segmented.STAGED_NARROW else None
+        narrow = _narrow_columns(cupy, A, T) if segmented.staged_reads_narrow(A.dtype) else None
         columns = (A.indices,) if narrow is None else narrow
         self.entry = "" if narrow is None else "_narrow"
         self._pack(function(cupy, "staged", A.dtype, A.index_dtype, T, self.entry), _grid(n_tiles, 1),
