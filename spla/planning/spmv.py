@@ -176,7 +176,7 @@ class AutoThresholds:
     ``segmented_mean``, ``short_rows``, ``large_nnz``, ``narrow_steps``, ``huge_share``,
     ``mid_nnz`` and ``mid_near`` on the corpus's fit half and reports the rule on every half
     (BENCHMARKS.md); the others are set from the kernels' design, ``tiny_*`` and ``*_x_bytes``
-    between held-out runs, and ``packed_mean`` and ``regular_near`` each read off one held-out set
+    between held-out runs, and ``packed_mean``, ``regular_near`` and ``packed_near`` each read off held-out sets
     and then tested on a fresh one written with the prediction before its run; ``bitmap_rows``
     (a switch, not a number) read off the corpus re-run's fit half and tested the same way.
     ``fit_auto.py`` fits ``tiny_mean`` and the x sizes too, but the fit half's large rows of
@@ -207,6 +207,8 @@ class AutoThresholds:
                                    # long on average (read off held-out runs, then tested on a fresh set: session 22)
     regular_near: float = 0.25     # large regular rows take those kernels only where neighbouring columns are
                                    # closer than this share (read off set 12, tested on set 13: session 23)
+    packed_near: float = 0.05      # ... and packed rows go back to staged where neighbouring columns are at least
+                                   # this often close (read off sets 18-20, tested on set 21: session 26)
     bitmap_rows: bool = True       # irregular rows of at most segmented_mean on average and no empty row run
                                    # segmented (its bitmap entry): at any size where a 16-byte pack holds 4
                                    # entries, below large_nnz where it holds 2 (read off the corpus re-run,
@@ -363,7 +365,18 @@ AUTO = AutoThresholds()
 #       tested on a fresh set written for it (session 22's set 11: 0.937 ->
 #       0.971, misses 1 -> 0); the corpus's runs of the class read fit 0.927
 #       -> 0.975 (6) and report 0.976 -> 0.964 (4: two random-width runs at
-#       0.97-0.98). BENCHMARKS.md, session 22
+#       0.97-0.98). BENCHMARKS.md, session 22. Not where neighbouring columns
+#       are close in packed_near of pairs or more (rows within a few thousand
+#       columns of the diagonal): those are regular-large, staged. Since
+#       staged sums rows of up to 128 by thread (session 24) and reads 2-byte
+#       column offsets in float32 (session 26), it beat segmented 1.12-1.18x
+#       on every such held-out record and set 20's; segmented stayed ahead at
+#       near shares of 0.001-0.02 (kNN windows of rows of one length,
+#       Kronecker products, shuffled stencils: 1.3-1.5x). The cut, read off
+#       those, was tested on set 21 (written with the prediction before its
+#       run): staged 1.06-1.27x segmented on all 7 at or above it (geomean
+#       1.19); below it staged still led on 2 of 3 (1.10, 1.20), so the cut is
+#       safe rather than tight
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
@@ -409,7 +422,8 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
     if s.nnz >= t.large_nnz and x_bytes > t.cached_x_bytes and near() < t.regular_near:
         if x_bytes <= t.staged_x_bytes:
             return "regular-large-l2"
-        return "regular-large-packed" if pack >= 4 and s.mean >= t.packed_mean else "regular-large"
+        packed = pack >= 4 and s.mean >= t.packed_mean and near() < t.packed_near
+        return "regular-large-packed" if packed else "regular-large"
     if s.mean <= t.short_mean and s.max <= t.short_max:
         if s.n_rows < t.short_rows:
             return "short-few-rows"

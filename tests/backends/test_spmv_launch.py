@@ -374,3 +374,11 @@ def test_staged_reads_narrow_columns_where_tiles_span_few(rng, launches, monkeyp
     monkeypatch.setattr(segmented, "STAGED_NARROW", ())
     A, name, args = launched(cols)
     assert name == "spla_spmv_staged<float, int, 4>" and args["indices"] == ptr(A.indices)
+
+    def no_room(indices, tile):
+        raise MemoryError("out of memory allocating the offsets")
+
+    monkeypatch.setattr(segmented, "STAGED_NARROW", ("float32",))
+    monkeypatch.setattr(segmented, "narrow_columns", no_room)  # the offsets do not fit: the indices serve
+    A, name, args = launched(cols)
+    assert name == "spla_spmv_staged<float, int, 4>" and args["indices"] == ptr(A.indices)

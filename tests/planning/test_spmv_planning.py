@@ -744,6 +744,11 @@ def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
     assert rules.matrix_class(shorter, 4, scattered, x_bytes=16_000_000) == "regular-large"
     at_cut = dataclasses.replace(knn, nnz=28_000_000, mean=t.packed_mean, max=7)
     assert rules.matrix_class(at_cut, 4, scattered, x_bytes=16_000_000) == "regular-large-packed"
+    # ... unless neighbouring columns are close in packed_near of pairs or more (local rows within a
+    # few thousand columns: staged 1.06-1.27x segmented on set 21, session 26)
+    for near, klass in ((t.packed_near, "regular-large"), (np.nextafter(t.packed_near, 0), "regular-large-packed")):
+        assert rules.matrix_class(knn, 4, lambda near=near: near, x_bytes=16_000_000) == klass
+    assert 0 < t.packed_near < t.regular_near
     assert rules.matrix_class(knn, 4, close_columns, x_bytes=16_000_000) == "short"
     # columns often close, though under mid_near (rows within a few hundred columns of the
     # diagonal: near share 0.33-0.42), keep the row kernels: vector beat staged there by up to

@@ -306,11 +306,15 @@ class _SegmentedLauncher(Launcher):
 
 
 def _narrow_columns(cupy, A, T: int):
-    """staged's 2-byte column offsets and tiles' first columns on A's device (None where a tile
-    spans too many columns), made once per (matrix, T, device)."""
+    """staged's 2-byte column offsets and tiles' first columns on A's device, made once per
+    (matrix, T, device); None where a tile spans too many columns, or where the device has no room
+    for them (they are an optimisation: the indices serve as well)."""
     key = ("staged-narrow", T, cupy.cuda.Device().id)
     if key not in A._cache:
-        A._cache[key] = segmented.narrow_columns(A.indices, segmented.STAGED_THREADS * T)
+        try:
+            A._cache[key] = segmented.narrow_columns(A.indices, segmented.STAGED_THREADS * T)
+        except MemoryError:  # CuPy's OutOfMemoryError is one
+            A._cache[key] = None
     return A._cache[key]
 
 
