@@ -167,7 +167,7 @@ spla_spmv_staged(long long n_tiles, long long nnz, const long long* __restrict__
 }
 
 // The same over 2-byte column offsets: nonzero k of tile t is in column tile_cols[t] + offsets[k]
-// (spla/planning/segmented.py, staged_narrow_columns: every tile's columns span under 65,536).
+// (spla/planning/segmented.py, narrow_columns: every tile's columns span under 65,536).
 template <typename V, typename I, int T>
 __global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
 spla_spmv_staged_narrow(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,

@@ -369,7 +369,7 @@ AUTO = AutoThresholds()
 #       are close in packed_near of pairs or more (rows within a few thousand
 #       columns of the diagonal): those are regular-large, staged. Since
 #       staged sums rows of up to 128 by thread (session 24) and reads 2-byte
-#       column offsets in float32 (session 26), it beat segmented 1.12-1.18x
+#       column offsets in float32 (session 26), it beat segmented 1.12-1.22x
 #       on every such held-out record and set 20's; segmented stayed ahead at
 #       near shares of 0.001-0.02 (kNN windows of rows of one length,
 #       Kronecker products, shuffled stencils: 1.3-1.5x). The cut, read off
