@@ -180,8 +180,7 @@ def auto_plan(lengths, nnz, A) -> dict:
             who = f"one block of {segmented.STAGED_THREADS} threads each"
             finish = (", added in the kernel (one launch)" if segmented.staged_in_one_launch(summary["cut_rows"])
                       else ", added by a second launch")
-            if (segmented.staged_reads_narrow(A.dtype)
-                    and segmented.narrow_columns(A.indices, summary["tile"]) is not None):
+            if segmented.staged_narrow_columns(A, param) is not None:
                 finish += "; columns read as 2-byte offsets (every tile spans < 65,536 columns)"
         return {
             "unit": (f"{family} tiles of {summary['tile']} nnz, {who}; work = its nnz + the rows it owns; "

@@ -58,11 +58,6 @@ NARROW_SPAN = 1 << 16
 STAGED_NARROW = ("float32",)
 
 
-def staged_reads_narrow(dtype) -> bool:
-    """Whether staged reads narrow columns (where they fit) for values of ``dtype``."""
-    return np.dtype(dtype).name in STAGED_NARROW
-
-
 def staged_in_one_launch(n_cut: int) -> bool:
     """Whether staged adds the partial sums of ``n_cut`` cut rows in its own kernel (one launch),
     not in its finish kernel: the launcher's choice, and what ``spla info`` reports."""
@@ -172,6 +167,22 @@ def narrow_columns(indices, tile: int):
         return None
     offsets = xp.concatenate([(piece - low[:, None]).astype(xp.uint16).ravel() for piece, low in zip(pieces, lows)])
     return offsets, xp.concatenate(lows).astype(indices.dtype)
+
+
+def staged_narrow_columns(A, T: int):
+    """What ``staged:T`` reads in place of A's indices (:func:`narrow_columns` over its tiles), made
+    once per (matrix, T) on A's side and cached on A: the launcher's choice, and what ``spla info``
+    reports. None where A's dtype does not read them (STAGED_NARROW), a tile spans too many
+    columns, or there is no memory for them (they are an optimisation: the indices serve as well)."""
+    if np.dtype(A.dtype).name not in STAGED_NARROW:
+        return None
+    key = ("staged-narrow", T)
+    if key not in A._cache:
+        try:
+            A._cache[key] = narrow_columns(A.indices, STAGED_THREADS * T)
+        except MemoryError:  # CuPy's OutOfMemoryError is one
+            A._cache[key] = None
+    return A._cache[key]
 
 
 def segmented_summary(A, tile: int, kernel: str = "segmented") -> dict:

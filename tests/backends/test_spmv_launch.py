@@ -359,7 +359,7 @@ def test_staged_reads_narrow_columns_where_tiles_span_few(rng, launches, monkeyp
     A, name, args = launched(cols)
     assert name == "spla_spmv_staged_narrow<float, int, 4>"
     assert ops_spmv.bound_launcher(A, "staged:4").entry == "_narrow"
-    offsets, tile_cols = A._cache[("staged-narrow", 4, 0)]
+    offsets, tile_cols = A._cache[("staged-narrow", 4)]
     assert args["offsets"] == ptr(offsets) and args["tile_cols"] == ptr(tile_cols) and "indices" not in args
     assert offsets.dtype == np.uint16 and tile_cols.dtype == np.int32 and tile_cols.size == -(-nnz // tile)
     assert np.array_equal(np.repeat(tile_cols.a, tile)[:nnz] + offsets.a, A.indices.a)

@@ -305,19 +305,6 @@ class _SegmentedLauncher(Launcher):
     launch = Launcher._launch_packed
 
 
-def _narrow_columns(cupy, A, T: int):
-    """staged's 2-byte column offsets and tiles' first columns on A's device, made once per
-    (matrix, T, device); None where a tile spans too many columns, or where the device has no room
-    for them (they are an optimisation: the indices serve as well)."""
-    key = ("staged-narrow", T, cupy.cuda.Device().id)
-    if key not in A._cache:
-        try:
-            A._cache[key] = segmented.narrow_columns(A.indices, segmented.STAGED_THREADS * T)
-        except MemoryError:  # CuPy's OutOfMemoryError is one
-            A._cache[key] = None
-    return A._cache[key]
-
-
 class _StagedLauncher(Launcher):
     """staged: one block per tile of STAGED_THREADS * T nonzeros. Where tile edges cut rows
     (spla.planning.segmented.staged_cut_rows), the kernel finishes them itself when they are few
@@ -337,7 +324,7 @@ class _StagedLauncher(Launcher):
         n_cut = cut.shape[0]
         self.one_launch = segmented.staged_in_one_launch(n_cut)
         # 2-byte column offsets (and the tiles' first columns) in place of the indices where they fit
-        narrow = _narrow_columns(cupy, A, T) if segmented.staged_reads_narrow(A.dtype) else None
+        narrow = segmented.staged_narrow_columns(A, T)
         columns = (A.indices,) if narrow is None else narrow
         self.entry = "" if narrow is None else "_narrow"
         self._pack(function(cupy, "staged", A.dtype, A.index_dtype, T, self.entry), _grid(n_tiles, 1),
