@@ -1,0 +1,172 @@
+"""The code's auto rule beside trial rules that are not thresholds of AutoThresholds (a new
+condition, a new class, the structured kernels' gate), over every benchmark record (no GPU):
+each half's table, the large matrices over the lean cuSPARSE call, and every (matrix, dtype)
+whose pick moves, with the share of the best kernel it ran at before and after.
+
+    PYTHONPATH=. python3 rule_trial.py $(cat ../h200-2026-12-05-session26/rule_files.txt) \\
+        --stats /tmp/stats.json --near-stats /tmp/near.json --trial m2 [--measure per-call]
+
+Trials:
+  m2-gate   session 26's M2a/b: the regular-large classes' gate (near share under
+            regular_near) widened to a near share under 0.45 where rows average at most 128
+            nonzeros (staged's thread cut)
+  m2-runs   session 26's M2c: medium matrices whose columns run consecutively (near share at
+            least 0.75) run warp
+  m2        both
+  structured-from=N   auto looks for dia and band from N nonzeros (the code: AUTO_MIN_NNZ = 2^20,
+            set from the kernels' design, never measured below it)
+  structured-rows=D,B auto looks for dia from D rows and band from B rows, at any size
+A trial patches spla.planning.spmv (matrix_class, AUTO_RULE, STRUCTURES) for this process only:
+fit_auto.picked reads them at each call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import math
+import sys
+import types
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT))
+import fit_auto  # noqa: E402
+
+from spla.planning import dia, spmv  # noqa: E402
+
+CODE_CLASS = spmv.matrix_class
+M2_NEAR = 0.45       # the widened gate ...
+M2_MEAN = 128.0      # ... for rows no longer on average than a staged thread sums
+RUNS_NEAR = 0.75     # medium rows whose neighbouring columns are this often close: runs of columns
+
+# the new class runs warp, and a structured kernel (dia, band) first where the matrix has one, as
+# its parent class "medium" does
+spmv.AUTO_RULE["medium-runs"] = "warp"
+spmv.STRUCTURED_CLASSES = (*spmv.STRUCTURED_CLASSES, "medium-runs")
+
+
+def _gate(s, pack, near, t, x_bytes):
+    klass = CODE_CLASS(s, pack, near, t, x_bytes)
+    if (klass.startswith(("short", "medium")) and s.mean <= M2_MEAN and s.nnz >= t.large_nnz
+            and x_bytes > t.cached_x_bytes and near() < M2_NEAR):
+        # the code's regular-large sub-classes, with regular_near widened
+        return CODE_CLASS(s, pack, near, dataclasses.replace(t, regular_near=M2_NEAR), x_bytes)
+    return klass
+
+
+def _runs(s, pack, near, t, x_bytes, base=CODE_CLASS):
+    klass = base(s, pack, near, t, x_bytes)
+    return "medium-runs" if klass == "medium" and near() >= RUNS_NEAR else klass
+
+
+def _m2(s, pack, near, t, x_bytes):
+    return _runs(s, pack, near, t, x_bytes, base=_gate)
+
+
+def _structures(considers):
+    """spmv.STRUCTURES with each module's auto_considers replaced by considers[name]."""
+    return {name: types.SimpleNamespace(auto_considers=considers[name], applies=module.applies)
+            for name, module in spmv.STRUCTURES.items()}
+
+
+def trial(text: str) -> tuple[str, dict]:
+    """(name, {attribute of spla.planning.spmv: value while the trial runs})."""
+    name, _, value = text.partition("=")
+    if name in ("m2-gate", "m2-runs", "m2") and not value:
+        return text, {"matrix_class": {"m2-gate": _gate, "m2-runs": _runs, "m2": _m2}[name]}
+    if name == "structured-from" and value:
+        n = int(float(value))
+        return text, {"STRUCTURES": _structures({
+            "dia": lambda s: s.nnz >= n and dia.worth_detecting(s),
+            "band": lambda s: s.nnz >= n})}
+    if name == "structured-rows" and value:
+        d, b = (int(float(v)) for v in value.split(","))
+        return text, {"STRUCTURES": _structures({
+            "dia": lambda s: s.n_rows >= d and dia.worth_detecting(s),
+            "band": lambda s: s.n_rows >= b})}
+    raise argparse.ArgumentTypeError(f"unknown trial {text!r} (see --help)")
+
+
+@contextlib.contextmanager
+def patched(changes: dict):
+    saved = {name: getattr(spmv, name) for name in changes}
+    for name, value in changes.items():
+        setattr(spmv, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(spmv, name, value)
+
+
+def picks(items, changes: dict):
+    """Each item's (pick, quality) with the trial's changes in place."""
+    with patched(changes):
+        return [(fit_auto.picked(i, spmv.AUTO), fit_auto.quality(i, spmv.AUTO)) for i in items]
+
+
+def summary(items, rows, label):
+    """One line per half and dtype: geomean, worst, within 15% (fit_auto.table's columns)."""
+    lines = []
+    for half in fit_auto.HALVES:
+        for dtype in ("float32", "float64"):
+            q = [q for i, (_, q) in zip(items, rows) if i["half"] == half and i["dtype"] == dtype]
+            if q:
+                lines.append(f"| {label} | {half} | {dtype} | {len(q)} | {fit_auto.geomean(q):.3f} | {min(q):.3f} | "
+                             f"{sum(v >= fit_auto.WITHIN for v in q)}/{len(q)} |")
+    return lines
+
+
+def large(items, rows, label):
+    """fit_auto.large_table's line for one rule's picks."""
+    lines = []
+    for dtype in ("float32", "float64"):
+        speedups = [i["anchor"] / i["times"].get(pick, math.inf) for i, (pick, _) in zip(items, rows)
+                    if i["dtype"] == dtype and i["anchor"] and i["stats"].nnz >= fit_auto.LARGE]
+        if speedups:
+            lines.append(f"| {label} | {dtype} | {len(speedups)} | {fit_auto.geomean(speedups):.3f} | "
+                         f"{min(speedups):.3f} |")
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("results", nargs="+")
+    parser.add_argument("--stats", type=Path)
+    parser.add_argument("--near-stats", type=Path)
+    parser.add_argument("--trial", action="append", type=trial, required=True)
+    parser.add_argument("--measure", choices=("device", "per-call"), default="device")
+    args = parser.parse_args(argv)
+    near = json.loads(args.near_stats.read_text()) if args.near_stats and args.near_stats.is_file() else {}
+    items = fit_auto.load(args.results, None, args.stats, "device_us" if args.measure == "device" else "per_call_us",
+                          near_cache=near)
+    rules = {"code": picks(items, {}), **{name: picks(items, changes) for name, changes in args.trial}}
+    print(f"| rule | half | dtype | matrices | best / auto's pick ({args.measure}), geomean | worst | within 15% |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
+    for label, rows in rules.items():
+        print("\n".join(summary(items, rows, label)))
+    print(f"\n| rule | dtype | matrices >= {fit_auto.LARGE:.0e} nnz | auto over lean cuSPARSE ({args.measure}), "
+          "geomean | worst |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for label, rows in rules.items():
+        print("\n".join(large(items, rows, label)))
+    for label, rows in rules.items():
+        if label == "code":
+            continue
+        moved = [(i, a, b) for i, a, b in zip(items, rules["code"], rows) if a[0] != b[0]]
+        print(f"\n{label}: {len(moved)} picks move (share of the best kernel, before -> after)")
+        for i, (old, q_old), (new, q_new) in sorted(moved, key=lambda m: m[2][1] - m[1][1]):
+            print(f"  {i['name']} {i['dtype']} ({i['half']}, {i['stats'].n_rows:,} rows, mean {i['stats'].mean:.1f}, "
+                  f"near {i['near']():.2f}): {old} {q_old:.2f} -> {new} {q_new:.2f}")
+    if args.near_stats is not None:
+        args.near_stats.write_text(json.dumps(near, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
