@@ -13,6 +13,8 @@ Trials:
   m2-runs   session 26's M2c: medium matrices whose columns run consecutively (near share at
             least 0.75) run warp
   m2        both
+  packed-low=N,C  float32 packed rows (regular-large-packed: segmented) run staged from a near
+            share of N (the code: packed_near = 0.05) where row lengths vary (cv at least C)
   structured-from=N   auto looks for dia and band from N nonzeros (the code: AUTO_MIN_NNZ = 2^20,
             set from the kernels' design, never measured below it)
   structured-rows=D,B auto looks for dia from D rows and band from B rows, at any size
@@ -67,6 +69,17 @@ def _m2(s, pack, near, t, x_bytes):
     return _runs(s, pack, near, t, x_bytes, base=_gate)
 
 
+def _packed_low(near_cut: float, cv_cut: float):
+    """Packed rows (segmented) go to staged from a near share of near_cut where their lengths vary
+    (cv at least cv_cut): the code's packed_near, lowered for rows that are not all one length."""
+    def klass(s, pack, near, t, x_bytes):
+        base = CODE_CLASS(s, pack, near, t, x_bytes)
+        if base == "regular-large-packed" and s.cv >= cv_cut and near() >= near_cut:
+            return "regular-large"
+        return base
+    return klass
+
+
 def _structures(considers):
     """spmv.STRUCTURES with each module's auto_considers replaced by considers[name]."""
     return {name: types.SimpleNamespace(auto_considers=considers[name], applies=module.applies)
@@ -78,6 +91,9 @@ def trial(text: str) -> tuple[str, dict]:
     name, _, value = text.partition("=")
     if name in ("m2-gate", "m2-runs", "m2") and not value:
         return text, {"matrix_class": {"m2-gate": _gate, "m2-runs": _runs, "m2": _m2}[name]}
+    if name == "packed-low" and value:
+        near_cut, cv_cut = (float(v) for v in value.split(","))
+        return text, {"matrix_class": _packed_low(near_cut, cv_cut)}
     if name == "structured-from" and value:
         n = int(float(value))
         return text, {"STRUCTURES": _structures({
