@@ -1,0 +1,50 @@
+"""What S1 would add to a first auto call: the time of dia's and band's detection passes
+(`applies`, cached on the matrix afterwards) on matrices that S1 would newly examine, on the
+device when CuPy sees one, else on the CPU. Each repeat loads a fresh copy, so no cache answers.
+
+    PYTHONPATH=. python3 time_detection.py SOURCE... [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sources", nargs="+", help="matrix files or gen: specs")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+
+    import spla
+    from spla.device import resolve_device
+    from spla.planning import band, dia
+    from spla.planning.stats import row_stats
+
+    device = resolve_device("auto")
+    sync = (lambda: __import__("cupy").cuda.Device().synchronize()) if device == "gpu" else (lambda: None)
+    for source in args.sources:
+        host = spla.load(source)
+        times = {"dia": [], "band": []}
+        found = {}
+        for _ in range(args.repeats):
+            A = host.to_device() if device == "gpu" else host.copy()
+            stats = row_stats(A)
+            for name, module in (("dia", dia), ("band", band)):
+                sync()
+                began = time.perf_counter()
+                found[name] = module.applies(A, stats)
+                sync()
+                times[name].append((time.perf_counter() - began) * 1e3)
+        print(f"{source} ({device}, {host.n_rows:,} rows, {host.nnz:,} nnz): "
+              + ", ".join(f"{name} {'found' if found[name] else 'none'} in {np.median(ms):.2f} ms (median of "
+                          f"{len(ms)}, first {ms[0]:.2f})" for name, ms in times.items()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
