@@ -29,8 +29,11 @@ import numpy as np
 
 from ..device import array_module, free_device_memory, is_out_of_memory
 
-#: ``auto`` looks for a structure from this many nonzeros (below, a launch costs more than the
-#: bytes the structure saves, and the detection pass is not repaid).
+#: ``auto`` looks for a structure from this many nonzeros. Set from the kernels' design (below it a
+#: launch's host time outweighs the bytes saved, and the detection pass is not repaid), never
+#: measured below it. By device time, the corpus's stencils and bands at 300k-1M nonzeros ran dia
+#: faster from about 41,000 rows and band from about 17,000 (hypothesis S1, to be tested on
+#: held-out set 24: docs/lab/cpu-2026-12-04-session27).
 AUTO_MIN_NNZ = 1 << 20
 
 
