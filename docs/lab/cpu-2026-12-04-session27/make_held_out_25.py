@@ -17,12 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-LAB = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(LAB / "h200-2026-12-04-session19"))
-sys.path.insert(0, str(LAB / "h200-2026-12-04-session23"))
-import make_held_out_12 as twelve  # noqa: E402
-import make_held_out_large as gen  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import make_held_out_24 as twenty_fourth  # noqa: E402
 
+gen, twelve = twenty_fourth.gen, twenty_fourth.twelve
 gen.RNG = np.random.default_rng(2725)
 twelve.gen.RNG = gen.RNG
 

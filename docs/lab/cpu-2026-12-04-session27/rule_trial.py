@@ -28,7 +28,6 @@ import argparse
 import contextlib
 import dataclasses
 import json
-import math
 import sys
 import types
 from pathlib import Path
@@ -125,30 +124,6 @@ def picks(items, changes: dict):
         return [(fit_auto.picked(i, spmv.AUTO), fit_auto.quality(i, spmv.AUTO)) for i in items]
 
 
-def summary(items, rows, label):
-    """One line per half and dtype: geomean, worst, within 15% (fit_auto.table's columns)."""
-    lines = []
-    for half in fit_auto.HALVES:
-        for dtype in ("float32", "float64"):
-            q = [q for i, (_, q) in zip(items, rows) if i["half"] == half and i["dtype"] == dtype]
-            if q:
-                lines.append(f"| {label} | {half} | {dtype} | {len(q)} | {fit_auto.geomean(q):.3f} | {min(q):.3f} | "
-                             f"{sum(v >= fit_auto.WITHIN for v in q)}/{len(q)} |")
-    return lines
-
-
-def large(items, rows, label):
-    """fit_auto.large_table's line for one rule's picks."""
-    lines = []
-    for dtype in ("float32", "float64"):
-        speedups = [i["anchor"] / i["times"].get(pick, math.inf) for i, (pick, _) in zip(items, rows)
-                    if i["dtype"] == dtype and i["anchor"] and i["stats"].nnz >= fit_auto.LARGE]
-        if speedups:
-            lines.append(f"| {label} | {dtype} | {len(speedups)} | {fit_auto.geomean(speedups):.3f} | "
-                         f"{min(speedups):.3f} |")
-    return lines
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -161,21 +136,17 @@ def main(argv=None) -> int:
     near = json.loads(args.near_stats.read_text()) if args.near_stats and args.near_stats.is_file() else {}
     items = fit_auto.load(args.results, None, args.stats, "device_us" if args.measure == "device" else "per_call_us",
                           near_cache=near)
-    rules = {"code": picks(items, {}), **{name: picks(items, changes) for name, changes in args.trial}}
-    print(f"| rule | half | dtype | matrices | best / auto's pick ({args.measure}), geomean | worst | within 15% |")
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
-    for label, rows in rules.items():
-        print("\n".join(summary(items, rows, label)))
-    print(f"\n| rule | dtype | matrices >= {fit_auto.LARGE:.0e} nnz | auto over lean cuSPARSE ({args.measure}), "
-          "geomean | worst |")
-    print("| --- | --- | ---: | ---: | ---: |")
-    for label, rows in rules.items():
-        print("\n".join(large(items, rows, label)))
-    for label, rows in rules.items():
-        if label == "code":
-            continue
-        moved = [(i, a, b) for i, a, b in zip(items, rules["code"], rows) if a[0] != b[0]]
-        print(f"\n{label}: {len(moved)} picks move (share of the best kernel, before -> after)")
+    rules = {"code": {}, **dict(args.trial)}
+    for table in (fit_auto.table, fit_auto.large_table):
+        for n, (label, changes) in enumerate(rules.items()):
+            with patched(changes):  # the tables score each rule's picks through spmv's patched names
+                lines = table(items, {label: spmv.AUTO}, args.measure)
+            print("\n".join(lines if n == 0 else lines[2:]))
+        print()
+    code = picks(items, {})
+    for label, changes in args.trial:
+        moved = [(i, a, b) for i, a, b in zip(items, code, picks(items, changes)) if a[0] != b[0]]
+        print(f"{label}: {len(moved)} picks move (share of the best kernel, before -> after)")
         for i, (old, q_old), (new, q_new) in sorted(moved, key=lambda m: m[2][1] - m[1][1]):
             print(f"  {i['name']} {i['dtype']} ({i['half']}, {i['stats'].n_rows:,} rows, mean {i['stats'].mean:.1f}, "
                   f"near {i['near']():.2f}): {old} {q_old:.2f} -> {new} {q_new:.2f}")
