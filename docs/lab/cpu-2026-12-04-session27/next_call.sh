@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The next session's device calls, written in session 27 (no device was lent) and not yet run:
+# the GPU suite, then held-out sets 23 (M2), 24 (S1, with the detection timing) and 25 (P2), each
+# benchmarked beside the lean cuSPARSE call. Predictions and decisions: this folder's README and
+# ../h200-2026-12-05-session26/README.md (set 23). Results go under /tmp/next, packed into
+# $OUT/next.tgz after every step, so a call cut short still brings back what it measured.
+#
+#   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh tests s24 s23",
+#       carry=[".whl", "shared-matrices"])          # about 470 s
+#   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh s25", ...)   # about 190 s
+set -u -o pipefail
+cd "$(dirname "$0")/../../.."
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+HERE=docs/lab/cpu-2026-12-04-session27
+R=/tmp/next
+mkdir -p "$R" "${OUT:=$PWD/next-out}"
+pack() { tar -C /tmp -czf "$OUT/next.tgz" next; }
+step() {  # name, command...: the command's output to $R/name.log, its tail and exit status to the call's
+  local name=$1; shift
+  echo "== $(date +%H:%M:%S) $name: $*"
+  "$@" >"$R/$name.log" 2>&1
+  local rc=$?
+  tail -n 6 "$R/$name.log"
+  echo "== $(date +%H:%M:%S) $name: exit $rc"
+  pack
+}
+sources() { ls "$1"/*.npz | paste -sd, -; }
+
+for s in "$@"; do
+  case $s in
+    tests) step tests env TESTS_WORKERS=12 TESTS_LIMIT=200 OUT="$R/tests" bash scripts/gpu_check.sh tests ;;
+    s23)   step make23 python3 docs/lab/h200-2026-12-05-session26/make_held_out_23.py /tmp/h23
+           step bench23 python3 scripts/bench_corpus.py --out "$R/held-out-23" --scale none \
+                --sources "$(sources /tmp/h23)" --budget-min 3 ;;
+    s24)   step make24 python3 "$HERE/make_held_out_24.py" /tmp/h24
+           step detection python3 "$HERE/time_detection.py" shared-matrices/delaunay_n16.mtx.gz \
+                shared-matrices/luxembourg_osm.mtx.gz /tmp/h24/line3-300k.npz /tmp/h24/stencil13-2d-240.npz
+           step bench24 python3 scripts/bench_corpus.py --out "$R/held-out-24" --scale none \
+                --sources "$(sources /tmp/h24)" --budget-min 2 ;;
+    s25)   step make25 python3 "$HERE/make_held_out_25.py" /tmp/h25
+           step bench25 python3 scripts/bench_corpus.py --out "$R/held-out-25" --scale none \
+                --sources "$(sources /tmp/h25)" --budget-min 3 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25)"; exit 2 ;;
+  esac
+done
