@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The next session's device calls, written in session 27 (no device was lent) and not yet run:
 # the GPU suite, then held-out sets 23 (M2), 24 (S1, with the detection timing) and 25 (P2), each
-# benchmarked beside the lean cuSPARSE call. Predictions and decisions: this folder's README and
+# benchmarked beside the lean cuSPARSE call, and Nsight Compute on float64 narrow staged (ncu64). Predictions and decisions: this folder's README and
 # ../h200-2026-12-05-session26/README.md (set 23). Results go under /tmp/next, packed into
 # $OUT/next.tgz after every step, so a call cut short still brings back what it measured.
 #
 #   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh tests s24 s23",
 #       carry=[".whl", "shared-matrices"])          # about 470 s
-#   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh s25", ...)   # about 190 s
+#   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh s25 ncu64", ...)   # about 270 s
 set -u -o pipefail
 cd "$(dirname "$0")/../../.."
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
@@ -40,6 +40,11 @@ for s in "$@"; do
     s25)   step make25 python3 "$HERE/make_held_out_25.py" /tmp/h25
            step bench25 python3 scripts/bench_corpus.py --out "$R/held-out-25" --scale none \
                 --sources "$(sources /tmp/h25)" --budget-min 3 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25)"; exit 2 ;;
+    ncu64) for n in off on; do  # float64 narrow against plain staged on knn-window@40M (README: N5)
+             step "ncu-narrow-$n" ncu --clock-control none -k 'regex:spla_spmv_staged(_narrow)?(<|$)' -s 1 -c 1 \
+                  --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+                  --section Occupancy python3 "$HERE/profile_narrow.py" --narrow "$n" --dtype float64
+           done ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, ncu64)"; exit 2 ;;
   esac
 done
