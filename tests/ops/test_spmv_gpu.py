@@ -437,7 +437,8 @@ def test_staged_one_launch_over_many_cut_rows(rng, monkeypatch, dtype):
 
 @pytest.mark.parametrize("case", ["few-huge-rows", "power-law", "block-tile-edges"])
 def test_staged_one_launch_gives_the_finish_launchs_bits(rng, monkeypatch, case):
-    """Both ways add a cut row's partials in the same order (staged_finish_row): the same bits."""
+    """Both ways add a cut row's partials in the same order (spla::finish_cut_row in
+    kernels/common.cuh): the same bits."""
     host = CASES[case](rng)
     x = cupy.asarray(rng.uniform(-1, 1, host.shape[1]).astype(np.float32))
     results = []
