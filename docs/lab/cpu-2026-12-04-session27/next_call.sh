@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The next session's device calls, written in session 27 (no device was lent) and not yet run:
-# the GPU suite, then held-out sets 23 (M2), 24 (S1, with the detection timing) and 25 (P2), each
-# benchmarked beside the lean cuSPARSE call, and Nsight Compute on float64 narrow staged (ncu64). Predictions and decisions: this folder's README and
-# ../h200-2026-12-05-session26/README.md (set 23). Results go under /tmp/next, packed into
+# the GPU suite, then held-out sets 23 (M2), 24 (S1, with the detection timing), 25 (P2) and 26
+# (I1, added in session 28), each benchmarked beside the lean cuSPARSE call, adaptive2's rows path
+# against a block a row (a1, added in session 28), and Nsight Compute on float64 narrow staged (ncu64). Predictions and decisions: this folder's README,
+# ../h200-2026-12-05-session26/README.md (set 23) and ../cpu-2026-12-04-session28/README.md (set 26). Results go under /tmp/next, packed into
 # $OUT/next.tgz after every step, so a call cut short still brings back what it measured.
 #
 #   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh tests s24 s23",
 #       carry=[".whl", "shared-matrices"])          # about 470 s
-#   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh s25 ncu64", ...)   # about 270 s
+#   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh s25 s26 a1", ...)   # about 450 s
+#   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh ncu64", ...)        # about 80 s
 set -u -o pipefail
 cd "$(dirname "$0")/../../.."
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
@@ -40,11 +42,18 @@ for s in "$@"; do
     s25)   step make25 python3 "$HERE/make_held_out_25.py" /tmp/h25
            step bench25 python3 scripts/bench_corpus.py --out "$R/held-out-25" --scale none \
                 --sources "$(sources /tmp/h25)" --budget-min 3 ;;
+    s26)   step make26 python3 docs/lab/cpu-2026-12-04-session28/make_held_out_26.py /tmp/h26
+           # gen:rmat:15:8:seed=44: its record (session 18) timed staged in two launches
+           step bench26 python3 scripts/bench_corpus.py --out "$R/held-out-26" --scale none \
+                --sources "$(sources /tmp/h26),gen:rmat:15:8:seed=44" --budget-min 2 ;;
+    a1)    [ -d /tmp/h26 ] || step make26 python3 docs/lab/cpu-2026-12-04-session28/make_held_out_26.py /tmp/h26
+           step a1 python3 docs/lab/cpu-2026-12-04-session28/ab_rows_path.py \
+                $(cat docs/lab/cpu-2026-12-04-session28/a1_sources.txt) /tmp/h26/*.npz --out "$R/a1" ;;
     ncu64) for n in off on; do  # float64 narrow against plain staged on knn-window@40M (README: N5)
              step "ncu-narrow-$n" ncu --clock-control none -k 'regex:spla_spmv_staged(_narrow)?(<|$)' -s 1 -c 1 \
                   --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
                   --section Occupancy python3 "$HERE/profile_narrow.py" --narrow "$n" --dtype float64
            done ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, ncu64)"; exit 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64)"; exit 2 ;;
   esac
 done
