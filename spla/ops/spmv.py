@@ -15,9 +15,8 @@ from ..backends import cpu
 from ..csr import CSRMatrix, as_csr
 from ..errors import InputError, KernelError
 from ..planning import tune as plan_tune
-from ..planning.spmv import CPU_KERNELS, plan_spmv
+from ..planning.spmv import BOUND_KEY, CPU_KERNELS, plan_spmv
 
-BOUND = "spmv-bound"  # A._cache[BOUND][kernel] -> launcher of spla.backends.cuda.spmv
 _NOTHING_BOUND: dict = {}  # read-only stand-in, so the hot path allocates no dict
 
 
@@ -67,7 +66,7 @@ def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
     scipy.sparse.csr_array.dot, cupyx.scipy.sparse.csr_matrix.dot
     """
     if type(A) is CSRMatrix:  # the hot path: a bound launcher takes the common call
-        launcher = A._cache.get(BOUND, _NOTHING_BOUND).get(kernel)
+        launcher = A._cache.get(BOUND_KEY, _NOTHING_BOUND).get(kernel)
         if launcher is not None:
             result = launcher.fast(x, alpha, beta, out)
             if result is not None:
@@ -169,7 +168,7 @@ def resolve_tuned(A, measure: bool) -> None:
         tune(A)
 def bound_launcher(A, kernel: str = "auto"):
     """The launcher ``spla.spmv`` cached on A for ``kernel``, or None before the first GPU call."""
-    return A._cache.get(BOUND, {}).get(kernel)
+    return A._cache.get(BOUND_KEY, {}).get(kernel)
 
 
 def launcher(A, kernel: str = "auto", *, holders=()):
@@ -180,7 +179,7 @@ def launcher(A, kernel: str = "auto", *, holders=()):
         with device.device_memory_errors("SpMV"):
             found = bind(A, kernel)
     for holder in {id(m): m for m in (A, *holders) if m is not None}.values():
-        holder._cache.setdefault(BOUND, {})[kernel] = found
+        holder._cache.setdefault(BOUND_KEY, {})[kernel] = found
     return found
 
 

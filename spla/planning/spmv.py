@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import KernelError
 from . import adaptive, band, dia, segmented
-from .stats import RowStats, near_share, row_stats
+from .stats import NEAR_SHARE_KEY, RowStats, near_share, row_stats
 from .structured import Refusal
 
 # What `spla.spmv(kernel=...)` accepts on the GPU: spla's kernels in the order of
@@ -472,13 +472,21 @@ def rule_kernel(A) -> str:
     return rule_choice(stats, pack, near, lambda name: STRUCTURES[name].applies(A, stats), x_bytes=x_bytes)
 
 
+# Where a matrix keeps what auto runs on it (choose_kernel reads it; spla.planning.tune sets it
+# from a measurement), why (AUTO_SOURCE_KEY: "measured" or "cached"; absent: the rule's) and the
+# launchers spla.spmv bound for it (BOUND_KEY: {kernel: launcher}, spla.ops.spmv).
+AUTO_CHOICE_KEY = "spmv-auto"
+AUTO_SOURCE_KEY = "spmv-auto-source"
+BOUND_KEY = "spmv-bound"
+
+
 def choose_kernel(A) -> str:
     """The kernel ``auto`` runs for A (a name from :data:`KERNELS`): the tuned
     choice when A has been tuned (``spla.tune``, or a hit in the tuning cache),
     else the rule's; cached on A."""
-    choice = A._cache.get("spmv-auto")
+    choice = A._cache.get(AUTO_CHOICE_KEY)
     if choice is None:
-        choice = A._cache["spmv-auto"] = rule_kernel(A)
+        choice = A._cache[AUTO_CHOICE_KEY] = rule_kernel(A)
     return choice
 
 
@@ -495,9 +503,9 @@ def describe_choice(A) -> dict:
     family, param = parse_kernel(name)
     pack, near, x_bytes = _rule_inputs(A)
     info = {"kernel": name, "class": matrix_class(s, pack, near, x_bytes=x_bytes), "mean_row": s.mean,
-            "max_row": s.max, "cv": s.cv, "source": A._cache.get("spmv-auto-source", "rule"), "rule": rule_kernel(A)}
-    if "near-share" in A._cache:  # the rule read it (mid-size irregular, large regular rows), or a launcher did
-        info["near_share"] = A._cache["near-share"]
+            "max_row": s.max, "cv": s.cv, "source": A._cache.get(AUTO_SOURCE_KEY, "rule"), "rule": rule_kernel(A)}
+    if NEAR_SHARE_KEY in A._cache:  # the rule read it (mid-size irregular, large regular rows), or a launcher did
+        info["near_share"] = A._cache[NEAR_SHARE_KEY]
     if family in ("segmented", "staged"):
         info["entries"] = bound_param(A, family, param)  # K a lane, T a thread
     if family in LANE_FAMILIES:

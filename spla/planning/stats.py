@@ -80,15 +80,18 @@ NEAR_SAMPLE_ROWS = 4096  # rows sampled, evenly spaced
 NEAR_ROW_ENTRIES = 64    # entries read from the start of each sampled row
 
 
+NEAR_SHARE_KEY = "near-share"  # A._cache[NEAR_SHARE_KEY]: near_share(A), once computed
+
+
 def near_share(A) -> float:
     """The share of neighbouring entries of a row whose columns are at most NEAR_COLUMNS apart,
     over NEAR_SAMPLE_ROWS evenly spaced rows (their first NEAR_ROW_ENTRIES entries); 1.0 where
     no sampled row has two entries. Low on rows of scattered columns (0.00 on uniformly random
     columns, 0.01-0.04 on Zipf-skewed ones), high on stencils, bands and blocks (0.3-1.0). Cached
     on A; only the sampled entries leave the GPU."""
-    share = A._cache.get("near-share")
+    share = A._cache.get(NEAR_SHARE_KEY)
     if share is None:
-        share = A._cache["near-share"] = _near_share(A)
+        share = A._cache[NEAR_SHARE_KEY] = _near_share(A)
     return share
 
 

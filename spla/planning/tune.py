@@ -33,7 +33,17 @@ import numpy as np
 
 from ..errors import KernelError
 from . import band, dia, segmented
-from .spmv import AUTO, LANE_WIDTHS, STRUCTURES, bound_param, parse_kernel, rule_kernel
+from .spmv import (
+    AUTO,
+    AUTO_CHOICE_KEY,
+    AUTO_SOURCE_KEY,
+    BOUND_KEY,
+    LANE_WIDTHS,
+    STRUCTURES,
+    bound_param,
+    parse_kernel,
+    rule_kernel,
+)
 from .stats import host_indptr, row_stats
 
 CACHE_ENV = "SPLA_TUNE_CACHE"
@@ -46,9 +56,9 @@ BUDGET_MS = 30.0
 # Row-length histogram bins of the fingerprint: 0, 1, 2-3, 4-7, ... (powers of two).
 HISTOGRAM_BINS = 24
 
-# Where tuned choices are recorded on a matrix (choose_kernel reads the first).
-CHOICE_KEY = "spmv-auto"
-SOURCE_KEY = "spmv-auto-source"
+# Where tuned choices are recorded on a matrix (spla.planning.spmv.choose_kernel reads the first).
+CHOICE_KEY = AUTO_CHOICE_KEY
+SOURCE_KEY = AUTO_SOURCE_KEY
 FINGERPRINT_KEY = "tune-fingerprint"
 LOOKED_UP_KEY = "tune-cache-looked-up"
 
@@ -232,7 +242,7 @@ def set_choice(A, kernel: str, source: str) -> None:
     for m in holders(A):
         m._cache[CHOICE_KEY] = kernel
         m._cache[SOURCE_KEY] = source
-        bound = m._cache.get("spmv-bound")
+        bound = m._cache.get(BOUND_KEY)
         if bound:  # a launcher bound for the old choice must not keep running
             bound.pop("auto", None)
             bound.pop("tune", None)

@@ -101,11 +101,11 @@ def test_auto_bound_before_tuning_follows_the_winner(rng, cache_file):
     A = generators.powerlaw(50_000, 8)
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
     spla.spmv(A, x)  # binds auto to the rule's choice
-    stale = A._cache["spmv-bound"]["auto"]
+    stale = A._cache[policy.BOUND_KEY]["auto"]
     result = spla.tune(A, persist=False)
     assert not cache_file.exists() and result["persisted"] is False
     assert_matches_scipy(spla.spmv(A, x), A.to_scipy() @ x.get(), dtype=np.float64)
-    assert A._cache["spmv-bound"]["auto"] is not stale  # rebound for the winner
+    assert A._cache[policy.BOUND_KEY]["auto"] is not stale  # rebound for the winner
     assert policy.choose_kernel(A) == result["kernel"]
 
 

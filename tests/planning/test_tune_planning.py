@@ -219,13 +219,13 @@ def test_set_choice_reaches_both_sides_and_drops_stale_launchers():
     A = generators.poisson2d(10)
     twin = CSRMatrix(A.data, A.indices, A.indptr, A.shape)
     A._cache["device"], twin._cache["host"] = twin, A  # as to_device() links them
-    A._cache["spmv-bound"] = {"auto": object(), "tune": object(), "warp": object()}
+    A._cache[policy.BOUND_KEY] = {"auto": object(), "tune": object(), "warp": object()}
     assert policy.choose_kernel(A) == policy.rule_kernel(A)  # cached as the rule's
     plan_tune.set_choice(twin, "segmented:4", "measured")
     for m in (A, twin):
         assert policy.choose_kernel(m) == "segmented:4"
         assert policy.describe_choice(m)["source"] == "measured"
-    assert set(A._cache["spmv-bound"]) == {"warp"}
+    assert set(A._cache[policy.BOUND_KEY]) == {"warp"}
 
 
 def test_tune_is_a_gpu_kernel_name():
