@@ -56,9 +56,7 @@ BUDGET_MS = 30.0
 # Row-length histogram bins of the fingerprint: 0, 1, 2-3, 4-7, ... (powers of two).
 HISTOGRAM_BINS = 24
 
-# Where tuned choices are recorded on a matrix (spla.planning.spmv.choose_kernel reads the first).
-CHOICE_KEY = AUTO_CHOICE_KEY
-SOURCE_KEY = AUTO_SOURCE_KEY
+# Tuned choices go where spla.planning.spmv.choose_kernel reads them (AUTO_CHOICE_KEY, AUTO_SOURCE_KEY).
 FINGERPRINT_KEY = "tune-fingerprint"
 LOOKED_UP_KEY = "tune-cache-looked-up"
 
@@ -240,8 +238,8 @@ def holders(A) -> list:
 def set_choice(A, kernel: str, source: str) -> None:
     """Record ``kernel`` as what ``auto`` runs on A (and its host/device copies)."""
     for m in holders(A):
-        m._cache[CHOICE_KEY] = kernel
-        m._cache[SOURCE_KEY] = source
+        m._cache[AUTO_CHOICE_KEY] = kernel
+        m._cache[AUTO_SOURCE_KEY] = source
         bound = m._cache.get(BOUND_KEY)
         if bound:  # a launcher bound for the old choice must not keep running
             bound.pop("auto", None)
@@ -254,7 +252,7 @@ def apply_cached(A, device_name: str, cache: TuneCache | None = None) -> str | N
     Looks once per matrix and only when the cache file exists, so untuned
     users pay nothing (not even the fingerprint).
     """
-    if A._cache.get(SOURCE_KEY) in ("measured", "cached") or A._cache.get(LOOKED_UP_KEY) == device_name:
+    if A._cache.get(AUTO_SOURCE_KEY) in ("measured", "cached") or A._cache.get(LOOKED_UP_KEY) == device_name:
         return None
     for m in holders(A):
         m._cache[LOOKED_UP_KEY] = device_name
