@@ -60,6 +60,21 @@ def _calls_for(seconds_once: float, budget_s: float, lo: int = 5, hi: int = 2000
     return int(min(hi, max(lo, budget_s / max(seconds_once, 1e-7))))
 
 
+def time_rounds(cupy, runs: dict, rounds: int, budget_s: float) -> tuple[dict, dict]:
+    """Per-call and device microseconds of each call in ``runs`` ({name: call}), round-robin:
+    ``rounds`` rounds, each timing every call once both ways within about ``budget_s`` (drift
+    between lent machines and over a run lands on all of them alike). Returns ``(per_call,
+    device)``, each {name: [one figure a round]}."""
+    per_call: dict[str, list] = {n: [] for n in runs}
+    device: dict[str, list] = {n: [] for n in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            once = device_seconds(cupy, run, 3)
+            per_call[name].append(per_call_seconds(cupy, run, _calls_for(once + 5e-6, budget_s)) * 1e6)
+            device[name].append(device_seconds(cupy, run, _calls_for(once, budget_s / 2, hi=1000)) * 1e6)
+    return per_call, device
+
+
 def compare(A, kernels, *, dtype="float32", rounds: int = 5, budget_s: float = 0.02, seed: int = X_SEED) -> dict:
     """Check, then time ``kernels`` and both cuSPARSE algorithms on A in round-robin rounds (GPU).
 
@@ -98,13 +113,7 @@ def compare(A, kernels, *, dtype="float32", rounds: int = 5, budget_s: float = 0
         out.fill(np.nan)  # poison: a kernel that skips a row fails the check
         if verify.record(row, lambda run=run: run().copy(), dtype, name):
             runs[name] = run
-    per_call: dict[str, list] = {n: [] for n in runs}
-    device: dict[str, list] = {n: [] for n in runs}
-    for _ in range(rounds):
-        for name, run in runs.items():
-            once = device_seconds(cupy, run, 3)
-            per_call[name].append(per_call_seconds(cupy, run, _calls_for(once + 5e-6, budget_s)) * 1e6)
-            device[name].append(device_seconds(cupy, run, _calls_for(once, budget_s / 2, hi=1000)) * 1e6)
+    per_call, device = time_rounds(cupy, runs, rounds, budget_s)
     for name in runs:
         rows[name].update(per_call_us=statistics.median(per_call[name]), device_us=statistics.median(device[name]),
                           per_call_rounds_us=per_call[name], device_rounds_us=device[name])

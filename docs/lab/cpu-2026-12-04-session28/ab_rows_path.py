@@ -75,7 +75,7 @@ def main(argv=None) -> int:
     import cupy
 
     from spla.bench import check, corpus
-    from spla.bench.spmv import _calls_for, device_seconds, per_call_seconds
+    from spla.bench.spmv import time_rounds
     from spla.bench.timing import environment
 
     results = []
@@ -96,13 +96,7 @@ def main(argv=None) -> int:
                 out.fill(np.nan)  # poison: a variant that skips a row fails the check
                 if verify.record(rows[name], lambda run=run: run().copy(), dtype, f"{dtype} {name}"):
                     checked[name] = run
-            device: dict[str, list] = {n: [] for n in checked}
-            per_call: dict[str, list] = {n: [] for n in checked}
-            for _ in range(args.rounds):
-                for name, run in checked.items():
-                    once = device_seconds(cupy, run, 3)
-                    per_call[name].append(per_call_seconds(cupy, run, _calls_for(once + 5e-6, args.budget)) * 1e6)
-                    device[name].append(device_seconds(cupy, run, _calls_for(once, args.budget / 2, hi=1000)) * 1e6)
+            per_call, device = time_rounds(cupy, checked, args.rounds, args.budget)
             for name in checked:
                 rows[name].update(device_us=statistics.median(device[name]), device_rounds_us=device[name],
                                   per_call_us=statistics.median(per_call[name]), per_call_rounds_us=per_call[name])

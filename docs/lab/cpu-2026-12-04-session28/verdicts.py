@@ -70,6 +70,16 @@ def counted(label: str, ratios: dict, test, need: int, extra: str = "", extra_ok
     return ok
 
 
+def gated(label: str, ratios: dict, need: int, geomean_at_least: float, lowest_at_least: float) -> bool | None:
+    """'at least as fast in at least need of these runs, with a geomean of at least ... and none
+    below ...': the form of M2a, S1a, P2a and I1a."""
+    values = [v for v in ratios.values() if v is not None]
+    g, low = geomean(values), min(values, default=float("nan"))
+    return counted(label, ratios, lambda v: v >= 1.0, need,
+                   f", geomean {g:.3f} (need {geomean_at_least}), lowest {low:.2f} (need {lowest_at_least})",
+                   g >= geomean_at_least and low >= lowest_at_least)
+
+
 DTYPES = ("float32", "float64")
 
 
@@ -77,11 +87,7 @@ def set23(runs: dict) -> None:
     gate = ("rows-14-22-local-150", "rows-40-56-local-400", "rows-80-110-local-1000", "rows-24-exactly-local-180")
     long_rows = ("rows-150-210-local-2000", "rows-200-260-local-2500")
     run_rows = ("runs-3x12-local-2000", "runs-6x4-local-5000")
-    a = {(m, d): speed(runs, m, d, "vector", "staged") for m in gate for d in DTYPES}
-    values = [v for v in a.values() if v is not None]
-    g, low = geomean(values), min(values, default=float("nan"))
-    counted("M2a", a, lambda v: v >= 1.0, 7, f", geomean {g:.3f} (need 1.08), lowest {low:.2f} (need 0.95)",
-            g >= 1.08 and low >= 0.95)
+    gated("M2a", {(m, d): speed(runs, m, d, "vector", "staged") for m in gate for d in DTYPES}, 7, 1.08, 0.95)
     counted("M2b", {(m, d): speed(runs, m, d, "staged", "vector") for m in long_rows for d in DTYPES},
             lambda v: v >= 1.0, 3)
     counted("M2c", {(m, d): speed(runs, m, d, "vector", "warp") for m in run_rows for d in DTYPES},
@@ -92,11 +98,7 @@ def set24(runs: dict, detection: Path) -> None:
     moved = {"line3-300k": "dia", "line5-180k": "dia", "stencil13-2d-240": "dia", "stencil19-3d-36": "dia",
              "triangular-grid-300": "dia", "flat-box-120x120x5": "dia", "band-20-40k": "band",
              "triangular-band-40-35k": "band"}
-    a = {(m, d): speed(runs, m, d, "auto", k) for m, k in moved.items() for d in DTYPES}
-    values = [v for v in a.values() if v is not None]
-    g, low = geomean(values), min(values, default=float("nan"))
-    counted("S1a", a, lambda v: v >= 1.0, 14, f", geomean {g:.3f} (need 1.10), lowest {low:.2f} (need 0.95)",
-            g >= 1.10 and low >= 0.95)
+    gated("S1a", {(m, d): speed(runs, m, d, "auto", k) for m, k in moved.items() for d in DTYPES}, 14, 1.10, 0.95)
 
     def structured(m, d):  # the faster structured kernel the record timed on a control
         found = [v for k in ("dia", "band") if (v := speed(runs, m, d, "auto", k)) is not None]
@@ -124,10 +126,7 @@ def set25(runs: dict) -> None:
                "rows-30-60-local-12000")
     controls = ("knn-24-window-12k", "rows-16-exactly-over-5M", "rows-40-exactly-local-10000")
     a = {(m, "float32"): speed(runs, m, "float32", "segmented", "staged") for m in varying}
-    values = [v for v in a.values() if v is not None]
-    g, low = geomean(values), min(values, default=float("nan"))
-    counted("P2a", a, lambda v: v >= 1.0, 4, f", geomean {g:.3f} (need 1.05), lowest {low:.2f} (need 0.90)",
-            g >= 1.05 and low >= 0.90)
+    gated("P2a", a, 4, 1.05, 0.90)
     counted("P2b", {(m, "float32"): speed(runs, m, "float32", "staged", "segmented") for m in controls},
             lambda v: v >= 0.97, 2)
     counted("P2c", {(m, "float32"): speed(runs, m, "float32", "segmented", "staged") for m in varying[3:]},
@@ -141,11 +140,7 @@ def set26(runs: dict) -> None:
               "cut-probe-high-30k", "gen:rmat:15:8:seed=44")
     controls = ("pareto-1.5-30k", "pareto-2.2-20k", "preferential-18k-6", "cut-probe-low-30k", "vsp-like-30k",
                 "short-and-300s-40k")
-    a = {(m, d): speed(runs, m, d, "adaptive2", "staged") for m in movers for d in DTYPES}
-    values = [v for v in a.values() if v is not None]
-    g, low = geomean(values), min(values, default=float("nan"))
-    counted("I1a", a, lambda v: v >= 1.0, 11, f", geomean {g:.3f} (need 1.08), lowest {low:.2f} (need 0.93)",
-            g >= 1.08 and low >= 0.93)
+    gated("I1a", {(m, d): speed(runs, m, d, "adaptive2", "staged") for m in movers for d in DTYPES}, 11, 1.08, 0.93)
     counted("I1b", {(m, d): speed(runs, m, d, "staged", "adaptive2") for m in controls for d in DTYPES},
             lambda v: v >= 0.97, 8)
     c = {(m, d): speed(runs, m, d, "adaptive2", "staged", "per_call_us") for m in movers for d in DTYPES}
