@@ -184,6 +184,18 @@ def a1(path: Path) -> None:
     same = {k: ratio(k, "adaptive2", "adaptive2:wm512") for k, (r, _) in t.items() if r["rows_513_1024"] == 0}
     counted("A1c", same, lambda v: abs(v - 1) <= 0.03, max(len(same) - 1, 0),
             " (the same plan: within 3%, all but one)")
+    # the cut for SMALL_PLAN_BLOCKS: the geometric midpoint between the largest plan where wm512 won
+    # (its geomean over the dtypes at least 1) and the smallest larger plan where it lost
+    by_plan = {}
+    for (m, d), (r, _) in t.items():
+        if r["rows_513_1024"] > 0 and (v := ratio((m, d), "adaptive2", "adaptive2:wm512")) is not None:
+            by_plan.setdefault(m, (r["descriptors"], []))[1].append(v)
+    plans = sorted((desc, geomean(vs), m) for m, (desc, vs) in by_plan.items())
+    won = [desc for desc, g, _ in plans if g >= 1.0]
+    lost = [desc for desc, g, _ in plans if g < 1.0 and won and desc > max(won)]
+    cut = f"{math.sqrt(max(won) * min(lost)):.0f}" if won and lost else "none (no loss above the wins)"
+    print(f"A1 cut  SMALL_PLAN_BLOCKS from the run: {cut}; plans (descriptors, wm512 over the default): "
+          + ", ".join(f"{m} {desc} {g:.2f}" for desc, g, m in plans))
     counted("A1d", {(m, d): ratio((m, d), "adaptive2:wm0", "adaptive2")
                     for m in ("ca-HepPh.mtx.gz", "corpus:empty-rows:1e6", "corpus:powerlaw-heavy:1e6") for d in DTYPES},
             lambda v: v <= 1 / 1.03, 4, " (wm0 at least 3% slower)")
