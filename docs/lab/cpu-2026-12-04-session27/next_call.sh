@@ -20,7 +20,8 @@ pack() { tar -C /tmp -czf "$OUT/next.tgz" next; }
 step() {  # name, command...: the command's output to $R/name.log, its tail and exit status to the call's
   local name=$1; shift
   echo "== $(date +%H:%M:%S) $name: $*"
-  "$@" >"$R/$name.log" 2>&1
+  # a step that hangs must not take the call's later steps with it (exit 124: stopped at the limit)
+  timeout -k 10 "${STEP_LIMIT_S:-420}" "$@" >"$R/$name.log" 2>&1
   local rc=$?
   tail -n 6 "$R/$name.log"
   echo "== $(date +%H:%M:%S) $name: exit $rc"
