@@ -143,15 +143,22 @@ def _detect_diagonals(xp, A) -> Structure | Refusal:
     if nnz == 0 or n_rows == 0:  # no diagonals: the kernel writes beta * y
         return Structure(offsets=xp.zeros(0, dtype=xp.int64), values=xp.zeros((0, _stride(n_rows)), dtype=A.dtype),
                          n_diagonals=0)
+    # random entries, not a stride: a stride sharing a factor with the row length sees only some
+    # of a band's diagonals (every third of 33 at a stride of 9,765)
+    sample = xp.asarray(np.arange(nnz) if nnz <= SAMPLE  # small: every entry (two could sample one twice)
+                        else np.random.default_rng(0).integers(0, nnz, size=SAMPLE))
+    # the sample's diagonals from its own entries first: a matrix whose sample already lies on too
+    # many (a mesh, a road network: most that auto asks about) is refused before any pass over all
+    # of its entries (the canonical-form check included)
+    sample_rows = xp.searchsorted(A.indptr[1:], sample.astype(A.indptr.dtype), side="right")
+    candidates = np.unique(to_host(A.indices[sample].astype(xp.int64) - sample_rows))
+    refusal = _too_many(candidates, n_rows, nnz)
+    if refusal is not None:
+        return refusal
     if not A.has_canonical_format:  # two entries of one (row, column) would land in one slot
         return Refusal("its rows are not in canonical form (sorted, no duplicates): call A.sum_duplicates()")
     rows = _row_of_entries(xp, A.indptr, nnz)
     offsets = A.indices.astype(xp.int64) - rows
-    # random entries, not a stride: a stride sharing a factor with the row length sees only some
-    # of a band's diagonals (every third of 33 at a stride of 9,765)
-    sample = (np.arange(nnz) if nnz <= SAMPLE  # small: every entry (two entries could sample one twice)
-              else np.random.default_rng(0).integers(0, nnz, size=SAMPLE))
-    candidates = np.unique(to_host(offsets[xp.asarray(sample)]))
     for _ in range(2):  # the sample's diagonals, then with those of the entries it missed
         refusal = _too_many(candidates, n_rows, nnz)
         if refusal is not None:

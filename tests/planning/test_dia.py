@@ -67,6 +67,17 @@ def test_refusals_say_why():
         plan_spmv(random, "dia")
 
 
+def test_a_sample_on_too_many_diagonals_is_refused_before_any_pass_over_all_entries():
+    """auto asks most regular matrices it considers (meshes, road networks) and refuses them: the
+    sample's own entries decide that, before the canonical-form check and the full offsets pass."""
+    mesh = generators.from_spec("gen:random:60000:6")  # rows of 6 over random columns: regular, no diagonals
+    assert dia.worth_detecting(row_stats(mesh))
+    assert f"more than {dia.MAX_DIAGONALS} diagonals" in dia.structure(mesh).reason
+    assert "canonical" not in mesh._cache  # the canonical-form flag was never computed
+    stencil = generators.poisson2d(50)
+    assert isinstance(dia.structure(stencil), dia.Structure) and "canonical" in stencil._cache
+
+
 def test_diagonals_the_sample_misses_are_found(rng):
     """One stray entry on a diagonal of its own, and a band whose row length shares a factor with a
     regular sampling stride (33 entries a row: every third diagonal at a stride of 9,765)."""
