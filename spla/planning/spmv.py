@@ -176,9 +176,10 @@ class AutoThresholds:
     ``segmented_mean``, ``short_rows``, ``large_nnz``, ``narrow_steps``, ``huge_share``,
     ``mid_nnz`` and ``mid_near`` on the corpus's fit half and reports the rule on every half
     (BENCHMARKS.md); the others are set from the kernels' design, ``tiny_*`` and ``*_x_bytes``
-    between held-out runs, and ``packed_mean``, ``regular_near`` and ``packed_near`` each read off held-out sets
-    and then tested on a fresh one written with the prediction before its run; ``bitmap_rows``
-    (a switch, not a number) read off the corpus re-run's fit half and tested the same way.
+    between held-out runs, and each whose comment names a test set (``packed_mean``,
+    ``regular_near``, ``packed_near``, ...) read off held-out sets and then tested on a fresh one
+    written with the prediction before its run; ``bitmap_rows`` (a switch, not a number) read off
+    the corpus re-run's fit half and tested the same way.
     ``fit_auto.py`` fits ``tiny_mean`` and the x sizes too, but the fit half's large rows of
     unaligned lengths lie only over x of 4 MB and more, and its values read fewer held-out runs
     within 15% than these (see "regular-large" below)."""
