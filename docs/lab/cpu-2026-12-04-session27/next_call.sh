@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The next session's device calls, written in session 27 (no device was lent) and not yet run:
 # the GPU suite, then held-out sets 23 (M2), 24 (S1, with the detection timing), 25 (P2) and 26
-# (I1, added in session 28), each benchmarked beside the lean cuSPARSE call, adaptive2's rows path
-# against a block a row (a1, added in session 28), and Nsight Compute on float64 narrow staged (ncu64). Predictions and decisions: this folder's README,
-# ../h200-2026-12-05-session26/README.md (set 23) and ../cpu-2026-12-04-session28/README.md (set 26). Results go under /tmp/next, packed into
-# $OUT/next.tgz after every step, so a call cut short still brings back what it measured.
+# (I1, added in session 28), each benchmarked beside the lean cuSPARSE call, adaptive2's rows
+# path against a block a row (a1, added in session 28), and Nsight Compute on float64 narrow
+# staged (ncu64). Predictions and decisions: this folder's README,
+# ../h200-2026-12-05-session26/README.md (set 23) and ../cpu-2026-12-04-session28/README.md (set
+# 26, A1; its verdicts.py scores them all). Results go under /tmp/next, packed into $OUT/next.tgz
+# after every step, so a call cut short still brings back what it measured.
 #
 #   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh tests s24 s23",
 #       carry=[".whl", "shared-matrices"])          # about 470 s
