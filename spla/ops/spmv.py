@@ -15,7 +15,7 @@ from ..backends import cpu
 from ..csr import CSRMatrix, as_csr
 from ..errors import InputError, KernelError
 from ..planning import tune as plan_tune
-from ..planning.spmv import AUTO_SOURCE_KEY, BOUND_KEY, CPU_KERNELS, plan_spmv
+from ..planning.spmv import BOUND_KEY, CPU_KERNELS, plan_spmv
 
 _NOTHING_BOUND: dict = {}  # read-only stand-in, so the hot path allocates no dict
 
@@ -159,13 +159,15 @@ def resolve_tuned(A, measure: bool) -> None:
     """Before planning ``auto`` or ``tune`` on the device matrix A: take a winner
     from the tuning cache when it holds one for A on this GPU, else (``measure``,
     i.e. ``kernel="tune"``) tune now. ``auto`` alone never measures."""
-    if A._cache.get(AUTO_SOURCE_KEY) in ("measured", "cached"):
+    if plan_tune.is_tuned(A):
         return
     plan_tune.apply_cached(A, device.device_name())
-    if measure and A._cache.get(AUTO_SOURCE_KEY) not in ("measured", "cached"):
+    if measure and not plan_tune.is_tuned(A):
         from ..bench.tune import tune
 
         tune(A)
+
+
 def bound_launcher(A, kernel: str = "auto"):
     """The launcher ``spla.spmv`` cached on A for ``kernel``, or None before the first GPU call."""
     return A._cache.get(BOUND_KEY, {}).get(kernel)

@@ -246,13 +246,19 @@ def set_choice(A, kernel: str, source: str) -> None:
             bound.pop("tune", None)
 
 
+def is_tuned(A) -> bool:
+    """Whether auto's choice for A comes from a measurement (``spla.tune`` here, or a hit in the
+    tuning cache), not from the rule."""
+    return A._cache.get(AUTO_SOURCE_KEY) in ("measured", "cached")
+
+
 def apply_cached(A, device_name: str, cache: TuneCache | None = None) -> str | None:
     """Set A's ``auto`` choice from the tuning cache; the kernel, or None on a miss.
 
     Looks once per matrix and only when the cache file exists, so untuned
     users pay nothing (not even the fingerprint).
     """
-    if A._cache.get(AUTO_SOURCE_KEY) in ("measured", "cached") or A._cache.get(LOOKED_UP_KEY) == device_name:
+    if is_tuned(A) or A._cache.get(LOOKED_UP_KEY) == device_name:
         return None
     for m in holders(A):
         m._cache[LOOKED_UP_KEY] = device_name
