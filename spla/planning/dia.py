@@ -160,9 +160,6 @@ def _detect_diagonals(xp, A) -> Structure | Refusal:
     rows = _row_of_entries(xp, A.indptr, nnz)
     offsets = A.indices.astype(xp.int64) - rows
     for _ in range(2):  # the sample's diagonals, then with those of the entries it missed
-        refusal = _too_many(candidates, n_rows, nnz)
-        if refusal is not None:
-            return refusal
         device_candidates = xp.asarray(candidates)
         slot = xp.minimum(xp.searchsorted(device_candidates, offsets), candidates.size - 1)
         off = device_candidates[slot] != offsets
@@ -174,6 +171,9 @@ def _detect_diagonals(xp, A) -> Structure | Refusal:
         if missed > nnz // MAX_DIAGONALS:  # a diagonal this full would have been sampled
             return Refusal(f"{missed:,} of its entries lie off the {candidates.size} diagonals a sample finds")
         candidates = np.union1d(candidates, to_host(offsets[off]))
+        refusal = _too_many(candidates, n_rows, nnz)
+        if refusal is not None:
+            return refusal
     else:  # the second pass covers every entry by construction
         raise AssertionError("DIA detection: entries off their own diagonals")
     stride = _stride(n_rows)
