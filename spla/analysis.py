@@ -321,7 +321,7 @@ def format_analysis(result: dict) -> str:
     v = r["values"]
     if v["nan"] or v["inf"] or v["explicit_zeros"]:
         lines.append(f"values      NaN {v['nan']:,}  Inf {v['inf']:,}  explicit zeros {v['explicit_zeros']:,}")
-    lines.append("load imbalance (max / mean work per group; 1.0 is perfect):")
+    lines.append("load imbalance under each GPU work mapping (max / mean work per group; 1.0 is perfect):")
     for name, m in r["mappings"].items():
         efficiency = ", ".join(f"{key.replace('_', ' ')} {100 * m[key]:.1f}%"
                                for key in m if key.endswith("efficiency"))

@@ -33,3 +33,21 @@ def test_readme_example_runs(index, tmp_path, monkeypatch):
         pytest.skip(f"example {index} needs {reason}")
     monkeypatch.chdir(tmp_path)
     exec(compile(code, f"README.md example {index}", "exec"), {"__name__": "__readme__"})
+
+
+def test_readme_console_example_has_the_cli_headings():
+    """The headings of the README's `spla spmv` transcript are the ones the CLI prints today."""
+    from click.testing import CliRunner
+
+    from spla.cli import main
+
+    console = re.search(r"```console\n\$ spla spmv (\S+)\n(.*?)```", README.read_text(), flags=re.S)
+    assert console is not None
+    headings = [line.split() for line in console.group(2).splitlines()
+                if line.startswith(("load imbalance", "kernel "))]
+    assert len(headings) == 2
+    result = CliRunner().invoke(main, ["spmv", "gen:poisson2d:32", "--device", "cpu", "--repeat", "1"])
+    assert result.exit_code == 0, result.output
+    printed = [line.split() for line in result.output.splitlines()]
+    for heading in headings:
+        assert heading in printed, (heading, result.output)
