@@ -27,6 +27,15 @@ Parts, each checked before it is timed:
   for the same two solves (with the ordering's factors, and the natural ones);
   then CG to rtol 1e-8 with each (iterations, time, true residual) beside
   plain CG. Every application is checked against SciPy first.
+- trisolve (CPU, not in the default parts): each triangle of IC(0) (ILU(0)
+  where A is not symmetric) of every square matrix of --real DIR with a full
+  diagonal, and of TRISOLVE_GENERATED, in both orderings: one solve by each
+  CPU plan of ``TriangularSolver`` (the level sweep and the SuperLU pass,
+  each forced) beside SciPy's ``spsolve_triangular`` on the same triangle,
+  in interleaved rounds, each checked against SciPy's first. Then the plan
+  rule's cut (``CPU_SWEEP_MIN_ROWS_PER_LEVEL``) fitted on half the matrices
+  (even positions in name order) and reported on the other half, and the
+  code's cut over all.
 - capture: CG per-iteration time on 2D Poisson 256^2, 512^2, 1024^2 and 2048^2
   (--quick 64, 128) at a fixed iteration count (rtol 0), in interleaved rounds,
   each way the GPU can run it: kernels launched from Python (``capture=False``),
@@ -46,6 +55,7 @@ CPU). Writes bench_precond.json to --out.
     PYTHONPATH=. python scripts/bench_precond.py --parts amg,amg_iterations --out $OUT
     PYTHONPATH=. python scripts/bench_precond.py --quick --device cpu --out /tmp
     PYTHONPATH=. python scripts/bench_precond.py --parts amg_iterations --iteration-sizes 64,512 --device cpu --out /tmp
+    PYTHONPATH=. python scripts/bench_precond.py --parts trisolve --real shared-matrices --device cpu --out /tmp
 """
 
 from __future__ import annotations
@@ -68,6 +78,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from spla import CSRMatrix, linalg, spmv  # noqa: E402
 from spla.bench.solvers import cg_iteration_launches  # noqa: E402
 from spla.device import gpu_available, require_cupy  # noqa: E402
+from spla.linalg._triangular import CPU_SWEEP_MIN_ROWS_PER_LEVEL as TRISOLVE_CUT  # noqa: E402
 from spla.planning.spmv import describe_choice  # noqa: E402
 
 
@@ -425,6 +436,135 @@ CAPTURE_MODES = {
 }
 
 
+#: trisolve's generated matrices, beside --real DIR's: grids (2 colours; natural: 2 sqrt(n) or
+#: 3 n^(1/3) levels) and a band (natural: a level a row)
+TRISOLVE_GENERATED = ("gen:poisson2d:128", "gen:poisson2d:512", "gen:poisson3d:64", "gen:banded:50000:5")
+
+
+def _interleaved(fns: dict, rounds: int, budget: float = 2e-3) -> dict:
+    """Median seconds a call of each function, timed in rounds that interleave them; each round
+    runs a function enough times to take about ``budget`` seconds."""
+    counts = {}
+    for name, fn in fns.items():
+        start = time.perf_counter()
+        fn()
+        counts[name] = max(1, int(budget / max(time.perf_counter() - start, 1e-7)))
+    times: dict = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            for _ in range(counts[name]):
+                fn()
+            times[name].append((time.perf_counter() - start) / counts[name])
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def _triangles(source: str):
+    """(ordering, "L" / "U", TriangularSolver, the triangle as SciPy CSR) for A's IC(0) or ILU(0),
+    or a string saying why A has none."""
+    from spla import load
+    from spla.linalg import _triangular
+
+    A = load(source).to_host()
+    if A.n_rows != A.n_cols:
+        return f"{A.n_rows}x{A.n_cols}: not square"
+    host = A.to_scipy().tocsr()
+    symmetric = abs(host - host.T).max() <= 1e-12 * abs(host).max() if host.nnz else True
+    found = []
+    for ordering in _triangular.ORDERINGS:
+        try:
+            M = linalg.ic0(A, ordering=ordering) if symmetric else linalg.ilu0(A, ordering=ordering)
+        except Exception as exc:  # a missing diagonal entry, a zero pivot, a negative diagonal
+            return str(exc)
+        for name, solver in (("L", M._first), ("U", M._second)):
+            triangle = (solver._strict + sp.diags(1.0 / solver._inverse_diagonal)).tocsr()
+            found.append((ordering, name, solver, triangle))
+    return found
+
+
+def bench_trisolve(sources: list, rounds: int) -> dict:
+    from scipy.sparse.linalg import spsolve_triangular as scipy_solve
+
+    from spla.linalg import _triangular
+
+    rng = np.random.default_rng(0)
+    rows, skipped = [], {}
+    for source in sources:
+        found = _triangles(source)
+        if isinstance(found, str):
+            skipped[source] = found
+            continue
+        for ordering, name, solver, triangle in found:
+            b = rng.standard_normal(solver.shape[0])
+            want = np.empty_like(b)
+            if solver.permutation is None:
+                want = scipy_solve(triangle, b, lower=solver.lower)
+            else:
+                want[solver.permutation] = scipy_solve(triangle, b[solver.permutation], lower=solver.lower)
+            plans, error = {}, 0.0
+            for plan, cut in (("sweep", 1), ("superlu", np.inf)):
+                solver._host.clear()
+                _triangular.CPU_SWEEP_MIN_ROWS_PER_LEVEL = cut
+                assert solver._host_plan(np.dtype(np.float64))[0] == plan
+                plans[plan] = solver._host[np.dtype(np.float64).str]
+                error = max(error, float(np.abs(solver.solve(b) - want).max() / np.abs(want).max()))
+            _triangular.CPU_SWEEP_MIN_ROWS_PER_LEVEL = TRISOLVE_CUT
+
+            def run(plan):
+                solver._host[np.dtype(np.float64).str] = plans[plan]
+                return solver.solve(b)
+
+            times = _interleaved({"sweep": lambda: run("sweep"), "superlu": lambda: run("superlu"),
+                                  "scipy": lambda: scipy_solve(triangle, b, lower=solver.lower)}, rounds)
+            rows.append({"source": source, "ordering": ordering, "triangle": name, "n": solver.shape[0],
+                         "nnz": int(triangle.nnz), "levels": solver.levels,
+                         "rows_per_level": solver.shape[0] / max(solver.levels, 1), "error": error,
+                         "ok": error <= 1e-10, **{f"{k}_seconds": v for k, v in times.items()}})
+    return {"rows": rows, "skipped": skipped, **trisolve_fit(rows)}
+
+
+def _rule_quality(rows: list, cut: float) -> dict:
+    """The rule 'sweep from ``cut`` rows a level, else SuperLU' against the faster plan of each row."""
+    ratios = np.array([r["sweep_seconds" if r["rows_per_level"] >= cut else "superlu_seconds"]
+                       / min(r["sweep_seconds"], r["superlu_seconds"]) for r in rows])
+    return {"cut": cut, "triangles": len(rows), "geomean_over_best": float(np.exp(np.log(ratios).mean())),
+            "worst_over_best": float(ratios.max()), "within_10pct": int((ratios <= 1.1).sum())}
+
+
+def trisolve_fit(rows: list) -> dict:
+    """The cut fitted on the matrices at even positions (name order), reported on the others."""
+    sources = sorted({r["source"] for r in rows})
+    fit = [r for r in rows if sources.index(r["source"]) % 2 == 0]
+    held = [r for r in rows if sources.index(r["source"]) % 2 == 1]
+    if not fit or not held:
+        return {}
+    # candidate cuts: midway between neighbouring rows-a-level values of the fitted half
+    values = sorted({r["rows_per_level"] for r in fit})
+    candidates = [values[0]] + [(a + b) / 2 for a, b in zip(values, values[1:])] + [values[-1] + 1]
+    best = min(candidates, key=lambda cut: _rule_quality(fit, cut)["geomean_over_best"])
+    return {"fitted_cut": best, "fit": _rule_quality(fit, best), "held_out": _rule_quality(held, best),
+            "code_cut": {"fit": _rule_quality(fit, TRISOLVE_CUT), "held_out": _rule_quality(held, TRISOLVE_CUT),
+                         "all": _rule_quality(rows, TRISOLVE_CUT)}}
+
+
+def trisolve_lines(report: dict) -> list:
+    lines = [f"{'matrix':<24} {'order':<7} {'tri':<3} {'levels':>6} {'rows/lv':>8} {'sweep us':>9} "
+             f"{'superlu us':>10} {'scipy us':>9} {'rule':>7} {'rule/scipy':>10}"]
+    for r in report["rows"]:
+        plan = "sweep" if r["rows_per_level"] >= TRISOLVE_CUT else "superlu"
+        lines.append(f"{Path(r['source']).name[:24]:<24} {r['ordering']:<7} {r['triangle']:<3} {r['levels']:>6} "
+                     f"{r['rows_per_level']:>8.1f} {r['sweep_seconds'] * 1e6:>9.1f} "
+                     f"{r['superlu_seconds'] * 1e6:>10.1f} {r['scipy_seconds'] * 1e6:>9.1f} {plan:>7} "
+                     f"{r['scipy_seconds'] / r[plan + '_seconds']:>9.2f}x")
+    if "fit" in report:
+        for label, q in (("fitted on half", report["fit"]), ("the other half", report["held_out"]),
+                         ("code's cut, all", report["code_cut"]["all"])):
+            lines.append(f"{label}: cut {q['cut']:.0f} rows a level; {q['triangles']} triangles; rule / faster plan "
+                         f"geomean {q['geomean_over_best']:.3f}, worst {q['worst_over_best']:.2f}, within 10% "
+                         f"{q['within_10pct']}")
+    return lines
+
+
 @contextlib.contextmanager
 def _cg_mode(side: Side, mode: str):
     """The CUDA backend's CG loop limits set for one mode (nothing to set on the CPU)."""
@@ -595,7 +735,10 @@ def main(argv=None) -> int:
     parser.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     parser.add_argument("--parts", default="amg,ic0,ilu0,capture",
                         help="comma-separated: amg, amg_iterations (3D Poisson and anisotropic 2D against pyamg; "
-                             "minutes of pyamg set-up on the host), ic0, ilu0, capture")
+                             "minutes of pyamg set-up on the host), ic0, ilu0, capture, trisolve (CPU plans of the "
+                             "triangular solve over --real DIR and generated matrices)")
+    parser.add_argument("--real", type=Path, default=None,
+                        help="trisolve: a folder of Matrix Market files (e.g. a copy of ../shared/matrices)")
     parser.add_argument("--iteration-sizes", default=None,
                         help="amg_iterations: N3,N2 for 3D Poisson N3^3 and anisotropic 2D N2^2 (default 128,1024)")
     parser.add_argument("--pyamg-setup", action="store_true",
@@ -625,6 +768,11 @@ def main(argv=None) -> int:
         if kind in parts:
             report[kind] = bench_factor(side, kind, 128 if args.quick else 1024, 3 if args.quick else 20, 1e-8)
             print(json.dumps(report[kind], indent=1), flush=True)
+    if "trisolve" in parts:
+        real = sorted(str(p) for p in args.real.glob("*.mtx*") if not p.name.endswith(".npz")) if args.real else []
+        generated = TRISOLVE_GENERATED[:1] if args.quick else TRISOLVE_GENERATED
+        report["trisolve"] = bench_trisolve(real + list(generated), 3 if args.quick else 7)
+        print("\n".join(trisolve_lines(report["trisolve"])), flush=True)
     if "capture" in parts:
         sizes = (64, 128) if args.quick else (256, 512, 1024, 2048)
         report["capture"] = [bench_capture(side, n, 200 if args.quick else 2000) for n in sizes]
@@ -645,6 +793,7 @@ def main(argv=None) -> int:
         checks.append(entry.get("plain_cg", {}).get("ok", True))
         checks += [entry[o]["ok"] and entry[o]["cg"]["ok"] for o in ("natural", "color") if o in entry]
     checks += [entry["same_x"] for entry in report.get("capture", [])]
+    checks += [row["ok"] for row in report.get("trisolve", {}).get("rows", [])]
     print(f"wrote {path} ({report['seconds']:.1f} s); checks {'passed' if all(checks) else 'FAILED'}")
     return 0 if all(checks) else 1
 

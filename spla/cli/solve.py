@@ -64,7 +64,8 @@ def _sync(xp):
 @click.option("--rhs", default="ones", show_default=True, help="ones, random (seed 0) or FILE.npy.")
 @click.option("--precond", type=click.Choice(PRECONDITIONERS), default="none", show_default=True,
               help="amg sets up on the matrix's side (pyamg for a host matrix where installed); ic0 needs a "
-                   "symmetric positive definite matrix.")
+                   "symmetric matrix with a positive diagonal and shifts the diagonal where IC(0) breaks down "
+                   "(the setup line says by how much); ilu0 is for nonsymmetric matrices (bicgstab, gmres).")
 @click.option("--rtol", type=float, default=1e-8, show_default=True)
 @click.option("--atol", type=float, default=0.0, show_default=True)
 @click.option("--maxiter", type=int, default=None, help="Default: SciPy's (10 n; gmres: restart cycles).")
@@ -118,6 +119,11 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
         M.matvec(b)
     _sync(xp)
     setup_seconds = time.perf_counter() - setup_start
+    if precond == "ilu0" and method in ("cg", "minres"):
+        negative = int((M.U.diagonal() <= 0).sum())
+        if negative:
+            click.echo(f"spla: warning: ilu0 has {negative:,} pivots <= 0, so it is not positive definite and "
+                       f"{method} may stall (try --precond ic0, which shifts the diagonal, or amg)", err=True)
     b_norm = float(xp.linalg.norm(b))
     history = []
     iterations = [0]
@@ -146,6 +152,8 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
         "relative_residual": relative_residual, "setup_seconds": setup_seconds, "seconds": seconds,
         "seconds_per_iteration": seconds / max(iterations[0], 1),
     }
+    if precond == "ic0":
+        result["ic0_shift"] = M.shift
     if method == "gmres":
         result["iterations_are"] = "restart cycles"
     result["symmetric"] = symmetric
@@ -175,7 +183,8 @@ def _print_solve(result, A, source):
     click.echo(f"result        {verdict} (info {info})")
     click.echo(f"iterations    {iterations}" + (" restart cycles" if method == "gmres" else ""))
     click.echo(f"residual      {relative_residual:.3e} (||b - A x|| / ||b||, rtol {rtol:g})")
-    click.echo(f"setup         {setup_seconds * 1e3:.2f} ms (precond {precond})")
+    shifted = f", diagonal shifted by {result['ic0_shift']:g} diag(A)" if result.get("ic0_shift") else ""
+    click.echo(f"setup         {setup_seconds * 1e3:.2f} ms (precond {precond}{shifted})")
     per = "restart cycle" if method == "gmres" else "iteration"
     click.echo(f"time          {seconds * 1e3:.2f} ms solve, {result['seconds_per_iteration'] * 1e6:.1f} us "
                f"per {per}")

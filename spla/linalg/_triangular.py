@@ -12,8 +12,10 @@ so one application is a sweep over the levels:
   single block that steps through them with a barrier between levels, which
   is what keeps a 2D grid's ~2 sqrt(n) thin diagonal levels from costing one
   launch each.
-- CPU: the same sweep with a SciPy product per level, or SciPy's
-  ``spsolve_triangular`` when the levels are too small for the sweep to pay.
+- CPU: the same sweep with a SciPy product per level, or, when the levels
+  are too small for the sweep to pay, the triangle factored once by SuperLU
+  (SciPy's ``splu`` in T's own order: its factors are T and the identity),
+  whose solve is one sequential pass in C.
 
 :func:`ilu0` and :func:`ic0` factor on the host (vectorised over the rows of
 a level, the same schedule) and apply through two such solvers. By default
@@ -37,8 +39,11 @@ from ._ordering import color_permutation, greedy_coloring, level_sets
 # levels up to this many rows join one single-block launch on the GPU (see backends/cuda/trisolve.py)
 GROUP_MAX_ROWS = 2048
 
-#: On the CPU the level sweep is used when levels hold this many rows on average; below, SciPy's solve.
-CPU_SWEEP_MIN_ROWS_PER_LEVEL = 256
+#: On the CPU the level sweep is used when levels hold this many rows on average; below, the SuperLU
+#: pass. Fitted on half of 72 triangles (IC(0)/ILU(0) of shared matrices and grids, both orderings),
+#: where any cut in (256, 333] picks alike, and within 1.4% of the faster plan (geomean) on the other
+#: half (``scripts/bench_precond.py --parts trisolve``, BENCHMARKS.md).
+CPU_SWEEP_MIN_ROWS_PER_LEVEL = 300
 
 
 class SingularTriangularError(InputError, np.linalg.LinAlgError):
@@ -115,13 +120,14 @@ class TriangularSolver:
 
     # ------------------------------------------------------------------ CPU
     def _host_plan(self, dtype):
+        """("sweep", a SciPy product per level) where levels are wide, else ("superlu", T factored
+        once by SuperLU in its own order: a sequential solve in C, no fill, no pivoting)."""
         plan = self._host.get(dtype.str)
         if plan is None:
             reordered = self._reordered.astype(dtype)
             inverse = self._inverse_diagonal[self.order].astype(dtype)
             n = self.shape[0]
-            sweep = n >= CPU_SWEEP_MIN_ROWS_PER_LEVEL * max(self.levels, 1)
-            if sweep:
+            if n >= CPU_SWEEP_MIN_ROWS_PER_LEVEL * max(self.levels, 1):
                 steps = []
                 for level in range(self.levels):
                     begin, end = int(self.level_ptr[level]), int(self.level_ptr[level + 1])
@@ -130,21 +136,24 @@ class TriangularSolver:
                     steps.append((rows, block if block.nnz else None, inverse[begin:end]))
                 plan = ("sweep", steps)
             else:
-                diagonal = sp.diags(np.ones(n) if self.unit_diagonal else 1.0 / self._inverse_diagonal)
-                plan = ("scipy", sp.csr_matrix(self._strict + diagonal).astype(dtype))
+                from scipy.sparse.linalg import splu
+
+                diagonal = sp.diags(1.0 / self._inverse_diagonal)
+                T = sp.csc_matrix(self._strict + diagonal, dtype=dtype)
+                # a triangle in its own order with its diagonal as pivots: SuperLU's factors are T
+                # and the identity, so a solve is one pass over T
+                plan = ("superlu", splu(T, permc_spec="NATURAL", diag_pivot_thresh=0.0,
+                                        options={"SymmetricMode": True}))
             self._host[dtype.str] = plan
         return plan
 
     def _solve_host(self, b, dtype):
         kind, plan = self._host_plan(dtype)
-        if kind == "scipy":
-            from scipy.sparse.linalg import spsolve_triangular as scipy_solve
-
+        if kind == "superlu":
             if self.permutation is None:
-                return scipy_solve(plan, b, lower=self.lower, unit_diagonal=self.unit_diagonal)
+                return plan.solve(b)
             x = np.empty_like(b)
-            x[self.permutation] = scipy_solve(plan, b[self.permutation], lower=self.lower,
-                                              unit_diagonal=self.unit_diagonal)
+            x[self.permutation] = plan.solve(b[self.permutation])
             return x
         x = np.empty_like(b)
         for rows, block, inverse in plan:
@@ -256,8 +265,8 @@ def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False, u
 
 
 # ---------------------------------------------------------------- factorise
-def _ilu0_factor(A: sp.csr_matrix, row_names=None):
-    """ILU(0) of a host CSR matrix: (L strictly lower, U upper with diagonal), on A's pattern.
+class _Elimination:
+    """ILU(0) of a host CSR matrix on its own pattern, analysed once and run for any values on it.
 
     ``row_names[i]`` is what an error calls row i (the user's numbering when
     A is a reordered copy).
@@ -266,67 +275,95 @@ def _ilu0_factor(A: sp.csr_matrix, row_names=None):
     its lower entries (i, k) in column order, ``a_ik /= u_kk`` then
     ``a_im -= a_ik u_km`` for every stored (i, m) with m > k. Rows of one
     level of L's dependency graph are independent, so each step runs for
-    all rows of a level at once.
+    all rows of a level at once. The schedule depends on the pattern alone,
+    so :func:`ic0`'s diagonal shifts refactor without analysing again.
     """
-    A = sp.csr_matrix(A, dtype=np.float64, copy=True)
-    A.sum_duplicates()
-    A.sort_indices()
-    n = A.shape[0]
-    indptr, indices = A.indptr.astype(np.int64), A.indices.astype(np.int64)
-    data = A.data
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
-    diagonal_positions = np.full(n, -1, dtype=np.int64)
-    on_diagonal = np.flatnonzero(indices == rows)
-    diagonal_positions[rows[on_diagonal]] = on_diagonal
-    missing = np.flatnonzero(diagonal_positions < 0)
-    if missing.size:
-        row = int(missing[0] if row_names is None else row_names[missing[0]])
-        raise InputError(f"ILU(0) needs every diagonal entry in A's pattern; row {row} has none")
-    lower = np.flatnonzero(indices < rows)  # positions of (i, k), k < i
-    lower_row, lower_col = rows[lower], indices[lower]
-    # every update (i, k) -> (i, m): the row k's upper entries (k, m), m > k
-    upper_start = diagonal_positions[lower_col] + 1
-    counts = indptr[lower_col + 1] - upper_start
-    total = int(counts.sum())
-    parent = np.repeat(np.arange(lower.size, dtype=np.int64), counts)
-    source = np.repeat(upper_start - np.cumsum(counts) + counts, counts) + np.arange(total, dtype=np.int64)
-    keys = rows * n + indices  # ascending: CSR with sorted indices
-    wanted = lower_row[parent] * n + indices[source]
-    target = np.searchsorted(keys, wanted)
-    found = target < keys.size
-    found[found] &= keys[target[found]] == wanted[found]
-    parent, source, target = parent[found], source[found], target[found]
 
-    strict_lower = sp.csr_matrix((np.ones(lower.size), (lower_row, lower_col)), shape=(n, n))
-    order, level_ptr = level_sets(strict_lower)
-    level_of_row = np.empty(n, dtype=np.int64)
-    level_of_row[order] = np.repeat(np.arange(level_ptr.size - 1), np.diff(level_ptr))
-    rank = lower - indptr[lower_row]  # lower entries come first in a sorted row
-    # batches: (level, rank); within a batch no two updates share a target
-    batch_key = level_of_row[lower_row] * (int(rank.max(initial=0)) + 1) + rank
-    entry_order = np.argsort(batch_key, kind="stable")
-    sorted_keys = batch_key[entry_order]
-    new_batch = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]] if lower.size else np.zeros(0, dtype=bool)
-    batch_starts = np.flatnonzero(new_batch)
-    batch_of_entry = np.empty(lower.size, dtype=np.int64)
-    batch_of_entry[entry_order] = np.cumsum(new_batch) - 1
-    update_order = np.argsort(batch_of_entry[parent], kind="stable")
-    parent, source, target = parent[update_order], source[update_order], target[update_order]
-    update_bounds = np.searchsorted(batch_of_entry[parent], np.arange(batch_starts.size + 1))
-    entry_bounds = np.r_[batch_starts, lower.size]
-    for batch in range(batch_starts.size):
-        entries = entry_order[entry_bounds[batch]:entry_bounds[batch + 1]]
-        positions = lower[entries]
-        data[positions] /= data[diagonal_positions[lower_col[entries]]]
-        u0, u1 = update_bounds[batch], update_bounds[batch + 1]
-        if u1 > u0:
-            data[target[u0:u1]] -= data[lower[parent[u0:u1]]] * data[source[u0:u1]]
-    pivots = data[diagonal_positions]
+    def __init__(self, A: sp.csr_matrix, row_names=None):
+        A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+        A.sum_duplicates()
+        A.sort_indices()
+        self.matrix, self.row_names = A, row_names
+        n = A.shape[0]
+        indptr, indices = A.indptr.astype(np.int64), A.indices.astype(np.int64)
+        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+        diagonal_positions = np.full(n, -1, dtype=np.int64)
+        on_diagonal = np.flatnonzero(indices == rows)
+        diagonal_positions[rows[on_diagonal]] = on_diagonal
+        missing = np.flatnonzero(diagonal_positions < 0)
+        if missing.size:
+            raise InputError(f"ILU(0) needs every diagonal entry in A's pattern; row {self._name(missing[0])} "
+                             "has none")
+        self.diagonal_positions = diagonal_positions
+        lower = np.flatnonzero(indices < rows)  # positions of (i, k), k < i
+        lower_row, lower_col = rows[lower], indices[lower]
+        # every update (i, k) -> (i, m): the row k's upper entries (k, m), m > k
+        upper_start = diagonal_positions[lower_col] + 1
+        counts = indptr[lower_col + 1] - upper_start
+        total = int(counts.sum())
+        parent = np.repeat(np.arange(lower.size, dtype=np.int64), counts)
+        source = np.repeat(upper_start - np.cumsum(counts) + counts, counts) + np.arange(total, dtype=np.int64)
+        keys = rows * n + indices  # ascending: CSR with sorted indices
+        wanted = lower_row[parent] * n + indices[source]
+        target = np.searchsorted(keys, wanted)
+        found = target < keys.size
+        found[found] &= keys[target[found]] == wanted[found]
+        parent, source, target = parent[found], source[found], target[found]
+
+        strict_lower = sp.csr_matrix((np.ones(lower.size), (lower_row, lower_col)), shape=(n, n))
+        order, level_ptr = level_sets(strict_lower)
+        level_of_row = np.empty(n, dtype=np.int64)
+        level_of_row[order] = np.repeat(np.arange(level_ptr.size - 1), np.diff(level_ptr))
+        rank = lower - indptr[lower_row]  # lower entries come first in a sorted row
+        # batches: (level, rank); within a batch no two updates share a target
+        batch_key = level_of_row[lower_row] * (int(rank.max(initial=0)) + 1) + rank
+        entry_order = np.argsort(batch_key, kind="stable")
+        sorted_keys = batch_key[entry_order]
+        new_batch = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]] if lower.size else np.zeros(0, dtype=bool)
+        batch_starts = np.flatnonzero(new_batch)
+        batch_of_entry = np.empty(lower.size, dtype=np.int64)
+        batch_of_entry[entry_order] = np.cumsum(new_batch) - 1
+        update_order = np.argsort(batch_of_entry[parent], kind="stable")
+        parent, source, target = parent[update_order], source[update_order], target[update_order]
+        update_bounds = np.searchsorted(batch_of_entry[parent], np.arange(batch_starts.size + 1))
+        entry_bounds = np.r_[batch_starts, lower.size]
+        # each batch: (the lower entries it divides, their pivots' positions, its updates' positions)
+        self.batches = []
+        for batch in range(batch_starts.size):
+            entries = entry_order[entry_bounds[batch]:entry_bounds[batch + 1]]
+            u0, u1 = update_bounds[batch], update_bounds[batch + 1]
+            self.batches.append((lower[entries], diagonal_positions[lower_col[entries]],
+                                 target[u0:u1], lower[parent[u0:u1]], source[u0:u1]))
+
+    def _name(self, row) -> int:
+        return int(row if self.row_names is None else self.row_names[row])
+
+    def pivots(self, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """(the eliminated values on A's pattern, U's diagonal) for ``A + shift * diag(A)``."""
+        data = self.matrix.data.copy()
+        data[self.diagonal_positions] *= 1.0 + shift
+        # a zero pivot spreads inf / nan to the pivots after it, which the callers refuse by name
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for positions, pivot_positions, targets, multipliers, sources in self.batches:
+                data[positions] /= data[pivot_positions]
+                if targets.size:
+                    data[targets] -= data[multipliers] * data[sources]
+        return data, data[self.diagonal_positions]
+
+    def factors(self, data) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """(L strictly lower, U upper with the diagonal) from :meth:`pivots`' values."""
+        A = sp.csr_matrix((data, self.matrix.indices, self.matrix.indptr), shape=self.matrix.shape)
+        return sp.tril(A, k=-1, format="csr"), sp.triu(A, k=0, format="csr")
+
+
+def _ilu0_factor(A: sp.csr_matrix, row_names=None):
+    """ILU(0) of a host CSR matrix: (L strictly lower, U upper with diagonal), on A's pattern."""
+    elimination = _Elimination(A, row_names)
+    data, pivots = elimination.pivots()
     bad = np.flatnonzero((pivots == 0) | ~np.isfinite(pivots))
     if bad.size:
-        row = int(bad[0] if row_names is None else row_names[bad[0]])
-        raise InputError(f"ILU(0) broke down: pivot {pivots[bad[0]]} in row {row}")
-    return sp.tril(A, k=-1, format="csr"), sp.triu(A, k=0, format="csr")
+        raise InputError(f"ILU(0) broke down: pivot {pivots[bad[0]]} in row {elimination._name(bad[0])}")
+    return elimination.factors(data)
 
 
 #: The orderings :func:`ilu0` and :func:`ic0` accept, and their default (see their Notes).
@@ -413,10 +450,13 @@ class IC0Preconditioner(_FactorPreconditioner):
         The lower-triangular factor with its diagonal, in the permuted numbering.
     ordering, permutation, colors
         As for :class:`ILU0Preconditioner`.
+    shift : float
+        The factor is that of ``A + shift * diag(A)`` (0.0: of A itself).
     """
 
-    def __init__(self, L, dtype, *, ordering: str = "natural", permutation=None, colors=None):
+    def __init__(self, L, dtype, *, ordering: str = "natural", permutation=None, colors=None, shift: float = 0.0):
         self.L = L
+        self.shift = float(shift)
         self.shape = L.shape
         self.dtype = np.dtype(dtype)
         self.ordering, self.permutation, self.colors = ordering, permutation, colors
@@ -424,7 +464,8 @@ class IC0Preconditioner(_FactorPreconditioner):
         self._second = TriangularSolver(L.T.tocsr().astype(self.dtype), lower=False, permutation=permutation)
 
     def __repr__(self) -> str:
-        return f"<spla.linalg.IC0Preconditioner {self._describe()}>"
+        shifted = f", diagonal shifted by {self.shift:g} diag(A)" if self.shift else ""
+        return f"<spla.linalg.IC0Preconditioner {self._describe()}{shifted}>"
 
 
 def _host_scipy(A, what: str) -> tuple[sp.csr_matrix, np.dtype]:
@@ -500,13 +541,33 @@ def ilu0(A, *, ordering: str = DEFAULT_ORDERING) -> ILU0Preconditioner:
     return ILU0Preconditioner(L, U, dtype, ordering=ordering, permutation=permutation, colors=colors)
 
 
-def ic0(A, *, ordering: str = DEFAULT_ORDERING) -> IC0Preconditioner:
+#: ``ic0(shift="auto")``'s first diagonal shift after a breakdown; each retry doubles it.
+FIRST_SHIFT = 1e-3
+
+
+def _auto_shifts(host: sp.csr_matrix):
+    """Manteuffel's shifts for ``A + shift * diag(A)``: 0, then FIRST_SHIFT doubling, and last the
+    shift that makes the matrix strictly diagonally dominant, where IC(0) always exists (an
+    H-matrix with a positive diagonal)."""
+    diagonal = host.diagonal()
+    off_diagonal = np.asarray(abs(host).sum(axis=1)).ravel() - abs(diagonal)
+    dominant = float(np.max(off_diagonal / diagonal, initial=0.0)) - 1.0
+    yield 0.0
+    shift = FIRST_SHIFT
+    while shift < dominant:
+        yield shift
+        shift *= 2.0
+    yield max(dominant, 0.0) + FIRST_SHIFT
+
+
+def ic0(A, *, ordering: str = DEFAULT_ORDERING, shift: float | str = "auto") -> IC0Preconditioner:
     """Incomplete Cholesky factorisation with no fill-in, IC(0), as a preconditioner.
 
     Parameters
     ----------
     A : CSRMatrix, scipy/cupyx sparse matrix or dense array, n x n
-        Symmetric positive definite (the lower pattern of ``P A P^T`` is L's).
+        Symmetric with a positive diagonal (the lower pattern of ``P A P^T``
+        is L's).
     ordering : {"color", "natural"}, default "color"
         ``"color"``: colour the rows greedily (no two coupled rows of
         ``A + A^T`` share a colour), number them colour by colour (P) and
@@ -515,24 +576,35 @@ def ic0(A, *, ordering: str = DEFAULT_ORDERING) -> IC0Preconditioner:
         as given; each solve has as many sequential steps as the factor's
         longest dependency chain (about ``2 sqrt(n)`` on a 2D grid).
         The two are different preconditioners: see the Notes.
+    shift : "auto" or float >= 0, default "auto"
+        Factor ``A + shift * diag(A)``. ``"auto"`` factors A itself and, only
+        where a pivot comes out <= 0, retries with shifts from
+        ``FIRST_SHIFT`` = 1e-3, doubling (Manteuffel's shifted IC; the last
+        try makes the matrix diagonally dominant, so it always factors).
+        The shift taken is ``M.shift``. A number factors with that shift or
+        raises.
 
     Returns
     -------
     IC0Preconditioner
         ``M = P^T (L L^T)^{-1} P`` for :func:`cg` and the other solvers;
-        ``.L`` is the factor of ``P A P^T`` (``.permutation`` is P).
+        ``.L`` is the factor of ``P (A + shift diag(A)) P^T``
+        (``.permutation`` is P, ``.shift`` the shift).
 
     Raises
     ------
     InputError
-        Not square or not symmetric, a diagonal entry missing, a pivot
-        <= 0 (IC(0) does not exist for every SPD matrix; ILU(0) or a
-        diagonal shift may), an unknown ordering.
+        Not square or not symmetric, a diagonal entry missing or <= 0, a
+        pivot <= 0 under a given shift, an unknown ordering or shift.
 
     Notes
     -----
     For symmetric A, ILU(0)'s U equals ``D L^T`` on the same pattern, so
-    IC(0) is ``L D^{1/2}`` from the ILU(0) elimination.
+    IC(0) is ``L D^{1/2}`` from the ILU(0) elimination. IC(0) does not exist
+    for every SPD matrix (stiffness matrices such as bcsstk13 break down);
+    ILU(0) of such a matrix has the same negative pivots, so it is an
+    indefinite preconditioner that CG may not converge with. A shifted
+    factor is positive definite and usually still far better than Jacobi.
 
     The default is ``"color"`` on both sides. An application costs a few
     SpMV-like passes instead of one step per level of a deep dependency
@@ -548,15 +620,33 @@ def ic0(A, *, ordering: str = DEFAULT_ORDERING) -> IC0Preconditioner:
     scale = abs(host).max() if host.nnz else 0.0
     if asymmetry.nnz and asymmetry.max() > 1e-10 * scale:
         raise InputError("IC(0) needs a symmetric matrix (use ilu0 for a nonsymmetric one)")
+    if isinstance(shift, str):
+        if shift != "auto":
+            raise InputError(f"shift must be 'auto' or a number >= 0, got {shift!r}")
+        shifts = _auto_shifts(host)
+    else:
+        if not np.isfinite(shift) or shift < 0:
+            raise InputError(f"shift must be 'auto' or a number >= 0, got {shift!r}")
+        shifts = iter((float(shift),))
     factored, permutation, colors = _reorder(host, ordering)
-    L, U = _ilu0_factor(factored, permutation)
-    pivots = U.diagonal()
-    bad = np.flatnonzero(pivots <= 0)
-    if bad.size:
-        row = int(bad[0] if permutation is None else permutation[bad[0]])
-        raise InputError(f"IC(0) broke down: pivot {pivots[bad[0]]:.3g} <= 0 in row {row} "
-                         "(A not positive definite, or IC(0) unstable for it; try ilu0)")
+    elimination = _Elimination(factored, permutation)
+    diagonal = factored.diagonal()
+    if diagonal.size and diagonal.min() <= 0:
+        row = int(np.argmin(diagonal))
+        raise InputError(f"IC(0) needs a positive diagonal; row {elimination._name(row)} has "
+                         f"{diagonal[row]:.3g} (A is not positive definite)")
+    for tried in shifts:
+        data, pivots = elimination.pivots(tried)
+        bad = np.flatnonzero(~(pivots > 0))
+        if not bad.size:
+            break
+    else:  # no shift tried factors ("auto" gets here only by rounding: its last shift is dominant)
+        shifted = f" with the diagonal shifted by {tried:g} diag(A)" if tried else ""
+        raise InputError(f"IC(0) broke down: pivot {pivots[bad[0]]:.3g} <= 0 in row {elimination._name(bad[0])}"
+                         f"{shifted} (A not positive definite, or IC(0) unstable for it; shift='auto' shifts the "
+                         "diagonal until it factors)")
+    L, _ = elimination.factors(data)
     root = np.sqrt(pivots)
-    factor = (sp.csr_matrix(L) @ sp.diags(root) + sp.diags(root)).tocsr()
+    factor = (L @ sp.diags(root) + sp.diags(root)).tocsr()
     factor.sort_indices()
-    return IC0Preconditioner(factor, dtype, ordering=ordering, permutation=permutation, colors=colors)
+    return IC0Preconditioner(factor, dtype, ordering=ordering, permutation=permutation, colors=colors, shift=tried)

@@ -143,10 +143,9 @@ def test_level_sets_respect_every_dependency(rng):
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("unit_diagonal", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("sweep", [False, True], ids=["scipy-or-sweep", "sweep"])
-def test_spsolve_triangular_matches_scipy(xp, rng, monkeypatch, lower, unit_diagonal, dtype, sweep):
-    if sweep:
-        monkeypatch.setattr(_triangular, "CPU_SWEEP_MIN_ROWS_PER_LEVEL", 1)
+@pytest.mark.parametrize("plan", ["superlu", "sweep"])
+def test_spsolve_triangular_matches_scipy(xp, rng, monkeypatch, lower, unit_diagonal, dtype, plan):
+    monkeypatch.setattr(_triangular, "CPU_SWEEP_MIN_ROWS_PER_LEVEL", 1 if plan == "sweep" else 10**9)
     A = _random_diagonally_heavy(rng, 150, 0.05).astype(dtype)
     T = (sp.tril(A) if lower else sp.triu(A)).tocsr()
     b = rng.standard_normal(150).astype(dtype)
@@ -189,7 +188,7 @@ def test_singular_and_bad_inputs():
     with pytest.raises(InputError, match="symmetric"):
         ic0(convection_diffusion2d(5))
     with pytest.raises(InputError, match="pivot"):
-        ic0(sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]])))
+        ic0(sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]])), shift=0.0)
 
 
 @pytest.mark.parametrize("ordering", ["natural", "color"])
@@ -227,11 +226,10 @@ def test_ic0_with_each_ordering_matches_a_scipy_application(xp, rng, make, dtype
 
 
 @pytest.mark.parametrize("lower", [True, False])
-@pytest.mark.parametrize("sweep", [False, True], ids=["scipy-or-sweep", "sweep"])
-def test_triangular_solver_with_a_permutation(xp, rng, monkeypatch, lower, sweep):
+@pytest.mark.parametrize("plan", ["superlu", "sweep"])
+def test_triangular_solver_with_a_permutation(xp, rng, monkeypatch, lower, plan):
     """x[p] = T^{-1} b[p]: the permutation folded into the sweep's rows and columns."""
-    if sweep:
-        monkeypatch.setattr(_triangular, "CPU_SWEEP_MIN_ROWS_PER_LEVEL", 1)
+    monkeypatch.setattr(_triangular, "CPU_SWEEP_MIN_ROWS_PER_LEVEL", 1 if plan == "sweep" else 10**9)
     n = 150
     A = _random_diagonally_heavy(rng, n, 0.05)
     T = (sp.tril(A) if lower else sp.triu(A)).tocsr()
@@ -241,6 +239,12 @@ def test_triangular_solver_with_a_permutation(xp, rng, monkeypatch, lower, sweep
     want = np.empty(n)
     want[p] = scipy_solve_triangular(T, b[p], lower=lower)
     assert_matches_scipy(solver.solve(xp.asarray(b)), want)
+    if xp is np:
+        assert solver._host_plan(np.dtype(np.float64))[0] == plan
+        B = rng.standard_normal((n, 2))
+        want = np.empty_like(B)
+        want[p] = scipy_solve_triangular(T, B[p], lower=lower)
+        assert_matches_scipy(solver.solve(B), want)
     with pytest.raises(InputError, match="permutation"):
         TriangularSolver(T, lower=lower, permutation=np.r_[p[:-1], p[0]])
     with pytest.raises(InputError, match="permutation"):
@@ -256,7 +260,7 @@ def test_errors_name_the_users_row_under_the_color_ordering():
         ilu0(A, ordering="color")
     B = poisson2d(4).tolil()
     B[6, 6] = -1.0  # not positive definite; the colouring moves row 6 away from slot 6
-    with pytest.raises(InputError, match="pivot .* in row 6 "):
+    with pytest.raises(InputError, match="positive diagonal; row 6 has -1"):
         ic0(sp.csr_matrix(B), ordering="color")
     with pytest.raises(InputError, match="ordering"):
         ic0(poisson2d(4), ordering="rcm")
@@ -271,3 +275,63 @@ def test_color_ordering_takes_one_gpu_launch_per_colour():
     assert colored.levels == (2, 2) and natural.levels == (139, 139)
     assert [s.launch_count() for s in (colored._first, colored._second)] == [2, 2]
     assert [s.launch_count() for s in (natural._first, natural._second)] == [1, 1]
+
+
+# Kershaw's matrix (J. Comput. Phys. 26, 1978): symmetric positive definite, and IC(0) in its natural
+# order meets a negative pivot in the last row
+KERSHAW = sp.csr_matrix(np.array([[3.0, -2.0, 0.0, 2.0], [-2.0, 3.0, -2.0, 0.0], [0.0, -2.0, 3.0, -2.0],
+                                  [2.0, 0.0, -2.0, 3.0]]))
+
+
+def test_ic0_shifts_the_diagonal_only_where_a_pivot_breaks_down():
+    with pytest.raises(InputError, match=r"pivot -5 <= 0 in row 3 .*shift='auto'"):
+        ic0(KERSHAW, ordering="natural", shift=0.0)
+    M = ic0(KERSHAW, ordering="natural")
+    assert M.shift > 0 and "shifted by" in repr(M)
+    shifted = (KERSHAW + M.shift * sp.diags(KERSHAW.diagonal())).tocsr()
+    np.testing.assert_allclose(M.L.toarray(), dense_ic0(shifted), rtol=1e-12)
+    assert np.linalg.eigvalsh(M.L.toarray() @ M.L.toarray().T).min() > 0  # a positive definite M for CG
+    # the smallest doubling shift that factors: half of it breaks down
+    with pytest.raises(InputError, match="shifted by"):
+        ic0(KERSHAW, ordering="natural", shift=M.shift / 2)
+    # the red-black order factors Kershaw's matrix as it is: no shift, the factor unchanged
+    assert ic0(KERSHAW, ordering="color").shift == 0.0
+    assert ic0(poisson2d(8)).shift == 0.0
+
+
+def test_ic0_with_a_shift_lets_cg_converge_where_ilu0_does_not_help(rng):
+    """A stiffness-like SPD matrix whose IC(0) breaks down: Kershaw's blocks on a chain."""
+    from spla.linalg import cg
+
+    A = sp.block_diag([KERSHAW] * 50, format="csr") + sp.diags(np.full(199, -0.1), 1) + sp.diags(
+        np.full(199, -0.1), -1)
+    A = sp.csr_matrix(A)
+    assert np.linalg.eigvalsh(A.toarray()).min() > 0
+    b = rng.standard_normal(200)
+    M = ic0(A, ordering="natural")
+    x, info = cg(A, b, rtol=1e-10, M=M)
+    assert info == 0 and M.shift > 0
+    np.testing.assert_allclose(A @ x, b, atol=1e-8 * np.linalg.norm(b))
+
+
+def test_ic0_auto_always_factors_a_symmetric_matrix_with_a_positive_diagonal(rng):
+    """The last auto shift makes A + shift diag(A) strictly diagonally dominant, where IC(0) exists."""
+    for seed in range(20):
+        R = sp.random(30, 30, density=0.3, random_state=seed, format="csr")
+        R.data -= 0.5
+        off_diagonal = sp.csr_matrix(R + R.T)
+        off_diagonal.setdiag(0.0)
+        A = sp.csr_matrix(off_diagonal + sp.diags(rng.uniform(0.01, 1.0, 30)))
+        M = ic0(A, ordering="natural")
+        assert np.isfinite(M.L.data).all() and (M.L.diagonal() > 0).all()
+    indefinite = sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    shifts = list(_triangular._auto_shifts(indefinite))
+    assert shifts[:3] == [0.0, _triangular.FIRST_SHIFT, 2 * _triangular.FIRST_SHIFT]
+    assert shifts[-1] == pytest.approx(1.0 + _triangular.FIRST_SHIFT)  # 1 + shift > |off-diagonal| = 2
+    assert ic0(indefinite).shift == shifts[-1]  # every doubling below the dominant shift breaks down
+
+
+@pytest.mark.parametrize("shift", [-1.0, float("nan"), "large"])
+def test_ic0_refuses_a_bad_shift(shift):
+    with pytest.raises(InputError, match="shift must be 'auto' or a number >= 0"):
+        ic0(poisson2d(4), shift=shift)

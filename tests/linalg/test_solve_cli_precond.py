@@ -26,3 +26,40 @@ def test_ic0_on_a_nonsymmetric_matrix_is_one_line():
     result = CliRunner().invoke(main, ["solve", "gen:random:50:4", "--precond", "ic0", "--device", "cpu"])
     assert result.exit_code != 0
     assert result.output.strip().startswith("spla: error:") and "symmetric" in result.output
+
+
+def _gram_matrix(tmp_path):
+    """R R^T + 0.01 I for a sparse R of +-1 entries: symmetric positive definite, and its IC(0)
+    meets negative pivots in both orderings (a normal-equations matrix, like a stiffness matrix)."""
+    import numpy as np
+    import scipy.io
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    R = sp.random(60, 60, density=0.1, random_state=0, format="csr")
+    R.data = np.sign(rng.standard_normal(R.nnz))
+    A = (R @ R.T + 0.01 * sp.eye(60)).tocsr()
+    A.data[np.abs(A.data) < 1e-12] = 0.0
+    A.eliminate_zeros()
+    path = tmp_path / "gram.mtx"
+    scipy.io.mmwrite(str(path), A)
+    return str(path)
+
+
+def test_ic0_says_how_far_it_shifted_the_diagonal(tmp_path):
+    source = _gram_matrix(tmp_path)
+    result = CliRunner().invoke(main, ["solve", source, "--precond", "ic0", "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    assert "converged" in result.output and "(precond ic0, diagonal shifted by 0.064 diag(A))" in result.output
+    report = json.loads(CliRunner().invoke(main, ["solve", source, "--precond", "ic0", "--device", "cpu",
+                                                  "--json"]).stdout)
+    assert report["converged"] and report["ic0_shift"] == 0.064
+
+
+def test_ilu0_under_cg_warns_that_its_pivots_are_not_all_positive(tmp_path):
+    source = _gram_matrix(tmp_path)
+    result = CliRunner().invoke(main, ["solve", source, "--precond", "ilu0", "--method", "cg", "--device", "cpu"])
+    assert "spla: warning: ilu0 has 5 pivots <= 0" in result.stderr and "--precond ic0" in result.stderr
+    quiet = CliRunner().invoke(main, ["solve", "gen:poisson2d:24", "--precond", "ilu0", "--method", "cg",
+                                      "--device", "cpu"])
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr

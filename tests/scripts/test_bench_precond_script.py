@@ -36,3 +36,28 @@ def test_amg_parts_on_the_cpu(tmp_path, capsys):
         assert entry["iterations_ratio"] == entry["spla"]["iterations"] / entry["pyamg"]["iterations"]
         assert all(entry[k]["ok"] for k in ("spla", "spla_default_max_coarse", "pyamg"))
     assert "AMG-CG (setup='spla')" in capsys.readouterr().out
+
+
+def test_trisolve_part_times_both_cpu_plans_and_fits_the_cut_on_half(tmp_path, capsys):
+    import scipy.io
+    import scipy.sparse as sp
+
+    real = tmp_path / "real"
+    real.mkdir()
+    line = sp.diags([-1.0, 2.5, -1.0], [-1, 0, 1], shape=(400, 400))
+    scipy.io.mmwrite(str(real / "tridiagonal.mtx"), line)
+    scipy.io.mmwrite(str(real / "rectangle.mtx"), sp.random(5, 7, density=0.5, random_state=0))
+    code = bench_precond.main(["--quick", "--device", "cpu", "--parts", "trisolve", "--real", str(real),
+                               "--out", str(tmp_path)])
+    assert code == 0
+    report = json.loads((tmp_path / "bench_precond.json").read_text())["trisolve"]
+    assert "not square" in report["skipped"][str(real / "rectangle.mtx")]
+    rows = report["rows"]
+    # 2 matrices (the line, gen:poisson2d:128) x 2 orderings x 2 triangles
+    assert len(rows) == 8 and all(r["ok"] for r in rows)
+    assert all(r[f"{plan}_seconds"] > 0 for r in rows for plan in ("sweep", "superlu", "scipy"))
+    line_natural = [r for r in rows if r["source"].endswith("tridiagonal.mtx") and r["ordering"] == "natural"]
+    assert [r["levels"] for r in line_natural] == [400, 400]  # a chain: a level a row
+    assert report["fit"]["triangles"] + report["held_out"]["triangles"] == 8
+    assert report["fit"]["geomean_over_best"] >= 1.0
+    assert "the other half" in capsys.readouterr().out
