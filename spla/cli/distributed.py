@@ -183,6 +183,7 @@ def _solve(source, *, method="cg", rhs="ones", rtol=1e-8, atol=0.0, maxiter=None
            device="auto", as_json=False, plot_path=None):
     from .. import distributed
     from ..distributed.comm import world
+    from ..linalg import IterationCounter
 
     if plot_path:
         raise InputError("--plot is not available with --distributed")
@@ -199,25 +200,21 @@ def _solve(source, *, method="cg", rhs="ones", rtol=1e-8, atol=0.0, maxiter=None
             error = exc
     comm.agree(error, "the right-hand side")
     b = A.distribute_vector(b_global, space="range")
-    iterations = [0]
-
-    def count(_):
-        iterations[0] += 1
-
+    counter = IterationCounter()  # keeps cg's captured iterations on one GPU rank
     solver = getattr(distributed, method)
     kwargs = {"restart": restart, "callback_type": "x"} if method == "gmres" else {}
     comm.barrier()
     start = time.perf_counter()
     x, info = solver(A, b, rtol=rtol, atol=atol, maxiter=maxiter, M=None if precond == "none" else precond,
-                     callback=count, **kwargs)
+                     callback=counter, **kwargs)
     seconds = time.perf_counter() - start
     residual = (b - A @ x).norm() / b.norm()
     layout = _layout(A)
     timings = _timings(A, x, 10)
     if comm.rank != 0:
         return
-    per_iteration = seconds / max(iterations[0], 1)
-    result = {"source": source, "method": method, "info": info, "iterations": iterations[0],
+    per_iteration = seconds / max(counter.iterations, 1)
+    result = {"source": source, "method": method, "info": info, "iterations": counter.iterations,
               "relative_residual": residual, "seconds": seconds, "seconds_per_iteration": per_iteration,
               **layout, **timings}
     if as_json:
@@ -225,7 +222,7 @@ def _solve(source, *, method="cg", rhs="ones", rtol=1e-8, atol=0.0, maxiter=None
         return
     _echo_layout(f"distributed {method} on {source}", load_note, layout, timings)
     unit = "restart cycles" if method == "gmres" else "iterations"
-    click.echo(f"solve        info {info}, {iterations[0]} {unit}, relative residual {residual:.3e}, "
+    click.echo(f"solve        info {info}, {counter.iterations} {unit}, relative residual {residual:.3e}, "
                f"{seconds * 1e3:.2f} ms ({per_iteration * 1e3:.3f} ms per {unit[:-1]})")
 
 

@@ -125,15 +125,15 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
             click.echo(f"spla: warning: ilu0 has {negative:,} pivots <= 0, so it is not positive definite and "
                        f"{method} may stall (try --precond ic0, which shifts the diagonal, or amg)", err=True)
     b_norm = float(xp.linalg.norm(b))
-    history = []
-    iterations = [0]
+    history: list = []
+    counter = linalg.IterationCounter()
 
-    def count(xk):
-        iterations[0] += 1
-        if plot_path is not None:
-            history.append(float(xp.linalg.norm(b - A @ xk)) / (b_norm or 1.0))
+    def record(xk):  # --plot: a residual an iteration (cg then launches its kernels from Python)
+        counter(xk)
+        history.append(float(xp.linalg.norm(b - A @ xk)) / (b_norm or 1.0))
 
-    kwargs = {"rtol": rtol, "atol": atol, "maxiter": maxiter, "M": M, "callback": count}
+    kwargs = {"rtol": rtol, "atol": atol, "maxiter": maxiter, "M": M,
+              "callback": record if plot_path is not None else counter}
     if method == "gmres":
         kwargs.update(restart=restart, callback_type="x")
     solver = getattr(linalg, method)
@@ -148,9 +148,9 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
     result = {
         "source": source, "method": method, "precond": precond, "device": device,
         "n": A.n_rows, "nnz": A.nnz, "dtype": A.dtype.name, "rtol": rtol, "atol": atol,
-        "info": int(info), "converged": int(info) == 0, "iterations": iterations[0],
+        "info": int(info), "converged": int(info) == 0, "iterations": counter.iterations,
         "relative_residual": relative_residual, "setup_seconds": setup_seconds, "seconds": seconds,
-        "seconds_per_iteration": seconds / max(iterations[0], 1),
+        "seconds_per_iteration": seconds / max(counter.iterations, 1),
     }
     if precond == "ic0":
         result["ic0_shift"] = M.shift

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..linalg._kernels import FLAG, kernels_for
-from ..linalg._krylov import _lartg, _upper_triangular_solve, cg_iterations, loop_iterations
+from ..linalg._krylov import IterationCounter, _lartg, _upper_triangular_solve, cg_iterations, loop_iterations
 from ..linalg._system import DEFAULT_GPU_CHECK_EVERY, absolute_tolerance, default_maxiter
 from .vector import DistVector
 
@@ -194,6 +194,9 @@ def _cg(system, rtol, atol, maxiter, callback, capture):
     _, atol, maxiter, done = _start("cg", system, rtol, atol, maxiter)
     if done is not None:
         return done
+    counter = callback if isinstance(callback, IterationCounter) else None
+    if counter is not None:
+        callback = None  # counted from the iterations run, as spla.linalg.cg does
     K, reduce = system.kernels, system.reduce
     dinv = system.inverse_diagonal
     general_m = system.psolve is not None and dinv is None
@@ -220,14 +223,14 @@ def _cg(system, rtol, atol, maxiter, callback, capture):
     loop = K.cg_loop(launcher, dinv is not None) if capture and launcher is not None else None
     if loop is not None:
         return loop_iterations(xp, loop, x, r, z, state, dinv=dinv, maxiter=maxiter, atol=atol, callback=None,
-                               fetch=system.fetch, batch=True)
+                               fetch=system.fetch, batch=True, counter=counter)
     product = K.cg_product(launcher) if launcher is not None else None
     matvec_into = system.product.into if capture and product is None else None
     wrapped = None if callback is None else (lambda xk: callback(system.wrap(xk)))
     return cg_iterations(xp, K, x, r, z, state, matvec=system.product, matvec_into=matvec_into, product=product,
                          capture=capture, psolve=system.psolve, dinv=dinv, check_every=system.check_every,
                          maxiter=maxiter, atol=atol, callback=wrapped, fetch=system.fetch, reduce=reduce,
-                         stop_on_nonfinite=True)
+                         stop_on_nonfinite=True, counter=counter)
 
 
 def _wants_capture(capture, system, callback, general_m) -> bool:

@@ -18,7 +18,8 @@ not finite; minres: A or M not symmetric / M not positive definite), -10
 On the GPU, cg and bicgstab check convergence every ``check_every``
 iterations (default :data:`DEFAULT_GPU_CHECK_EVERY`), so they may run up to
 that many iterations past SciPy's stopping point; pass ``check_every=1`` to
-stop exactly where SciPy does.
+stop exactly where SciPy does. ``callback=IterationCounter()`` counts the
+iterations (``.iterations``) without turning off cg's captured GPU iterations.
 
 See Also
 --------
@@ -27,7 +28,7 @@ scipy.sparse.linalg, cupyx.scipy.sparse.linalg
 
 from ._amg import AMGPreconditioner, amg, amg_solve
 from ._block import block_cg
-from ._krylov import bicgstab, cg, gmres, minres
+from ._krylov import IterationCounter, bicgstab, cg, gmres, minres
 from ._system import DEFAULT_GPU_CHECK_EVERY, JacobiPreconditioner, aslinearoperator, jacobi, make_system
 from ._triangular import (
                           IC0Preconditioner,
@@ -40,7 +41,7 @@ from ._triangular import (
                           spsolve_triangular,
 )
 
-__all__ = ["cg", "bicgstab", "gmres", "minres", "block_cg", "jacobi", "JacobiPreconditioner",
+__all__ = ["cg", "bicgstab", "gmres", "minres", "IterationCounter", "block_cg", "jacobi", "JacobiPreconditioner",
            "aslinearoperator", "make_system", "DEFAULT_GPU_CHECK_EVERY", "amg", "amg_solve", "AMGPreconditioner",
            "ilu0", "ic0", "ILU0Preconditioner", "IC0Preconditioner", "spsolve_triangular", "TriangularSolver",
            "SingularTriangularError", "level_sets"]

@@ -64,7 +64,9 @@ _PARAMETERS_DOC = """
     M : matrix, LinearOperator or :func:`jacobi` result, optional
         Preconditioner approximating A^{-1}.
     callback : callable, optional
-        ``callback(xk)`` after every iteration, with the current iterate.
+        ``callback(xk)`` after every iteration, with the current iterate. An
+        :class:`IterationCounter` only counts, and keeps cg's GPU paths that
+        any other callback turns off (see ``capture``).
     check_every : int, optional
         Iterations between convergence checks; default 1 on the CPU and
         ``DEFAULT_GPU_CHECK_EVERY`` on the GPU, or ``M.solver_check_every``
@@ -93,6 +95,35 @@ _PARAMETERS_DOC = """
 
 NONFINITE = -1  # info for NaN/Inf met in b, A or M
 LOOP_CONVERGED = 6  # where the one-launch CG loop marks convergence in CG's state
+LOOP_LAST = 7  # where it writes the last iteration it ran
+
+
+class IterationCounter:
+    """A ``callback=`` that counts the iterations a solver runs, in ``.iterations``.
+
+    Called as a callback, it adds one a call, so it counts SciPy's (and any
+    solver's) iterations the usual way. :func:`cg` knows it: it runs as if
+    no callback were given, keeping the GPU's captured and one-launch
+    iterations (which a callback needs Python between iterations to
+    serve), and adds the iterations it ran when it returns: the count a
+    plain callback would have seen.
+    """
+
+    def __init__(self) -> None:
+        self.iterations = 0
+
+    def __call__(self, xk=None) -> None:
+        self.iterations += 1
+
+    def __repr__(self) -> str:
+        return f"<spla.linalg.IterationCounter {self.iterations} iterations>"
+
+
+def _counted(counter: IterationCounter | None, iterations: int, result: tuple) -> tuple:
+    """``result`` (x, info), after adding ``iterations`` to ``counter`` where there is one."""
+    if counter is not None:
+        counter.iterations += iterations
+    return result
 
 
 def _norm(xp, v) -> float:
@@ -128,6 +159,9 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     _, atol, maxiter, done = _start("cg", system, rtol, atol, maxiter)
     if done is not None:
         return done
+    counter = callback if isinstance(callback, IterationCounter) else None
+    if counter is not None:
+        callback = None  # counted from the iterations run, not called between them
     K = kernels_for(xp, n, system.dtype)
     r = _initial_residual(system)
     if _norm(xp, r) < atol:
@@ -143,12 +177,12 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     loop = None if general_m else _fused_loop(system, K, dinv is not None)
     if loop is not None:
         return loop_iterations(xp, loop, x, r, z, state, dinv=dinv, maxiter=maxiter, atol=atol,
-                               callback=callback, fetch=K.fetch, batch=capture)
+                               callback=callback, fetch=K.fetch, batch=capture, counter=counter)
     product = _fused_product(system, K)
     matvec_into = system.matvec_into() if capture and product is None else None
     return cg_iterations(xp, K, x, r, z, state, matvec=system.matvec, matvec_into=matvec_into, product=product,
                          capture=capture, psolve=system.psolve, dinv=dinv, check_every=system.check_every,
-                         maxiter=maxiter, atol=atol, callback=callback, fetch=K.fetch)
+                         maxiter=maxiter, atol=atol, callback=callback, fetch=K.fetch, counter=counter)
 
 
 def _fused_product(system, K):
@@ -168,14 +202,15 @@ def _fused_loop(system, K, jacobi: bool):
     return K.cg_loop(system.spmv_launcher(), jacobi)
 
 
-def loop_iterations(xp, loop, x, r, z, state, *, dinv, maxiter, atol, callback, fetch, batch):
+def loop_iterations(xp, loop, x, r, z, state, *, dinv, maxiter, atol, callback, fetch, batch, counter=None):
     """CG's iterations as launches of a ``CgLoop`` (the CUDA backend's whole iterations in one
     kernel), once r, z and rho are set up as for :func:`cg_iterations`. The kernel tests
     convergence after every iteration itself and stops there (``state[6]``), so the loop ends
     where SciPy's would, whatever ``check_every``. With ``batch`` a launch runs up to
     ``loop.batch`` iterations and the host reads the state once a launch; without it (a
     callback, or ``capture=False``) a launch runs one iteration and the host reads the state
-    after each. The iterates are the same either way."""
+    after each. The iterates are the same either way. ``counter`` (an :class:`IterationCounter`)
+    gets the iterations run."""
     directions = (xp.empty_like(r), z.copy())  # p_k in directions[k % 2]; p_1 = z
     if dinv is None:
         z = dinv = r  # not read: without Jacobi, z is r
@@ -190,11 +225,9 @@ def loop_iterations(xp, loop, x, r, z, state, *, dinv, maxiter, atol, callback, 
         if callback is not None:
             callback(x)
         host = fetch(state)
-        if host[FLAG]:
-            return x, -1
-        if host[LOOP_CONVERGED]:
-            return x, 0
-    return x, maxiter
+        if host[FLAG] or host[LOOP_CONVERGED]:  # the kernel stopped after iteration host[LOOP_LAST]
+            return _counted(counter, int(host[LOOP_LAST]), (x, -1 if host[FLAG] else 0))
+    return _counted(counter, maxiter, (x, maxiter))
 
 
 def _no_reduction(partial) -> None:
@@ -202,7 +235,8 @@ def _no_reduction(partial) -> None:
 
 
 def cg_iterations(xp, K, x, r, z, state, *, matvec, matvec_into, psolve, dinv, check_every, maxiter, atol,
-                  callback, fetch, reduce=_no_reduction, stop_on_nonfinite=False, product=None, capture=True):
+                  callback, fetch, reduce=_no_reduction, stop_on_nonfinite=False, product=None, capture=True,
+                  counter=None):
     """CG's iterations once r, z = M^{-1} r and rho = r.z (in ``state[2]``) are set up: the loop
     :func:`cg` and ``spla.distributed.cg`` share. Returns (x, info).
 
@@ -214,7 +248,8 @@ def cg_iterations(xp, K, x, r, z, state, *, matvec, matvec_into, psolve, dinv, c
     allocates), two iterations are recorded once into a CUDA graph and replayed between
     convergence checks; both ways run the same launches, so the iterates are the same.
     ``reduce`` sums a partial dot product over ranks in place (after every local reduction);
-    ``fetch`` reads the state on the host, every ``check_every`` iterations only.
+    ``fetch`` reads the state on the host, every ``check_every`` iterations only; ``counter`` (an
+    :class:`IterationCounter`) gets the iterations run.
     """
     general_m = psolve is not None and dinv is None
     pq = state[1:2]
@@ -295,15 +330,15 @@ def cg_iterations(xp, K, x, r, z, state, *, matvec, matvec_into, psolve, dinv, c
         if iteration % check_every == 0 or iteration == maxiter:
             host = fetch(state)
             if host[FLAG]:
-                return x, -1
+                return _counted(counter, iteration, (x, -1))
             rr = float(host[2 * (1 + iteration % 2) + (0 if psolve is None else 1)])
             if stop_on_nonfinite and not math.isfinite(rr):
-                return x, NONFINITE
+                return _counted(counter, iteration, (x, NONFINITE))
             if math.sqrt(max(rr, 0.0)) < atol:
-                return x, 0
+                return _counted(counter, iteration, (x, 0))
         if not directed:
             direction(iteration)
-    return x, maxiter
+    return _counted(counter, maxiter, (x, maxiter))
 
 
 def _wants_capture(capture, system, callback, general_m) -> bool:

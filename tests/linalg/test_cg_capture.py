@@ -11,7 +11,7 @@ from precond_systems import poisson2d
 
 from spla import CSRMatrix
 from spla.errors import InputError
-from spla.linalg import _krylov, cg, jacobi
+from spla.linalg import DEFAULT_GPU_CHECK_EVERY, _krylov, cg, jacobi
 
 
 def _counting_capture(monkeypatch):
@@ -97,6 +97,36 @@ def test_capture_is_skipped_where_it_does_not_apply(monkeypatch):
     cg(A, b, check_every=1)  # a check after every iteration leaves nothing to replay
     cg(A.to_scipy().toarray(), b.get(), capture=True)  # the CPU
     assert graphs == []
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", ["graph", "loop"])
+def test_an_iteration_counter_keeps_the_gpu_paths(monkeypatch, rng, path):
+    """spla solve counts with an IterationCounter: cg must still batch its loop or replay its
+    graph, and count the iterations a callback checked every iteration would see (the loop
+    stops where SciPy does; the graph at the check after it)."""
+    import cupy
+
+    from spla.backends.cuda import solvers
+    from spla.linalg import IterationCounter
+
+    if path == "graph":
+        monkeypatch.setattr(solvers, "CG_LOOP_MAX_ROWS", 0)
+    graphs = _counting_capture(monkeypatch)
+    counts = _counting_loop(monkeypatch)
+    A = CSRMatrix.from_scipy(poisson2d(48))
+    b = cupy.asarray(rng.standard_normal(A.n_rows))
+    counter = IterationCounter()
+    x, info = cg(A, b, rtol=1e-8, callback=counter)
+    assert info == 0
+    if path == "loop":
+        assert graphs == [] and max(counts) > 1, "the counter turned the loop's batches off"
+    else:
+        assert len(graphs) == 1 and graphs[0] is not None, "the counter turned the replays off"
+    seen = []
+    check_every = 1 if path == "loop" else DEFAULT_GPU_CHECK_EVERY
+    cg(A, b, rtol=1e-8, callback=seen.append, check_every=check_every)
+    assert counter.iterations == len(seen)
 
 
 def test_capture_flag_is_checked_and_harmless_on_the_cpu():
@@ -282,3 +312,88 @@ def test_the_loop_schedule_keeps_the_iterates_on_the_cpu(monkeypatch, rng, batch
         assert set(loop.counts) == {1}
     if maxiter == 300:
         assert info_loop == 0 and sum(loop.counts) < 300
+
+
+def _callback_count(A, b, **options) -> int:
+    calls = [0]
+    cg(A, b, callback=lambda xk: calls.__setitem__(0, calls[0] + 1), **options)
+    return calls[0]
+
+
+@pytest.mark.parametrize("maxiter", [3, 37, 300])
+def test_an_iteration_counter_keeps_the_replays_and_counts_what_a_callback_would(monkeypatch, rng, maxiter):
+    from spla.linalg import IterationCounter
+
+    seen = []
+    wants = _krylov._wants_capture
+
+    def spy(capture, system, callback, general_m):
+        seen.append(callback)
+        return wants(capture, system, callback, general_m)
+
+    monkeypatch.setattr(_krylov, "_wants_capture", spy)
+    A = CSRMatrix.from_scipy(poisson2d(24))
+    b = rng.standard_normal(A.n_rows)
+    counter = IterationCounter()
+    cg(A, b, rtol=1e-8, maxiter=maxiter, callback=counter)
+    assert seen == [None]  # cg decides its path as without a callback
+    monkeypatch.undo()
+    replays = []
+
+    def fake_capture(xp, launches):
+        replays.append(_ReplayOnHost(launches))
+        return replays[-1]
+
+    monkeypatch.setattr(_krylov, "_capture", fake_capture)
+    monkeypatch.setattr(_krylov, "_wants_capture", lambda *args: args[2] is None)
+    monkeypatch.setattr("spla.linalg._system.System.matvec_into",
+                        lambda self: (lambda v, out: np.copyto(out, self.matvec(v))))
+    options = dict(rtol=1e-8, maxiter=maxiter, check_every=8)
+    counter = IterationCounter()
+    x_counted, info = cg(A, b, callback=counter, **options)
+    if maxiter >= 16:
+        assert replays and replays[0].replays > 0  # the counter did not turn the replays off
+    monkeypatch.undo()
+    expected = _callback_count(A, b, **options)  # a callback: no replays, the same stopping iteration
+    assert counter.iterations == expected == (maxiter if info else expected)
+    np.testing.assert_array_equal(x_counted, cg(A, b, **options)[0])
+
+
+@pytest.mark.parametrize("maxiter", [3, 37, 300])
+def test_an_iteration_counter_keeps_the_loop_batches(monkeypatch, rng, maxiter):
+    from spla.linalg import IterationCounter
+
+    loops = []
+
+    def fake_loop(system, K, jacobi):
+        loops.append(_HostLoop(system.matvec, K, jacobi))
+        return loops[-1]
+
+    monkeypatch.setattr(_krylov, "_fused_loop", fake_loop)
+    monkeypatch.setattr(_krylov, "_wants_capture", lambda *args: args[2] is None)
+    A = CSRMatrix.from_scipy(poisson2d(24))
+    rhs = [rng.standard_normal(A.n_rows) for _ in range(4)]
+    counted = []
+    for b in rhs:
+        counter = IterationCounter()
+        cg(A, b, rtol=1e-8, maxiter=maxiter, callback=counter)
+        counted.append(counter.iterations)
+    assert max(loops[0].counts) == min(_HostLoop.batch, maxiter)  # batches, not a launch an iteration
+    monkeypatch.undo()
+    # the loop stops where SciPy does: a callback checked every iteration sees as many
+    assert counted == [_callback_count(A, b, rtol=1e-8, maxiter=maxiter, check_every=1) for b in rhs]
+    if maxiter == 300:  # some stop inside a launch's batch: the count is the kernel's, not the batches'
+        assert any(count % _HostLoop.batch for count in counted)
+
+
+def test_an_iteration_counter_counts_every_solver_on_the_cpu(rng):
+    from spla.linalg import IterationCounter, bicgstab, gmres, minres
+
+    A = CSRMatrix.from_scipy(poisson2d(16))
+    b = rng.standard_normal(A.n_rows)
+    for solver in (cg, bicgstab, gmres, minres):
+        counter, calls = IterationCounter(), []
+        solver(A, b, rtol=1e-8, callback=counter)
+        solver(A, b, rtol=1e-8, callback=calls.append)
+        assert counter.iterations == len(calls) > 0, solver.__name__
+    assert "iterations" in repr(counter)
