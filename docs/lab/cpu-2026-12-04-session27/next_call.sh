@@ -11,7 +11,9 @@
 #   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh tests s24 s23",
 #       carry=[".whl", "shared-matrices"])          # about 470 s
 #   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh s25 s26 a1", ...)   # about 450 s
-#   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh ncu64", ...)        # about 80 s
+#   run(command="bash docs/lab/cpu-2026-12-04-session27/next_call.sh ncu64 counter", ...)   # about 120 s
+# (counter, added in session 29: cg's time an iteration with spla.linalg.IterationCounter against
+# a plain callback; prediction in ../cpu-2026-12-04-session29/README.md)
 set -u -o pipefail
 cd "$(dirname "$0")/../../.."
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
@@ -57,6 +59,7 @@ for s in "$@"; do
                   --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
                   --section Occupancy python3 "$HERE/profile_narrow.py" --narrow "$n" --dtype float64
            done ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64)"; exit 2 ;;
+    counter) step counter python3 docs/lab/cpu-2026-12-04-session29/time_counter.py --out "$R/counter" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter)"; exit 2 ;;
   esac
 done
