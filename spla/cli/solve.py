@@ -30,6 +30,34 @@ def _preconditioner(linalg, precond: str, A):
     return {"jacobi": linalg.jacobi, "amg": linalg.amg, "ic0": linalg.ic0, "ilu0": linalg.ilu0}[precond](A)
 
 
+class Progress:
+    """A CPU solve's callback while stderr is a terminal: counts into ``counter`` and rewrites one
+    line on stderr at most every ``every`` seconds (a long solve is not silent). Not on the GPU,
+    where any callback but the counter itself turns cg's captured iterations off."""
+
+    def __init__(self, counter, method: str, unit: str, *, every: float = 1.0, stream=None, clock=time.monotonic):
+        self.counter, self.method, self.unit, self.every = counter, method, unit, every
+        self.stream = stream if stream is not None else click.get_text_stream("stderr")
+        self.clock = clock
+        self.start = self.shown = clock()
+        self.written = False
+
+    def __call__(self, xk) -> None:
+        self.counter(xk)
+        now = self.clock()
+        if now - self.shown >= self.every:
+            self.shown = now
+            self.stream.write(f"\r{self.method}: {self.counter.iterations:,} {self.unit}, {now - self.start:.0f} s")
+            self.stream.flush()
+            self.written = True
+
+    def clear(self) -> None:
+        """Erase the line, so the report starts on a clean one."""
+        if self.written:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
 def _pick_device(device: str) -> str:
     if device == "auto":
         return "gpu" if _device.gpu_available() else "cpu"
@@ -85,8 +113,10 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
     (recomputed from x, not the solver's estimate), the total time and the
     time per iteration (per restart cycle for GMRES). With --plot, the
     residual is also recorded every iteration (an extra SpMV and norm per
-    iteration, so timings are then not representative). Exits 1 when the
-    solve did not converge or broke down (after printing the result).
+    iteration, so timings are then not representative). On the CPU, while
+    stderr is a terminal, one line there counts the iterations each second.
+    Exits 1 when the solve did not converge or broke down (after printing
+    the result).
     """
     for option, path in (("--plot", plot_path), ("--out", out_path)):
         _check_writable(option, path)  # before the solve, not after it
@@ -132,8 +162,10 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
         counter(xk)
         history.append(float(xp.linalg.norm(b - A @ xk)) / (b_norm or 1.0))
 
-    kwargs = {"rtol": rtol, "atol": atol, "maxiter": maxiter, "M": M,
-              "callback": record if plot_path is not None else counter}
+    callback = record if plot_path is not None else counter
+    if device == "cpu" and plot_path is None and click.get_text_stream("stderr").isatty():
+        callback = Progress(counter, method, "restart cycles" if method == "gmres" else "iterations")
+    kwargs = {"rtol": rtol, "atol": atol, "maxiter": maxiter, "M": M, "callback": callback}
     if method == "gmres":
         kwargs.update(restart=restart, callback_type="x")
     solver = getattr(linalg, method)
@@ -144,6 +176,8 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
     x, info = solver(A, b, **kwargs)
     _sync(xp)
     seconds = time.perf_counter() - start
+    if isinstance(callback, Progress):
+        callback.clear()
     relative_residual = float(xp.linalg.norm(b - A @ x)) / (b_norm or 1.0)
     result = {
         "source": source, "method": method, "precond": precond, "device": device,
@@ -181,7 +215,7 @@ def _print_solve(result, A, source):
     click.echo(f"{method} on {source}: {A.n_rows:,} x {A.n_cols:,}, nnz {A.nnz:,}, {A.dtype.name}, "
                f"{device}, precond {precond}")
     click.echo(f"result        {verdict} (info {info})")
-    click.echo(f"iterations    {iterations}" + (" restart cycles" if method == "gmres" else ""))
+    click.echo(f"iterations    {iterations:,}" + (" restart cycles" if method == "gmres" else ""))
     click.echo(f"residual      {relative_residual:.3e} (||b - A x|| / ||b||, rtol {rtol:g})")
     shifted = f", diagonal shifted by {result['ic0_shift']:g} diag(A)" if result.get("ic0_shift") else ""
     click.echo(f"setup         {setup_seconds * 1e3:.2f} ms (precond {precond}{shifted})")

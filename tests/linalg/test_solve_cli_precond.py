@@ -63,3 +63,23 @@ def test_ilu0_under_cg_warns_that_its_pivots_are_not_all_positive(tmp_path):
     quiet = CliRunner().invoke(main, ["solve", "gen:poisson2d:24", "--precond", "ilu0", "--method", "cg",
                                       "--device", "cpu"])
     assert quiet.exit_code == 0 and "warning" not in quiet.stderr
+
+
+def test_a_long_cpu_solve_rewrites_one_progress_line():
+    import io
+
+    from spla.cli.solve import Progress
+    from spla.linalg import IterationCounter
+
+    ticks = iter([0.0, 0.4, 1.1, 1.5, 2.3, 2.4])
+    stream = io.StringIO()
+    progress = Progress(IterationCounter(), "cg", "iterations", stream=stream, clock=lambda: next(ticks))
+    for _ in range(5):
+        progress(None)
+    assert progress.counter.iterations == 5
+    assert stream.getvalue() == "\rcg: 2 iterations, 1 s\rcg: 4 iterations, 2 s"
+    progress.clear()
+    assert stream.getvalue().endswith("\r\x1b[K")
+    quiet = io.StringIO()
+    Progress(IterationCounter(), "cg", "iterations", stream=quiet, clock=lambda: 0.0).clear()
+    assert quiet.getvalue() == ""  # nothing shown, nothing to erase
