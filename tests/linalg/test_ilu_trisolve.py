@@ -284,7 +284,7 @@ KERSHAW = sp.csr_matrix(np.array([[3.0, -2.0, 0.0, 2.0], [-2.0, 3.0, -2.0, 0.0],
 
 
 def test_ic0_shifts_the_diagonal_only_where_a_pivot_breaks_down():
-    with pytest.raises(InputError, match=r"pivot -5 <= 0 in row 3 .*shift='auto'"):
+    with pytest.raises(InputError, match=r"pivot -5 <= 0 in row 3 .*shift='auto' tries"):
         ic0(KERSHAW, ordering="natural", shift=0.0)
     M = ic0(KERSHAW, ordering="natural")
     assert M.shift > 0 and "shifted by" in repr(M)
@@ -314,21 +314,16 @@ def test_ic0_with_a_shift_lets_cg_converge_where_ilu0_does_not_help(rng):
     np.testing.assert_allclose(A @ x, b, atol=1e-8 * np.linalg.norm(b))
 
 
-def test_ic0_auto_always_factors_a_symmetric_matrix_with_a_positive_diagonal(rng):
-    """The last auto shift makes A + shift diag(A) strictly diagonally dominant, where IC(0) exists."""
-    for seed in range(20):
-        R = sp.random(30, 30, density=0.3, random_state=seed, format="csr")
-        R.data -= 0.5
-        off_diagonal = sp.csr_matrix(R + R.T)
-        off_diagonal.setdiag(0.0)
-        A = sp.csr_matrix(off_diagonal + sp.diags(rng.uniform(0.01, 1.0, 30)))
-        M = ic0(A, ordering="natural")
-        assert np.isfinite(M.L.data).all() and (M.L.diagonal() > 0).all()
-    indefinite = sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]]))
-    shifts = list(_triangular._auto_shifts(indefinite))
+def test_ic0_auto_refuses_a_matrix_no_shift_up_to_the_cap_factors():
+    """Shifts 0, FIRST_SHIFT, doubling up to MAX_AUTO_SHIFT; past it the matrix is most likely
+    indefinite (here: eigenvalues -1 and 3), and an explicit shift still forces a factor."""
+    shifts = list(_triangular._auto_shifts())
     assert shifts[:3] == [0.0, _triangular.FIRST_SHIFT, 2 * _triangular.FIRST_SHIFT]
-    assert shifts[-1] == pytest.approx(1.0 + _triangular.FIRST_SHIFT)  # 1 + shift > |off-diagonal| = 2
-    assert ic0(indefinite).shift == shifts[-1]  # every doubling below the dominant shift breaks down
+    assert shifts[-1] <= _triangular.MAX_AUTO_SHIFT < 2 * shifts[-1]
+    indefinite = sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(InputError, match=r"every diagonal shift up to 0.512 diag\(A\).*not positive definite"):
+        ic0(indefinite)
+    assert ic0(indefinite, shift=1.5).shift == 1.5  # 1 + 1.5 > 2: diagonally dominant
 
 
 @pytest.mark.parametrize("shift", [-1.0, float("nan"), "large"])
