@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -37,7 +38,7 @@ class Progress:
 
     def __init__(self, counter, method: str, unit: str, *, every: float = 1.0, stream=None, clock=time.monotonic):
         self.counter, self.method, self.unit, self.every = counter, method, unit, every
-        self.stream = stream if stream is not None else click.get_text_stream("stderr")
+        self.stream = stream if stream is not None else sys.stderr
         self.clock = clock
         self.start = self.shown = clock()
         self.written = False
@@ -163,7 +164,7 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
         history.append(float(xp.linalg.norm(b - A @ xk)) / (b_norm or 1.0))
 
     callback = record if plot_path is not None else counter
-    if device == "cpu" and plot_path is None and click.get_text_stream("stderr").isatty():
+    if device == "cpu" and plot_path is None and sys.stderr.isatty():
         callback = Progress(counter, method, "restart cycles" if method == "gmres" else "iterations")
     kwargs = {"rtol": rtol, "atol": atol, "maxiter": maxiter, "M": M, "callback": callback}
     if method == "gmres":
