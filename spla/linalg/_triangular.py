@@ -292,7 +292,7 @@ class _Elimination:
         diagonal_positions[rows[on_diagonal]] = on_diagonal
         missing = np.flatnonzero(diagonal_positions < 0)
         if missing.size:
-            raise InputError(f"ILU(0) needs every diagonal entry in A's pattern; row {self._name(missing[0])} "
+            raise InputError(f"ILU(0) needs every diagonal entry in A's pattern; row {self.row_name(missing[0])} "
                              "has none")
         self.diagonal_positions = diagonal_positions
         lower = np.flatnonzero(indices < rows)  # positions of (i, k), k < i
@@ -335,10 +335,11 @@ class _Elimination:
             self.batches.append((lower[entries], diagonal_positions[lower_col[entries]],
                                  target[u0:u1], lower[parent[u0:u1]], source[u0:u1]))
 
-    def _name(self, row) -> int:
+    def row_name(self, row) -> int:
+        """What an error calls row ``row`` (the user's numbering of a reordered copy)."""
         return int(row if self.row_names is None else self.row_names[row])
 
-    def pivots(self, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    def eliminate(self, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """(the eliminated values on A's pattern, U's diagonal) for ``A + shift * diag(A)``."""
         data = self.matrix.data.copy()
         data[self.diagonal_positions] *= 1.0 + shift
@@ -351,7 +352,7 @@ class _Elimination:
         return data, data[self.diagonal_positions]
 
     def factors(self, data) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        """(L strictly lower, U upper with the diagonal) from :meth:`pivots`' values."""
+        """(L strictly lower, U upper with the diagonal) from :meth:`eliminate`'s values."""
         A = sp.csr_matrix((data, self.matrix.indices, self.matrix.indptr), shape=self.matrix.shape)
         return sp.tril(A, k=-1, format="csr"), sp.triu(A, k=0, format="csr")
 
@@ -359,10 +360,10 @@ class _Elimination:
 def _ilu0_factor(A: sp.csr_matrix, row_names=None):
     """ILU(0) of a host CSR matrix: (L strictly lower, U upper with diagonal), on A's pattern."""
     elimination = _Elimination(A, row_names)
-    data, pivots = elimination.pivots()
+    data, pivots = elimination.eliminate()
     bad = np.flatnonzero((pivots == 0) | ~np.isfinite(pivots))
     if bad.size:
-        raise InputError(f"ILU(0) broke down: pivot {pivots[bad[0]]} in row {elimination._name(bad[0])}")
+        raise InputError(f"ILU(0) broke down: pivot {pivots[bad[0]]} in row {elimination.row_name(bad[0])}")
     return elimination.factors(data)
 
 
@@ -633,22 +634,22 @@ def ic0(A, *, ordering: str = DEFAULT_ORDERING, shift: float | str = "auto") -> 
     diagonal = factored.diagonal()
     if diagonal.size and diagonal.min() <= 0:
         row = int(np.argmin(diagonal))
-        raise InputError(f"IC(0) needs a positive diagonal; row {elimination._name(row)} has "
+        raise InputError(f"IC(0) needs a positive diagonal; row {elimination.row_name(row)} has "
                          f"{diagonal[row]:.3g} (A is not positive definite)")
     for tried in shifts:
-        data, pivots = elimination.pivots(tried)
+        data, pivots = elimination.eliminate(tried)
         bad = np.flatnonzero(~(pivots > 0))
         if not bad.size:
             break
     else:
-        where = f"pivot {pivots[bad[0]]:.3g} <= 0 in row {elimination._name(bad[0])}"
+        where = f"pivot {pivots[bad[0]]:.3g} <= 0 in row {elimination.row_name(bad[0])}"
         if shift == "auto":
             raise InputError(f"IC(0) broke down under every diagonal shift up to {tried:g} diag(A) ({where}): A "
                              "is most likely not positive definite (cg needs it); ic0(A, shift=S) forces a larger "
                              "shift")
         shifted = f" with the diagonal shifted by {tried:g} diag(A)" if tried else ""
         raise InputError(f"IC(0) broke down: {where}{shifted} (A not positive definite, or IC(0) unstable for it; "
-                         "shift='auto' tries shifts up to 1)")
+                         "shift='auto' tries shifts from 1e-3, doubling)")
     L, _ = elimination.factors(data)
     root = np.sqrt(pivots)
     factor = (L @ sp.diags(root) + sp.diags(root)).tocsr()
