@@ -1,17 +1,20 @@
 """Host C helpers: compiled on first use with the system C compiler, loaded with ctypes.
 
-spla compiles its CUDA kernels at run time (NVRTC); the one host loop that
-NumPy cannot express in a few whole-array passes, the Matrix Market body
-check of :mod:`spla.io.mmio`, is built the same way. ``mtx_check.c`` beside
-this module is compiled once per machine and source version with ``$CC``
-(else ``cc``) into ``<user cache folder>/native/`` (see
+spla compiles its CUDA kernels at run time (NVRTC); the host loops that NumPy
+cannot express in a few whole-array passes are built the same way: the
+Matrix Market body check of :mod:`spla.io.mmio` (``mtx_check.c`` beside this
+module) and the ILU(0) elimination of :mod:`spla.linalg` (``ilu0.c`` there).
+Each is compiled once per machine and source version with ``$CC`` (else
+``cc``) into ``<user cache folder>/native/`` (see
 :func:`spla.io.cache.user_cache_dir`) and loaded with ctypes, whose calls
 release the GIL, so several threads check chunks at once.
 
 Nothing here is required. Without a compiler, when the build fails, or with
-``SPLA_NATIVE=off``, :func:`mtx_checker` returns None and the caller uses its
-NumPy path: the same verdicts (``tests/io/test_io_native.py`` holds them
-equal), several times slower. :func:`status` says which, and why.
+``SPLA_NATIVE=off``, :func:`mtx_checker` and :func:`ilu0_eliminator` return
+None and the callers use their NumPy paths: the same verdicts and the same
+bits (``tests/io/test_io_native.py``, ``tests/linalg/test_ilu_trisolve.py``
+hold them equal), several times slower. :func:`status` says how the body
+check runs, and why.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 
 NATIVE_ENV = "SPLA_NATIVE"
 MTX_CHECK_SOURCE = Path(__file__).with_name("mtx_check.c")
+ILU0_SOURCE = Path(__file__).resolve().parents[1] / "linalg" / "ilu0.c"
 FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC")
 COMPILE_SECONDS = 120
 
@@ -84,25 +88,43 @@ def _build(source: Path, target: Path, command: list[str]) -> None:
             os.unlink(temporary)
 
 
-@functools.cache
-def _mtx_check_build():
-    """``spla_mtx_check`` as a ctypes function and how it was found, or None and why not (once per process)."""
+def _load(source: Path, symbol: str, restype, argtypes: list):
+    """``symbol`` of ``source``'s build as a ctypes function and how it was found, or None and why not."""
     command = compiler()
     try:
-        target = library_path(MTX_CHECK_SOURCE, command)
+        target = library_path(source, command)
         if not (target.is_file() and _private(target)):
-            _build(MTX_CHECK_SOURCE, target, command)
-        function = ctypes.CDLL(str(target)).spla_mtx_check
+            _build(source, target, command)
+        function = getattr(ctypes.CDLL(str(target)), symbol)
     except (OSError, AttributeError, subprocess.SubprocessError, ValueError) as exc:
         return None, f"unavailable: {exc}"  # no compiler, a failed build, a cache folder others can write
-    function.restype = ctypes.c_int64
-    function.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32]
+    function.restype = restype
+    function.argtypes = argtypes
     return function, f"compiled ({target})"
+
+
+@functools.cache
+def _mtx_check_build():
+    """``spla_mtx_check`` (once per process): see :func:`_load`."""
+    return _load(MTX_CHECK_SOURCE, "spla_mtx_check", ctypes.c_int64,
+                 [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32])
+
+
+@functools.cache
+def _ilu0_build():
+    """``spla_ilu0`` (once per process): see :func:`_load`."""
+    return _load(ILU0_SOURCE, "spla_ilu0", ctypes.c_int64, [ctypes.c_int64, *[ctypes.c_void_p] * 5])
 
 
 def mtx_checker():
     """The C body check as a ctypes function, or None (then use the NumPy check); see mtx_check.c."""
     return None if disabled() else _mtx_check_build()[0]
+
+
+def ilu0_eliminator():
+    """The C ILU(0) elimination as a ctypes function, or None (then the NumPy schedule); see
+    spla/linalg/ilu0.c."""
+    return None if disabled() else _ilu0_build()[0]
 
 
 def status() -> str:

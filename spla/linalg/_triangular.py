@@ -266,35 +266,73 @@ def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False, u
 
 # ---------------------------------------------------------------- factorise
 class _Elimination:
-    """ILU(0) of a host CSR matrix on its own pattern, analysed once and run for any values on it.
+    """ILU(0) of a host CSR matrix on its own pattern, run for any values on it.
 
     ``row_names[i]`` is what an error calls row i (the user's numbering when
     A is a reordered copy).
 
     IKJ elimination restricted to the pattern: for each row i and each of
     its lower entries (i, k) in column order, ``a_ik /= u_kk`` then
-    ``a_im -= a_ik u_km`` for every stored (i, m) with m > k. Rows of one
-    level of L's dependency graph are independent, so each step runs for
-    all rows of a level at once. The schedule depends on the pattern alone,
-    so :func:`ic0`'s diagonal shifts refactor without analysing again.
+    ``a_im -= a_ik u_km`` for every stored (i, m) with m > k. Where a C
+    compiler is at hand this is ``ilu0.c``, one pass in C
+    (:func:`spla.io.native.ilu0_eliminator`); else a NumPy schedule: rows
+    of one level of L's dependency graph are independent, so each step runs
+    for all rows of a level at once. Both make the same updates in the same
+    order, so they give the same bits. The schedule depends on the pattern
+    alone and is built once, so :func:`ic0`'s diagonal shifts rerun only
+    the numeric pass.
     """
 
     def __init__(self, A: sp.csr_matrix, row_names=None):
+        from ..io import native
+
         A = sp.csr_matrix(A, dtype=np.float64, copy=True)
         A.sum_duplicates()
         A.sort_indices()
         self.matrix, self.row_names = A, row_names
         n = A.shape[0]
-        indptr, indices = A.indptr.astype(np.int64), A.indices.astype(np.int64)
-        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+        self.indptr, self.indices = A.indptr.astype(np.int64), A.indices.astype(np.int64)
+        self.rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr))
         diagonal_positions = np.full(n, -1, dtype=np.int64)
-        on_diagonal = np.flatnonzero(indices == rows)
-        diagonal_positions[rows[on_diagonal]] = on_diagonal
+        on_diagonal = np.flatnonzero(self.indices == self.rows)
+        diagonal_positions[self.rows[on_diagonal]] = on_diagonal
         missing = np.flatnonzero(diagonal_positions < 0)
         if missing.size:
             raise InputError(f"ILU(0) needs every diagonal entry in A's pattern; row {self.row_name(missing[0])} "
                              "has none")
         self.diagonal_positions = diagonal_positions
+        self.compiled = native.ilu0_eliminator()
+        self._batches: list | None = None
+
+    def row_name(self, row) -> int:
+        """What an error calls row ``row`` (the user's numbering of a reordered copy)."""
+        return int(row if self.row_names is None else self.row_names[row])
+
+    def eliminate(self, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """(the eliminated values on A's pattern, U's diagonal) for ``A + shift * diag(A)``."""
+        data = self.matrix.data.copy()
+        data[self.diagonal_positions] *= 1.0 + shift
+        if self.compiled is not None:
+            where = np.full(self.matrix.shape[0], -1, dtype=np.int64)
+            self.compiled(self.matrix.shape[0], self.indptr.ctypes.data, self.indices.ctypes.data,
+                          self.diagonal_positions.ctypes.data, data.ctypes.data, where.ctypes.data)
+            return data, data[self.diagonal_positions]
+        # a zero pivot spreads inf / nan to the pivots after it, which the callers refuse by name
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for positions, pivot_positions, targets, multipliers, sources in self.schedule():
+                data[positions] /= data[pivot_positions]
+                if targets.size:
+                    data[targets] -= data[multipliers] * data[sources]
+        return data, data[self.diagonal_positions]
+
+    def schedule(self) -> list:
+        """The NumPy path's batches, built once: (the lower entries a batch divides, their pivots'
+        positions, its updates' target, multiplier and source positions). A batch is a (level,
+        rank in the row) pair; within one no two updates share a target."""
+        if self._batches is not None:
+            return self._batches
+        n, indptr, indices, rows = self.matrix.shape[0], self.indptr, self.indices, self.rows
+        diagonal_positions = self.diagonal_positions
         lower = np.flatnonzero(indices < rows)  # positions of (i, k), k < i
         lower_row, lower_col = rows[lower], indices[lower]
         # every update (i, k) -> (i, m): the row k's upper entries (k, m), m > k
@@ -315,7 +353,6 @@ class _Elimination:
         level_of_row = np.empty(n, dtype=np.int64)
         level_of_row[order] = np.repeat(np.arange(level_ptr.size - 1), np.diff(level_ptr))
         rank = lower - indptr[lower_row]  # lower entries come first in a sorted row
-        # batches: (level, rank); within a batch no two updates share a target
         batch_key = level_of_row[lower_row] * (int(rank.max(initial=0)) + 1) + rank
         entry_order = np.argsort(batch_key, kind="stable")
         sorted_keys = batch_key[entry_order]
@@ -327,29 +364,13 @@ class _Elimination:
         parent, source, target = parent[update_order], source[update_order], target[update_order]
         update_bounds = np.searchsorted(batch_of_entry[parent], np.arange(batch_starts.size + 1))
         entry_bounds = np.r_[batch_starts, lower.size]
-        # each batch: (the lower entries it divides, their pivots' positions, its updates' positions)
-        self.batches = []
+        self._batches = []
         for batch in range(batch_starts.size):
             entries = entry_order[entry_bounds[batch]:entry_bounds[batch + 1]]
             u0, u1 = update_bounds[batch], update_bounds[batch + 1]
-            self.batches.append((lower[entries], diagonal_positions[lower_col[entries]],
-                                 target[u0:u1], lower[parent[u0:u1]], source[u0:u1]))
-
-    def row_name(self, row) -> int:
-        """What an error calls row ``row`` (the user's numbering of a reordered copy)."""
-        return int(row if self.row_names is None else self.row_names[row])
-
-    def eliminate(self, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-        """(the eliminated values on A's pattern, U's diagonal) for ``A + shift * diag(A)``."""
-        data = self.matrix.data.copy()
-        data[self.diagonal_positions] *= 1.0 + shift
-        # a zero pivot spreads inf / nan to the pivots after it, which the callers refuse by name
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            for positions, pivot_positions, targets, multipliers, sources in self.batches:
-                data[positions] /= data[pivot_positions]
-                if targets.size:
-                    data[targets] -= data[multipliers] * data[sources]
-        return data, data[self.diagonal_positions]
+            self._batches.append((lower[entries], diagonal_positions[lower_col[entries]],
+                                  target[u0:u1], lower[parent[u0:u1]], source[u0:u1]))
+        return self._batches
 
     def factors(self, data) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         """(L strictly lower, U upper with the diagonal) from :meth:`eliminate`'s values."""

@@ -330,3 +330,47 @@ def test_ic0_auto_refuses_a_matrix_no_shift_up_to_the_cap_factors():
 def test_ic0_refuses_a_bad_shift(shift):
     with pytest.raises(InputError, match="shift must be 'auto' or a number >= 0"):
         ic0(poisson2d(4), shift=shift)
+
+
+def _elimination_cases(rng):
+    """(name, matrix to factor, shift): nonsymmetric, a red-black grid, a breakdown, a zero pivot."""
+    grid = poisson2d(12)
+    permutation, _ = color_permutation(greedy_coloring(grid))
+    zero_pivot = sp.csr_matrix(np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0], [0.0, 1.0, 2.0]]))  # u_11 = 0
+    return [("convection-diffusion", convection_diffusion2d(9), 0.0),
+            ("random", _random_diagonally_heavy(rng, 80, 0.08), 0.0),
+            ("red-black grid", grid[permutation][:, permutation].tocsr(), 0.0),
+            ("Kershaw, natural, shifted", KERSHAW, 0.128),
+            ("Kershaw, natural", KERSHAW, 0.0),
+            ("zero pivot", zero_pivot, 0.0)]
+
+
+def test_the_compiled_elimination_gives_the_numpy_schedules_bits(rng):
+    from spla.io import native
+
+    if native.ilu0_eliminator() is None:
+        pytest.skip(f"no C compiler here ({native.status()})")
+    for name, A, shift in _elimination_cases(rng):
+        elimination = _triangular._Elimination(A)
+        assert elimination.compiled is not None
+        compiled, compiled_pivots = elimination.eliminate(shift)
+        elimination.compiled = None
+        schedule, schedule_pivots = elimination.eliminate(shift)
+        assert np.array_equal(compiled, schedule, equal_nan=True), name
+        assert np.array_equal(compiled_pivots, schedule_pivots, equal_nan=True), name
+    assert not np.isfinite(schedule_pivots).all()  # the zero pivot reached both the same way
+
+
+def test_ilu0_without_a_compiler_takes_the_numpy_schedule(monkeypatch, rng):
+    from spla.io import native
+
+    A = convection_diffusion2d(9)
+    want = ilu0(A, ordering="natural")
+    monkeypatch.setenv(native.NATIVE_ENV, "off")
+    elimination = _triangular._Elimination(A)
+    assert elimination.compiled is None
+    got = ilu0(A, ordering="natural")
+    np.testing.assert_array_equal(got.L.toarray(), want.L.toarray())
+    np.testing.assert_array_equal(got.U.toarray(), want.U.toarray())
+    L, U = dense_ilu0(A)
+    np.testing.assert_allclose(got.U.toarray(), U, rtol=1e-12, atol=1e-14)
