@@ -42,6 +42,8 @@ def test_wheel_contains_kernels_and_catalog(tmp_path):
     wheel = next((tmp_path / "dist").glob("spla-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "spla/kernels/common.cuh" in names
+    for c_source in (ROOT / "spla").rglob("*.c"):  # the host helpers spla.io.native compiles on first use
+        assert c_source.relative_to(ROOT).as_posix() in names
     shipped_cu = {n for n in names if n.startswith("spla/kernels/") and n.endswith(".cu")}
     for cu in (ROOT / "kernels").rglob("*.cu"):
         assert f"spla/kernels/{cu.relative_to(ROOT / 'kernels').as_posix()}" in shipped_cu
