@@ -137,7 +137,7 @@ def run_kernels(A, source: str, args) -> dict:
     device = spla_report.resolve_device(args.device)
     wanted = [k.strip() for k in args.kernels.split(",") if k.strip()] or ["all"]
     if device == "cpu":
-        wanted = ["auto"]  # the CPU has one kernel (SciPy); GPU names would be refused
+        wanted = ["auto"]  # the CPU runs spla's SpMV beside SciPy's; GPU names would be refused
     reports = [spla_spmv_report.spmv_report(A, device=device, kernel=kernel, dtype=args.dtype, repeat=args.repeat,
                                        source=source) for kernel in wanted]
     merged = dict(reports[0])

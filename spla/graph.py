@@ -293,8 +293,9 @@ def _gpu_setup(A: CSRMatrix, dtype):
 
 
 def _power_iteration_cpu(P, is_dangling, p, d, x0, alpha, tol, max_iter, dtype):
+    from .backends.cpu import csr_product
+
     n = P.n_rows
-    S = P.to_scipy()
     uniform = dtype.type(1.0 / n)
     x = np.full(n, uniform, dtype=dtype) if x0 is None else x0.copy()
     teleport = (1 - alpha) * (uniform if p is None else p)
@@ -303,7 +304,7 @@ def _power_iteration_cpu(P, is_dangling, p, d, x0, alpha, tol, max_iter, dtype):
     start = time.perf_counter()
     for iteration in range(1, max_iter + 1):
         x_last = x
-        x = alpha * (S @ x_last + x_last[dangling_rows].sum() * dangling_to) + teleport
+        x = alpha * (csr_product(P, x_last) + x_last[dangling_rows].sum() * dangling_to) + teleport
         err = float(np.abs(x - x_last).sum())
         if err < n * tol:
             seconds = time.perf_counter() - start

@@ -34,21 +34,20 @@ def gpu_kernels() -> tuple:
     return tuple(KERNELS)
 
 
-def cpu_kernel_names(kernel: str) -> list:
-    """``[CPU_KERNEL]`` for a ``--kernel`` the CPU accepts (auto, all, scipy); KernelError otherwise.
-
-    The CPU has one kernel for SpMV and SpMM alike, so both reports share this.
-    """
+def cpu_kernel_names(kernel: str, *, spla_kernel: bool = False) -> list:
+    """The CPU kernels a report runs for a ``--kernel`` the CPU accepts (auto, all, scipy), anchor
+    (SciPy) first; KernelError otherwise. ``spla_kernel``: spla has its own CPU kernel for the
+    operation (SpMV: ``auto``, spla.backends.cpu), run beside the anchor unless ``--kernel scipy``."""
     if kernel not in ("auto", "all", CPU_KERNEL):
-        raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU the kernel is "
-                          f"{CPU_KERNEL!r} (or auto/all)")
-    return [CPU_KERNEL]
+        raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU the kernels are auto and "
+                          f"{CPU_KERNEL!r} (or all)")
+    return [CPU_KERNEL, "auto"] if spla_kernel and kernel != CPU_KERNEL else [CPU_KERNEL]
 
 
 def kernel_names(device: str, kernel: str) -> list:
     """The kernels a report runs for ``--kernel``, anchor first."""
     if device == "cpu":
-        return cpu_kernel_names(kernel)
+        return cpu_kernel_names(kernel, spla_kernel=True)
     if kernel == "all":
         chosen = list(gpu_kernels())
     else:
@@ -60,7 +59,9 @@ def kernel_names(device: str, kernel: str) -> list:
 def device_name(device: str) -> str:
     if device == "gpu":
         return _device.device_name()
-    return f"{platform.processor() or platform.machine()} CPU (SciPy)"
+    from ..backends.cpu import threads
+
+    return f"{platform.processor() or platform.machine()} CPU ({threads()} threads)"
 
 
 def check_dtype(dtype) -> np.dtype:

@@ -23,7 +23,7 @@ from .check import TOLERANCE as SCALED_TOLERANCE
 from .check import scaled_error
 from .variants import spmm_kernel, spmm_names
 
-CPU_KERNEL = report.CPU_KERNEL  # one CPU kernel (SciPy) for SpMV and SpMM
+CPU_KERNEL = report.CPU_KERNEL  # SpMM on the CPU is SciPy's kernel alone
 GPU_ANCHOR = "cusparse"
 X_SEED = 12345
 MAX_K = 256

@@ -115,8 +115,8 @@ def _json_load_info(A) -> dict:
 @device_option()
 @click.option("--kernel", default="auto", show_default=True,
               help=f"GPU: one of {', '.join(KERNELS)}, or all ({PARAMETER_HELP}; the lean cuSPARSE call is "
-                   "always measured as the anchor, the faster of CSR_ALG1/ALG2). CPU: scipy (auto and all mean "
-                   "scipy).")
+                   "always measured as the anchor, the faster of CSR_ALG1/ALG2). CPU: auto or all (spla's CPU "
+                   "SpMV, on threads from 1M nnz, beside SciPy's kernel as the anchor) or scipy alone.")
 @dtype_option("A and x")
 @repeat_option()
 @click.option("--json", "as_json", is_flag=True, help="Print analysis and report as one JSON object.")

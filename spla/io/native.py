@@ -3,17 +3,19 @@
 spla compiles its CUDA kernels at run time (NVRTC); the host loops that NumPy
 cannot express in a few whole-array passes are built the same way: the
 Matrix Market body check of :mod:`spla.io.mmio` (``mtx_check.c`` beside this
-module) and the ILU(0) elimination of :mod:`spla.linalg` (``ilu0.c`` there).
+module), the ILU(0) elimination of :mod:`spla.linalg` (``ilu0.c`` there) and the
+CPU backend's threaded SpMV (``spla/backends/cpu_spmv.c``).
 Each is compiled once per machine and source version with ``$CC`` (else
 ``cc``) into ``<user cache folder>/native/`` (see
 :func:`spla.io.cache.user_cache_dir`) and loaded with ctypes, whose calls
 release the GIL, so several threads check chunks at once.
 
 Nothing here is required. Without a compiler, when the build fails, or with
-``SPLA_NATIVE=off``, :func:`mtx_checker` and :func:`ilu0_eliminator` return
-None and the callers use their NumPy paths: the same verdicts and the same
-bits (``tests/io/test_io_native.py``, ``tests/linalg/test_ilu_trisolve.py``
-hold them equal), several times slower. :func:`status` says how the body
+``SPLA_NATIVE=off``, :func:`mtx_checker`, :func:`ilu0_eliminator` and
+:func:`csr_spmv` return None and the callers use their NumPy or SciPy paths:
+the same verdicts and the same bits (``tests/io/test_io_native.py``,
+``tests/linalg/test_ilu_trisolve.py`` and ``tests/ops/test_cpu_spmv.py`` hold
+them equal), slower. :func:`status` says how the body
 check runs, and why.
 """
 
@@ -35,6 +37,7 @@ import numpy as np
 NATIVE_ENV = "SPLA_NATIVE"
 MTX_CHECK_SOURCE = Path(__file__).with_name("mtx_check.c")
 ILU0_SOURCE = Path(__file__).resolve().parents[1] / "linalg" / "ilu0.c"
+CPU_SPMV_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "cpu_spmv.c"
 FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC")
 COMPILE_SECONDS = 120
 
@@ -116,6 +119,12 @@ def _ilu0_build():
     return _load(ILU0_SOURCE, "spla_ilu0", ctypes.c_int64, [ctypes.c_int64, *[ctypes.c_void_p] * 5])
 
 
+@functools.cache
+def _cpu_spmv_build(value: str, index: str):
+    """``spla_csr_spmv_<value>_<index>`` (once per process and type pair): see :func:`_load`."""
+    return _load(CPU_SPMV_SOURCE, f"spla_csr_spmv_{value}_{index}", None, [ctypes.c_int64] * 2 + [ctypes.c_void_p] * 5)
+
+
 def mtx_checker():
     """The C body check as a ctypes function, or None (then use the NumPy check); see mtx_check.c."""
     return None if disabled() else _mtx_check_build()[0]
@@ -125,6 +134,15 @@ def ilu0_eliminator():
     """The C ILU(0) elimination as a ctypes function, or None (then the NumPy schedule); see
     spla/linalg/ilu0.c."""
     return None if disabled() else _ilu0_build()[0]
+
+
+def csr_spmv(value_dtype, index_dtype):
+    """The C row-range SpMV for these value and index dtypes (float32/float64, int32/int64) as a
+    ctypes function, or None (then SciPy's); see spla/backends/cpu_spmv.c."""
+    value, index = np.dtype(value_dtype), np.dtype(index_dtype)
+    if disabled() or value.name not in ("float32", "float64") or index.name not in ("int32", "int64"):
+        return None
+    return _cpu_spmv_build(f"f{value.itemsize * 8}", f"i{index.itemsize * 8}")[0]
 
 
 def status() -> str:

@@ -173,8 +173,11 @@ def _build_matvec(A, xp, dtype, what: str):
     if isinstance(A, CSRMatrix) or hasattr(A, "tocsr"):
         csr = as_csr(A).astype(dtype)
         if xp is np:
-            scipy_matrix = csr.to_host().to_scipy()  # SciPy's CSR kernel, as spla.spmv uses on the CPU
-            return scipy_matrix.dot, csr
+            from ..backends.cpu import csr_product
+
+            host = csr.to_host()  # the CPU backend's SpMV, as spla.spmv runs it (SciPy's bits)
+            return (lambda v: csr_product(host, v) if v.ndim == 1 and v.dtype == host.dtype
+                    else host.to_scipy() @ v), csr
         from ..ops.spmv import spmv
 
         device = csr.to_device()

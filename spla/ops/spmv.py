@@ -1,6 +1,6 @@
 """``spla.spmv``: ``y = alpha * A @ x + beta * y`` on the side where x lives.
 
-NumPy x runs on the CPU backend (SciPy); CuPy x runs spla's CUDA kernels with
+NumPy x runs on the CPU backend (SciPy's kernel, or on threads from 1M nnz); CuPy x runs spla's CUDA kernels with
 the plan :mod:`spla.planning.spmv` makes for ``kernel``. The first GPU call for
 a (matrix, kernel) binds a launcher and caches it on the matrix; later calls
 with a contiguous x of A's dtype and ``beta == 0`` go straight to it.
@@ -106,7 +106,7 @@ def _spmv_checked(A, x, y, alpha, beta, kernel, out):
         if kernel not in CPU_KERNELS:
             raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU use one of {', '.join(CPU_KERNELS)}")
         A = A.to_host()
-        return cpu.spmv(A, x.astype(A.dtype, copy=False), y, alpha, beta, out)
+        return cpu.spmv(A, x.astype(A.dtype, copy=False), y, alpha, beta, out, kernel=kernel)
     with device.device_memory_errors("SpMV"):
         return _spmv_gpu(A, x, y, alpha, beta, kernel, out)
 

@@ -26,7 +26,9 @@ def matrix(rng):
 @pytest.mark.parametrize("dtype, tolerance", [("float32", 1e-6), ("float64", 1e-14)])
 def test_cpu_report_figures(matrix, dtype, tolerance):
     result = bench_spmv.spmv_report(matrix, device="cpu", dtype=dtype, repeat=3)
-    assert result["anchor"] == "scipy" and [r["kernel"] for r in result["rows"]] == ["scipy"]
+    # SciPy's own call (the anchor), then spla's CPU SpMV (the same bits)
+    assert result["anchor"] == "scipy" and [r["kernel"] for r in result["rows"]] == ["scipy", "auto"]
+    assert result["rows"][1]["ok"] and result["rows"][1]["error"] == result["rows"][0]["error"]
     row = result["rows"][0]
     assert row["ok"] and 0 <= row["error"] < tolerance
     assert row["min_ms"] <= row["ms"] <= row["max_ms"]
@@ -56,7 +58,8 @@ def test_x_is_fixed_and_not_zero(matrix, monkeypatch):
 def test_wrong_result_is_flagged(matrix, monkeypatch):
     real = ops_spmv.spmv
     monkeypatch.setattr(ops_spmv, "spmv", lambda A, x, **kw: real(A, x, **kw) * np.float32(1.001))
-    row = bench_spmv.spmv_report(matrix, device="cpu", repeat=1)["rows"][0]
+    anchor, row = bench_spmv.spmv_report(matrix, device="cpu", repeat=1)["rows"]
+    assert anchor["ok"]
     assert not row["ok"] and 1e-5 < row["error"] <= 1e-3  # scaled by |A||x|: at most the relative error
 
 
@@ -74,12 +77,14 @@ def test_a_kernel_that_loses_a_nan_is_wrong(monkeypatch):
     A = spla.CSRMatrix(np.array([1.0, np.nan, 2.0]), np.array([0, 1, 0]), np.array([0, 2, 3]), (2, 2))
     real = ops_spmv.spmv
     monkeypatch.setattr(ops_spmv, "spmv", lambda A, x, **kw: np.nan_to_num(real(A, x, **kw)))
-    row = bench_spmv.spmv_report(A, device="cpu", repeat=1)["rows"][0]
+    row = bench_spmv.spmv_report(A, device="cpu", repeat=1)["rows"][1]
     assert not row["ok"] and row["error"] == float("inf")
 
 
 def test_kernel_names_and_device_choice(monkeypatch):
-    assert shared_report.kernel_names("cpu", "auto") == ["scipy"] == shared_report.kernel_names("cpu", "all")
+    assert shared_report.kernel_names("cpu", "auto") == ["scipy", "auto"] == shared_report.kernel_names("cpu", "all")
+    assert shared_report.kernel_names("cpu", "scipy") == ["scipy"]
+    assert shared_report.cpu_kernel_names("auto") == ["scipy"]  # SpMM: SciPy's kernel alone
     with pytest.raises(KernelError, match="runs on the GPU"):
         shared_report.kernel_names("cpu", "adaptive")
     names = shared_report.kernel_names("gpu", "all")  # the registry is importable without a GPU
@@ -103,7 +108,8 @@ def test_format_report_table(matrix):
     header = text.splitlines()[1]
     for column in ("kernel", "ms", "GFLOP/s", "GB/s", "vs scipy", "error/|A||x|"):
         assert column in header
-    assert text.splitlines()[-1].startswith("scipy") and text.splitlines()[-1].endswith("ok")
+    assert text.splitlines()[-2].startswith("scipy") and text.splitlines()[-1].startswith("auto")
+    assert text.splitlines()[-1].endswith("ok")
 
 
 def test_bad_arguments(matrix):

@@ -1,0 +1,116 @@
+"""The CPU backend's SpMV (spla.backends.cpu): cpu_spmv.c over row ranges on threads gives SciPy's
+bits, for every value and index type, and falls back to SciPy's kernel where it does not apply."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spla
+from spla.backends import cpu
+from spla.errors import InputError
+from spla.io import native
+
+
+@pytest.fixture
+def threaded(monkeypatch):
+    """Threads from 2 nonzeros a range, 3 threads (more than the rows of some tests)."""
+    if native.csr_spmv(np.float64, np.int32) is None:
+        pytest.skip(f"no C compiler here ({native.status()})")
+    monkeypatch.setattr(cpu, "THREAD_MIN_NNZ", 1)
+    monkeypatch.setenv(cpu.THREADS_ENV, "3")
+
+
+def _matrix(rng, dtype, index_dtype, rows=500, cols=300):
+    S = sp.random(rows, cols, density=0.05, format="csr", random_state=rng, dtype=np.float64)
+    S.data = rng.standard_normal(S.nnz)
+    S = S.astype(dtype)
+    S.indptr, S.indices = S.indptr.astype(index_dtype), S.indices.astype(index_dtype)
+    S.data[S.indptr[7]:S.indptr[8]] = 0  # an empty row
+    S.eliminate_zeros()
+    return spla.CSRMatrix(S.data, S.indices, S.indptr, S.shape, index_dtype=index_dtype), S
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_threads_give_scipys_bits(threaded, rng, dtype, index_dtype):
+    A, S = _matrix(rng, dtype, index_dtype)
+    assert A.index_dtype == index_dtype
+    x = rng.standard_normal(S.shape[1]).astype(dtype)
+    want = S @ x
+    got = cpu.csr_product(A, x)
+    assert got.dtype == dtype and np.array_equal(got, want)
+    assert A._cache[("cpu-spmv-ranges", 3)] is not None  # it took the threaded path
+    out = np.full(S.shape[0], np.nan, dtype=dtype)
+    assert cpu.csr_product(A, x, out) is out and np.array_equal(out, want)
+    # through the front door, with alpha/beta and in place
+    y = rng.standard_normal(S.shape[0]).astype(dtype)
+    np.testing.assert_array_equal(spla.spmv(A, x), want)
+    expected = dtype(2) * want + dtype(0.5) * y
+    np.testing.assert_allclose(spla.spmv(A, x, y, alpha=2.0, beta=0.5), expected, rtol=1e-6)
+
+
+def test_ranges_split_the_nonzeros_evenly(threaded, rng):
+    A, _ = _matrix(rng, np.float64, np.int32, rows=4000)
+    _, _, cuts = cpu._row_ranges(A, 3)
+    assert cuts[0] == 0 and cuts[-1] == A.n_rows and cuts == sorted(cuts)
+    per_range = np.diff(np.asarray(A.indptr)[cuts])
+    assert per_range.max() - per_range.min() <= 2 * int(np.diff(A.indptr).max())
+
+
+def test_an_x_that_is_the_output_is_read_before_it_is_written(threaded, rng):
+    S = sp.random(200, 200, density=0.1, format="csr", random_state=rng)
+    A = spla.CSRMatrix.from_scipy(S)
+    x = rng.standard_normal(200)
+    want = S @ x
+    got = cpu.csr_product(A, x, out=x)  # overlaps x: a fresh output
+    assert got is not x and np.array_equal(got, want)
+
+
+def _ranges(A) -> list:
+    return [key for key in A._cache if key[0] == "cpu-spmv-ranges"]
+
+
+def test_where_threads_do_not_apply_scipy_runs(monkeypatch, rng):
+    A, S = _matrix(rng, np.float64, np.int32)
+    x = rng.standard_normal(S.shape[1])
+    monkeypatch.setattr(cpu, "THREAD_MIN_NNZ", 1)
+    monkeypatch.setenv(cpu.THREADS_ENV, "1")  # one thread: SciPy's call
+    assert np.array_equal(cpu.csr_product(A, x), S @ x) and not _ranges(A)
+    monkeypatch.setenv(cpu.THREADS_ENV, "2")
+    X = rng.standard_normal((S.shape[1], 2))  # a block: SciPy's SpMM
+    assert np.array_equal(cpu.csr_product(A, X), S @ X) and not _ranges(A)
+    monkeypatch.setenv(native.NATIVE_ENV, "off")  # no C kernel: SciPy, remembered on A
+    assert np.array_equal(cpu.csr_product(A, x), S @ x) and A._cache[("cpu-spmv-ranges", 2)] is None
+    monkeypatch.setenv(cpu.THREADS_ENV, "many")
+    with pytest.raises(InputError, match="SPLA_NUM_THREADS"):
+        cpu.csr_product(A, x)
+
+
+def test_kernel_scipy_runs_scipys_call(monkeypatch, rng):
+    A, S = _matrix(rng, np.float64, np.int32)
+    x = rng.standard_normal(S.shape[1])
+    monkeypatch.setattr(cpu, "csr_product", lambda *args: pytest.fail("kernel='scipy' ran spla's SpMV"))
+    np.testing.assert_array_equal(spla.spmv(A, x, kernel="scipy"), S @ x)
+
+
+def _product_in_child(queue):
+    A = spla.CSRMatrix.from_scipy(sp.random(300, 300, density=0.1, format="csr", random_state=1))
+    x = np.ones(300)
+    queue.put(bool(np.array_equal(cpu.csr_product(A, x), A.to_scipy() @ x)))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork is the Linux start method")
+def test_a_forked_child_makes_its_own_pool(threaded, rng):
+    A, S = _matrix(rng, np.float64, np.int32)
+    cpu.csr_product(A, rng.standard_normal(S.shape[1]))  # the parent's pool exists
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_product_in_child, args=(queue,))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0 and queue.get(timeout=5) is True
