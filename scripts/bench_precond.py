@@ -77,6 +77,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spla import CSRMatrix, linalg, spmv  # noqa: E402
 from spla.bench.solvers import cg_iteration_launches  # noqa: E402
+from spla.bench.timing import host_turns  # noqa: E402
 from spla.device import gpu_available, require_cupy  # noqa: E402
 from spla.linalg._triangular import CPU_SWEEP_MIN_ROWS_PER_LEVEL as TRISOLVE_CUT  # noqa: E402
 from spla.planning.spmv import describe_choice  # noqa: E402
@@ -441,24 +442,6 @@ CAPTURE_MODES = {
 TRISOLVE_GENERATED = ("gen:poisson2d:128", "gen:poisson2d:512", "gen:poisson3d:64", "gen:banded:50000:5")
 
 
-def _interleaved(fns: dict, rounds: int, budget: float = 2e-3) -> dict:
-    """Median seconds a call of each function, timed in rounds that interleave them; each round
-    runs a function enough times to take about ``budget`` seconds."""
-    counts = {}
-    for name, fn in fns.items():
-        start = time.perf_counter()
-        fn()
-        counts[name] = max(1, int(budget / max(time.perf_counter() - start, 1e-7)))
-    times: dict = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            for _ in range(counts[name]):
-                fn()
-            times[name].append((time.perf_counter() - start) / counts[name])
-    return {name: statistics.median(values) for name, values in times.items()}
-
-
 def _triangles(source: str):
     """(ordering, "L" / "U", TriangularSolver, the triangle as SciPy CSR) for A's IC(0) or ILU(0),
     or a string saying why A has none."""
@@ -514,8 +497,9 @@ def bench_trisolve(sources: list, rounds: int) -> dict:
                 solver._host[np.dtype(np.float64).str] = plans[plan]
                 return solver.solve(b)
 
-            times = _interleaved({"sweep": lambda: run("sweep"), "superlu": lambda: run("superlu"),
-                                  "scipy": lambda: scipy_solve(triangle, b, lower=solver.lower)}, rounds)
+            times = host_turns({"sweep": lambda: run("sweep"), "superlu": lambda: run("superlu"),
+                                "scipy": lambda: scipy_solve(triangle, b, lower=solver.lower)},
+                               rounds=rounds, budget_s=2e-3)
             rows.append({"source": source, "ordering": ordering, "triangle": name, "n": solver.shape[0],
                          "nnz": int(triangle.nnz), "levels": solver.levels,
                          "rows_per_level": solver.shape[0] / max(solver.levels, 1), "error": error,

@@ -20,6 +20,7 @@ from .timing import (
                      environment,
                      geomean,
                      host_copy_bandwidth_gbps,
+                     host_turns,
                      spmv_bytes,
                      spmv_flops,
                      throughput,
@@ -32,4 +33,4 @@ from .timing import (
 
 __all__ = ["SPMV_TOLERANCE", "SpmvCheck", "Timing", "copy_bandwidth_gbps", "environment", "geomean",
            "host_copy_bandwidth_gbps", "passes", "relative_error", "scaled_error", "spmv_bytes", "spmv_flops",
-           "throughput", "time_cpu", "time_gpu", "time_gpu_budgeted", "time_in_turns", "time_on"]
+           "throughput", "host_turns", "time_cpu", "time_gpu", "time_gpu_budgeted", "time_in_turns", "time_on"]

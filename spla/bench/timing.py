@@ -152,6 +152,25 @@ def time_in_turns(runs: dict, *, rounds: int, budget_s: float, max_repeat: int =
     return samples
 
 
+def host_turns(runs: dict, *, rounds: int, budget_s: float) -> dict:
+    """Median host seconds a call of each callable of ``runs``, timed round-robin: ``rounds``
+    rounds, each running every callable back to back for about ``budget_s`` (the count fixed by
+    one untimed call). CPU work; drift on a shared machine hits every entry alike."""
+    counts = {}
+    for name, fn in runs.items():
+        start = time.perf_counter()
+        fn()
+        counts[name] = max(1, int(budget_s / max(time.perf_counter() - start, 1e-7)))
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            start = time.perf_counter()
+            for _ in range(counts[name]):
+                fn()
+            samples[name].append((time.perf_counter() - start) / counts[name])
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 _COPY_BANDWIDTH: dict = {}
 
 

@@ -134,3 +134,14 @@ def test_gpu_report_all_kernels(dtype):
         assert row["ok"], row
         assert 0 < row["fraction_of_copy"] < 1.5 and row["speedup_vs_anchor"] > 0
     print(bench_spmv.format_report(result))
+
+
+def test_host_turns_times_each_call_in_rounds():
+    calls = {"a": 0, "b": 0}
+
+    def count(name):
+        calls[name] += 1
+
+    medians = bench.host_turns({"a": lambda: count("a"), "b": lambda: count("b")}, rounds=3, budget_s=1e-4)
+    assert set(medians) == {"a", "b"} and all(0 < seconds < 1e-3 for seconds in medians.values())
+    assert calls["a"] >= 4 and calls["b"] >= 4  # one untimed call, then at least one a round

@@ -10,34 +10,17 @@ Poisson grids and reported on the other matrices (random rows, power laws, a 3D 
 
 import argparse
 import json
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
 
 import spla
 from spla.backends import cpu
+from spla.bench.timing import host_turns
 
 FIT = [f"gen:poisson2d:{n}" for n in (200, 300, 400, 500, 700, 1024, 1500)]
 HELD_OUT = [f"gen:random:{n}:8" for n in (40_000, 80_000, 125_000, 200_000, 400_000)] + [
     "gen:poisson3d:64", "gen:poisson3d:100", "gen:powerlaw:300000:6", "gen:powerlaw:1000000:10", "gen:weblike"]
-
-
-def interleaved(fns: dict, rounds: int = 7, budget: float = 0.02) -> dict:
-    counts = {}
-    for name, fn in fns.items():
-        start = time.perf_counter()
-        fn()
-        counts[name] = max(1, int(budget / max(time.perf_counter() - start, 1e-6)))
-    times: dict = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            for _ in range(counts[name]):
-                fn()
-            times[name].append((time.perf_counter() - start) / counts[name])
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def quality(rows, cut):
@@ -61,7 +44,8 @@ def main():
                 S = A.to_scipy()
                 x = np.random.default_rng(0).standard_normal(A.n_cols).astype(dtype)
                 assert np.array_equal(cpu.csr_product(A, x), S @ x), source
-                t = interleaved({"scipy": lambda: S @ x, "threads": lambda: cpu.csr_product(A, x)})
+                t = host_turns({"scipy": lambda: S @ x, "threads": lambda: cpu.csr_product(A, x)}, rounds=7,
+                               budget_s=0.02)
                 rows.append({"group": group, "source": source, "dtype": np.dtype(dtype).name, "nnz": A.nnz, **t})
                 print(f"{group:<8} {source:<26} {np.dtype(dtype).name:<7} nnz {A.nnz:>10,} scipy "
                       f"{t['scipy'] * 1e3:8.3f} ms threads {t['threads'] * 1e3:8.3f} ms "
