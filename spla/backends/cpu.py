@@ -41,17 +41,20 @@ def threads() -> int:
 
 
 def _workers(count: int) -> ThreadPoolExecutor:
-    """A pool of ``count`` threads, made once per process (a forked child makes its own)."""
+    """The pool of ``count`` threads, made once per process and thread count (a forked child makes
+    its own; a changed ``$SPLA_NUM_THREADS`` replaces it)."""
     global _pool
     with _pool_lock:
         if _pool is None or _pool[0] != os.getpid() or _pool[1] != count:
+            if _pool is not None and _pool[0] == os.getpid():
+                _pool[2].shutdown(wait=False)
             _pool = (os.getpid(), count, ThreadPoolExecutor(count, thread_name_prefix="spla-spmv"))
         return _pool[2]
 
 
 def _row_ranges(A, parts: int):
-    """(the C kernel, pointers to A's arrays, row cuts of about nnz / parts each) for A, or None
-    without a C compiler; cached on A."""
+    """(the C kernel, A's arrays as it reads them, row cuts of about nnz / parts each) for A, or
+    None without a C compiler; cached on A."""
     from ..io import native
 
     key = ("cpu-spmv-ranges", parts)
@@ -68,7 +71,8 @@ def csr_product(A, x, out=None):
     """``A @ x`` for a host CSRMatrix and a NumPy x: on large matrices, ``cpu_spmv.c`` over
     nnz-balanced row ranges on :func:`threads` threads, into ``out`` when it is a contiguous vector
     of A's dtype that does not overlap x; else SciPy's kernel. The same bits either way."""
-    parts = min(threads(), A.nnz // THREAD_MIN_NNZ) if x.ndim == 1 and x.dtype == A.dtype else 0
+    count = threads()
+    parts = min(count, A.nnz // THREAD_MIN_NNZ) if x.ndim == 1 and x.dtype == A.dtype else 0
     ranges = _row_ranges(A, parts) if parts >= 2 else None
     if ranges is None:
         return A.to_scipy() @ x
@@ -78,7 +82,8 @@ def csr_product(A, x, out=None):
         out = np.empty(A.n_rows, dtype=A.dtype)
     pointers = [a.ctypes.data for a in (*arrays, x, out)]
     # the calling thread takes the first range
-    pending = [_workers(parts - 1).submit(function, cuts[k], cuts[k + 1], *pointers) for k in range(1, parts)]
+    pool = _workers(count - 1)  # one pool for every matrix, whatever its share of the threads
+    pending = [pool.submit(function, cuts[k], cuts[k + 1], *pointers) for k in range(1, parts)]
     function(cuts[0], cuts[1], *pointers)
     for future in pending:
         future.result()

@@ -114,3 +114,16 @@ def test_a_forked_child_makes_its_own_pool(threaded, rng):
     child.start()
     child.join(60)
     assert child.exitcode == 0 and queue.get(timeout=5) is True
+
+
+def test_matrices_of_any_size_share_one_pool(threaded, rng):
+    S_small = sp.csr_matrix(np.diag([2.0, 3.0]))  # 2 nonzeros: 2 of the 3 threads
+    small = spla.CSRMatrix.from_scipy(S_small)
+    large, S_large = _matrix(rng, np.float64, np.int32)
+    for A, S in ((large, S_large), (small, S_small), (large, S_large)):
+        x = rng.standard_normal(S.shape[1])
+        assert np.array_equal(cpu.csr_product(A, x), S @ x)
+    pool = cpu._pool
+    assert pool is not None and pool[1] == 2  # 3 threads: the caller and 2 workers, made once
+    cpu.csr_product(small, rng.standard_normal(S_small.shape[1]))
+    assert cpu._pool is pool
