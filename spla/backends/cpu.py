@@ -23,8 +23,18 @@ import numpy as np
 THREAD_MIN_NNZ = 500_000
 THREADS_ENV = "SPLA_NUM_THREADS"
 
-_pool: tuple[int, int, ThreadPoolExecutor] | None = None  # (pid, workers, pool)
+_pool: tuple[int, ThreadPoolExecutor] | None = None  # (workers, pool)
 _pool_lock = threading.Lock()
+
+
+def _forget_pool_in_child() -> None:
+    """A forked child has none of the parent's threads, and the lock may have been held."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def threads() -> int:
@@ -45,11 +55,11 @@ def _workers(count: int) -> ThreadPoolExecutor:
     its own; a changed ``$SPLA_NUM_THREADS`` replaces it)."""
     global _pool
     with _pool_lock:
-        if _pool is None or _pool[0] != os.getpid() or _pool[1] != count:
-            if _pool is not None and _pool[0] == os.getpid():
-                _pool[2].shutdown(wait=False)
-            _pool = (os.getpid(), count, ThreadPoolExecutor(count, thread_name_prefix="spla-spmv"))
-        return _pool[2]
+        if _pool is None or _pool[0] != count:
+            if _pool is not None:
+                _pool[1].shutdown(wait=False)
+            _pool = (count, ThreadPoolExecutor(count, thread_name_prefix="spla-spmv"))
+        return _pool[1]
 
 
 def _row_ranges(A, parts: int):
