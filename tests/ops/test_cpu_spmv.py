@@ -99,10 +99,10 @@ def test_kernel_scipy_runs_scipys_call(monkeypatch, rng):
 
 
 def _product_in_child(queue):
-    inherited = cpu._pool is None  # the parent's pool threads do not exist here
+    fresh = cpu._pool is None  # the parent's pool threads do not exist here
     A = spla.CSRMatrix.from_scipy(sp.random(300, 300, density=0.1, format="csr", random_state=1))
     x = np.ones(300)
-    queue.put(inherited and bool(np.array_equal(cpu.csr_product(A, x), A.to_scipy() @ x)))
+    queue.put(fresh and bool(np.array_equal(cpu.csr_product(A, x), A.to_scipy() @ x)))
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork is the Linux start method")
