@@ -3,11 +3,11 @@
 It is the embedded default (no GPU needed) and the reference every GPU kernel
 is checked against. It imports nothing from :mod:`spla.backends.cuda`.
 
-SpMV on a large matrix runs ``cpu_spmv.c`` (compiled on first use,
+SpMV and SpMM with enough work run ``cpu_spmv.c`` (compiled on first use,
 :mod:`spla.io.native`) over nnz-balanced row ranges on several threads, with
 SciPy's bits (each row summed in order in the value type, as SciPy's
-``csr_matvec`` does); on a small one, without a C compiler, or with
-``kernel="scipy"``, SciPy's kernel itself.
+``csr_matvec`` and ``csr_matvecs`` do); small products, machines without a C
+compiler, and ``kernel="scipy"`` run SciPy's kernel itself.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-#: Nonzeros a thread takes at least: a matrix of fewer than twice this runs SciPy's kernel (the same
-#: bits), since handing rows to a pooled thread costs ~0.1 ms on a 2-core machine.
+#: Nonzeros (times the columns of X for SpMM) a thread takes at least: a product with less than
+#: twice this runs SciPy's kernel (the same bits), since handing rows to a pooled thread costs
+#: ~0.1 ms on a 2-core machine.
 THREAD_MIN_NNZ = 500_000
 THREADS_ENV = "SPLA_NUM_THREADS"
 
@@ -62,14 +63,14 @@ def _workers(count: int) -> ThreadPoolExecutor:
         return _pool[1]
 
 
-def _row_ranges(A, parts: int):
-    """(the C kernel, A's arrays as it reads them, row cuts of about nnz / parts each) for A, or
-    None without a C compiler; cached on A."""
+def _row_ranges(A, parts: int, operation: str):
+    """(the C kernel of ``operation``, A's arrays as it reads them, row cuts of about nnz / parts
+    each) for A, or None without a C compiler; cached on A."""
     from ..io import native
 
-    key = ("cpu-spmv-ranges", parts)
+    key = ("cpu-product-ranges", operation, parts)
     if key not in A._cache:
-        function = native.csr_spmv(A.dtype, A.index_dtype)
+        function = native.csr_spmv(A.dtype, A.index_dtype, operation)
         arrays = [np.ascontiguousarray(a) for a in (A.indptr, A.indices, A.data)]
         cuts = np.searchsorted(arrays[0], np.linspace(0, A.nnz, parts + 1)).clip(0, A.n_rows)
         cuts[0], cuts[-1] = 0, A.n_rows
@@ -78,23 +79,36 @@ def _row_ranges(A, parts: int):
 
 
 def csr_product(A, x, out=None):
-    """``A @ x`` for a host CSRMatrix and a NumPy x: on large matrices, ``cpu_spmv.c`` over
-    nnz-balanced row ranges on :func:`threads` threads, into ``out`` when it is a contiguous vector
-    of A's dtype that does not overlap x; else SciPy's kernel. The same bits either way."""
+    """``A @ x`` for a host CSRMatrix and a NumPy vector or 2-D block x of A's dtype: ``cpu_spmv.c``
+    over nnz-balanced row ranges on up to :func:`threads` threads (a thread per THREAD_MIN_NNZ
+    nonzeros times x's columns), into ``out`` when it is a contiguous array of A's dtype and the
+    result's shape that does not overlap x; SciPy's kernel where that does not pay (an SpMV with
+    work for fewer than two threads) or does not apply. The same bits either way."""
+    if x.dtype != A.dtype or x.ndim not in (1, 2):
+        return A.to_scipy() @ x
+    columns = 1 if x.ndim == 1 else x.shape[1]
+    operation = "spmv" if x.ndim == 1 else "spmm"
     count = threads()
-    parts = min(count, A.nnz // THREAD_MIN_NNZ) if x.ndim == 1 and x.dtype == A.dtype else 0
-    ranges = _row_ranges(A, parts) if parts >= 2 else None
+    parts = min(count, A.nnz * columns // THREAD_MIN_NNZ)
+    if operation == "spmm" and columns > 1:
+        parts = max(parts, 1)  # SpMM's kernel beats SciPy's on one thread too: 8 columns in registers
+    elif parts < 2:
+        return A.to_scipy() @ x  # SpMV's kernel only pays on several threads
+    ranges = _row_ranges(A, parts, operation)
     if ranges is None:
         return A.to_scipy() @ x
     function, arrays, cuts = ranges
     x = np.ascontiguousarray(x)
-    if out is None or out.dtype != A.dtype or not out.flags.c_contiguous or np.shares_memory(out, x):
-        out = np.empty(A.n_rows, dtype=A.dtype)
+    shape = (A.n_rows,) if x.ndim == 1 else (A.n_rows, columns)
+    if (out is None or out.dtype != A.dtype or out.shape != shape or not out.flags.c_contiguous
+            or np.shares_memory(out, x)):
+        out = np.empty(shape, dtype=A.dtype)
+    head = () if x.ndim == 1 else (columns,)
     pointers = [a.ctypes.data for a in (*arrays, x, out)]
-    # the calling thread takes the first range
-    pool = _workers(count - 1)  # one pool for every matrix, whatever its share of the threads
-    pending = [pool.submit(function, cuts[k], cuts[k + 1], *pointers) for k in range(1, parts)]
-    function(cuts[0], cuts[1], *pointers)
+    # one pool for every matrix, whatever its share of the threads
+    pending = [_workers(count - 1).submit(function, cuts[k], cuts[k + 1], *head, *pointers)
+               for k in range(1, parts)]
+    function(cuts[0], cuts[1], *head, *pointers)  # the calling thread takes the first range
     for future in pending:
         future.result()
     return out
@@ -112,9 +126,11 @@ def spmv(A, x, y=None, alpha=1.0, beta=0.0, out=None, kernel: str = "auto"):
     return _axpby(product, y, alpha, beta, A.dtype, out)
 
 
-def spmm(A, X, Y=None, alpha=1.0, beta=0.0, out=None):
-    """``alpha * A @ X + beta * Y`` for a dense 2-D X."""
-    return _axpby(A.to_scipy() @ X, Y, alpha, beta, A.dtype, out)
+def spmm(A, X, Y=None, alpha=1.0, beta=0.0, out=None, kernel: str = "auto"):
+    """``alpha * A @ X + beta * Y`` for a dense 2-D X: :func:`csr_product`, or SciPy's CSR kernel
+    for ``kernel="scipy"``."""
+    product = A.to_scipy() @ X if kernel == "scipy" else csr_product(A, X)
+    return _axpby(product, Y, alpha, beta, A.dtype, out)
 
 
 def _axpby(result, y, alpha, beta, dtype, out=None):

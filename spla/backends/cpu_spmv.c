@@ -1,8 +1,11 @@
-/* The CPU backend's CSR SpMV, y[i] = sum_p data[p] * x[indices[p]] for rows [begin, end).
+/* The CPU backend's CSR SpMV and SpMM over rows [begin, end):
+ *   spmv: y[i] = sum_p data[p] * x[indices[p]];
+ *   spmm: Y[i, :] = sum_p data[p] * X[indices[p], :], X and Y row-major with k columns.
  *
- * Each row is summed in its stored order in the value type, as SciPy's csr_matvec does, so a row
- * gets SciPy's bits (built without floating-point contraction: -std=c99). spla/backends/cpu.py
- * runs disjoint row ranges on several threads (ctypes releases the GIL for the call).
+ * Each row is summed in its stored order in the value type, as SciPy's csr_matvec and
+ * csr_matvecs do (the latter from zero, k entries at a time), so a row gets SciPy's bits (built
+ * without floating-point contraction: -std=c99). spla/backends/cpu.py runs disjoint row ranges on
+ * several threads (ctypes releases the GIL for the call).
  */
 #include <stdint.h>
 
@@ -20,3 +23,45 @@ SPLA_CSR_SPMV(spla_csr_spmv_f32_i32, float, int32_t)
 SPLA_CSR_SPMV(spla_csr_spmv_f64_i32, double, int32_t)
 SPLA_CSR_SPMV(spla_csr_spmv_f32_i64, float, int64_t)
 SPLA_CSR_SPMV(spla_csr_spmv_f64_i64, double, int64_t)
+
+/* SpMM sums W columns of a row at a time in registers (a sum kept in Y would go through memory for
+ * every nonzero): W = 8 while 8 are left, then the rest (1-7) in one more pass. Each Y[i, c] still
+ * adds its products in the row's order from zero, as csr_matvecs does. */
+#define SPLA_SPMM_COLUMNS(VALUE, INDEX, W)                                                              \
+    {                                                                                                   \
+        VALUE acc[W];                                                                                   \
+        for (int c = 0; c < W; ++c) acc[c] = 0;                                                         \
+        for (INDEX p = indptr[i]; p < indptr[i + 1]; ++p) {                                             \
+            const VALUE a = data[p];                                                                    \
+            const VALUE *x = X + (int64_t)indices[p] * k + c0;                                          \
+            for (int c = 0; c < W; ++c) acc[c] += a * x[c];                                             \
+        }                                                                                               \
+        for (int c = 0; c < W; ++c) y[c0 + c] = acc[c];                                                 \
+    }
+
+#define SPLA_CSR_SPMM(NAME, VALUE, INDEX)                                                               \
+    void NAME(int64_t begin, int64_t end, int64_t k, const INDEX *restrict indptr,                      \
+              const INDEX *restrict indices, const VALUE *restrict data, const VALUE *restrict X,       \
+              VALUE *restrict Y) {                                                                      \
+        for (int64_t i = begin; i < end; ++i) {                                                         \
+            VALUE *y = Y + i * k;                                                                       \
+            int64_t c0 = 0;                                                                             \
+            for (; c0 + 16 <= k; c0 += 16) SPLA_SPMM_COLUMNS(VALUE, INDEX, 16)                          \
+            if (c0 + 8 <= k) { SPLA_SPMM_COLUMNS(VALUE, INDEX, 8) c0 += 8; }                            \
+            switch (k - c0) {                                                                           \
+                case 7: SPLA_SPMM_COLUMNS(VALUE, INDEX, 7) break;                                       \
+                case 6: SPLA_SPMM_COLUMNS(VALUE, INDEX, 6) break;                                       \
+                case 5: SPLA_SPMM_COLUMNS(VALUE, INDEX, 5) break;                                       \
+                case 4: SPLA_SPMM_COLUMNS(VALUE, INDEX, 4) break;                                       \
+                case 3: SPLA_SPMM_COLUMNS(VALUE, INDEX, 3) break;                                       \
+                case 2: SPLA_SPMM_COLUMNS(VALUE, INDEX, 2) break;                                       \
+                case 1: SPLA_SPMM_COLUMNS(VALUE, INDEX, 1) break;                                       \
+                default: break;                                                                         \
+            }                                                                                           \
+        }                                                                                               \
+    }
+
+SPLA_CSR_SPMM(spla_csr_spmm_f32_i32, float, int32_t)
+SPLA_CSR_SPMM(spla_csr_spmm_f64_i32, double, int32_t)
+SPLA_CSR_SPMM(spla_csr_spmm_f32_i64, float, int64_t)
+SPLA_CSR_SPMM(spla_csr_spmm_f64_i64, double, int64_t)

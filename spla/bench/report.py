@@ -34,20 +34,20 @@ def gpu_kernels() -> tuple:
     return tuple(KERNELS)
 
 
-def cpu_kernel_names(kernel: str, *, spla_kernel: bool = False) -> list:
-    """The CPU kernels a report runs for a ``--kernel`` the CPU accepts (auto, all, scipy), anchor
-    (SciPy) first; KernelError otherwise. ``spla_kernel``: spla has its own CPU kernel for the
-    operation (SpMV: ``auto``, spla.backends.cpu), run beside the anchor unless ``--kernel scipy``."""
+def cpu_kernel_names(kernel: str) -> list:
+    """The CPU kernels a report runs for a ``--kernel`` the CPU accepts, anchor first: SciPy's
+    kernel, then spla's (``auto``, :mod:`spla.backends.cpu`) unless ``--kernel scipy``;
+    KernelError for any other name. The SpMV and SpMM reports share this."""
     if kernel not in ("auto", "all", CPU_KERNEL):
         raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU the kernels are auto and "
                           f"{CPU_KERNEL!r} (or all)")
-    return [CPU_KERNEL, "auto"] if spla_kernel and kernel != CPU_KERNEL else [CPU_KERNEL]
+    return [CPU_KERNEL] if kernel == CPU_KERNEL else [CPU_KERNEL, "auto"]
 
 
 def kernel_names(device: str, kernel: str) -> list:
     """The kernels a report runs for ``--kernel``, anchor first."""
     if device == "cpu":
-        return cpu_kernel_names(kernel, spla_kernel=True)
+        return cpu_kernel_names(kernel)
     if kernel == "all":
         chosen = list(gpu_kernels())
     else:

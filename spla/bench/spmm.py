@@ -23,7 +23,7 @@ from .check import TOLERANCE as SCALED_TOLERANCE
 from .check import scaled_error
 from .variants import spmm_kernel, spmm_names
 
-CPU_KERNEL = report.CPU_KERNEL  # SpMM on the CPU is SciPy's kernel alone
+CPU_KERNEL = report.CPU_KERNEL  # the CPU anchor, SciPy's kernel
 GPU_ANCHOR = "cusparse"
 X_SEED = 12345
 MAX_K = 256
@@ -144,9 +144,11 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
         column = np.ascontiguousarray(X[:, 0])
     out["spmv_ms"] = bench.time_on(device, lambda: spmv(A_side, column, kernel="auto"), repeat=repeat).ms
 
+    S = A_side.to_scipy() if device == "cpu" else None  # the CPU anchor is SciPy's own call
+
     def run(name):
-        if device == "cpu":  # the CPU row is named "scipy" (the anchor) and runs spla.spmm's CPU path
-            return spmm(A_side, X_side)
+        if device == "cpu":
+            return S @ X_side if name == CPU_KERNEL else spmm(A_side, X_side, kernel=name)
         if name in planning.KERNELS:
             return spmm(A_side, X_side, kernel=name)
         return run_kernel(A_side, X_side, name)

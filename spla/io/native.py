@@ -120,9 +120,11 @@ def _ilu0_build():
 
 
 @functools.cache
-def _cpu_spmv_build(value: str, index: str):
-    """``spla_csr_spmv_<value>_<index>`` (once per process and type pair): see :func:`_load`."""
-    return _load(CPU_SPMV_SOURCE, f"spla_csr_spmv_{value}_{index}", None, [ctypes.c_int64] * 2 + [ctypes.c_void_p] * 5)
+def _cpu_product_build(operation: str, value: str, index: str):
+    """``spla_csr_<operation>_<value>_<index>`` (once per process): see :func:`_load`."""
+    counts = 2 if operation == "spmv" else 3  # row range, and k for spmm
+    return _load(CPU_SPMV_SOURCE, f"spla_csr_{operation}_{value}_{index}", None,
+                 [ctypes.c_int64] * counts + [ctypes.c_void_p] * 5)
 
 
 def mtx_checker():
@@ -136,13 +138,14 @@ def ilu0_eliminator():
     return None if disabled() else _ilu0_build()[0]
 
 
-def csr_spmv(value_dtype, index_dtype):
-    """The C row-range SpMV for these value and index dtypes (float32/float64, int32/int64) as a
-    ctypes function, or None (then SciPy's); see spla/backends/cpu_spmv.c."""
+def csr_spmv(value_dtype, index_dtype, operation: str = "spmv"):
+    """The C row-range SpMV (or ``operation="spmm"``) for these value and index dtypes
+    (float32/float64, int32/int64) as a ctypes function, or None (then SciPy's); see
+    spla/backends/cpu_spmv.c."""
     value, index = np.dtype(value_dtype), np.dtype(index_dtype)
     if disabled() or value.name not in ("float32", "float64") or index.name not in ("int32", "int64"):
         return None
-    return _cpu_spmv_build(f"f{value.itemsize * 8}", f"i{index.itemsize * 8}")[0]
+    return _cpu_product_build(operation, f"f{value.itemsize * 8}", f"i{index.itemsize * 8}")[0]
 
 
 def status() -> str:

@@ -21,7 +21,10 @@ def _spmm_for(system, A):
     csr = system.matrix
     if csr is not None:
         if system.xp is np:
-            return csr.to_host().to_scipy().dot
+            from ..backends.cpu import csr_product
+
+            host = csr.to_host()  # the CPU backend's SpMM, as spla.spmm runs it (SciPy's bits)
+            return lambda X: csr_product(host, X)
         try:
             from ..ops.spmm import spmm
         except ImportError:  # spla.matmat not there yet: cuSPARSE through cupyx

@@ -100,7 +100,7 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
             raise KernelError(f"kernel {kernel!r} runs on the GPU; on the CPU use one of {planning.CPU_KERNELS}")
         A = A.to_host()
         Y = None if Y is None else Y.astype(A.dtype, copy=False)
-        result = cpu.spmm(A, X.astype(A.dtype, copy=False), Y, alpha, beta)
+        result = cpu.spmm(A, X.astype(A.dtype, copy=False), Y, alpha, beta, kernel=kernel)
         if out is None:
             return np.ascontiguousarray(result)
         out[...] = result

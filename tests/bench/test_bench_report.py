@@ -84,7 +84,6 @@ def test_a_kernel_that_loses_a_nan_is_wrong(monkeypatch):
 def test_kernel_names_and_device_choice(monkeypatch):
     assert shared_report.kernel_names("cpu", "auto") == ["scipy", "auto"] == shared_report.kernel_names("cpu", "all")
     assert shared_report.kernel_names("cpu", "scipy") == ["scipy"]
-    assert shared_report.cpu_kernel_names("auto") == ["scipy"]  # SpMM: SciPy's kernel alone
     with pytest.raises(KernelError, match="runs on the GPU"):
         shared_report.kernel_names("cpu", "adaptive")
     names = shared_report.kernel_names("gpu", "all")  # the registry is importable without a GPU

@@ -1,5 +1,6 @@
-"""The CPU backend's SpMV (spla.backends.cpu): cpu_spmv.c over row ranges on threads gives SciPy's
-bits, for every value and index type, and falls back to SciPy's kernel where it does not apply."""
+"""The CPU backend's SpMV and SpMM (spla.backends.cpu): cpu_spmv.c over row ranges on threads gives
+SciPy's bits, for every value and index type, and falls back to SciPy's kernel where it does not
+apply."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def test_threads_give_scipys_bits(threaded, rng, dtype, index_dtype):
     want = S @ x
     got = cpu.csr_product(A, x)
     assert got.dtype == dtype and np.array_equal(got, want)
-    assert A._cache[("cpu-spmv-ranges", 3)] is not None  # it took the threaded path
+    assert A._cache[("cpu-product-ranges", "spmv", 3)] is not None  # it took the threaded path
     out = np.full(S.shape[0], np.nan, dtype=dtype)
     assert cpu.csr_product(A, x, out) is out and np.array_equal(out, want)
     # through the front door, with alpha/beta and in place
@@ -54,9 +55,25 @@ def test_threads_give_scipys_bits(threaded, rng, dtype, index_dtype):
     np.testing.assert_allclose(spla.spmv(A, x, y, alpha=2.0, beta=0.5), expected, rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("k,order", [(1, "C"), (3, "C"), (8, "F")])
+def test_blocks_on_threads_give_scipys_bits(threaded, rng, dtype, index_dtype, k, order):
+    A, S = _matrix(rng, dtype, index_dtype)
+    X = np.asarray(rng.standard_normal((S.shape[1], k)).astype(dtype), order=order)
+    want = S @ X
+    got = cpu.csr_product(A, X)
+    assert got.shape == (S.shape[0], k) and np.array_equal(got, want)
+    assert A._cache[("cpu-product-ranges", "spmm", 3)] is not None  # it took the threaded path
+    out = np.full((S.shape[0], k), np.nan, dtype=dtype)
+    assert cpu.csr_product(A, X, out) is out and np.array_equal(out, want)
+    np.testing.assert_array_equal(spla.spmm(A, X), want)
+    np.testing.assert_array_equal(spla.spmm(A, X, kernel="scipy"), want)
+
+
 def test_ranges_split_the_nonzeros_evenly(threaded, rng):
     A, _ = _matrix(rng, np.float64, np.int32, rows=4000)
-    _, _, cuts = cpu._row_ranges(A, 3)
+    _, _, cuts = cpu._row_ranges(A, 3, "spmv")
     assert cuts[0] == 0 and cuts[-1] == A.n_rows and cuts == sorted(cuts)
     per_range = np.diff(np.asarray(A.indptr)[cuts])
     assert per_range.max() - per_range.min() <= 2 * int(np.diff(A.indptr).max())
@@ -72,7 +89,7 @@ def test_an_x_that_is_the_output_is_read_before_it_is_written(threaded, rng):
 
 
 def _ranges(A) -> list:
-    return [key for key in A._cache if key[0] == "cpu-spmv-ranges"]
+    return [key for key in A._cache if key[0] == "cpu-product-ranges"]
 
 
 def test_where_threads_do_not_apply_scipy_runs(monkeypatch, rng):
@@ -82,10 +99,10 @@ def test_where_threads_do_not_apply_scipy_runs(monkeypatch, rng):
     monkeypatch.setenv(cpu.THREADS_ENV, "1")  # one thread: SciPy's call
     assert np.array_equal(cpu.csr_product(A, x), S @ x) and not _ranges(A)
     monkeypatch.setenv(cpu.THREADS_ENV, "2")
-    X = rng.standard_normal((S.shape[1], 2))  # a block: SciPy's SpMM
-    assert np.array_equal(cpu.csr_product(A, X), S @ X) and not _ranges(A)
+    x32 = x.astype(np.float32)  # not A's dtype: SciPy's call, with its promotion
+    assert np.array_equal(cpu.csr_product(A, x32), S @ x32) and not _ranges(A)
     monkeypatch.setenv(native.NATIVE_ENV, "off")  # no C kernel: SciPy, remembered on A
-    assert np.array_equal(cpu.csr_product(A, x), S @ x) and A._cache[("cpu-spmv-ranges", 2)] is None
+    assert np.array_equal(cpu.csr_product(A, x), S @ x) and A._cache[("cpu-product-ranges", "spmv", 2)] is None
     monkeypatch.setenv(cpu.THREADS_ENV, "many")
     with pytest.raises(InputError, match="SPLA_NUM_THREADS"):
         cpu.csr_product(A, x)
@@ -128,3 +145,19 @@ def test_matrices_of_any_size_share_one_pool(threaded, rng):
     assert pool is not None and pool[0] == 2  # 3 threads: the caller and 2 workers, made once
     cpu.csr_product(small, rng.standard_normal(S_small.shape[1]))
     assert cpu._pool is pool
+
+
+@pytest.mark.parametrize("k", [2, 5, 8, 11, 19])
+def test_a_block_takes_the_c_kernel_on_one_thread_too(monkeypatch, rng, k):
+    """8 columns at a time in registers, then the rest: every width, one thread, SciPy's bits."""
+    if native.csr_spmv(np.float64, np.int32, "spmm") is None:
+        pytest.skip(f"no C compiler here ({native.status()})")
+    monkeypatch.setenv(cpu.THREADS_ENV, "1")
+    A, S = _matrix(rng, np.float64, np.int32)
+    X = rng.standard_normal((S.shape[1], k))
+    assert np.array_equal(cpu.csr_product(A, X), S @ X)
+    assert ("cpu-product-ranges", "spmm", 1) in A._cache
+    one_column = rng.standard_normal((S.shape[1], 1))  # SciPy's matvec is as fast: SciPy
+    assert np.array_equal(cpu.csr_product(A, one_column), S @ one_column)
+    empty = spla.CSRMatrix.from_scipy(sp.csr_matrix((4, S.shape[1])))
+    assert np.array_equal(cpu.csr_product(empty, X), np.zeros((4, k)))

@@ -132,8 +132,9 @@ def test_cli_spmm_json_on_cpu():
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)["spmm"]
     assert report["k"] == 4 and report["order"] == "F" and report["device"] == "cpu"
-    (row,) = report["rows"]
-    assert row["kernel"] == "scipy" and row["ok"] and row["error"] < 1e-6
+    anchor, row = report["rows"]  # SciPy's call, then spla's CPU SpMM (the same bits)
+    assert anchor["kernel"] == "scipy" and row["kernel"] == "auto"
+    assert row["ok"] and row["error"] < 1e-6 and row["error"] == anchor["error"]
     assert row["speedup_vs_spmvs"] > 0 and report["spmv_ms"] > 0
     assert report["flops"] == 2 * report["matrix"]["nnz"] * 4
 
