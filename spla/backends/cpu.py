@@ -3,7 +3,7 @@
 It is the embedded default (no GPU needed) and the reference every GPU kernel
 is checked against. It imports nothing from :mod:`spla.backends.cuda`.
 
-SpMV and SpMM with enough work run ``cpu_spmv.c`` (compiled on first use,
+SpMV and SpMM with enough work run ``csr_product.c`` (compiled on first use,
 :mod:`spla.io.native`) over nnz-balanced row ranges on several threads, with
 SciPy's bits (each row summed in order in the value type, as SciPy's
 ``csr_matvec`` and ``csr_matvecs`` do); small products, machines without a C
@@ -70,7 +70,7 @@ def _row_ranges(A, parts: int, operation: str):
 
     key = ("cpu-product-ranges", operation, parts)
     if key not in A._cache:
-        function = native.csr_spmv(A.dtype, A.index_dtype, operation)
+        function = native.csr_product_kernel(A.dtype, A.index_dtype, operation)
         arrays = [np.ascontiguousarray(a) for a in (A.indptr, A.indices, A.data)]
         cuts = np.searchsorted(arrays[0], np.linspace(0, A.nnz, parts + 1)).clip(0, A.n_rows)
         cuts[0], cuts[-1] = 0, A.n_rows
@@ -79,7 +79,7 @@ def _row_ranges(A, parts: int, operation: str):
 
 
 def csr_product(A, x, out=None):
-    """``A @ x`` for a host CSRMatrix and a NumPy vector or 2-D block x of A's dtype: ``cpu_spmv.c``
+    """``A @ x`` for a host CSRMatrix and a NumPy vector or 2-D block x of A's dtype: ``csr_product.c``
     over nnz-balanced row ranges on up to :func:`threads` threads (a thread per THREAD_MIN_NNZ
     nonzeros times x's columns), into ``out`` when it is a contiguous array of A's dtype and the
     result's shape that does not overlap x; SciPy's kernel where that does not pay (an SpMV with

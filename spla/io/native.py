@@ -4,7 +4,7 @@ spla compiles its CUDA kernels at run time (NVRTC); the host loops that NumPy
 cannot express in a few whole-array passes are built the same way: the
 Matrix Market body check of :mod:`spla.io.mmio` (``mtx_check.c`` beside this
 module), the ILU(0) elimination of :mod:`spla.linalg` (``ilu0.c`` there) and the
-CPU backend's threaded SpMV (``spla/backends/cpu_spmv.c``).
+CPU backend's SpMV and SpMM (``spla/backends/csr_product.c``).
 Each is compiled once per machine and source version with ``$CC`` (else
 ``cc``) into ``<user cache folder>/native/`` (see
 :func:`spla.io.cache.user_cache_dir`) and loaded with ctypes, whose calls
@@ -12,9 +12,9 @@ release the GIL, so several threads check chunks at once.
 
 Nothing here is required. Without a compiler, when the build fails, or with
 ``SPLA_NATIVE=off``, :func:`mtx_checker`, :func:`ilu0_eliminator` and
-:func:`csr_spmv` return None and the callers use their NumPy or SciPy paths:
+:func:`csr_product_kernel` return None and the callers use their NumPy or SciPy paths:
 the same verdicts and the same bits (``tests/io/test_io_native.py``,
-``tests/linalg/test_ilu_trisolve.py`` and ``tests/ops/test_cpu_spmv.py`` hold
+``tests/linalg/test_ilu_trisolve.py`` and ``tests/ops/test_csr_product.py`` hold
 them equal), slower. :func:`status` says how the body
 check runs, and why.
 """
@@ -37,7 +37,7 @@ import numpy as np
 NATIVE_ENV = "SPLA_NATIVE"
 MTX_CHECK_SOURCE = Path(__file__).with_name("mtx_check.c")
 ILU0_SOURCE = Path(__file__).resolve().parents[1] / "linalg" / "ilu0.c"
-CPU_SPMV_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "cpu_spmv.c"
+CSR_PRODUCT_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "csr_product.c"
 FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC")
 COMPILE_SECONDS = 120
 
@@ -123,7 +123,7 @@ def _ilu0_build():
 def _cpu_product_build(operation: str, value: str, index: str):
     """``spla_csr_<operation>_<value>_<index>`` (once per process): see :func:`_load`."""
     counts = 2 if operation == "spmv" else 3  # row range, and k for spmm
-    return _load(CPU_SPMV_SOURCE, f"spla_csr_{operation}_{value}_{index}", None,
+    return _load(CSR_PRODUCT_SOURCE, f"spla_csr_{operation}_{value}_{index}", None,
                  [ctypes.c_int64] * counts + [ctypes.c_void_p] * 5)
 
 
@@ -138,10 +138,10 @@ def ilu0_eliminator():
     return None if disabled() else _ilu0_build()[0]
 
 
-def csr_spmv(value_dtype, index_dtype, operation: str = "spmv"):
+def csr_product_kernel(value_dtype, index_dtype, operation: str = "spmv"):
     """The C row-range SpMV (or ``operation="spmm"``) for these value and index dtypes
     (float32/float64, int32/int64) as a ctypes function, or None (then SciPy's); see
-    spla/backends/cpu_spmv.c."""
+    spla/backends/csr_product.c."""
     value, index = np.dtype(value_dtype), np.dtype(index_dtype)
     if disabled() or value.name not in ("float32", "float64") or index.name not in ("int32", "int64"):
         return None

@@ -1,4 +1,4 @@
-"""The CPU backend's SpMV and SpMM (spla.backends.cpu): cpu_spmv.c over row ranges on threads gives
+"""The CPU backend's SpMV and SpMM (spla.backends.cpu): csr_product.c over row ranges on threads gives
 SciPy's bits, for every value and index type, and falls back to SciPy's kernel where it does not
 apply."""
 
@@ -20,7 +20,7 @@ from spla.io import native
 @pytest.fixture
 def threaded(monkeypatch):
     """Threads from 2 nonzeros a range, 3 threads (more than the rows of some tests)."""
-    if native.csr_spmv(np.float64, np.int32) is None:
+    if native.csr_product_kernel(np.float64, np.int32) is None:
         pytest.skip(f"no C compiler here ({native.status()})")
     monkeypatch.setattr(cpu, "THREAD_MIN_NNZ", 1)
     monkeypatch.setenv(cpu.THREADS_ENV, "3")
@@ -150,7 +150,7 @@ def test_matrices_of_any_size_share_one_pool(threaded, rng):
 @pytest.mark.parametrize("k", [2, 5, 8, 11, 19])
 def test_a_block_takes_the_c_kernel_on_one_thread_too(monkeypatch, rng, k):
     """8 columns at a time in registers, then the rest: every width, one thread, SciPy's bits."""
-    if native.csr_spmv(np.float64, np.int32, "spmm") is None:
+    if native.csr_product_kernel(np.float64, np.int32, "spmm") is None:
         pytest.skip(f"no C compiler here ({native.status()})")
     monkeypatch.setenv(cpu.THREADS_ENV, "1")
     A, S = _matrix(rng, np.float64, np.int32)
