@@ -4,8 +4,8 @@
  *
  * Each row is summed in its stored order in the value type, as SciPy's csr_matvec and
  * csr_matvecs do (the latter from zero, k entries at a time), so a row gets SciPy's bits (built
- * without floating-point contraction: -std=c99). spla/backends/cpu.py runs disjoint row ranges on
- * several threads (ctypes releases the GIL for the call).
+ * with -ffp-contract=off: no fused multiply-adds). spla/backends/cpu.py runs disjoint row ranges
+ * on several threads (ctypes releases the GIL for the call).
  */
 #include <stdint.h>
 
@@ -25,8 +25,8 @@ SPLA_CSR_SPMV(spla_csr_spmv_f32_i64, float, int64_t)
 SPLA_CSR_SPMV(spla_csr_spmv_f64_i64, double, int64_t)
 
 /* SpMM sums W columns of a row at a time in registers (a sum kept in Y would go through memory for
- * every nonzero): W = 8 while 8 are left, then the rest (1-7) in one more pass. Each Y[i, c] still
- * adds its products in the row's order from zero, as csr_matvecs does. */
+ * every nonzero): W = 16 while 16 are left, then 8, then the rest (1-7) in one more pass. Each
+ * Y[i, c] still adds its products in the row's order from zero, as csr_matvecs does. */
 #define SPLA_SPMM_COLUMNS(VALUE, INDEX, W)                                                              \
     {                                                                                                   \
         VALUE acc[W];                                                                                   \

@@ -12,11 +12,10 @@ release the GIL, so several threads check chunks at once.
 
 Nothing here is required. Without a compiler, when the build fails, or with
 ``SPLA_NATIVE=off``, :func:`mtx_checker`, :func:`ilu0_eliminator` and
-:func:`csr_product_kernel` return None and the callers use their NumPy or SciPy paths:
-the same verdicts and the same bits (``tests/io/test_io_native.py``,
-``tests/linalg/test_ilu_trisolve.py`` and ``tests/ops/test_csr_product.py`` hold
-them equal), slower. :func:`status` says how the body
-check runs, and why.
+:func:`csr_product_kernel` return None and the callers use their NumPy or
+SciPy paths: the same verdicts and the same bits (``tests/io/test_io_native.py``,
+``tests/linalg/test_ilu_trisolve.py`` and ``tests/ops/test_csr_product.py``
+hold them equal), slower. :func:`status` says how the body check runs, and why.
 """
 
 from __future__ import annotations
@@ -38,7 +37,8 @@ NATIVE_ENV = "SPLA_NATIVE"
 MTX_CHECK_SOURCE = Path(__file__).with_name("mtx_check.c")
 ILU0_SOURCE = Path(__file__).resolve().parents[1] / "linalg" / "ilu0.c"
 CSR_PRODUCT_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "csr_product.c"
-FLAGS = ("-O3", "-std=c99", "-shared", "-fPIC")
+# no fused multiply-adds: the ILU(0) and product kernels promise the bits of their NumPy/SciPy paths
+FLAGS = ("-O3", "-std=c99", "-ffp-contract=off", "-shared", "-fPIC")
 COMPILE_SECONDS = 120
 
 
@@ -120,7 +120,7 @@ def _ilu0_build():
 
 
 @functools.cache
-def _cpu_product_build(operation: str, value: str, index: str):
+def _csr_product_build(operation: str, value: str, index: str):
     """``spla_csr_<operation>_<value>_<index>`` (once per process): see :func:`_load`."""
     counts = 2 if operation == "spmv" else 3  # row range, and k for spmm
     return _load(CSR_PRODUCT_SOURCE, f"spla_csr_{operation}_{value}_{index}", None,
@@ -145,7 +145,7 @@ def csr_product_kernel(value_dtype, index_dtype, operation: str = "spmv"):
     value, index = np.dtype(value_dtype), np.dtype(index_dtype)
     if disabled() or value.name not in ("float32", "float64") or index.name not in ("int32", "int64"):
         return None
-    return _cpu_product_build(operation, f"f{value.itemsize * 8}", f"i{index.itemsize * 8}")[0]
+    return _csr_product_build(operation, f"f{value.itemsize * 8}", f"i{index.itemsize * 8}")[0]
 
 
 def status() -> str:

@@ -5,7 +5,7 @@
  * `where` maps a column of the current row to its position (-1: not stored); it is n entries of
  * -1 on entry and on return. The updates of each entry come in the order the NumPy schedule
  * applies them (k ascending), with the same products and subtractions, so both give the same
- * bits (built without floating-point contraction: -std=c99).
+ * bits (built with -ffp-contract=off: no fused multiply-adds).
  *
  * Rows must hold sorted, distinct columns and their diagonal at diagonal[i]. A zero pivot turns
  * the entries after it into inf/nan, which the caller checks for; there is no early exit.
