@@ -3,19 +3,21 @@
 spla compiles its CUDA kernels at run time (NVRTC); the host loops that NumPy
 cannot express in a few whole-array passes are built the same way: the
 Matrix Market body check of :mod:`spla.io.mmio` (``mtx_check.c`` beside this
-module), the ILU(0) elimination of :mod:`spla.linalg` (``ilu0.c`` there) and the
-CPU backend's SpMV and SpMM (``spla/backends/csr_product.c``).
+module), the ILU(0) elimination and the greedy colouring of :mod:`spla.linalg`
+(``ilu0.c`` and ``coloring.c`` there) and the CPU backend's SpMV and SpMM
+(``spla/backends/csr_product.c``).
 Each is compiled once per machine and source version with ``$CC`` (else
 ``cc``) into ``<user cache folder>/native/`` (see
 :func:`spla.io.cache.user_cache_dir`) and loaded with ctypes, whose calls
 release the GIL, so several threads check chunks at once.
 
 Nothing here is required. Without a compiler, when the build fails, or with
-``SPLA_NATIVE=off``, :func:`mtx_checker`, :func:`ilu0_eliminator` and
-:func:`csr_product_kernel` return None and the callers use their NumPy or
-SciPy paths: the same verdicts and the same bits (``tests/io/test_io_native.py``,
-``tests/linalg/test_ilu_trisolve.py`` and ``tests/ops/test_csr_product.py``
-hold them equal), slower. :func:`status` says how the body check runs, and why.
+``SPLA_NATIVE=off``, :func:`mtx_checker`, :func:`ilu0_eliminator`,
+:func:`greedy_colorer` and :func:`csr_product_kernel` return None and the
+callers use their NumPy or SciPy paths: the same verdicts, colours and bits
+(``tests/io/test_io_native.py``, ``tests/linalg/test_ilu_trisolve.py``,
+``tests/linalg/test_ordering.py`` and ``tests/ops/test_csr_product.py`` hold
+them equal), slower. :func:`status` says how the body check runs, and why.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import numpy as np
 NATIVE_ENV = "SPLA_NATIVE"
 MTX_CHECK_SOURCE = Path(__file__).with_name("mtx_check.c")
 ILU0_SOURCE = Path(__file__).resolve().parents[1] / "linalg" / "ilu0.c"
+COLORING_SOURCE = Path(__file__).resolve().parents[1] / "linalg" / "coloring.c"
 CSR_PRODUCT_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "csr_product.c"
 # no fused multiply-adds: the ILU(0) and product kernels promise the bits of their NumPy/SciPy paths
 FLAGS = ("-O3", "-std=c99", "-ffp-contract=off", "-shared", "-fPIC")
@@ -120,6 +123,14 @@ def _ilu0_build():
 
 
 @functools.cache
+def _coloring_build(symbol: str):
+    """``spla_greedy_color`` or ``spla_natural_depth`` (once per process): see :func:`_load`."""
+    if symbol == "spla_greedy_color":
+        return _load(COLORING_SOURCE, symbol, None, [ctypes.c_int64, *[ctypes.c_void_p] * 5])
+    return _load(COLORING_SOURCE, symbol, ctypes.c_int64, [ctypes.c_int64, *[ctypes.c_void_p] * 3])
+
+
+@functools.cache
 def _csr_product_build(operation: str, value: str, index: str):
     """``spla_csr_<operation>_<value>_<index>`` (once per process): see :func:`_load`."""
     counts = 2 if operation == "spmv" else 3  # row range, and k for spmm
@@ -136,6 +147,15 @@ def ilu0_eliminator():
     """The C ILU(0) elimination as a ctypes function, or None (then the NumPy schedule); see
     spla/linalg/ilu0.c."""
     return None if disabled() else _ilu0_build()[0]
+
+
+def greedy_colorer():
+    """(``spla_greedy_color``, ``spla_natural_depth``) as ctypes functions, or None (then the NumPy
+    level-by-level colouring); see spla/linalg/coloring.c."""
+    if disabled():
+        return None
+    color, depth = _coloring_build("spla_greedy_color")[0], _coloring_build("spla_natural_depth")[0]
+    return None if color is None or depth is None else (color, depth)
 
 
 def csr_product_kernel(value_dtype, index_dtype, operation: str = "spmv"):

@@ -9,11 +9,13 @@ symmetrised pattern of A) and numbered colour by colour, the factors of
 solve is then one row-parallel step per colour, whatever the size of the grid.
 
 :func:`greedy_coloring` is the sequential greedy colouring (each vertex takes
-the smallest colour none of its already-coloured neighbours has), computed
-without a loop over vertices: the vertices are processed level by level of the
-dependency graph "i after its neighbours that come first", and the vertices
-of one level have no edge between them, so a level is coloured at once. In
-natural order a 5-point or 7-point grid gets the two red-black colours.
+the smallest colour none of its already-coloured neighbours has): one vertex at
+a time in C where a compiler is at hand (``coloring.c``), else without a loop
+over vertices: the vertices are processed level by level of the dependency
+graph "i after its neighbours that come first", and the vertices of one level
+have no edge between them, so a level is coloured at once. Both give the same
+colours. In natural order a 5-point or 7-point grid gets the two red-black
+colours.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 
-#: Greedy in natural order costs one vectorised NumPy step per level of its
-#: dependency graph; beyond this many levels (chain-like matrices, with up to
+#: Greedy in natural order costs the NumPy path one vectorised step per level of
+#: its dependency graph; beyond this many levels (chain-like matrices, with up to
 #: n levels) the vertices are visited in a fixed random order instead, whose
-#: graph is only about log n levels deep (Jones-Plassmann's colouring).
+#: graph is only about log n levels deep (Jones-Plassmann's colouring). The C path
+#: keeps the same rule, so a matrix gets the same colours either way.
 MIN_NATURAL_LEVEL_CAP = 1024
 NATURAL_ROWS_PER_LEVEL = 256
 
@@ -147,9 +150,14 @@ def greedy_coloring(A, *, order: str = "auto") -> np.ndarray:
     colors : int64 array, shape (n,)
         Colours 0, 1, ..., k - 1; every colour is used.
     """
+    from ..io import native
+
     if order not in ("auto", "natural", "random"):
         raise InputError(f"order must be 'auto', 'natural' or 'random', got {order!r}")
     pattern = symmetric_pattern(A)
+    compiled = native.greedy_colorer()
+    if compiled is not None:
+        return _greedy_in_c(pattern, order, *compiled)
     n = pattern.shape[0]
     schedule = None
     if order != "random":
@@ -157,11 +165,7 @@ def greedy_coloring(A, *, order: str = "auto") -> np.ndarray:
         earlier = sp.tril(pattern, k=-1, format="csr")
         schedule = level_sets(earlier, max_levels=cap)
     if schedule is None:
-        rank = np.random.default_rng(RANDOM_ORDER_SEED).permutation(n)
-        rows = np.repeat(np.arange(n), np.diff(pattern.indptr))
-        keep = rank[pattern.indices] < rank[rows]
-        earlier = sp.csr_matrix((np.ones(int(keep.sum()), dtype=bool), (rows[keep], pattern.indices[keep])),
-                                shape=(n, n))
+        _, earlier = _earlier_by_rank(pattern)
         schedule = level_sets(earlier)
     rows_by_level, level_ptr = schedule
     earlier.sort_indices()
@@ -184,3 +188,35 @@ def color_permutation(colors) -> tuple[np.ndarray, np.ndarray]:
     permutation = np.argsort(colors, kind="stable").astype(np.int64)
     counts = np.bincount(colors, minlength=int(colors.max(initial=-1)) + 1)
     return permutation, np.r_[0, np.cumsum(counts)].astype(np.int64)
+
+
+def _earlier_by_rank(pattern: sp.csr_matrix):
+    """(the random visiting order, each vertex's neighbours that come before it in that order)."""
+    n = pattern.shape[0]
+    rank = np.random.default_rng(RANDOM_ORDER_SEED).permutation(n)
+    rows = np.repeat(np.arange(n), np.diff(pattern.indptr))
+    keep = rank[pattern.indices] < rank[rows]
+    earlier = sp.csr_matrix((np.ones(int(keep.sum()), dtype=bool), (rows[keep], pattern.indices[keep])),
+                            shape=(n, n))
+    return np.argsort(rank), earlier
+
+
+def _greedy_in_c(pattern: sp.csr_matrix, order: str, color, depth) -> np.ndarray:
+    """:func:`greedy_coloring` one vertex at a time in C (spla/linalg/coloring.c): the same
+    colours, the "auto" order decided by the natural graph's depth as the NumPy path decides it."""
+    n = pattern.shape[0]
+    visit, earlier = np.arange(n, dtype=np.int64), sp.tril(pattern, k=-1, format="csr")
+    if order == "auto":
+        indptr, indices = earlier.indptr.astype(np.int64), earlier.indices.astype(np.int64)
+        levels_of = np.zeros(n, dtype=np.int64)  # kept alive through the call
+        levels = depth(n, indptr.ctypes.data, indices.ctypes.data, levels_of.ctypes.data)
+        if levels > max(MIN_NATURAL_LEVEL_CAP, n // NATURAL_ROWS_PER_LEVEL):
+            order = "random"
+    if order == "random":
+        visit, earlier = _earlier_by_rank(pattern)
+        visit = visit.astype(np.int64)
+    indptr, indices = earlier.indptr.astype(np.int64), earlier.indices.astype(np.int64)
+    colors = np.full(n, -1, dtype=np.int64)
+    stamp = np.full(n + 1, -1, dtype=np.int64)
+    color(n, visit.ctypes.data, indptr.ctypes.data, indices.ctypes.data, colors.ctypes.data, stamp.ctypes.data)
+    return colors

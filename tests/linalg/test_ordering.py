@@ -137,3 +137,20 @@ def test_symmetric_pattern_and_bad_input():
     with pytest.raises(InputError, match="order"):
         greedy_coloring(A, order="largest-first")
     assert greedy_coloring(sp.eye(5, format="csr")).tolist() == [0] * 5
+
+
+@pytest.mark.parametrize("order", ["natural", "random", "auto"])
+def test_the_compiled_colouring_gives_the_numpy_colours(monkeypatch, rng, order):
+    from spla.io import native
+
+    if native.greedy_colorer() is None:
+        pytest.skip(f"no C compiler here ({native.status()})")
+    n = 3000  # a chain deep enough that "auto" leaves natural order, beside ones that keep it
+    cases = [_random_nonsymmetric(rng, 300, 0.02), poisson2d(20), poisson3d(7), graph_laplacian(400),
+             _clique_and_tail(), sp.diags([np.ones(n - 1), np.ones(n)], [-1, 0], format="csr")]
+    compiled = [greedy_coloring(A, order=order) for A in cases]
+    monkeypatch.setenv(native.NATIVE_ENV, "off")
+    assert native.greedy_colorer() is None
+    for A, colors in zip(cases, compiled):
+        assert np.array_equal(colors, greedy_coloring(A, order=order))
+        assert_valid_coloring(A, colors)
