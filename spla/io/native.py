@@ -13,11 +13,12 @@ release the GIL, so several threads check chunks at once.
 
 Nothing here is required. Without a compiler, when the build fails, or with
 ``SPLA_NATIVE=off``, :func:`mtx_checker`, :func:`ilu0_eliminator`,
-:func:`greedy_colorer` and :func:`csr_product_kernel` return None and the
-callers use their NumPy or SciPy paths: the same verdicts, colours and bits
-(``tests/io/test_io_native.py``, ``tests/linalg/test_ilu_trisolve.py``,
-``tests/linalg/test_ordering.py`` and ``tests/ops/test_csr_product.py`` hold
-them equal), slower. :func:`status` says how the body check runs, and why.
+:func:`greedy_colorer`, :func:`triangle_leveler` and :func:`csr_product_kernel`
+return None and the callers use their NumPy or SciPy paths: the same verdicts,
+colours, levels and bits (``tests/io/test_io_native.py``,
+``tests/linalg/test_ilu_trisolve.py``, ``tests/linalg/test_ordering.py`` and
+``tests/ops/test_csr_product.py`` hold them equal), slower. :func:`status`
+says how the body check runs, and why.
 """
 
 from __future__ import annotations
@@ -122,12 +123,19 @@ def _ilu0_build():
     return _load(ILU0_SOURCE, "spla_ilu0", ctypes.c_int64, [ctypes.c_int64, *[ctypes.c_void_p] * 5])
 
 
+#: coloring.c's functions: (result type, argument types)
+_COLORING_SIGNATURES = {
+    "spla_greedy_color": (None, [ctypes.c_int64, *[ctypes.c_void_p] * 5]),
+    "spla_natural_depth": (ctypes.c_int64, [ctypes.c_int64, *[ctypes.c_void_p] * 3]),
+    "spla_triangle_levels": (ctypes.c_int64, [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                              ctypes.c_void_p]),
+}
+
+
 @functools.cache
 def _coloring_build(symbol: str):
-    """``spla_greedy_color`` or ``spla_natural_depth`` (once per process): see :func:`_load`."""
-    if symbol == "spla_greedy_color":
-        return _load(COLORING_SOURCE, symbol, None, [ctypes.c_int64, *[ctypes.c_void_p] * 5])
-    return _load(COLORING_SOURCE, symbol, ctypes.c_int64, [ctypes.c_int64, *[ctypes.c_void_p] * 3])
+    """One of coloring.c's functions (once per process): see :func:`_load`."""
+    return _load(COLORING_SOURCE, symbol, *_COLORING_SIGNATURES[symbol])
 
 
 @functools.cache
@@ -156,6 +164,12 @@ def greedy_colorer():
         return None
     color, depth = _coloring_build("spla_greedy_color")[0], _coloring_build("spla_natural_depth")[0]
     return None if color is None or depth is None else (color, depth)
+
+
+def triangle_leveler():
+    """``spla_triangle_levels`` as a ctypes function, or None (then NumPy's frontier sweep); see
+    spla/linalg/coloring.c."""
+    return None if disabled() else _coloring_build("spla_triangle_levels")[0]
 
 
 def csr_product_kernel(value_dtype, index_dtype, operation: str = "spmv"):

@@ -57,6 +57,13 @@ def level_sets(strict: sp.csr_matrix, *, max_levels: int | None = None):
         Level l is ``order[level_ptr[l]:level_ptr[l + 1]]``.
     """
     n = strict.shape[0]
+    levels = _triangle_levels_in_c(strict)
+    if levels is not None:
+        level, count = levels
+        if max_levels is not None and count > max_levels:
+            return None
+        order = np.argsort(level, kind="stable")  # ascending row order within a level
+        return order.astype(np.int64), np.r_[0, np.cumsum(np.bincount(level, minlength=count))].astype(np.int64)
     pending = np.diff(strict.indptr).astype(np.int64)  # dependencies not yet solved, per row
     dependents = strict.T.tocsr()  # row k of the transpose: the rows that need x_k
     frontier = np.flatnonzero(pending == 0)
@@ -220,3 +227,26 @@ def _greedy_in_c(pattern: sp.csr_matrix, order: str, color, depth) -> np.ndarray
     stamp = np.full(n + 1, -1, dtype=np.int64)
     color(n, visit.ctypes.data, indptr.ctypes.data, indices.ctypes.data, colors.ctypes.data, stamp.ctypes.data)
     return colors
+
+
+def _triangle_levels_in_c(strict: sp.csr_matrix):
+    """(each row's level, the number of levels) of a strict lower or upper triangle, in one pass of
+    C (spla/linalg/coloring.c); None without a compiler or for another graph (the frontier sweep
+    then takes it)."""
+    from ..io import native
+
+    levels_of = native.triangle_leveler()
+    n = strict.shape[0]
+    if levels_of is None or n == 0:
+        return None
+    indptr, indices = strict.indptr.astype(np.int64), strict.indices.astype(np.int64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    if (indices < rows).all():
+        lower = True
+    elif (indices > rows).all():
+        lower = False
+    else:
+        return None
+    level = np.empty(n, dtype=np.int64)
+    count = levels_of(n, indptr.ctypes.data, indices.ctypes.data, int(lower), level.ctypes.data)
+    return level, int(count)

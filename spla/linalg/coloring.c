@@ -33,3 +33,21 @@ int64_t spla_natural_depth(int64_t n, const int64_t *indptr, const int64_t *indi
     }
     return deepest;
 }
+
+/* The level of each row of a strict triangle's dependency graph (row i needs every stored
+ * (i, k)): 0 without dependencies, else one more than its deepest dependency. `lower`: every k < i,
+ * so rows in index order are a topological order; else every k > i, and the reverse is. Returns
+ * the number of levels. spla.linalg._ordering.level_sets sorts the rows by it. */
+int64_t spla_triangle_levels(int64_t n, const int64_t *indptr, const int64_t *indices, int64_t lower,
+                             int64_t *level) {
+    int64_t levels = 0;
+    for (int64_t step = 0; step < n; ++step) {
+        const int64_t i = lower ? step : n - 1 - step;
+        int64_t l = 0;
+        for (int64_t p = indptr[i]; p < indptr[i + 1]; ++p)
+            if (level[indices[p]] + 1 > l) l = level[indices[p]] + 1;
+        level[i] = l;
+        if (l + 1 > levels) levels = l + 1;
+    }
+    return levels;
+}

@@ -154,3 +154,23 @@ def test_the_compiled_colouring_gives_the_numpy_colours(monkeypatch, rng, order)
     for A, colors in zip(cases, compiled):
         assert np.array_equal(colors, greedy_coloring(A, order=order))
         assert_valid_coloring(A, colors)
+
+
+def test_level_sets_in_c_equal_the_frontier_sweep(monkeypatch, rng):
+    from spla.io import native
+
+    if native.triangle_leveler() is None:
+        pytest.skip(f"no C compiler here ({native.status()})")
+    n = 400
+    R = sp.random(n, n, density=0.02, format="csr", random_state=rng)
+    chain = sp.diags([np.ones(n - 1)], [-1], format="csr")  # n levels
+    cases = [sp.tril(R, k=-1, format="csr"), sp.triu(R, k=1, format="csr"), sp.tril(poisson2d(15), k=-1, format="csr"),
+             chain, sp.csr_matrix((n, n))]
+    compiled = [level_sets(T) for T in cases]
+    assert level_sets(chain, max_levels=n) is not None and level_sets(chain, max_levels=n - 1) is None
+    assert _ordering._triangle_levels_in_c(R) is None  # neither triangle: the frontier sweep
+    monkeypatch.setenv(native.NATIVE_ENV, "off")
+    for T, (order, level_ptr) in zip(cases, compiled):
+        want_order, want_ptr = level_sets(T)
+        assert np.array_equal(order, want_order) and np.array_equal(level_ptr, want_ptr)
+    assert level_sets(chain, max_levels=n - 1) is None
