@@ -4,7 +4,7 @@ spla compiles its CUDA kernels at run time (NVRTC); the host loops that NumPy
 cannot express in a few whole-array passes are built the same way: the
 Matrix Market body check of :mod:`spla.io.mmio` (``mtx_check.c`` beside this
 module), the ILU(0) elimination and the greedy colouring of :mod:`spla.linalg`
-(``ilu0.c`` and ``coloring.c`` there) and the CPU backend's SpMV and SpMM
+(``ilu0.c`` and ``ordering.c`` there) and the CPU backend's SpMV and SpMM
 (``spla/backends/csr_product.c``).
 Each is compiled once per machine and source version with ``$CC`` (else
 ``cc``) into ``<user cache folder>/native/`` (see
@@ -39,7 +39,7 @@ import numpy as np
 NATIVE_ENV = "SPLA_NATIVE"
 MTX_CHECK_SOURCE = Path(__file__).with_name("mtx_check.c")
 ILU0_SOURCE = Path(__file__).resolve().parents[1] / "linalg" / "ilu0.c"
-COLORING_SOURCE = Path(__file__).resolve().parents[1] / "linalg" / "coloring.c"
+ORDERING_SOURCE = Path(__file__).resolve().parents[1] / "linalg" / "ordering.c"
 CSR_PRODUCT_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "csr_product.c"
 # no fused multiply-adds: the ILU(0) and product kernels promise the bits of their NumPy/SciPy paths
 FLAGS = ("-O3", "-std=c99", "-ffp-contract=off", "-shared", "-fPIC")
@@ -123,8 +123,8 @@ def _ilu0_build():
     return _load(ILU0_SOURCE, "spla_ilu0", ctypes.c_int64, [ctypes.c_int64, *[ctypes.c_void_p] * 5])
 
 
-#: coloring.c's functions: (result type, argument types)
-_COLORING_SIGNATURES = {
+#: ordering.c's functions: (result type, argument types)
+_ORDERING_SIGNATURES = {
     "spla_greedy_color": (None, [ctypes.c_int64, *[ctypes.c_void_p] * 5]),
     "spla_natural_depth": (ctypes.c_int64, [ctypes.c_int64, *[ctypes.c_void_p] * 3]),
     "spla_triangle_levels": (ctypes.c_int64, [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
@@ -133,9 +133,9 @@ _COLORING_SIGNATURES = {
 
 
 @functools.cache
-def _coloring_build(symbol: str):
-    """One of coloring.c's functions (once per process): see :func:`_load`."""
-    return _load(COLORING_SOURCE, symbol, *_COLORING_SIGNATURES[symbol])
+def _ordering_build(symbol: str):
+    """One of ordering.c's functions (once per process): see :func:`_load`."""
+    return _load(ORDERING_SOURCE, symbol, *_ORDERING_SIGNATURES[symbol])
 
 
 @functools.cache
@@ -159,17 +159,17 @@ def ilu0_eliminator():
 
 def greedy_colorer():
     """(``spla_greedy_color``, ``spla_natural_depth``) as ctypes functions, or None (then the NumPy
-    level-by-level colouring); see spla/linalg/coloring.c."""
+    level-by-level colouring); see spla/linalg/ordering.c."""
     if disabled():
         return None
-    color, depth = _coloring_build("spla_greedy_color")[0], _coloring_build("spla_natural_depth")[0]
+    color, depth = _ordering_build("spla_greedy_color")[0], _ordering_build("spla_natural_depth")[0]
     return None if color is None or depth is None else (color, depth)
 
 
 def triangle_leveler():
     """``spla_triangle_levels`` as a ctypes function, or None (then NumPy's frontier sweep); see
-    spla/linalg/coloring.c."""
-    return None if disabled() else _coloring_build("spla_triangle_levels")[0]
+    spla/linalg/ordering.c."""
+    return None if disabled() else _ordering_build("spla_triangle_levels")[0]
 
 
 def csr_product_kernel(value_dtype, index_dtype, operation: str = "spmv"):

@@ -10,7 +10,7 @@ solve is then one row-parallel step per colour, whatever the size of the grid.
 
 :func:`greedy_coloring` is the sequential greedy colouring (each vertex takes
 the smallest colour none of its already-coloured neighbours has): one vertex at
-a time in C where a compiler is at hand (``coloring.c``), else without a loop
+a time in C where a compiler is at hand (``ordering.c``), else without a loop
 over vertices: the vertices are processed level by level of the dependency
 graph "i after its neighbours that come first", and the vertices of one level
 have no edge between them, so a level is coloured at once. Both give the same
@@ -209,7 +209,7 @@ def _earlier_by_rank(pattern: sp.csr_matrix):
 
 
 def _greedy_in_c(pattern: sp.csr_matrix, order: str, color, depth) -> np.ndarray:
-    """:func:`greedy_coloring` one vertex at a time in C (spla/linalg/coloring.c): the same
+    """:func:`greedy_coloring` one vertex at a time in C (spla/linalg/ordering.c): the same
     colours, the "auto" order decided by the natural graph's depth as the NumPy path decides it."""
     n = pattern.shape[0]
     visit, earlier = np.arange(n, dtype=np.int64), sp.tril(pattern, k=-1, format="csr")
@@ -231,7 +231,7 @@ def _greedy_in_c(pattern: sp.csr_matrix, order: str, color, depth) -> np.ndarray
 
 def _triangle_levels_in_c(strict: sp.csr_matrix):
     """(each row's level, the number of levels) of a strict lower or upper triangle, in one pass of
-    C (spla/linalg/coloring.c); None without a compiler or for another graph (the frontier sweep
+    C (spla/linalg/ordering.c); None without a compiler or for another graph (the frontier sweep
     then takes it)."""
     from ..io import native
 

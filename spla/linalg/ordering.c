@@ -1,4 +1,5 @@
-/* The greedy colouring of spla.linalg._ordering.greedy_coloring, one vertex at a time.
+/* spla.linalg._ordering's loops in C: the greedy colouring (one vertex at a time), the natural
+ * order's depth, and a strict triangle's levels.
  *
  * `earlier` (indptr, indices) holds, for each vertex, its neighbours that come first in the
  * visiting order. spla_greedy_color visits the vertices in `order` (a topological order of that
