@@ -1,4 +1,4 @@
-"""The CPU backend: NumPy/SciPy implementations of every operation.
+"""The CPU backend: NumPy/SciPy implementations of every operation, and C kernels where they pay.
 
 It is the embedded default (no GPU needed) and the reference every GPU kernel
 is checked against. It imports nothing from :mod:`spla.backends.cuda`.
