@@ -213,8 +213,8 @@ def _greedy_in_c(pattern: sp.csr_matrix, order: str, color, depth) -> np.ndarray
     colours, the "auto" order decided by the natural graph's depth as the NumPy path decides it."""
     n = pattern.shape[0]
     visit, earlier = np.arange(n, dtype=np.int64), sp.tril(pattern, k=-1, format="csr")
+    indptr, indices = earlier.indptr.astype(np.int64), earlier.indices.astype(np.int64)
     if order == "auto":
-        indptr, indices = earlier.indptr.astype(np.int64), earlier.indices.astype(np.int64)
         levels_of = np.zeros(n, dtype=np.int64)  # kept alive through the call
         levels = depth(n, indptr.ctypes.data, indices.ctypes.data, levels_of.ctypes.data)
         if levels > max(MIN_NATURAL_LEVEL_CAP, n // NATURAL_ROWS_PER_LEVEL):
@@ -222,7 +222,7 @@ def _greedy_in_c(pattern: sp.csr_matrix, order: str, color, depth) -> np.ndarray
     if order == "random":
         visit, earlier = _earlier_by_rank(pattern)
         visit = visit.astype(np.int64)
-    indptr, indices = earlier.indptr.astype(np.int64), earlier.indices.astype(np.int64)
+        indptr, indices = earlier.indptr.astype(np.int64), earlier.indices.astype(np.int64)
     colors = np.full(n, -1, dtype=np.int64)
     stamp = np.full(n + 1, -1, dtype=np.int64)
     color(n, visit.ctypes.data, indptr.ctypes.data, indices.ctypes.data, colors.ctypes.data, stamp.ctypes.data)

@@ -176,8 +176,7 @@ def _build_matvec(A, xp, dtype, what: str):
             from ..backends.cpu import csr_product
 
             host = csr.to_host()  # the CPU backend's SpMV, as spla.spmv runs it (SciPy's bits)
-            return (lambda v: csr_product(host, v) if v.ndim == 1 and v.dtype == host.dtype
-                    else host.to_scipy() @ v), csr
+            return (lambda v: csr_product(host, v)), csr
         from ..ops.spmv import spmv
 
         device = csr.to_device()

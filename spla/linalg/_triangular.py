@@ -372,10 +372,17 @@ class _Elimination:
                                   target[u0:u1], lower[parent[u0:u1]], source[u0:u1]))
         return self._batches
 
+    def strict_lower(self, data) -> sp.csr_matrix:
+        """L, strictly lower, from :meth:`eliminate`'s values (IC(0) needs no more)."""
+        return sp.tril(self._on_pattern(data), k=-1, format="csr")
+
     def factors(self, data) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         """(L strictly lower, U upper with the diagonal) from :meth:`eliminate`'s values."""
-        A = sp.csr_matrix((data, self.matrix.indices, self.matrix.indptr), shape=self.matrix.shape)
+        A = self._on_pattern(data)
         return sp.tril(A, k=-1, format="csr"), sp.triu(A, k=0, format="csr")
+
+    def _on_pattern(self, data) -> sp.csr_matrix:
+        return sp.csr_matrix((data, self.matrix.indices, self.matrix.indptr), shape=self.matrix.shape)
 
 
 def _ilu0_factor(A: sp.csr_matrix, row_names=None):
@@ -671,7 +678,7 @@ def ic0(A, *, ordering: str = DEFAULT_ORDERING, shift: float | str = "auto") -> 
         shifted = f" with the diagonal shifted by {tried:g} diag(A)" if tried else ""
         raise InputError(f"IC(0) broke down: {where}{shifted} (A not positive definite, or IC(0) unstable for it; "
                          "shift='auto' tries shifts from 1e-3, doubling)")
-    L, _ = elimination.factors(data)
+    L = elimination.strict_lower(data)
     root = np.sqrt(pivots)
     factor = (L @ sp.diags(root) + sp.diags(root)).tocsr()
     factor.sort_indices()
