@@ -72,8 +72,7 @@ def _row_ranges(A, parts: int, operation: str):
     if key not in A._cache:
         function = native.csr_product_kernel(A.dtype, A.index_dtype, operation)
         arrays = [np.ascontiguousarray(a) for a in (A.indptr, A.indices, A.data)]
-        cuts = np.searchsorted(arrays[0], np.linspace(0, A.nnz, parts + 1)).clip(0, A.n_rows)
-        cuts[0], cuts[-1] = 0, A.n_rows
+        cuts = _nnz_cuts(arrays[0], A.nnz, A.n_rows, parts)
         A._cache[key] = None if function is None else (function, arrays, [int(c) for c in cuts])
     return A._cache[key]
 
@@ -112,6 +111,94 @@ def csr_product(A, x, out=None):
     for future in pending:
         future.result()
     return out
+
+
+#: Nonzeros a thread of the CG loop takes at least (two threads from 500k). On 2D Poisson alone
+#: a second thread paid from 5k nonzeros (docs/lab/cpu-2026-12-05-session30), but on held-out
+#: matrices of 20k-460k nonzeros two threads ran up to 3.4x slower than one after NumPy's BLAS
+#: had run in the process (a state not fully explained), while from 1M on they stayed 1.3-2.2x
+#: faster. Barriers of more threads cost more, untested here.
+CG_THREAD_MIN_NNZ = 250_000
+#: Nonzeros a CG loop call works through (its iterations times A's nnz, at least one iteration):
+#: the host sees the state (and Ctrl-C) between calls, about 0.1 s apart, and each call makes its
+#: threads anew (tens of microseconds).
+CG_LOOP_CALL_NNZ = 200_000_000
+
+
+class CgLoop:
+    """CG's iterations in C on one or several threads (``cg_loop.c``): the CPU twin of the CUDA
+    backend's one-launch loop, with its interface (:func:`spla.linalg._krylov.loop_iterations`
+    drives both) and its state layout.
+
+    The rows are cut by nonzeros into a range a thread (:func:`threads`, one per
+    CG_THREAD_MIN_NNZ nonzeros); each thread does the product, the update and its share of
+    the dot products for its rows. The sums are added in thread order, so the iterates depend on
+    the thread count, and equal NumPy's steps to rounding.
+    """
+
+    batches_uncaptured = True  # nothing to capture: a batch is one call
+
+    def __init__(self, function, A, parts: int):
+        self._function = function
+        self._arrays = [np.ascontiguousarray(a) for a in (A.indptr, A.indices, A.data)]
+        self.dtype = A.dtype
+        self.n = A.n_rows
+        self._cuts = _nnz_cuts(self._arrays[0], A.nnz, A.n_rows, parts)
+        self.batch = max(1, CG_LOOP_CALL_NNZ // max(A.nnz, 1))  # iterations a call
+
+    @classmethod
+    def for_matrix(cls, A) -> CgLoop | None:
+        """The loop over a square host CSRMatrix of float32 or float64 values, or None (no C compiler,
+        ``SPLA_NATIVE=off``, another dtype)."""
+        from ..io import native
+
+        function = native.cg_loop_kernel(A.dtype, A.index_dtype)
+        if function is None or A.n_rows != A.n_cols:
+            return None
+        return cls(function, A, max(1, min(threads(), A.nnz // CG_THREAD_MIN_NNZ)))
+
+    @property
+    def threads(self) -> int:
+        return len(self._cuts) - 1
+
+    def run(self, first: int, count: int, x, r, z, dinv, directions, q, state, atol: float):
+        """Iterations first .. first + count - 1 (first >= 1), or fewer: see the CUDA backend's
+        ``CgLoop.run``. ``state`` holds 8 float64 values; the vectors are contiguous arrays of A's
+        dtype, z and dinv r where there is no Jacobi preconditioner."""
+        vectors = (x, r, z, *directions, q) + (() if dinv is r else (dinv,))
+        if state.dtype != np.float64 or any(v.dtype != self.dtype or not v.flags.c_contiguous
+                                            or v.shape != (self.n,) for v in vectors):
+            raise ValueError("CgLoop.run: vectors must be contiguous arrays of A's dtype and length, state float64")
+        dinv_pointer = None if dinv is r else dinv.ctypes.data
+        cuts = self._cuts
+        while self._function(self.n, *(a.ctypes.data for a in self._arrays), x.ctypes.data, r.ctypes.data,
+                             z.ctypes.data, dinv_pointer, directions[0].ctypes.data, directions[1].ctypes.data,
+                             q.ctypes.data, state.ctypes.data, first, count, atol, len(cuts) - 1,
+                             cuts.ctypes.data) != 0:
+            if len(cuts) == 2:
+                raise MemoryError("CgLoop.run: no memory for the loop's partial sums")
+            cuts = self._cuts = np.array([0, self.n], dtype=np.int64)  # no thread could be made: run on one
+
+
+def dot(a, b) -> float:
+    """a.b for 1-D NumPy vectors of one dtype, summed in float64 on the calling thread by C
+    (``cg_loop.c``): NumPy's dot calls BLAS, whose idle threads then spin for ~0.1 s on the cores
+    spla's own threads need (measured: CG's loop on two threads ran 1.6x slower at 256^2 after it).
+    NumPy's dot where there is no C compiler or for other dtypes."""
+    from ..io import native
+
+    function = native.dot_kernel(a.dtype) if a.dtype == b.dtype and a.ndim == b.ndim == 1 else None
+    if function is None or a.shape != b.shape:
+        return float(np.dot(a, b))
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return float(function(a.size, a.ctypes.data, b.ctypes.data))
+
+
+def _nnz_cuts(indptr, nnz: int, n_rows: int, parts: int):
+    """Row cuts of about nnz / parts nonzeros each: parts + 1 int64 values from 0 to n_rows."""
+    cuts = np.searchsorted(indptr, np.linspace(0, nnz, parts + 1)).clip(0, n_rows).astype(np.int64)
+    cuts[0], cuts[-1] = 0, n_rows
+    return cuts
 
 
 def spmv(A, x, y=None, alpha=1.0, beta=0.0, out=None, kernel: str = "auto"):

@@ -4,8 +4,8 @@ spla compiles its CUDA kernels at run time (NVRTC); the host loops that NumPy
 cannot express in a few whole-array passes are built the same way: the
 Matrix Market body check of :mod:`spla.io.mmio` (``mtx_check.c`` beside this
 module), the ILU(0) elimination and the greedy colouring of :mod:`spla.linalg`
-(``ilu0.c`` and ``ordering.c`` there) and the CPU backend's SpMV and SpMM
-(``spla/backends/csr_product.c``).
+(``ilu0.c`` and ``ordering.c`` there), the CPU backend's SpMV and SpMM
+(``spla/backends/csr_product.c``) and its CG loop (``spla/backends/cg_loop.c``).
 Each is compiled once per machine and source version with ``$CC`` (else
 ``cc``) into ``<user cache folder>/native/`` (see
 :func:`spla.io.cache.user_cache_dir`) and loaded with ctypes, whose calls
@@ -13,11 +13,13 @@ release the GIL, so several threads check chunks at once.
 
 Nothing here is required. Without a compiler, when the build fails, or with
 ``SPLA_NATIVE=off``, :func:`mtx_checker`, :func:`ilu0_eliminator`,
-:func:`greedy_colorer`, :func:`triangle_leveler` and :func:`csr_product_kernel`
-return None and the callers use their NumPy or SciPy paths: the same verdicts,
+:func:`greedy_colorer`, :func:`triangle_leveler`, :func:`csr_product_kernel` and
+:func:`cg_loop_kernel` return None and the callers use their NumPy or SciPy paths: the same verdicts,
 colours, levels and bits (``tests/io/test_io_native.py``,
 ``tests/linalg/test_ilu_trisolve.py``, ``tests/linalg/test_ordering.py`` and
-``tests/ops/test_csr_product.py`` hold them equal), slower. :func:`status`
+``tests/ops/test_csr_product.py`` hold them equal), slower; CG's NumPy steps give
+the loop's iterates to rounding (its sums run in another order,
+``tests/linalg/test_cpu_cg_loop.py``). :func:`status`
 says how the body check runs, and why.
 """
 
@@ -41,8 +43,10 @@ MTX_CHECK_SOURCE = Path(__file__).with_name("mtx_check.c")
 ILU0_SOURCE = Path(__file__).resolve().parents[1] / "linalg" / "ilu0.c"
 ORDERING_SOURCE = Path(__file__).resolve().parents[1] / "linalg" / "ordering.c"
 CSR_PRODUCT_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "csr_product.c"
-# no fused multiply-adds: the ILU(0) and product kernels promise the bits of their NumPy/SciPy paths
-FLAGS = ("-O3", "-std=c99", "-ffp-contract=off", "-shared", "-fPIC")
+CG_LOOP_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "cg_loop.c"
+# no fused multiply-adds: the ILU(0) and product kernels promise the bits of their NumPy/SciPy paths;
+# -pthread for the CG loop's threads
+FLAGS = ("-O3", "-std=c99", "-ffp-contract=off", "-pthread", "-shared", "-fPIC")
 COMPILE_SECONDS = 120
 
 
@@ -146,6 +150,14 @@ def _csr_product_build(operation: str, value: str, index: str):
                  [ctypes.c_int64] * counts + [ctypes.c_void_p] * 5)
 
 
+@functools.cache
+def _cg_loop_build(value: str, index: str):
+    """``spla_cg_loop_<value>_<index>`` (once per process): see :func:`_load`."""
+    return _load(CG_LOOP_SOURCE, f"spla_cg_loop_{value}_{index}", ctypes.c_int64,
+                 [ctypes.c_int64, *[ctypes.c_void_p] * 11, ctypes.c_int64, ctypes.c_int64, ctypes.c_double,
+                  ctypes.c_int64, ctypes.c_void_p])
+
+
 def mtx_checker():
     """The C body check as a ctypes function, or None (then use the NumPy check); see mtx_check.c."""
     return None if disabled() else _mtx_check_build()[0]
@@ -180,6 +192,31 @@ def csr_product_kernel(value_dtype, index_dtype, operation: str = "spmv"):
     if disabled() or value.name not in ("float32", "float64") or index.name not in ("int32", "int64"):
         return None
     return _csr_product_build(operation, f"f{value.itemsize * 8}", f"i{index.itemsize * 8}")[0]
+
+
+@functools.cache
+def _dot_build(value: str):
+    """``spla_dot_<value>`` of cg_loop.c (once per process): see :func:`_load`."""
+    return _load(CG_LOOP_SOURCE, f"spla_dot_{value}", ctypes.c_double,
+                 [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p])
+
+
+def dot_kernel(value_dtype):
+    """cg_loop.c's a.b on the calling thread for float32 or float64 vectors as a ctypes function, or
+    None (then NumPy's dot)."""
+    value = np.dtype(value_dtype)
+    if disabled() or value.name not in ("float32", "float64"):
+        return None
+    return _dot_build(f"f{value.itemsize * 8}")[0]
+
+
+def cg_loop_kernel(value_dtype, index_dtype):
+    """The C CG loop for these value and index dtypes (float32/float64, int32/int64) as a ctypes
+    function, or None (then NumPy's steps); see spla/backends/cg_loop.c."""
+    value, index = np.dtype(value_dtype), np.dtype(index_dtype)
+    if disabled() or value.name not in ("float32", "float64") or index.name not in ("int32", "int64"):
+        return None
+    return _cg_loop_build(f"f{value.itemsize * 8}", f"i{index.itemsize * 8}")[0]
 
 
 def status() -> str:

@@ -61,6 +61,13 @@ class HostKernels:
         else:
             out[0] = np.dot(r, r)
 
+    def cg_loop(self, matrix, jacobi: bool):
+        """The CPU backend's CG loop in C over a host CSR matrix of this solve's dtype (whole
+        iterations on several threads), or None where it does not run (no C compiler)."""
+        from ..backends.cpu import CgLoop
+
+        return CgLoop.for_matrix(matrix.astype(self.dtype)) if matrix.shape == (self.n, self.n) else None
+
     def cg_direction(self, p, z, rho_new, rho_old):
         beta = rho_new[0] / rho_old[0] if rho_old[0] != 0 else 0.0
         p *= self.dtype.type(beta)

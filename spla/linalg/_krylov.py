@@ -43,6 +43,8 @@ import math
 
 import numpy as np
 
+from ..backends.cpu import CgLoop as CpuCgLoop
+from ..backends.cpu import dot as cpu_dot
 from ..device import to_host
 from ..errors import InputError
 from ._kernels import FLAG, kernels_for
@@ -127,6 +129,10 @@ def _counted(counter: IterationCounter | None, iterations: int, result: tuple) -
 
 
 def _norm(xp, v) -> float:
+    """||v||; on the host without BLAS (:func:`spla.backends.cpu.dot`), whose idle threads would
+    spin on the cores CG's C loop is about to use."""
+    if xp is np and v.ndim == 1:
+        return math.sqrt(cpu_dot(v, v))
     return float(xp.linalg.norm(v))
 
 
@@ -168,16 +174,22 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         return x, 0
     dinv = system.inverse_diagonal
     general_m = system.psolve is not None and dinv is None
-    # state: flag, p.Ap, then (rho, r.r) for the even and the odd iteration; the one-launch
-    # loop's converged flag and last iteration
-    state = K.state(8)
-    z = system.psolve(r) if system.psolve is not None else r
-    K.dot(r, z, state[2:3])
     capture = _wants_capture(capture, system, callback, general_m)
     loop = None if general_m else _fused_loop(system, K, dinv is not None)
+    # state: flag, p.Ap, then (rho, r.r) for the even and the odd iteration; the one-launch
+    # loop's converged flag and last iteration. A loop keeps its scalars in float64 on either side.
+    state = K.state(8) if loop is None else xp.zeros(8, dtype=np.float64)
+    z = system.psolve(r) if system.psolve is not None else r
+    if isinstance(loop, CpuCgLoop):
+        state[2] = cpu_dot(r, z)  # not NumPy's dot: see _norm
+    else:
+        K.dot(r, z, state[2:3])
     if loop is not None:
+        # the GPU's loop runs batches under capture only (capture=False: a launch an iteration);
+        # the CPU's whenever no callback needs the iterates one at a time
+        batch = capture or (callback is None and loop.batches_uncaptured)
         return loop_iterations(xp, loop, x, r, z, state, dinv=dinv, maxiter=maxiter, atol=atol,
-                               callback=callback, fetch=K.fetch, batch=capture, counter=counter)
+                               callback=callback, fetch=K.fetch, batch=batch, counter=counter)
     product = _fused_product(system, K)
     matvec_into = system.matvec_into() if capture and product is None else None
     return cg_iterations(xp, K, x, r, z, state, matvec=system.matvec, matvec_into=matvec_into, product=product,
@@ -195,10 +207,13 @@ def _fused_product(system, K):
 
 
 def _fused_loop(system, K, jacobi: bool):
-    """The CUDA backend's one-launch CG loop (:func:`loop_iterations`) where the system is small
-    enough and A's SpMV is a plain row kernel, else None."""
-    if not system.on_gpu or system.matrix is None:
+    """Whole CG iterations in one call (:func:`loop_iterations`) for a CSR matrix: the CPU
+    backend's C loop on threads, or the CUDA backend's one-launch loop where the system is small
+    enough and A's SpMV is a plain row kernel; else None."""
+    if system.matrix is None:
         return None
+    if not system.on_gpu:
+        return K.cg_loop(system.matrix, jacobi)
     return K.cg_loop(system.spmv_launcher(), jacobi)
 
 

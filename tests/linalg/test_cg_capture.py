@@ -14,6 +14,17 @@ from spla.errors import InputError
 from spla.linalg import DEFAULT_GPU_CHECK_EVERY, _krylov, cg, jacobi
 
 
+@pytest.fixture
+def numpy_steps():
+    """CG's NumPy steps on the CPU (the C loop off): the plain loop the host stand-ins of the GPU's
+    paths are held to bit for bit. Its own patch, so a test's ``monkeypatch.undo()`` keeps it."""
+    from spla.linalg._kernels import HostKernels
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(HostKernels, "cg_loop", lambda self, matrix, jacobi: None)
+        yield
+
+
 def _counting_capture(monkeypatch):
     graphs = []
     original = _krylov._capture
@@ -154,7 +165,8 @@ class _ReplayOnHost:
 
 @pytest.mark.parametrize("preconditioner", ["none", "jacobi"])
 @pytest.mark.parametrize("maxiter,check_every", [(3, 8), (16, 8), (37, 8), (41, 2), (300, 8), (300, 5)])
-def test_the_replay_schedule_keeps_the_iterates_on_the_cpu(monkeypatch, rng, preconditioner, maxiter, check_every):
+def test_the_replay_schedule_keeps_the_iterates_on_the_cpu(monkeypatch, numpy_steps, rng, preconditioner, maxiter,
+                                                           check_every):
     """The captured loop's bookkeeping (parity of the state buffers, where replays stop
     for a check) checked with NumPy: a fake graph that re-runs the recorded iterations."""
     replays = []
@@ -207,8 +219,8 @@ class _HostProduct:
 @pytest.mark.parametrize("capture", [False, True])
 @pytest.mark.parametrize("preconditioner", ["none", "jacobi", "general"])
 @pytest.mark.parametrize("maxiter,check_every", [(1, 8), (3, 8), (16, 8), (37, 8), (41, 2), (300, 5)])
-def test_the_fused_product_keeps_the_iterates_on_the_cpu(monkeypatch, rng, capture, preconditioner, maxiter,
-                                                         check_every):
+def test_the_fused_product_keeps_the_iterates_on_the_cpu(monkeypatch, numpy_steps, rng, capture, preconditioner,
+                                                         maxiter, check_every):
     """The loop with a fused product (p formed inside the product launch, alternating between
     two buffers; the first iteration without a direction), with and without the replay schedule,
     gives the plain loop's x and info bit for bit."""
@@ -253,6 +265,7 @@ class _HostLoop:
     loop checked every iteration, bit for bit."""
 
     batch = 5  # several launches in a short solve
+    batches_uncaptured = False  # as the GPU's
 
     def __init__(self, matvec, K, jacobi):
         self.matvec, self.K, self.jacobi = matvec, K, jacobi
@@ -286,7 +299,7 @@ class _HostLoop:
 @pytest.mark.parametrize("batch", [False, True])
 @pytest.mark.parametrize("preconditioner", ["none", "jacobi"])
 @pytest.mark.parametrize("maxiter", [1, 3, 16, 37, 300])
-def test_the_loop_schedule_keeps_the_iterates_on_the_cpu(monkeypatch, rng, batch, preconditioner, maxiter):
+def test_the_loop_schedule_keeps_the_iterates_on_the_cpu(monkeypatch, numpy_steps, rng, batch, preconditioner, maxiter):
     loops = []
 
     def fake_loop(system, K, jacobi):
@@ -321,7 +334,8 @@ def _callback_count(A, b, **options) -> int:
 
 
 @pytest.mark.parametrize("maxiter", [3, 37, 300])
-def test_an_iteration_counter_keeps_the_replays_and_counts_what_a_callback_would(monkeypatch, rng, maxiter):
+def test_an_iteration_counter_keeps_the_replays_and_counts_what_a_callback_would(monkeypatch, numpy_steps, rng,
+                                                                                  maxiter):
     from spla.linalg import IterationCounter
 
     seen = []
@@ -360,7 +374,7 @@ def test_an_iteration_counter_keeps_the_replays_and_counts_what_a_callback_would
 
 
 @pytest.mark.parametrize("maxiter", [3, 37, 300])
-def test_an_iteration_counter_keeps_the_loop_batches(monkeypatch, rng, maxiter):
+def test_an_iteration_counter_keeps_the_loop_batches(monkeypatch, numpy_steps, rng, maxiter):
     from spla.linalg import IterationCounter
 
     loops = []

@@ -206,6 +206,8 @@ class CgLoop:
     do not depend on how the iterations are split into launches, only on the grid.
     """
 
+    batches_uncaptured = False  # capture=False: one iteration a launch, as the launch-per-step loop
+
     def __init__(self, kernels: DeviceKernels, launcher, jacobi: bool):
         cupy = self._cupy = kernels.xp
         index_dtype = launcher.head[2].dtype
