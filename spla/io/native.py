@@ -13,8 +13,9 @@ release the GIL, so several threads check chunks at once.
 
 Nothing here is required. Without a compiler, when the build fails, or with
 ``SPLA_NATIVE=off``, :func:`mtx_checker`, :func:`ilu0_eliminator`,
-:func:`greedy_colorer`, :func:`triangle_leveler`, :func:`csr_product_kernel` and
-:func:`cg_loop_kernel` return None and the callers use their NumPy or SciPy paths: the same verdicts,
+:func:`greedy_colorer`, :func:`triangle_leveler`, :func:`csr_product_kernel`,
+:func:`cg_loop_kernel` and :func:`dot_kernel` return None and the callers use their
+NumPy or SciPy paths: the same verdicts,
 colours, levels and bits (``tests/io/test_io_native.py``,
 ``tests/linalg/test_ilu_trisolve.py``, ``tests/linalg/test_ordering.py`` and
 ``tests/ops/test_csr_product.py`` hold them equal), slower; CG's NumPy steps give

@@ -63,7 +63,8 @@ class HostKernels:
 
     def cg_loop(self, matrix, jacobi: bool):
         """The CPU backend's CG loop in C over a host CSR matrix of this solve's dtype (whole
-        iterations on several threads), or None where it does not run (no C compiler)."""
+        iterations on one or several threads; not SciPy's operation order, its iterates to
+        rounding), or None where it does not run (no C compiler, ``SPLA_NATIVE=off``)."""
         from ..backends.cpu import CgLoop
 
         return CgLoop.for_matrix(matrix.astype(self.dtype)) if matrix.shape == (self.n, self.n) else None
