@@ -5,10 +5,13 @@
  * memory each, with the SpMV between them; on a machine with several cores the loop is bound by
  * one core's bandwidth. Here each thread owns a range of rows (cut by nonzeros) and does every
  * step for those rows, so all cores stream at once, and the steps are fused as on the GPU:
- *   product:  p = z + beta p_prev (formed at each nonzero from z and p_prev, stored by the row's
- *             owner), q = A p and p.q;
- *   update:   x += alpha p, r -= alpha q, with Jacobi z = dinv r, and r.z, r.r.
- * Two barriers an iteration, one after each step's partial sums. Every thread sums the
+ *   direction: p = z + beta p_prev over the thread's rows, then a barrier;
+ *   product:   q = A p and p.q;
+ *   update:    x += alpha p, r -= alpha q, with Jacobi z = dinv r, and r.z and r.r.
+ * Three barriers an iteration: after the direction and after each step's partial sums. (The GPU
+ * loop forms p at each nonzero from z and p_prev instead, saving a grid barrier; on the CPU that
+ * second gather a nonzero cost more than the pass and its barrier: 0.67-0.92x the time on one
+ * thread, 0.37-0.95x on two, over 44 systems, docs/lab/cpu-2026-12-05-session30.) Every thread sums the
  * partials in thread order, so all of them take the same alpha, beta and convergence verdict,
  * and a run's iterates depend on the thread count (the partial sums' order), not on timing.
  *
@@ -33,7 +36,9 @@
 #include <stdlib.h>
 
 #define SPIN_BEFORE_YIELD 128
-#define LINE_DOUBLES 8 /* one 64-byte line a thread's partial sums, so no two threads share one */
+/* 64 bytes between two threads' partial sums: each writes at most 16 bytes at the start of its
+ * slot, and calloc's 16-byte alignment keeps those inside one line, a line a thread */
+#define LINE_DOUBLES 8
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -116,26 +121,16 @@ static void publish(cg_job *job, int group, int64_t thread, int count, const dou
             V *p = (k & 1) ? job->p_odd : job->p_even;                                                  \
             const V *p_prev = (k & 1) ? job->p_even : job->p_odd;                                       \
             double pq = 0.0;                                                                            \
-            if (k == 1) {                                                                               \
-                for (int64_t i = lo; i < hi; ++i) {                                                     \
-                    V sum = 0;                                                                          \
-                    for (I j = indptr[i]; j < indptr[i + 1]; ++j) sum += data[j] * p[indices[j]];       \
-                    q[i] = sum;                                                                         \
-                    pq += (double)p[i] * (double)sum;                                                   \
-                }                                                                                       \
-            } else {                                                                                    \
+            if (k > 1) {                                                                                \
                 const V beta = (V)(rho_old != 0.0 ? rho / rho_old : 0.0);                               \
-                for (int64_t i = lo; i < hi; ++i) {                                                     \
-                    V sum = 0;                                                                          \
-                    for (I j = indptr[i]; j < indptr[i + 1]; ++j) {                                     \
-                        const I c = indices[j];                                                         \
-                        sum += data[j] * (z[c] + beta * p_prev[c]);                                     \
-                    }                                                                                   \
-                    q[i] = sum;                                                                         \
-                    const V p_i = z[i] + beta * p_prev[i];                                              \
-                    p[i] = p_i;                                                                         \
-                    pq += (double)p_i * (double)sum;                                                    \
-                }                                                                                       \
+                for (int64_t i = lo; i < hi; ++i) p[i] = z[i] + beta * p_prev[i];                       \
+                barrier_wait(&job->barrier); /* every entry of p is set before any row reads it */      \
+            }                                                                                           \
+            for (int64_t i = lo; i < hi; ++i) {                                                         \
+                V sum = 0;                                                                              \
+                for (I j = indptr[i]; j < indptr[i + 1]; ++j) sum += data[j] * p[indices[j]];           \
+                q[i] = sum;                                                                             \
+                pq += (double)p[i] * (double)sum;                                                       \
             }                                                                                           \
             publish(job, 0, thread, 1, &pq);                                                            \
             barrier_wait(&job->barrier);                                                                \

@@ -113,12 +113,10 @@ def csr_product(A, x, out=None):
     return out
 
 
-#: Nonzeros a thread of the CG loop takes at least (two threads from 500k). On 2D Poisson alone
-#: a second thread paid from 5k nonzeros (docs/lab/cpu-2026-12-05-session30), but on held-out
-#: matrices of 20k-460k nonzeros two threads ran up to 3.4x slower than one after NumPy's BLAS
-#: had run in the process (a state not fully explained), while from 1M on they stayed 1.3-2.2x
-#: faster. Barriers of more threads cost more, untested here.
-CG_THREAD_MIN_NNZ = 250_000
+#: Nonzeros a thread of the CG loop takes at least (two threads from 15k). Fitted on half of 44
+#: SPD systems on 2 cores, 1.014 of the faster thread count on the other half (worst 1.34;
+#: docs/lab/cpu-2026-12-05-session30). Barriers of more threads cost more, untested here.
+CG_THREAD_MIN_NNZ = 7_500
 #: Nonzeros a CG loop call works through (its iterations times A's nnz, at least one iteration):
 #: the host sees the state (and Ctrl-C) between calls, about 0.1 s apart, and each call makes its
 #: threads anew (tens of microseconds).

@@ -151,10 +151,10 @@ def test_the_loop_runs_only_where_it_applies(monkeypatch, rng, runs):
 
 
 def test_a_large_matrix_takes_a_thread_per_share(monkeypatch):
-    monkeypatch.setenv(cpu.THREADS_ENV, "4")
-    A = CSRMatrix.from_scipy(poisson2d(400))  # ~800k nonzeros: three threads of the four allowed
+    monkeypatch.setenv(cpu.THREADS_ENV, "16")
+    A = CSRMatrix.from_scipy(poisson2d(100))  # ~50k nonzeros: six threads of the sixteen allowed
     loop = cpu.CgLoop.for_matrix(A)
-    assert loop is not None and loop.threads == min(4, A.nnz // cpu.CG_THREAD_MIN_NNZ) > 1
+    assert loop is not None and loop.threads == A.nnz // cpu.CG_THREAD_MIN_NNZ == 6
     cuts = loop._cuts
     shares = np.diff(A.indptr[cuts])
     assert cuts[0] == 0 and cuts[-1] == A.n_rows and shares.max() - shares.min() <= 10
@@ -189,3 +189,4 @@ def test_the_loop_path_calls_no_blas(monkeypatch, rng, runs):
         assert info == 0
     monkeypatch.undo()
     assert len(runs) == 2 and np.linalg.norm(b - A.to_scipy() @ x) <= 1.01e-8 * np.linalg.norm(b)
+
