@@ -4,7 +4,7 @@
  * Why: NumPy runs CG's vector steps (two dot products, three axpys) on one thread, a pass over
  * memory each, with the SpMV between them; on a machine with several cores the loop is bound by
  * one core's bandwidth. Here each thread owns a range of rows (cut by nonzeros) and does every
- * step for those rows, so all cores stream at once, and the steps are fused as on the GPU:
+ * step for those rows, so all cores stream at once, in the GPU loop's order:
  *   direction: p = z + beta p_prev over the thread's rows, then a barrier;
  *   product:   q = A p and p.q;
  *   update:    x += alpha p, r -= alpha q, with Jacobi z = dinv r, and r.z and r.r.

@@ -63,27 +63,34 @@ def per_iteration(A, M, rhs, mode):
     return (time.perf_counter() - start) / counter.iterations * 1e6, counter.iterations / len(rhs)
 
 
-rng = np.random.default_rng(0)
-print(f"{'matrix':<28} {'nnz':>9} {'its':>6} {'thr':>3}  {'numpy us':>9} {'C 1':>8} {'C 2':>8} {'auto':>8}  "
-      f"{'auto/best':>9} {'auto/numpy':>10}")
-ratios, gains = [], []
-for name, S in systems(Path(sys.argv[1])):
-    A = spla.CSRMatrix.from_scipy(S)
-    M = jacobi(A)
-    _, its = per_iteration(A, M, [rng.standard_normal(A.n_rows)], "auto")
-    solves = max(1, min(200, round(3e8 / (A.nnz * max(its, 1)))))
-    rhs = [rng.standard_normal(A.n_rows) for _ in range(solves)]
-    times = {m: [] for m in ("numpy", "1", "2", "auto")}
-    for _ in range(3):
-        for mode in times:
-            times[mode].append(per_iteration(A, M, rhs, mode)[0])
-    med = {m: float(np.median(v)) for m, v in times.items()}
-    threads = max(1, min(2, A.nnz // RULE))
-    ratio = med["auto"] / min(med["1"], med["2"])
-    ratios.append(ratio)
-    gains.append(med["numpy"] / med["auto"])
-    print(f"{name:<28} {A.nnz:>9,} {its:>6.0f} {threads:>3}  {med['numpy']:>9.1f} {med['1']:>8.1f} {med['2']:>8.1f} "
-          f"{med['auto']:>8.1f}  {ratio:>8.2f}x {gains[-1]:>9.2f}x", flush=True)
-print(f"auto against the faster thread count: geomean {np.exp(np.mean(np.log(ratios))):.3f}, worst {max(ratios):.2f}; "
-      f"against NumPy's steps: geomean {np.exp(np.mean(np.log(gains))):.2f}x, least {min(gains):.2f}x")
-HostKernels.cg_loop = C_LOOP
+def main():
+    rng = np.random.default_rng(0)
+    print(f"{'matrix':<28} {'nnz':>9} {'its':>6} {'thr':>3}  {'numpy us':>9} {'C 1':>8} {'C 2':>8} {'auto':>8}  "
+          f"{'auto/best':>9} {'auto/numpy':>10}")
+    ratios, gains = [], []
+    for name, S in systems(Path(sys.argv[1])):
+        A = spla.CSRMatrix.from_scipy(S)
+        M = jacobi(A)
+        _, its = per_iteration(A, M, [rng.standard_normal(A.n_rows)], "auto")
+        solves = max(1, min(200, round(3e8 / (A.nnz * max(its, 1)))))
+        rhs = [rng.standard_normal(A.n_rows) for _ in range(solves)]
+        times = {m: [] for m in ("numpy", "1", "2", "auto")}
+        for _ in range(3):
+            for mode in times:
+                times[mode].append(per_iteration(A, M, rhs, mode)[0])
+        med = {m: float(np.median(v)) for m, v in times.items()}
+        threads = max(1, min(2, A.nnz // RULE))
+        ratio = med["auto"] / min(med["1"], med["2"])
+        ratios.append(ratio)
+        gains.append(med["numpy"] / med["auto"])
+        print(f"{name:<28} {A.nnz:>9,} {its:>6.0f} {threads:>3}  "
+              f"{med['numpy']:>9.1f} {med['1']:>8.1f} {med['2']:>8.1f} {med['auto']:>8.1f}  "
+              f"{ratio:>8.2f}x {gains[-1]:>9.2f}x", flush=True)
+    print(f"auto against the faster thread count: geomean {np.exp(np.mean(np.log(ratios))):.3f}, "
+          f"worst {max(ratios):.2f}; "
+          f"against NumPy's steps: geomean {np.exp(np.mean(np.log(gains))):.2f}x, least {min(gains):.2f}x")
+    HostKernels.cg_loop = C_LOOP
+
+
+if __name__ == "__main__":
+    main()
