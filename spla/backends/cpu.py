@@ -129,7 +129,7 @@ class CgLoop:
     drives both) and its state layout.
 
     The rows are cut by nonzeros into a range a thread (:func:`threads`, one per
-    CG_THREAD_MIN_NNZ nonzeros); each thread does the product, the update and its share of
+    CG_THREAD_MIN_NNZ nonzeros); each thread does the direction, the product, the update and its share of
     the dot products for its rows. The sums are added in thread order, so the iterates depend on
     the thread count, and equal NumPy's steps to rounding.
     """
