@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -155,7 +156,7 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
         if negative:
             click.echo(f"spla: warning: ilu0 has {negative:,} pivots <= 0, so it is not positive definite and "
                        f"{method} may stall (try --precond ic0, which shifts the diagonal, or amg)", err=True)
-    b_norm = float(xp.linalg.norm(b))
+    b_norm = _norm(xp, b)  # on the host not NumPy's: BLAS's spinning thread would meet the timed solve
     history: list = []
     counter = linalg.IterationCounter()
 
@@ -189,6 +190,8 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
     }
     if precond == "ic0":
         result["ic0_shift"] = M.shift
+    if device == "cpu" and method == "cg":
+        result["runs"] = _cpu_cg_runs(A.astype(x.dtype), precond)
     if method == "gmres":
         result["iterations_are"] = "restart cycles"
     result["symmetric"] = symmetric
@@ -220,9 +223,28 @@ def _print_solve(result, A, source):
     click.echo(f"residual      {relative_residual:.3e} (||b - A x|| / ||b||, rtol {rtol:g})")
     shifted = f", diagonal shifted by {result['ic0_shift']:g} diag(A)" if result.get("ic0_shift") else ""
     click.echo(f"setup         {setup_seconds * 1e3:.2f} ms (precond {precond}{shifted})")
+    if "runs" in result:
+        click.echo(f"runs          {result['runs']}")
     per = "restart cycle" if method == "gmres" else "iteration"
     click.echo(f"time          {seconds * 1e3:.2f} ms solve, {result['seconds_per_iteration'] * 1e6:.1f} us "
                f"per {per}")
+
+
+def _norm(xp, v) -> float:
+    from ..backends.cpu import dot
+
+    return math.sqrt(dot(v, v)) if xp is np else float(xp.linalg.norm(v))
+
+
+def _cpu_cg_runs(A, precond: str) -> str:
+    """How cg runs on the CPU for A and this preconditioner: the C loop and its threads (what
+    spla.linalg.cg picks), or NumPy's steps."""
+    from ..backends.cpu import CgLoop
+
+    loop = CgLoop.for_matrix(A) if precond in ("none", "jacobi") else None
+    if loop is None:
+        return "NumPy's steps (SciPy's arithmetic)"
+    return f"C loop on {loop.threads} thread{'s' if loop.threads > 1 else ''} (spla/backends/cg_loop.c)"
 
 
 def _is_symmetric(A) -> bool:

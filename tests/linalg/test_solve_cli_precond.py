@@ -22,6 +22,26 @@ def test_solve_with_each_preconditioner(precond, method):
     assert report["precond"] == precond and report["setup_seconds"] >= 0
 
 
+@pytest.mark.parametrize("precond,method", [("none", "cg"), ("jacobi", "cg"), ("ic0", "cg"), ("none", "bicgstab")])
+def test_a_cpu_cg_says_how_it_runs(monkeypatch, precond, method):
+    """The C loop and its threads where cg takes it (no preconditioner or Jacobi), else NumPy's steps;
+    other solvers say nothing."""
+    import numpy as np
+
+    from spla.io import native
+
+    monkeypatch.setenv("SPLA_NUM_THREADS", "2")
+    args = ["solve", "gen:poisson2d:100", "--precond", precond, "--method", method, "--device", "cpu"]
+    report = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+    text = CliRunner().invoke(main, args).output
+    if method != "cg":
+        assert "runs" not in report and "runs " not in text
+        return
+    looped = precond != "ic0" and native.cg_loop_kernel(np.float64, np.int32) is not None
+    expected = "C loop on 2 threads (spla/backends/cg_loop.c)" if looped else "NumPy's steps (SciPy's arithmetic)"
+    assert report["runs"] == expected and f"runs          {expected}" in text
+
+
 def test_ic0_on_a_nonsymmetric_matrix_is_one_line():
     result = CliRunner().invoke(main, ["solve", "gen:random:50:4", "--precond", "ic0", "--device", "cpu"])
     assert result.exit_code != 0
