@@ -87,11 +87,6 @@ typedef struct {
     int go; /* 0 wait, 1 run, -1 give up (a thread could not be made) */
 } cg_job;
 
-typedef struct {
-    cg_job *job;
-    int64_t thread;
-} cg_seat;
-
 /* The sums of `count` values each thread left in group `group`, added in thread order. */
 static void gather(const cg_job *job, int group, int count, double *out) {
     for (int s = 0; s < count; ++s) out[s] = 0.0;
@@ -178,16 +173,18 @@ SPLA_CG_THREAD(cg_thread_f64_i64, double, int64_t)
 
 typedef void (*cg_body)(cg_job *, int64_t);
 
+/* What a new thread runs: `body` for thread number `thread` of `job`, once the caller says go. */
 typedef struct {
-    cg_seat seat;
+    cg_job *job;
+    int64_t thread;
     cg_body body;
 } cg_start;
 
 static void *worker(void *argument) {
     cg_start *start = argument;
     int go;
-    while ((go = __atomic_load_n(&start->seat.job->go, __ATOMIC_ACQUIRE)) == 0) sched_yield();
-    if (go > 0) start->body(start->seat.job, start->seat.thread);
+    while ((go = __atomic_load_n(&start->job->go, __ATOMIC_ACQUIRE)) == 0) sched_yield();
+    if (go > 0) start->body(start->job, start->thread);
     return NULL;
 }
 
@@ -235,7 +232,7 @@ static int64_t run(cg_body body, cg_job *job) {
     job->barrier = (spin_barrier){0, 0, (unsigned)threads};
     job->go = 0;
     for (made = 1; made < threads; ++made) {
-        starts[made] = (cg_start){{job, made}, body};
+        starts[made] = (cg_start){job, made, body};
         pthread_attr_t attr;
         if (pthread_attr_init(&attr) != 0) break;
         place(&attr, made - 1);

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
@@ -130,6 +129,7 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
                                    maxiter=maxiter, restart=restart, device=device, as_json=as_json,
                                    plot_path=plot_path)
     from .. import linalg
+    from ..linalg._krylov import _norm
 
     A = io.load(source)
     if A.n_rows != A.n_cols:
@@ -156,7 +156,7 @@ def solve_command(source, method, rhs, precond, rtol, atol, maxiter, restart, de
         if negative:
             click.echo(f"spla: warning: ilu0 has {negative:,} pivots <= 0, so it is not positive definite and "
                        f"{method} may stall (try --precond ic0, which shifts the diagonal, or amg)", err=True)
-    b_norm = _norm(xp, b)  # on the host not NumPy's: BLAS's spinning thread would meet the timed solve
+    b_norm = _norm(xp, b)  # the solvers' norm: on the host not BLAS's, whose spinning thread would meet the solve
     history: list = []
     counter = linalg.IterationCounter()
 
@@ -228,12 +228,6 @@ def _print_solve(result, A, source):
     per = "restart cycle" if method == "gmres" else "iteration"
     click.echo(f"time          {seconds * 1e3:.2f} ms solve, {result['seconds_per_iteration'] * 1e6:.1f} us "
                f"per {per}")
-
-
-def _norm(xp, v) -> float:
-    from ..backends.cpu import dot
-
-    return math.sqrt(dot(v, v)) if xp is np else float(xp.linalg.norm(v))
 
 
 def _cpu_cg_runs(A, precond: str) -> str:
