@@ -235,9 +235,27 @@ def plan_for(A, *, stream_max: int = Thresholds.stream_max, chunk: int = Thresho
 ADAPTIVE2_THRESHOLDS: dict = {"warp_max": 1024, "dense_threshold": 2.0}
 
 
+# The rows path gives a row of up to warp_max entries a lane group (32 lanes from 129 entries:
+# rows_width), so a row of 1,000 is 8 dependent rounds of four gathers a lane, where a block of 256
+# threads takes it in one. In a plan of at most SMALL_PLAN_BLOCKS descriptors (about one wave of
+# resident blocks: the kernel runs a few microseconds) that chain is the critical path, so rows over
+# SMALL_PLAN_WARP_MAX take a block each there; larger plans keep the rows path, whose rows fill the
+# GPU (A1, docs/lab/cpu-2026-12-04-session28: adaptive led adaptive2 1.1-1.6x by device time on
+# small matrices with such rows, and trailed it from 2,274 descriptors on).
+SMALL_PLAN_BLOCKS = 1200
+SMALL_PLAN_WARP_MAX = 512
+
+
 def plan2_for(A) -> Plan:
-    """The default plan of ``kernel="adaptive2"`` (:data:`ADAPTIVE2_THRESHOLDS`), cached on A."""
-    return plan_for(A, **ADAPTIVE2_THRESHOLDS)
+    """The default plan of ``kernel="adaptive2"`` (:data:`ADAPTIVE2_THRESHOLDS`; warp_max
+    :data:`SMALL_PLAN_WARP_MAX` in a small plan that has longer rows), cached on A."""
+    plan = plan_for(A, **ADAPTIVE2_THRESHOLDS)
+    if plan.n_main_blocks > SMALL_PLAN_BLOCKS:
+        return plan
+    rows = plan.bin("rows").rows
+    if rows.size == 0 or int(np.diff(host_indptr(A))[rows].max()) <= SMALL_PLAN_WARP_MAX:
+        return plan
+    return plan_for(A, **{**ADAPTIVE2_THRESHOLDS, "warp_max": SMALL_PLAN_WARP_MAX})
 
 
 def _column_spans(A, rows: np.ndarray, indptr: np.ndarray):

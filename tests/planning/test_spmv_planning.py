@@ -572,7 +572,7 @@ def test_narrow_columns_take_tiles_spanning_under_65536_columns(index_dtype):
 def test_adaptive2_plan_paths_order_and_product(rng):
     A = _mixed(rng)
     lengths = np.diff(A.indptr)
-    plan = adaptive.plan2_for(A)
+    plan = adaptive.plan_for(A, **adaptive.ADAPTIVE2_THRESHOLDS)  # the rows path up to 1024 (a large plan's)
     t = plan.thresholds
     assert t.warp_max == adaptive.ADAPTIVE2_THRESHOLDS["warp_max"] and plan.dense_rows.size == 0
     rows = plan.bin("rows").rows
@@ -593,6 +593,33 @@ def test_adaptive2_plan_paths_order_and_product(rng):
     s = plan.summary()
     assert s["paths"]["rows"]["rows"] == rows.size and sum(p["nnz"] for p in s["paths"].values()) == A.nnz
     assert s["blocks"] == plan.n_main_blocks and s["block_nnz_max"] <= t.chunk * 8
+
+
+def test_adaptive2_small_plan_gives_its_longest_rows_a_block(rng, monkeypatch):
+    """In a plan of at most SMALL_PLAN_BLOCKS descriptors, rows over SMALL_PLAN_WARP_MAX leave the
+    rows path (32 lanes: a long chain of gathers) for a block each; larger plans, and plans without
+    such rows, keep adaptive2's thresholds."""
+    A = _mixed(rng)
+    lengths = np.diff(A.indptr)
+    full = adaptive.plan_for(A, **adaptive.ADAPTIVE2_THRESHOLDS)
+    assert full.n_main_blocks <= adaptive.SMALL_PLAN_BLOCKS
+    assert (lengths[full.bin("rows").rows] > adaptive.SMALL_PLAN_WARP_MAX).any()
+    plan = adaptive.plan2_for(A)
+    assert plan.thresholds.warp_max == adaptive.SMALL_PLAN_WARP_MAX and plan.dense_rows.size == 0
+    assert (lengths[plan.bin("rows").rows] <= adaptive.SMALL_PLAN_WARP_MAX).all()
+    moved = np.setdiff1d(full.bin("rows").rows, plan.bin("rows").rows)
+    assert moved.size and np.isin(moved, plan.bin("block").rows).all()
+    x = rng.uniform(-1, 1, A.n_cols)
+    y, writes = execute(plan, A, x)
+    assert (writes == 1).all()
+    np.testing.assert_allclose(y, A.to_scipy() @ x, rtol=1e-12, atol=1e-12)
+    # a larger plan keeps the rows path (a fresh copy: plans are cached on the matrix)
+    monkeypatch.setattr(adaptive, "SMALL_PLAN_BLOCKS", full.n_main_blocks - 1)
+    assert adaptive.plan2_for(A.copy()).thresholds.warp_max == adaptive.ADAPTIVE2_THRESHOLDS["warp_max"]
+    # ... and so does a small one without rows over SMALL_PLAN_WARP_MAX
+    monkeypatch.undo()
+    short = _matrix([3] * 500 + [300] * 5, 2000, rng)
+    assert adaptive.plan2_for(short) is adaptive.plan_for(short, **adaptive.ADAPTIVE2_THRESHOLDS)
 
 
 @pytest.mark.parametrize("tail", [25, 60])
