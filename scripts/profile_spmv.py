@@ -19,7 +19,7 @@ import numpy as np
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", help="a matrix file or gen: spec")
+    parser.add_argument("source", help="a matrix file, a gen: spec or corpus:FAMILY:NNZ")
     parser.add_argument("--kernel", default="auto")
     parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     parser.add_argument("--calls", type=int, default=3)
@@ -27,11 +27,12 @@ def main(argv=None) -> int:
 
     import cupy
 
-    from spla import bench, io
+    from spla import bench
+    from spla.bench import corpus
     from spla.ops import spmv as ops_spmv
     from spla.planning import spmv as rules
 
-    A64 = io.load(args.source, dtype=np.float64, cache=False)
+    A64 = corpus.load(args.source, dtype=np.float64)
     x_host = np.random.default_rng(1).uniform(-1, 1, A64.n_cols)
     reference = A64.to_scipy() @ x_host
     A = A64.astype(args.dtype).to_device()

@@ -241,8 +241,12 @@ ADAPTIVE2_THRESHOLDS: dict = {"warp_max": 1024, "dense_threshold": 2.0}
 # resident blocks: the kernel runs a few microseconds) that chain is the critical path, so rows over
 # SMALL_PLAN_WARP_MAX take a block each there; larger plans keep the rows path, whose rows fill the
 # GPU (A1, docs/lab/cpu-2026-12-04-session28: adaptive led adaptive2 1.1-1.6x by device time on
-# small matrices with such rows, and trailed it from 2,274 descriptors on).
-SMALL_PLAN_BLOCKS = 1200
+# small matrices with such rows). Set on the H200 in session 31 (ab_rows_path.py, 23 matrices with
+# such rows in both dtypes): the geometric midpoint of the largest plan where a block a row won
+# (1,223 descriptors, 1.03x) and the smallest larger one where it lost (2,274, 0.86x). Below the
+# cut it ran 1.12x the rows path (geomean of 46 runs, 36 at least as fast; 1.30x on the matrices
+# with two populations of rows).
+SMALL_PLAN_BLOCKS = 1668
 SMALL_PLAN_WARP_MAX = 512
 
 

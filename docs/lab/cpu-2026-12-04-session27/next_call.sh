@@ -60,6 +60,19 @@ for s in "$@"; do
                   --section Occupancy python3 "$HERE/profile_narrow.py" --narrow "$n" --dtype float64
            done ;;
     counter) step counter python3 docs/lab/cpu-2026-12-04-session29/time_counter.py --out "$R/counter" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter)"; exit 2 ;;
+    # added in session 31 (../h200-2026-12-05-session31/README.md): the real matrices re-run with S1
+    # and A1 taken, and where staged and the lean cuSPARSE call spend their time on three large
+    # irregular float32 matrices (L2 or DRAM)
+    real)  step real python3 scripts/bench_corpus.py --out "$R/real" --scale none --real shared-matrices \
+                --budget-min 4 ;;
+    l2)    for m in random-width knn-window powerlaw-mid; do
+             step "l2-$m-staged" ncu --clock-control none -k 'regex:spla_spmv_staged' -s 1 -c 1 \
+                  --section SpeedOfLight --section MemoryWorkloadAnalysis \
+                  python3 scripts/profile_spmv.py "corpus:$m:4e7" --kernel staged
+             step "l2-$m-cusparse" ncu --clock-control none -k 'regex:csrmv|spmv|SpMV' -s 2 -c 2 \
+                  --section SpeedOfLight --section MemoryWorkloadAnalysis \
+                  python3 scripts/profile_spmv.py "corpus:$m:4e7" --kernel cusparse:1
+           done ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2)"; exit 2 ;;
   esac
 done
