@@ -32,6 +32,8 @@ step() {  # name, command...: the command's output to $R/name.log, its tail and 
   pack
 }
 sources() { ls "$1"/*.npz | paste -sd, -; }
+# the l2 step's counts: L2 sectors, DRAM bytes and L1 sectors of global loads, to put in bytes a nonzero
+L2_METRICS=lts__t_sectors.sum,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct
 
 for s in "$@"; do
   case $s in
@@ -67,10 +69,10 @@ for s in "$@"; do
                 --budget-min 4 ;;
     l2)    for m in random-width knn-window powerlaw-mid; do
              step "l2-$m-staged" ncu --clock-control none -k 'regex:spla_spmv_staged' -s 1 -c 1 \
-                  --section SpeedOfLight --section MemoryWorkloadAnalysis \
+                  --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics "$L2_METRICS" \
                   python3 scripts/profile_spmv.py "corpus:$m:4e7" --kernel staged
              step "l2-$m-cusparse" ncu --clock-control none -k 'regex:csrmv|spmv|SpMV' -s 2 -c 2 \
-                  --section SpeedOfLight --section MemoryWorkloadAnalysis \
+                  --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics "$L2_METRICS" \
                   python3 scripts/profile_spmv.py "corpus:$m:4e7" --kernel cusparse:1
            done ;;
     *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2)"; exit 2 ;;
