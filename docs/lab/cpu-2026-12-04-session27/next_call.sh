@@ -75,6 +75,11 @@ for s in "$@"; do
                   --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics "$L2_METRICS" \
                   python3 scripts/profile_spmv.py "corpus:$m:4e7" --kernel cusparse:1
            done ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2)"; exit 2 ;;
+    # session 31: staged over tiles in column order (segmented.STAGED_SORTED) against plain staged
+    sorted) step sorted python3 docs/lab/h200-2026-12-05-session26/ab_switch.py \
+                corpus:knn-window:4e7 corpus:powerlaw-mid:4e7 corpus:bimodal:4e7 corpus:multimodal:4e7 \
+                corpus:rmat-graph500:4e7 corpus:random-width:4e7 --switch segmented.STAGED_SORTED \
+                --modes "plain=()" "sorted=('float32','float64')" --others segmented --out "$R/ab-sorted.json" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted)"; exit 2 ;;
   esac
 done
