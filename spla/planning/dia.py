@@ -36,9 +36,9 @@ import numpy as np
 from ..device import to_host
 from . import ceil_div, structured
 from .stats import row_stats
-from .structured import Refusal
+from .structured import AUTO_MIN_NNZ, Refusal
 
-__all__ = ["AUTO_MIN_ROWS", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "rows_choices",
+__all__ = ["AUTO_MIN_NNZ", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "rows_choices",
            "rows_for", "structure"]
 
 #: What ``kernel="dia"`` asks of a matrix (its error's text).
@@ -202,19 +202,10 @@ def worth_detecting(stats) -> bool:
     return stats.max <= MAX_DIAGONALS and stats.cv <= MAX_CV
 
 
-#: ``auto`` looks for diagonals from this many rows, at any size (until session 28: from 2^20
-#: nonzeros, set from the design and never measured below). A thread takes whole rows, so with
-#: fewer rows dia leaves the GPU idle: on the corpus's stencils and bands at 300k-1M nonzeros it ran
-#: 0.51-0.71 of the best CSR kernel at 9,000-12,000 rows and 1.02-1.38x from about 41,000 (the
-#: midpoint of the last mixed record, 39,304 rows, and the first won in both dtypes, 42,875);
-#: tested on held-out set 24 (docs/lab/cpu-2026-12-04-session27, S1).
-AUTO_MIN_ROWS = 41_000
-
-
 def auto_considers(stats) -> bool:
-    """Whether ``auto`` looks for diagonals in a matrix of these row statistics: rows enough
-    (:data:`AUTO_MIN_ROWS`), and :func:`worth_detecting`."""
-    return stats.n_rows >= AUTO_MIN_ROWS and worth_detecting(stats)
+    """Whether ``auto`` looks for diagonals in a matrix of these row statistics: large, and
+    :func:`worth_detecting`."""
+    return stats.nnz >= AUTO_MIN_NNZ and worth_detecting(stats)
 
 
 def applies(A, stats=None) -> bool:
