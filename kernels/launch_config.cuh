@@ -1,7 +1,7 @@
 // Launch constants shared by the host and the kernels.
 //
 // spla.backends.cuda compiles each kernel with these as -D defines taken from its
-// planning modules (spla/planning/adaptive.py, segmented.py, spla/backends/cuda/solvers.py,
+// planning modules (spla/planning/adaptive.py, segmented.py, dia.py, spla/backends/cuda/solvers.py,
 // spmv.py), so the host's values always win. The defaults below only serve a plain
 // `nvcc -arch=sm_90 file.cu` build; tests/backends/test_kernels_compile.py checks
 // that they equal the host's values.
@@ -27,4 +27,7 @@
 #endif
 #ifndef SPLA_ROW_BLOCK
 #define SPLA_ROW_BLOCK 256
+#endif
+#ifndef SPLA_MAX_DIAGONALS
+#define SPLA_MAX_DIAGONALS 64
 #endif

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .. import csr_passes
 from . import structured
 from .structured import AUTO_MIN_NNZ, Refusal
 
@@ -52,15 +53,8 @@ def describe(found: Structure) -> str:
 
 def _detect(xp, A) -> Structure | Refusal:
     if A.nnz and not A.has_canonical_format:
-        return Refusal("its rows are not in canonical form (sorted, no duplicates): call A.sum_duplicates()")
-    starts, ends = A.indptr[:-1], A.indptr[1:]
-    filled = ends > starts
-    # empty rows read entry 0 (any valid one) and are masked; a matrix with no entries has none to read
-    last_entry = max(A.nnz - 1, 0)
-    indices = A.indices if A.nnz else xp.zeros(1, dtype=A.indices.dtype)
-    first = xp.where(filled, indices[xp.minimum(starts, last_entry)], 0).astype(A.indices.dtype)
-    last = indices[xp.clip(ends - 1, 0, last_entry)]
-    broken = int((filled & (last - first != ends - starts - 1)).sum())
+        return structured.NOT_CANONICAL
+    first, broken = csr_passes.row_runs(A)
     if broken:
         return Refusal(f"{broken:,} of its rows are not one contiguous run of columns")
     return Structure(first=first)

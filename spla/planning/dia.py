@@ -15,15 +15,16 @@ increasing offset, which is the CSR row's column order, and padding is skipped
 refused (CSR multiplies them, which shows when x holds an Inf or a NaN), and
 so is one with duplicate entries.
 
-Detection (:func:`structure`) runs where A lives (NumPy or CuPy), once per
-matrix (cached on A): the offsets of a random sample of entries give the
-candidate diagonals (one small read), then one pass checks every entry against
-them and counts explicit zeros (one read); the diagonals of entries the sample
-missed are added (one more read and pass). Refused with more than
-:data:`MAX_DIAGONALS` diagonals, when padding would exceed :data:`MAX_FILL` of
-the nonzeros, with explicit zeros, or when the diagonals would not fit in free
-device memory (auto then runs a CSR kernel); the reason is kept for
-``kernel="dia"``'s error.
+Detection (:func:`structure`) runs where A lives, once per matrix (cached on A),
+through :mod:`spla.csr_passes` (NumPy on the host, a kernel a pass on the GPU):
+the diagonals of a random sample of entries give the candidates (one small
+read), then one pass stores every entry's value on its candidate diagonal and
+counts the entries on none, stored zeros and rows out of canonical order; the
+diagonals of entries the sample missed are added (one more pass). Refused with
+more than :data:`MAX_DIAGONALS` diagonals, when padding would exceed
+:data:`MAX_FILL` of the nonzeros, with explicit zeros, or when the diagonals
+would not fit in free device memory (auto then runs a CSR kernel); the reason
+is kept for ``kernel="dia"``'s error.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..device import to_host
+from .. import csr_passes
 from . import ceil_div, structured
 from .stats import row_stats
 from .structured import AUTO_MIN_NNZ, Refusal
@@ -116,71 +117,47 @@ def describe(found: Structure) -> str:
     return f"{found.n_diagonals} diagonals"
 
 
-def _row_of_entries(xp, indptr, nnz: int):
-    return xp.searchsorted(indptr[1:], xp.arange(nnz, dtype=indptr.dtype), side="right")
-
-
 def structure(A) -> Structure | Refusal:
     """A's DIA structure, or why it has none (cached on A; see the module's notes)."""
     return structured.cached(A, "dia", _detect)  # type: ignore[return-value]
 
 
-#: Bytes a detection pass holds per nonzero besides the values: each entry's row, offset and
-#: diagonal (int64) and a mask.
-WORK_BYTES_PER_NONZERO = 25
-
-
 def _detect(xp, A) -> Structure | Refusal:
-    needed = int(WORK_BYTES_PER_NONZERO * A.nnz + MAX_FILL * A.nnz * np.dtype(A.dtype).itemsize)
+    capacity = A.nnz // MAX_DIAGONALS  # missed entries beyond these are a refusal
+    needed = int(MAX_FILL * A.nnz * np.dtype(A.dtype).itemsize + 8 * capacity)  # the values, the missed diagonals
     if not structured.fits(xp, needed):
-        return Refusal(f"its diagonals and the detection's work arrays ({needed / 2**30:.1f} GiB) do not fit in "
-                       f"free device memory")
-    return _detect_diagonals(xp, A)
-
-
-def _detect_diagonals(xp, A) -> Structure | Refusal:
+        return Refusal(f"its diagonals ({needed / 2**30:.1f} GiB) do not fit in free device memory")
     n_rows, nnz = A.n_rows, A.nnz
     if nnz == 0 or n_rows == 0:  # no diagonals: the kernel writes beta * y
         return Structure(offsets=xp.zeros(0, dtype=xp.int64), values=xp.zeros((0, _stride(n_rows)), dtype=A.dtype),
                          n_diagonals=0)
     # random entries, not a stride: a stride sharing a factor with the row length sees only some
     # of a band's diagonals (every third of 33 at a stride of 9,765)
-    sample = xp.asarray(np.arange(nnz) if nnz <= SAMPLE  # small: every entry (two could sample one twice)
-                        else np.random.default_rng(0).integers(0, nnz, size=SAMPLE))
+    sample = (np.arange(nnz) if nnz <= SAMPLE  # small: every entry (two could sample one twice)
+              else np.random.default_rng(0).integers(0, nnz, size=SAMPLE))
     # the sample's diagonals from its own entries first: a matrix whose sample already lies on too
     # many (a mesh, a road network: most that auto asks about) is refused before any pass over all
     # of its entries (the canonical-form check included)
-    sample_rows = xp.searchsorted(A.indptr[1:], sample.astype(A.indptr.dtype), side="right")
-    candidates = np.unique(to_host(A.indices[sample].astype(xp.int64) - sample_rows))
-    refusal = _too_many(candidates, n_rows, nnz)
-    if refusal is not None:
-        return refusal
-    if not A.has_canonical_format:  # two entries of one (row, column) would land in one slot
-        return Refusal("its rows are not in canonical form (sorted, no duplicates): call A.sum_duplicates()")
-    rows = _row_of_entries(xp, A.indptr, nnz)
-    offsets = A.indices.astype(xp.int64) - rows
+    candidates = np.unique(csr_passes.sampled_diagonals(A, sample))
+    stride = _stride(n_rows)
     for _ in range(2):  # the sample's diagonals, then with those of the entries it missed
-        device_candidates = xp.asarray(candidates)
-        slot = xp.minimum(xp.searchsorted(device_candidates, offsets), candidates.size - 1)
-        off = device_candidates[slot] != offsets
-        missed, zeros = (int(v) for v in to_host(xp.stack([off.sum(), (A.data == 0).sum()])))
-        if zeros:
-            return Refusal(f"it stores {zeros:,} explicit zeros (DIA skips zeros, CSR multiplies them)")
-        if not missed:
-            break
-        if missed > nnz // MAX_DIAGONALS:  # a diagonal this full would have been sampled
-            return Refusal(f"{missed:,} of its entries lie off the {candidates.size} diagonals a sample finds")
-        candidates = np.union1d(candidates, to_host(offsets[off]))
         refusal = _too_many(candidates, n_rows, nnz)
         if refusal is not None:
             return refusal
-    else:  # the second pass covers every entry by construction
-        raise AssertionError("DIA detection: entries off their own diagonals")
-    stride = _stride(n_rows)
-    values = xp.zeros(candidates.size * stride, dtype=A.dtype)
-    values[slot * stride + rows] = A.data
-    return Structure(offsets=device_candidates, values=values.reshape(candidates.size, stride),
-                     n_diagonals=int(candidates.size))
+        values = xp.zeros(candidates.size * stride, dtype=A.dtype)
+        found = csr_passes.check_diagonals(A, candidates, values, capacity)
+        if not found.canonical:  # two entries of one (row, column) would land in one slot
+            return structured.NOT_CANONICAL
+        if found.zeros:
+            return Refusal(f"it stores {found.zeros:,} explicit zeros (DIA skips zeros, CSR multiplies them)")
+        if not found.missed:
+            return Structure(offsets=xp.asarray(candidates), values=values.reshape(candidates.size, stride),
+                             n_diagonals=int(candidates.size))
+        if found.missed > capacity:  # a diagonal this full would have been sampled
+            return Refusal(f"{found.missed:,} of its entries lie off the {candidates.size} diagonals a sample finds")
+        candidates = np.union1d(candidates, found.missed_diagonals)
+    # the second pass covers every entry by construction
+    raise AssertionError("DIA detection: entries off their own diagonals")
 
 
 def _stride(n_rows: int) -> int:

@@ -44,6 +44,11 @@ class Refusal:
     reason: str
 
 
+#: Why a matrix with a row whose columns do not strictly increase has neither structure (two
+#: entries of one (row, column) would land in one slot).
+NOT_CANONICAL = Refusal("its rows are not in canonical form (sorted, no duplicates): call A.sum_duplicates()")
+
+
 def fits(xp, nbytes: int) -> bool:
     """Whether nbytes more fit where xp allocates (the host is not checked)."""
     return xp is np or nbytes <= free_device_memory()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from spla import CSRMatrix
+from spla import CSRMatrix, csr_passes
 from spla.cli.spmv import auto_line
 from spla.errors import KernelError
 from spla.io import generators
@@ -143,10 +143,10 @@ def test_no_room_for_the_diagonals_is_a_refusal_and_auto_runs_csr(monkeypatch):
 
 
 def test_running_out_of_memory_while_storing_is_a_refusal(monkeypatch):
-    def out_of_memory(xp, A):
+    def out_of_memory(*args):
         raise MemoryError("no room")
 
-    monkeypatch.setattr(dia, "_detect_diagonals", out_of_memory)
+    monkeypatch.setattr(csr_passes, "check_diagonals", out_of_memory)
     monkeypatch.setattr(structured, "is_out_of_memory", lambda exc: isinstance(exc, MemoryError))
     assert "ran out" in dia.structure(generators.poisson2d(10)).reason
     monkeypatch.setattr(structured, "is_out_of_memory", lambda exc: False)

@@ -177,7 +177,8 @@ class PackedLaunch:
 LAUNCHER_MODULES = ("spla.backends.cuda.spmv", "spla.backends.cuda.spmm", "spla.backends.cuda.gemm",
                     "spla.backends.cuda.solvers", "spla.backends.cuda.pagerank", "spla.backends.cuda.trisolve",
                     "spla.backends.cuda.timing", "spla.backends.cuda.amg",
-                    "spla.backends.cuda.csr_structure", "spla.backends.cuda.floor")
+                    "spla.backends.cuda.csr_structure", "spla.backends.cuda.detect",
+                    "spla.backends.cuda.floor")
 
 
 def declared_sources() -> list[KernelSource]:

@@ -1,0 +1,126 @@
+// The passes that find dia's and band's structure in a device CSR matrix (launched by
+// spla/backends/cuda/detect.py for spla/csr_passes.py, which planning/dia.py and band.py call;
+// the NumPy passes there are the reference). Each is one launch whose counts the caller reads back
+// once: CuPy's array operations took a dozen launches and three host reads for the same answers
+// (session 32: 1.74 ms to find the diagonals of a 300k-row tridiagonal matrix on the H200).
+//
+// spla_dia_sample: the diagonal (column - row) of each sampled entry; a thread an entry, its row
+// found by a binary search of indptr.
+// spla_dia_check: a thread a row (grid-stride). Each entry's diagonal is looked up among the
+// sorted candidates (at most SPLA_MAX_DIAGONALS, in shared memory); an entry on candidate d stores
+// its value at values[d * stride + row], one that is on none is counted and its diagonal kept in
+// missed[] (the first `capacity` of them). Also counted: stored zeros, and rows whose columns do
+// not strictly increase (not canonical). counts = {missed, zeros, rows not canonical}.
+// spla_band_first: a thread a row (grid-stride): the row's first column (0 for an empty row), and
+// whether its last column is first + length - 1 (counts[0]: rows with entries where it is not).
+//
+// Constraints: indptr non-decreasing from 0 to nnz; counts zeroed by the caller (atomics); the
+// candidates sorted and at most SPLA_MAX_DIAGONALS; blockDim.x a multiple of 32 (the counts are
+// summed a warp at a time, every lane taking part).
+#include "common.cuh"
+#include "launch_config.cuh"  // SPLA_MAX_DIAGONALS, as the host passes it
+
+namespace {
+
+// The row holding entry p < nnz: the r with indptr[r] <= p < indptr[r + 1] (empty rows skipped).
+template <typename I>
+__device__ long long row_of_entry(const I* __restrict__ indptr, long long n_rows, long long p) {
+    long long lo = 0;       // indptr[lo] <= p
+    long long hi = n_rows;  // p < indptr[hi] = nnz
+    while (hi - lo > 1) {
+        const long long mid = lo + (hi - lo) / 2;
+        if (static_cast<long long>(indptr[mid]) <= p) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// Lane 0 of each warp adds the warp's total of v into *total.
+__device__ __forceinline__ void add_warp_total(unsigned long long v, unsigned long long* total) {
+    v = spla::warp_reduce_sum<unsigned long long>(v);
+    if ((threadIdx.x & (spla::WARP_SIZE - 1)) == 0 && v != 0) {
+        atomicAdd(total, v);
+    }
+}
+
+}  // namespace
+
+template <typename I>
+__global__ void spla_dia_sample(const I* __restrict__ indptr, const I* __restrict__ indices, long long n_rows,
+                                const long long* __restrict__ positions, long long n_sample,
+                                long long* __restrict__ diagonals) {
+    const long long i = spla::global_thread_id();
+    if (i < n_sample) {
+        const long long p = positions[i];
+        diagonals[i] = static_cast<long long>(indices[p]) - row_of_entry(indptr, n_rows, p);
+    }
+}
+
+template <typename V, typename I>
+__global__ void spla_dia_check(const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
+                               long long n_rows, const long long* __restrict__ candidates, int n_candidates,
+                               V* __restrict__ values, long long stride, long long* __restrict__ missed,
+                               long long capacity, unsigned long long* __restrict__ counts) {
+    __shared__ long long diagonals[SPLA_MAX_DIAGONALS];
+    for (int d = threadIdx.x; d < n_candidates; d += blockDim.x) {
+        diagonals[d] = candidates[d];
+    }
+    __syncthreads();
+    unsigned long long zeros = 0;
+    unsigned long long unordered = 0;
+    for (long long row = spla::global_thread_id(); row < n_rows; row += spla::grid_threads()) {
+        const long long start = indptr[row];
+        const long long end = indptr[row + 1];
+        long long previous = 0;
+        bool ordered = true;
+        for (long long k = start; k < end; ++k) {
+            const long long column = indices[k];
+            ordered = ordered && (k == start || column > previous);
+            previous = column;
+            const V value = data[k];
+            zeros += value == V(0);
+            const long long diagonal = column - row;
+            int lo = 0;  // the first candidate >= diagonal
+            int hi = n_candidates;
+            while (lo < hi) {
+                const int mid = (lo + hi) / 2;
+                if (diagonals[mid] < diagonal) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            if (lo < n_candidates && diagonals[lo] == diagonal) {
+                values[lo * stride + row] = value;
+            } else {
+                const unsigned long long slot = atomicAdd(counts, 1ull);
+                if (slot < static_cast<unsigned long long>(capacity)) {
+                    missed[slot] = diagonal;
+                }
+            }
+        }
+        unordered += !ordered;
+    }
+    add_warp_total(zeros, counts + 1);
+    add_warp_total(unordered, counts + 2);
+}
+
+template <typename I>
+__global__ void spla_band_first(const I* __restrict__ indptr, const I* __restrict__ indices, long long n_rows,
+                                I* __restrict__ first, unsigned long long* __restrict__ counts) {
+    unsigned long long broken = 0;
+    for (long long row = spla::global_thread_id(); row < n_rows; row += spla::grid_threads()) {
+        const long long start = indptr[row];
+        const long long end = indptr[row + 1];
+        I column = 0;
+        if (end > start) {
+            column = indices[start];
+            broken += static_cast<long long>(indices[end - 1]) - column != end - start - 1;
+        }
+        first[row] = column;
+    }
+    add_warp_total(broken, counts);
+}

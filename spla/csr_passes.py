@@ -1,0 +1,72 @@
+"""Passes over a CSR matrix's arrays, where they live, for the structure detection of
+:mod:`spla.planning.dia` and :mod:`spla.planning.band`: NumPy on the host, one kernel each on the
+GPU (:mod:`spla.backends.cuda.detect`, kernels/detect_structure.cu) giving the same answers
+(tests/ops/test_detect_gpu.py). Planning asks these and never a backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["DiagonalCheck", "check_diagonals", "row_runs", "sampled_diagonals"]
+
+
+@dataclass(frozen=True)
+class DiagonalCheck:
+    """What :func:`check_diagonals` found."""
+
+    missed: int  #: entries on none of the candidate diagonals
+    zeros: int  #: stored zeros
+    canonical: bool  #: every row's columns strictly increase
+    missed_diagonals: np.ndarray  #: the distinct diagonals of missed entries (all of them while missed <= capacity)
+
+
+def sampled_diagonals(A, positions: np.ndarray) -> np.ndarray:
+    """column - row of A's entries at ``positions`` (int64, each below nnz), on the host."""
+    if A.on_gpu:
+        from .backends.cuda import detect
+
+        return detect.sampled_diagonals(A, positions)
+    rows = np.searchsorted(A.indptr[1:], positions.astype(A.indptr.dtype), side="right")
+    return A.indices[positions].astype(np.int64) - rows
+
+
+def check_diagonals(A, candidates: np.ndarray, values, capacity: int) -> DiagonalCheck:
+    """Store the value of each entry of A (nnz > 0) on one of ``candidates`` (sorted int64, at
+    least one) in ``values`` (zeroed, on A's side, candidates x stride flat: entry (r, r + d) goes
+    to ``values[i * stride + r]`` for ``candidates[i] == d``), and count what lies elsewhere.
+    ``capacity``: how many missed entries' diagonals the GPU keeps (the caller refuses more)."""
+    stride = values.size // candidates.size
+    if A.on_gpu:
+        from .backends.cuda import detect
+
+        missed, zeros, unordered, kept = detect.check_diagonals(A, candidates, values, capacity)
+        if not unordered:  # strictly increasing rows: what has_canonical_format would find
+            A._remember_structure(sorted_rows=True, canonical=True)
+        return DiagonalCheck(missed, zeros, not unordered, np.unique(kept))
+    rows = np.repeat(np.arange(A.n_rows, dtype=np.int64), np.diff(A.indptr))
+    diagonals = A.indices.astype(np.int64) - rows
+    slot = np.minimum(np.searchsorted(candidates, diagonals), candidates.size - 1)
+    on = candidates[slot] == diagonals
+    values[slot[on] * stride + rows[on]] = A.data[on]
+    return DiagonalCheck(int(A.nnz - np.count_nonzero(on)), int(np.count_nonzero(A.data == 0)),
+                         A.has_canonical_format, np.unique(diagonals[~on]))
+
+
+def row_runs(A):
+    """Each row's first column (A's index dtype, on A's side; 0 for an empty row) and how many
+    rows with entries do not end at first + length - 1 (in canonical rows: are not one run)."""
+    if A.on_gpu:
+        from .backends.cuda import detect
+
+        return detect.band_first(A)
+    starts, ends = A.indptr[:-1], A.indptr[1:]
+    filled = ends > starts
+    # empty rows read entry 0 (any valid one) and are masked; a matrix with no entries has none to read
+    last_entry = max(A.nnz - 1, 0)
+    indices = A.indices if A.nnz else np.zeros(1, dtype=A.indices.dtype)
+    first = np.where(filled, indices[np.minimum(starts, last_entry)], 0).astype(A.indices.dtype)
+    last = indices[np.clip(ends - 1, 0, last_entry)]
+    return first, int((filled & (last - first != ends - starts - 1)).sum())
