@@ -68,7 +68,7 @@ for s in "$@"; do
     real)  step real python3 scripts/bench_corpus.py --out "$R/real" --scale none --real shared-matrices \
                 --budget-min 4 ;;
     l2)    for m in random-width knn-window powerlaw-mid; do
-             step "l2-$m-staged" ncu --clock-control none -k 'regex:spla_spmv_staged' -s 1 -c 1 \
+             step "l2-$m-staged" ncu --clock-control none -k 'regex:spla_spmv_staged(_narrow)?(<|$)' -s 1 -c 1 \
                   --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics "$L2_METRICS" \
                   python3 scripts/profile_spmv.py "corpus:$m:4e7" --kernel staged
              step "l2-$m-cusparse" ncu --clock-control none -k 'regex:csrmv|spmv|SpMV' -s 2 -c 2 \
