@@ -138,7 +138,7 @@ def _detect(xp, A) -> Structure | Refusal:
     # the sample's diagonals from its own entries first: a matrix whose sample already lies on too
     # many (a mesh, a road network: most that auto asks about) is refused before any pass over all
     # of its entries (the canonical-form check included)
-    candidates = np.unique(csr_passes.sampled_diagonals(A, sample))
+    candidates = _distinct(csr_passes.sampled_diagonals(A, sample))
     stride = _stride(n_rows)
     for _ in range(2):  # the sample's diagonals, then with those of the entries it missed
         refusal = _too_many(candidates, n_rows, nnz)
@@ -158,6 +158,13 @@ def _detect(xp, A) -> Structure | Refusal:
         candidates = np.union1d(candidates, found.missed_diagonals)
     # the second pass covers every entry by construction
     raise AssertionError("DIA detection: entries off their own diagonals")
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """np.unique by a sort: NumPy 2's hashing unique took 320 us on 4,096 sampled diagonals on the
+    H200's host (session 32), a third of a detection."""
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if ordered.size else ordered
 
 
 def _stride(n_rows: int) -> int:
