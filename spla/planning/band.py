@@ -26,9 +26,9 @@ from typing import Any
 
 from .. import csr_passes
 from . import structured
-from .structured import AUTO_MIN_NNZ, Refusal
+from .structured import Refusal
 
-__all__ = ["NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "structure"]
+__all__ = ["AUTO_MIN_ROWS", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "structure"]
 
 #: What ``kernel="band"`` asks of a matrix (its error's text).
 NEEDS = "a matrix whose rows are each one contiguous run of columns"
@@ -60,10 +60,17 @@ def _detect(xp, A) -> Structure | Refusal:
     return Structure(first=first)
 
 
+#: ``auto`` looks for rows of contiguous columns from this many rows, at any size (until session 28:
+#: from 2^20 nonzeros, set from the design). On the corpus's bands at 300k-1M nonzeros band ran
+#: 0.84-1.04 of the best CSR kernel at 9,231 rows and 1.14-1.18x from 30,303 (this is the geometric
+#: midpoint); held on held-out set 24 with dia's (session 31) and taken with it (session 32).
+AUTO_MIN_ROWS = 16_700
+
+
 def auto_considers(stats) -> bool:
-    """Whether ``auto`` looks for contiguous rows in a matrix of these row statistics: large
-    enough for the bytes saved to outweigh a launch (the rule asks only of regular rows)."""
-    return stats.nnz >= AUTO_MIN_NNZ
+    """Whether ``auto`` looks for contiguous rows in a matrix of these row statistics: rows
+    enough (:data:`AUTO_MIN_ROWS`; the rule asks only of regular rows)."""
+    return stats.n_rows >= AUTO_MIN_ROWS
 
 
 def applies(A, stats=None) -> bool:

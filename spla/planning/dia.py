@@ -37,9 +37,9 @@ import numpy as np
 from .. import csr_passes
 from . import ceil_div, structured
 from .stats import row_stats
-from .structured import AUTO_MIN_NNZ, Refusal
+from .structured import Refusal
 
-__all__ = ["AUTO_MIN_NNZ", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "rows_choices",
+__all__ = ["AUTO_MIN_ROWS", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "rows_choices",
            "rows_for", "structure"]
 
 #: What ``kernel="dia"`` asks of a matrix (its error's text).
@@ -186,10 +186,21 @@ def worth_detecting(stats) -> bool:
     return stats.max <= MAX_DIAGONALS and stats.cv <= MAX_CV
 
 
+#: ``auto`` looks for diagonals from this many rows, at any size (until session 28: from 2^20
+#: nonzeros, set from the design and never measured below). A thread takes whole rows, so with
+#: fewer rows dia leaves the GPU idle: on the corpus's stencils and bands at 300k-1M nonzeros it ran
+#: 0.51-0.71 of the best CSR kernel at 9,000-12,000 rows and 1.02-1.38x from about 41,000 (the
+#: midpoint of the last mixed record, 39,304 rows, and the first won in both dtypes, 42,875);
+#: held on held-out set 24 (session 31: 16/16 runs at least today's pick, 1.257x geomean), taken
+#: once the detection cost at most 2 ms a matrix on the GPU (session 32: 0.8-1.4 ms with
+#: kernels/detect_structure.cu; docs/lab/h200-2026-12-05-session32).
+AUTO_MIN_ROWS = 41_000
+
+
 def auto_considers(stats) -> bool:
-    """Whether ``auto`` looks for diagonals in a matrix of these row statistics: large, and
-    :func:`worth_detecting`."""
-    return stats.nnz >= AUTO_MIN_NNZ and worth_detecting(stats)
+    """Whether ``auto`` looks for diagonals in a matrix of these row statistics: rows enough
+    (:data:`AUTO_MIN_ROWS`), and :func:`worth_detecting`."""
+    return stats.n_rows >= AUTO_MIN_ROWS and worth_detecting(stats)
 
 
 def applies(A, stats=None) -> bool:

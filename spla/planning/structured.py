@@ -13,7 +13,8 @@ planner, the tuner, the tuning cache and the corpus scripts call through
 ``applies(A, stats=None)``
     whether A has the structure (cheap tests on the row statistics first);
 ``auto_considers(stats)``
-    whether ``auto`` looks for it in a matrix of these row statistics;
+    whether ``auto`` looks for it in a matrix of these row statistics (from ``AUTO_MIN_ROWS``
+    rows: a kernel that takes whole rows a thread leaves the GPU idle with fewer);
 ``describe(found)``
     a few words on a found structure (``spla info``: "5 diagonals").
 
@@ -28,13 +29,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..device import array_module, free_device_memory, is_out_of_memory
-
-#: ``auto`` looks for a structure from this many nonzeros. Set from the kernels' design (below it a
-#: launch's host time outweighs the bytes saved, and the detection pass is not repaid), never
-#: measured below it. By device time, the corpus's stencils and bands at 300k-1M nonzeros ran dia
-#: faster from about 41,000 rows and band from about 17,000 (hypothesis S1, to be tested on
-#: held-out set 24: docs/lab/cpu-2026-12-04-session27).
-AUTO_MIN_NNZ = 1 << 20
 
 
 @dataclass(frozen=True)

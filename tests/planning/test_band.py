@@ -88,16 +88,21 @@ def test_band_takes_a_lane_width_and_its_default_follows_the_rows_bytes():
 
 def test_auto_runs_band_on_large_bands_dia_cannot_store():
     random_widths = corpus.build("banded-random", 1_200_000)  # rows of 1..64: dia would pad them 2x
-    assert random_widths.nnz >= structured.AUTO_MIN_NNZ
+    assert random_widths.n_rows >= band.AUTO_MIN_ROWS
     assert isinstance(dia.structure(random_widths), dia.Refusal)
     assert rule_kernel(random_widths) == "band"
     choice = describe_choice(random_widths)
     assert choice["kernel"] == "band" and choice["lanes"] == 4  # float64, 32.5 a row
     assert auto_line(choice).startswith("auto runs   band:4 (rows of contiguous columns): the rule")
-    full = generators.banded(40_000, 16)  # 33 diagonals, 1.3M nonzeros: dia reads no row pointers
+    full = generators.banded(50_000, 16)  # 33 diagonals, 1.6M nonzeros: dia reads no row pointers
     assert rule_kernel(full) == "dia"
-    small = corpus.build("banded-random", 100_000)
-    assert rule_kernel(small) != "band" and "band" not in small._cache  # no detection pass below the size
+    fewer = generators.banded(40_000, 16)  # too few rows for dia's threads (S1), enough for band's lanes
+    assert fewer.n_rows < dia.AUTO_MIN_ROWS and rule_kernel(fewer) == "band"
+    small = corpus.build("banded-random", 100_000)  # about 3,000 rows
+    assert small.n_rows < band.AUTO_MIN_ROWS
+    assert rule_kernel(small) != "band" and "band" not in small._cache  # no detection pass with so few rows
+    smaller = corpus.build("banded-random", 700_000)  # under 2^20 nonzeros, rows enough (S1)
+    assert smaller.nnz < 2**20 and smaller.n_rows >= band.AUTO_MIN_ROWS and rule_kernel(smaller) == "band"
     irregular = generators.from_spec("gen:powerlaw:300000:8:2000")
     assert rule_kernel(irregular) != "band" and "band" not in irregular._cache
 

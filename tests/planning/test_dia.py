@@ -92,17 +92,20 @@ def test_diagonals_the_sample_misses_are_found(rng):
     assert dia.structure(band).n_diagonals == 33
 
 
-def test_auto_looks_for_diagonals_only_in_large_regular_matrices():
-    small = generators.poisson2d(100)  # 50k nonzeros
+def test_auto_looks_for_diagonals_only_in_regular_matrices_of_rows_enough():
+    small = generators.poisson2d(200)  # 40,000 rows: too few for a thread's rows to fill the GPU
+    assert small.n_rows < dia.AUTO_MIN_ROWS
     assert rule_kernel(small) != "dia" and "dia" not in small._cache  # no detection pass at all
+    enough = generators.poisson2d(210)  # 44,100 rows, 220k nonzeros (S1: by rows, at any size)
+    assert enough.n_rows >= dia.AUTO_MIN_ROWS and enough.nnz < 2**20 and rule_kernel(enough) == "dia"
     large = generators.poisson2d(460)  # 1.06M nonzeros
-    assert large.nnz >= dia.AUTO_MIN_NNZ and rule_kernel(large) == "dia"
+    assert rule_kernel(large) == "dia"
     choice = describe_choice(large)
     # float64, 211,600 rows: one wave of threads at a row each
     assert choice["kernel"] == "dia" and choice["diagonals"] == 5 and choice["rows_a_thread"] == 1
     assert auto_line(choice).startswith("auto runs   dia:1 (5 diagonals): the rule on row statistics")
     irregular = generators.from_spec("gen:powerlaw:300000:8:2000")
-    assert irregular.nnz >= dia.AUTO_MIN_NNZ and rule_kernel(irregular) != "dia" and "dia" not in irregular._cache
+    assert irregular.n_rows >= dia.AUTO_MIN_ROWS and rule_kernel(irregular) != "dia" and "dia" not in irregular._cache
 
 
 def test_tuner_times_dia_where_it_applies_and_ignores_a_cached_dia_elsewhere(tmp_path):
