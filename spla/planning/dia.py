@@ -161,8 +161,8 @@ def _detect(xp, A) -> Structure | Refusal:
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
-    """np.unique by a sort: NumPy 2's hashing unique took 320 us on 4,096 sampled diagonals on the
-    H200's host (session 32), a third of a detection."""
+    """np.unique by a sort: NumPy 2's hashing unique took 320 us of a refusal's 478 us (4,096
+    sampled diagonals, on the H200's host, session 32); the sort leaves 187 us."""
     ordered = np.sort(values)
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if ordered.size else ordered
 
