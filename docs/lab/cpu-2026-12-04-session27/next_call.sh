@@ -80,6 +80,10 @@ for s in "$@"; do
                 corpus:knn-window:4e7 corpus:powerlaw-mid:4e7 corpus:bimodal:4e7 corpus:multimodal:4e7 \
                 corpus:rmat-graph500:4e7 corpus:random-width:4e7 --switch segmented.STAGED_SORTED \
                 --modes "plain=()" "sorted=('float32','float64')" --others segmented --out "$R/ab-sorted.json" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted)"; exit 2 ;;
+    # session 32: where a fresh copy's dia detection spends (../h200-2026-12-05-session32/README.md, "Next")
+    steps) [ -d /tmp/h24 ] || step make24 python3 "$HERE/make_held_out_24.py" /tmp/h24
+           step steps python3 docs/lab/h200-2026-12-05-session32/detection_steps.py shared-matrices/delaunay_n16.mtx.gz \
+                /tmp/h24/line3-300k.npz /tmp/h24/stencil13-2d-240.npz gen:poisson2d:1000 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps)"; exit 2 ;;
   esac
 done
