@@ -38,7 +38,6 @@ def check_diagonals(A, candidates: np.ndarray, values, capacity: int) -> Diagona
     least one) in ``values`` (zeroed, on A's side, candidates x stride flat: entry (r, r + d) goes
     to ``values[i * stride + r]`` for ``candidates[i] == d``), and count what lies elsewhere.
     ``capacity``: how many missed entries' diagonals the GPU keeps (the caller refuses more)."""
-    stride = values.size // candidates.size
     if A.on_gpu:
         from .backends.cuda import detect
 
@@ -46,6 +45,7 @@ def check_diagonals(A, candidates: np.ndarray, values, capacity: int) -> Diagona
         if not unordered:  # strictly increasing rows: what has_canonical_format would find
             A._remember_structure(sorted_rows=True, canonical=True)
         return DiagonalCheck(missed, zeros, not unordered, np.unique(kept))
+    stride = values.size // candidates.size
     rows = np.repeat(np.arange(A.n_rows, dtype=np.int64), np.diff(A.indptr))
     diagonals = A.indices.astype(np.int64) - rows
     slot = np.minimum(np.searchsorted(candidates, diagonals), candidates.size - 1)
