@@ -20,7 +20,7 @@ class DiagonalCheck:
     missed: int  #: entries on none of the candidate diagonals
     zeros: int  #: stored zeros
     canonical: bool  #: every row's columns strictly increase
-    missed_diagonals: np.ndarray  #: the distinct diagonals of missed entries (all of them while missed <= capacity)
+    missed_diagonals: np.ndarray  #: missed entries' diagonals, repeats kept (all while missed <= capacity)
 
 
 def sampled_diagonals(A, positions: np.ndarray) -> np.ndarray:
@@ -44,7 +44,7 @@ def check_diagonals(A, candidates: np.ndarray, values, capacity: int) -> Diagona
         missed, zeros, unordered, kept = detect.check_diagonals(A, candidates, values, capacity)
         if not unordered:  # strictly increasing rows: what has_canonical_format would find
             A._remember_structure(sorted_rows=True, canonical=True)
-        return DiagonalCheck(missed, zeros, not unordered, np.unique(kept))
+        return DiagonalCheck(missed, zeros, not unordered, kept)
     stride = values.size // candidates.size
     rows = np.repeat(np.arange(A.n_rows, dtype=np.int64), np.diff(A.indptr))
     diagonals = A.indices.astype(np.int64) - rows
@@ -52,7 +52,7 @@ def check_diagonals(A, candidates: np.ndarray, values, capacity: int) -> Diagona
     on = candidates[slot] == diagonals
     values[slot[on] * stride + rows[on]] = A.data[on]
     return DiagonalCheck(int(A.nnz - np.count_nonzero(on)), int(np.count_nonzero(A.data == 0)),
-                         A.has_canonical_format, np.unique(diagonals[~on]))
+                         A.has_canonical_format, diagonals[~on])
 
 
 def row_runs(A):
