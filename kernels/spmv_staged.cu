@@ -18,8 +18,9 @@
 // it, tile_rows[t] .. tile_rows[t+1] - 1, the last tile the trailing empty rows,
 // spla/planning/segmented.py):
 //  * a thread a row, over the owned rows and the row running into the tile
-//    from the left (its "head" row), sums the row's products in the tile left
-//    to right and writes y;
+//    from the left (its "head" row), sums the row's products in the tile (from
+//    an offset that keeps a warp's reads in distinct banks, staged_bank_offset)
+//    and writes y;
 //  * rows with more than LONG products in the tile, and rows cut by a tile
 //    edge, go on a list that the block's warps take one row at a time (lanes
 //    strided over the products, a shuffle reduction), so one long row does not
@@ -69,6 +70,22 @@ constexpr int LONG = 4 * spla::WARP_SIZE;
 template <typename V, int T>
 constexpr int staged_min_blocks() {
     return T * sizeof(V) <= 32 ? 2048 / STAGED_THREADS : 1536 / STAGED_THREADS;
+}
+
+// Where a thread of the row-a-thread step starts summing its row of `length` products (it wraps
+// to the row's start after the end). The warp's threads read their rows at the same step, and rows
+// of one length L start L apart, so from their first products they would all hit one shared-memory
+// bank where L is a multiple of 32 (32 banks of 4 bytes; 16 doubles a half warp's pass), and
+// 2^k-way where L has k factors of two: 32-way at rows of 32, which ran staged at half warp's
+// speed (runs-4x8-local-3000, session 31). Lanes whose rows would start in one bank start g of
+// them apart (g = 2^k, at most the banks): rows of one length are read without a conflict, rows
+// of odd length as before, rows of mixed lengths no worse (a count over random ones). The order
+// is fixed by the lane and the row, so every call gives the same bits.
+template <typename V>
+__device__ __forceinline__ int staged_bank_offset(long long length, int lane) {
+    constexpr int LOG_BANKS = sizeof(V) == 8 ? 4 : 5;  // elements a pass: 32 floats, 16 doubles
+    const int twos = min(__ffsll(length) - 1, LOG_BANKS);  // length's factors of two; -1 for an empty row
+    return twos < 0 ? 0 : (lane & ((1 << LOG_BANKS) - 1)) >> (LOG_BANKS - twos);
 }
 
 // The kernels' body. C is the stored column type: I (the matrix's indices), or unsigned short
@@ -131,8 +148,11 @@ __device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, c
                 listed[atomicAdd(&n_listed, 1)] = static_cast<int>(r - first);
                 continue;
             }
+            // from the row's bank offset to its end, then from its start (see staged_bank_offset)
+            const long long turn = from + staged_bank_offset<V>(to - from, lane);
             V sum = V(0);
-            for (long long k = from; k < to; ++k) sum += products[k - base];
+            for (long long k = turn; k < to; ++k) sum += products[k - base];
+            for (long long k = from; k < turn; ++k) sum += products[k - base];
             spla::store_row(y, r, sum, alpha, beta);
         }
         __syncthreads();

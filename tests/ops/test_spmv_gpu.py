@@ -127,6 +127,13 @@ def many_listed_rows(rng):
     return _rows(rng, np.tile(group, 8), 5000)
 
 
+def even_lengths(rng):
+    """Runs of rows of one even length (2-128) with an empty row between runs: staged's threads
+    start such rows at bank offsets and wrap (kernels/spmv_staged.cu, staged_bank_offset)."""
+    runs = [np.r_[np.full(70, length), 0] for length in (2, 4, 8, 16, 24, 32, 48, 64, 96, 128)]
+    return _rows(rng, np.concatenate(runs), 3000)
+
+
 def power_law(rng):
     # every path of adaptive2 at once: stream, rows (257..1024), block, split
     lengths = np.minimum(rng.zipf(1.6, 4000), 12000)
@@ -145,6 +152,7 @@ CASES = {
     "unaligned-starts": unaligned_starts,
     "medium-rows": medium_rows,
     "power-law": power_law,
+    "even-lengths": even_lengths,
     "tile-edges": tile_edges,
     "tile-edges-no-empty": tile_edges_no_empty,
     "tile-edges-short": tile_edges_short,
@@ -395,7 +403,7 @@ def test_near_share_of_a_device_matrix_is_the_host_copys(rng, index_dtype):
 
 @pytest.mark.parametrize("one_launch_cut", [0, 10**9], ids=["finish-launch", "one-launch"])
 @pytest.mark.parametrize("case", ["one-heavy-row", "few-huge-rows", "power-law", "tile-edges", "block-tile-edges",
-                                  "many-listed-rows"])
+                                  "many-listed-rows", "even-lengths"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_staged_finishes_cut_rows_either_way(rng, monkeypatch, dtype, case, one_launch_cut):
     """Rows cut by staged's tiles are finished by its second launch, or in the kernel itself (a

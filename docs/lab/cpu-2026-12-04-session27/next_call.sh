@@ -84,6 +84,23 @@ for s in "$@"; do
     steps) [ -d /tmp/h24 ] || step make24 python3 "$HERE/make_held_out_24.py" /tmp/h24
            step steps python3 docs/lab/h200-2026-12-05-session32/detection_steps.py shared-matrices/delaunay_n16.mtx.gz \
                 /tmp/h24/line3-300k.npz /tmp/h24/stencil13-2d-240.npz gen:poisson2d:1000 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps)"; exit 2 ;;
+    # session 33: staged's bank offsets (../h200-2026-12-05-session33/README.md): held-out set 27 and
+    # four earlier matrices of one row length, the committed kernel against the one before, in turns
+    ab27)  S33=docs/lab/h200-2026-12-05-session33
+           [ -d /tmp/h27 ] || step make27 python3 "$S33/make_held_out_27.py" /tmp/h27
+           step make-old sh -c "python3 docs/lab/h200-2026-12-04-session20/make_held_out_10.py /tmp/h10 rows-12-over-30k &&
+                python3 docs/lab/h200-2026-12-04-session24/make_held_out_18.py /tmp/h18 rows-32-exactly-over-2M &&
+                python3 docs/lab/h200-2026-12-05-session26/make_held_out_20.py /tmp/h20 knn-32-window-8k &&
+                python3 docs/lab/h200-2026-12-05-session26/make_held_out_22.py /tmp/h22 runs-4x8-local-3000"
+           old="/tmp/h10/rows-12-over-30k.npz /tmp/h18/rows-32-exactly-over-2M.npz /tmp/h20/knn-32-window-8k.npz /tmp/h22/runs-4x8-local-3000.npz"
+           for pair in float32:staged:16 float64:staged:8; do
+             step "ab27-${pair%%:*}" python3 scripts/ab_kernel.py /tmp/h27/*.npz $old --kernel "${pair#*:}" \
+                  --dtype "${pair%%:*}" --variant committed= --variant "before=file:$S33/spmv_staged_before.cu" \
+                  --rounds 3 --out "$R/ab27-${pair%%:*}"
+           done ;;
+    bench27) [ -d /tmp/h27 ] || step make27 python3 docs/lab/h200-2026-12-05-session33/make_held_out_27.py /tmp/h27
+           step bench27 python3 scripts/bench_corpus.py --out "$R/held-out-27" --scale none \
+                --sources "$(sources /tmp/h27)" --budget-min 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, bench27)"; exit 2 ;;
   esac
 done
