@@ -82,9 +82,9 @@ constexpr int staged_min_blocks() {
 // of odd length as before, rows of mixed lengths no worse (a count over random ones). The order
 // is fixed by the lane and the row, so every call gives the same bits.
 template <typename V>
-__device__ __forceinline__ int staged_bank_offset(long long length, int lane) {
+__device__ __forceinline__ int staged_bank_offset(int length, int lane) {
     constexpr int LOG_BANKS = sizeof(V) == 8 ? 4 : 5;  // elements a pass: 32 floats, 16 doubles
-    const int twos = min(__ffsll(length) - 1, LOG_BANKS);  // length's factors of two; -1 for an empty row
+    const int twos = min(__ffs(length) - 1, LOG_BANKS);  // length's factors of two; -1 for an empty row
     return twos < 0 ? 0 : (lane & ((1 << LOG_BANKS) - 1)) >> (LOG_BANKS - twos);
 }
 
@@ -148,11 +148,13 @@ __device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, c
                 listed[atomicAdd(&n_listed, 1)] = static_cast<int>(r - first);
                 continue;
             }
-            // from the row's bank offset to its end, then from its start (see staged_bank_offset)
-            const long long turn = from + staged_bank_offset<V>(to - from, lane);
+            // from the row's bank offset to its end, then from its start (see staged_bank_offset);
+            // in the tile's 32-bit places, so the loops keep registers for loads in flight
+            const int lo = static_cast<int>(from - base), hi = static_cast<int>(to - base);
+            const int turn = lo + staged_bank_offset<V>(hi - lo, lane);
             V sum = V(0);
-            for (long long k = turn; k < to; ++k) sum += products[k - base];
-            for (long long k = from; k < turn; ++k) sum += products[k - base];
+            for (int k = turn; k < hi; ++k) sum += products[k];
+            for (int k = lo; k < turn; ++k) sum += products[k];
             spla::store_row(y, r, sum, alpha, beta);
         }
         __syncthreads();
