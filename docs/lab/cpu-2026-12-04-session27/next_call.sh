@@ -100,9 +100,17 @@ for s in "$@"; do
                   --variant "wrap=file:$S33/spmv_staged_wrap.cu" \
                   --rounds 3 --out "$R/ab27-${pair%%:*}"
            done ;;
+    # session 33, call 5: the taken kernel against the one before on six irregular corpus matrices
+    abcorpus) for pair in float32:staged:16 float64:staged:8; do
+             step "abcorpus-${pair%%:*}" python3 scripts/ab_kernel.py corpus:powerlaw-mid:4e7 corpus:rmat-graph500:4e7 \
+                  corpus:random-width:4e7 corpus:bimodal:4e7 corpus:multimodal:4e7 corpus:knn-window:4e7 \
+                  --kernel "${pair#*:}" --dtype "${pair%%:*}" --variant committed= \
+                  --variant "before=file:docs/lab/h200-2026-12-05-session33/spmv_staged_before.cu" \
+                  --rounds 3 --out "$R/abcorpus-${pair%%:*}"
+           done ;;
     bench27) [ -d /tmp/h27 ] || step make27 python3 docs/lab/h200-2026-12-05-session33/make_held_out_27.py /tmp/h27
            step bench27 python3 scripts/bench_corpus.py --out "$R/held-out-27" --scale none \
                 --sources "$(sources /tmp/h27)" --budget-min 2 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, bench27)"; exit 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27)"; exit 2 ;;
   esac
 done
