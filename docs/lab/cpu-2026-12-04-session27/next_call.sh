@@ -108,9 +108,14 @@ for s in "$@"; do
                   --variant "before=file:docs/lab/h200-2026-12-05-session33/spmv_staged_before.cu" \
                   --rounds 3 --out "$R/abcorpus-${pair%%:*}"
            done ;;
+    # session 33: M2 again on a fresh set with staged's bank offsets (bench records every kernel; the
+    # rule is replayed on the CPU with rule_trial.py --trial m2-gate)
+    bench28) step make28 python3 docs/lab/h200-2026-12-05-session33/make_held_out_28.py /tmp/h28
+           step bench28 python3 scripts/bench_corpus.py --out "$R/held-out-28" --scale none \
+                --sources "$(sources /tmp/h28)" --budget-min 2 ;;
     bench27) [ -d /tmp/h27 ] || step make27 python3 docs/lab/h200-2026-12-05-session33/make_held_out_27.py /tmp/h27
            step bench27 python3 scripts/bench_corpus.py --out "$R/held-out-27" --scale none \
                 --sources "$(sources /tmp/h27)" --budget-min 2 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27)"; exit 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27, bench28)"; exit 2 ;;
   esac
 done
