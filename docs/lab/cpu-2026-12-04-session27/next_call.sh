@@ -85,8 +85,8 @@ for s in "$@"; do
            step steps python3 docs/lab/h200-2026-12-05-session32/detection_steps.py shared-matrices/delaunay_n16.mtx.gz \
                 /tmp/h24/line3-300k.npz /tmp/h24/stencil13-2d-240.npz gen:poisson2d:1000 ;;
     # session 33: staged's bank offsets (../h200-2026-12-05-session33/README.md): held-out set 27 and
-    # four earlier matrices of one row length, the committed kernel against the one before (and,
-    # from call 4, the one-loop rewrite "wrap"), in turns
+    # four earlier matrices of one row length, the committed kernel against the one before, in turns
+    # (call 4 added a third variant, wrap=file:$S33/spmv_staged_wrap.cu, since taken into kernels/)
     ab27)  S33=docs/lab/h200-2026-12-05-session33
            [ -d /tmp/h27 ] || step make27 python3 "$S33/make_held_out_27.py" /tmp/h27
            step make-old sh -c "python3 docs/lab/h200-2026-12-04-session20/make_held_out_10.py /tmp/h10 rows-12-over-30k &&
@@ -97,7 +97,6 @@ for s in "$@"; do
            for pair in float32:staged:16 float64:staged:8; do
              step "ab27-${pair%%:*}" python3 scripts/ab_kernel.py /tmp/h27/*.npz $old --kernel "${pair#*:}" \
                   --dtype "${pair%%:*}" --variant committed= --variant "before=file:$S33/spmv_staged_before.cu" \
-                  --variant "wrap=file:$S33/spmv_staged_wrap.cu" \
                   --rounds 3 --out "$R/ab27-${pair%%:*}"
            done ;;
     # session 33, call 5: the taken kernel against the one before on six irregular corpus matrices
