@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "h200-2026-12-04-session19"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -23,28 +22,17 @@ import make_held_out_large as gen  # noqa: E402
 gen.RNG = np.random.default_rng(2833)
 
 
-def local(n: int, lo: int, hi: int, reach: int) -> sp.csr_matrix:
-    """Rows of lo..hi entries within +-reach of the diagonal (duplicates folded)."""
-    lengths = gen.RNG.integers(lo, hi + 1, n)
-    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    cols = np.clip(rows + gen.RNG.integers(-reach, reach + 1, rows.size), 0, n - 1)
-    A = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
-    A.sum_duplicates()
-    A.data = gen._values(A.nnz)
-    return A
-
-
 TWENTY_EIGHTH = {
-    "rows-16-28-local-300": lambda: local(1_800_000, 16, 28, 300),
-    "rows-36-52-local-350": lambda: local(900_000, 36, 52, 350),
-    "rows-64-96-local-800": lambda: local(480_000, 64, 96, 800),
-    "rows-100-124-local-1200": lambda: local(340_000, 100, 124, 1200),
+    "rows-16-28-local-300": lambda: s27.mixed(1_800_000, 16, 28, 300),
+    "rows-36-52-local-350": lambda: s27.mixed(900_000, 36, 52, 350),
+    "rows-64-96-local-800": lambda: s27.mixed(480_000, 64, 96, 800),
+    "rows-100-124-local-1200": lambda: s27.mixed(340_000, 100, 124, 1200),
     # rows of one length, a column in each slot of 10 (set 27's exact): near shares about 0.3
     "rows-16-exact-gap-10": lambda: s27.exact(2_400_000, 16, 10),
     "rows-32-exact-gap-10": lambda: s27.exact(1_200_000, 32, 10),
     "rows-21-exact-gap-10": lambda: s27.exact(1_800_000, 21, 10),
     "rows-48-exact-gap-9": lambda: s27.exact(800_000, 48, 9),
-    "rows-160-220-local-2200": lambda: local(200_000, 160, 220, 2200),  # control: over 128
+    "rows-160-220-local-2200": lambda: s27.mixed(200_000, 160, 220, 2200),  # control: over 128
     "rows-256-exact-gap-10": lambda: s27.exact(150_000, 256, 10),  # control: over 128
 }
 
