@@ -112,9 +112,21 @@ for s in "$@"; do
     bench28) step make28 python3 docs/lab/h200-2026-12-05-session33/make_held_out_28.py /tmp/h28
            step bench28 python3 scripts/bench_corpus.py --out "$R/held-out-28" --scale none \
                 --sources "$(sources /tmp/h28)" --budget-min 2 ;;
+    # session 33: float32's packed class (segmented) re-run with staged's bank offsets, for P3: the kNN
+    # windows and rows of one length that the class was fitted around, both corpus families at 10M and
+    # 40M (subsets of a set draw from their maker's generator in a new order: the same shapes, not the
+    # same bits, and their records replace the old ones in a replay)
+    packed) L=docs/lab
+           step makepacked sh -c "python3 $L/h200-2026-12-04-session24/make_held_out_18.py /tmp/h18 knn-48-window-5k &&
+                python3 $L/h200-2026-12-05-session26/make_held_out_20.py /tmp/h20 knn-32-window-8k stencil27-window-shuffled &&
+                python3 $L/cpu-2026-12-04-session27/make_held_out_25.py /tmp/h25 knn-24-window-12k rows-40-exactly-local-10000 &&
+                python3 $L/h200-2026-12-04-session19/make_held_out_large.py /tmp/hp knn-15 kron-600x5000"
+           step benchpacked python3 scripts/bench_corpus.py --out "$R/packed-rerun" --scale 1e7,4e7 \
+                --families knn-window,zipf-columns --dtypes float32 --budget-min 4 --sources \
+                "/tmp/h18/knn-48-window-5k.npz,/tmp/h20/knn-32-window-8k.npz,/tmp/h20/stencil27-window-shuffled.npz,/tmp/h25/knn-24-window-12k.npz,/tmp/h25/rows-40-exactly-local-10000.npz,/tmp/hp/knn-15.npz,/tmp/hp/kron-600x5000.npz" ;;
     bench27) [ -d /tmp/h27 ] || step make27 python3 docs/lab/h200-2026-12-05-session33/make_held_out_27.py /tmp/h27
            step bench27 python3 scripts/bench_corpus.py --out "$R/held-out-27" --scale none \
                 --sources "$(sources /tmp/h27)" --budget-min 2 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27, bench28)"; exit 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27, bench28, packed)"; exit 2 ;;
   esac
 done
