@@ -124,9 +124,15 @@ for s in "$@"; do
            step benchpacked python3 scripts/bench_corpus.py --out "$R/packed-rerun" --scale 1e7,4e7 \
                 --families knn-window,zipf-columns --dtypes float32 --budget-min 4 --sources \
                 "/tmp/h18/knn-48-window-5k.npz,/tmp/h20/knn-32-window-8k.npz,/tmp/h20/stencil27-window-shuffled.npz,/tmp/h25/knn-24-window-12k.npz,/tmp/h25/rows-40-exactly-local-10000.npz,/tmp/hp/knn-15.npz,/tmp/hp/kron-600x5000.npz" ;;
+    # session 33: R1-R2, columns relabelled by count (the L1 model's lead for the large irregular target)
+    relabel) step relabel python3 docs/lab/h200-2026-12-05-session33/relabel_trial.py /tmp/rl corpus:rmat-skewed:4e7 \
+                  corpus:rmat-graph500:4e7 corpus:powerlaw-mid:4e7 corpus:bimodal:4e7 corpus:random-width:4e7 \
+                  corpus:knn-window:4e7
+           step benchrelabel python3 scripts/bench_corpus.py --out "$R/relabel" --scale none \
+                --sources "$(sources /tmp/rl)" --budget-min 6 ;;
     bench27) [ -d /tmp/h27 ] || step make27 python3 docs/lab/h200-2026-12-05-session33/make_held_out_27.py /tmp/h27
            step bench27 python3 scripts/bench_corpus.py --out "$R/held-out-27" --scale none \
                 --sources "$(sources /tmp/h27)" --budget-min 2 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27, bench28, packed)"; exit 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27, bench28, packed, relabel)"; exit 2 ;;
   esac
 done
