@@ -26,29 +26,37 @@ TILE = 256 * 16  # staged's float32 tile at T = 16
 WARP = 32
 
 
-def hit_share(indices: np.ndarray, lines: int, sms: int, itemsize: int = 4) -> float:
-    """Share of one SM's gathered sectors (distinct within a warp's request) found in L1."""
+def requests(indices: np.ndarray, sms: int, resident: int, itemsize: int):
+    """SM 0's warp requests (sectors of x) in the order they reach L1: its tiles taken ``resident``
+    at a time (the blocks an SM holds at once), their requests interleaved."""
     n_tiles = indices.size // TILE
     mine = np.arange(0, n_tiles, sms)  # SM 0's tiles
+    for first in range(0, mine.size, resident):
+        group = [indices[t * TILE:(t + 1) * TILE].astype(np.int64) * itemsize // 32
+                 for t in mine[first:first + resident]]
+        stacked = np.stack([g.reshape(-1, WARP) for g in group], axis=1)  # request, tile, lane
+        yield from stacked.reshape(-1, WARP)
+
+
+def hit_share(indices: np.ndarray, lines: int, sms: int, resident: int = 1, itemsize: int = 4) -> float:
+    """Share of one SM's gathered sectors (distinct within a warp's request) found in L1."""
     cache: OrderedDict[int, int] = OrderedDict()  # line -> bitmask of valid sectors
     hits = total = 0
-    for t in mine:
-        sectors = indices[t * TILE:(t + 1) * TILE].astype(np.int64) * itemsize // 32
-        for request in sectors.reshape(-1, WARP):
-            for sector in np.unique(request).tolist():
-                line, bit = sector >> 2, 1 << (sector & 3)
-                total += 1
-                mask = cache.get(line)
-                if mask is None:
-                    cache[line] = bit
-                    if len(cache) > lines:
-                        cache.popitem(last=False)
-                    continue
-                cache.move_to_end(line)
-                if mask & bit:
-                    hits += 1
-                else:
-                    cache[line] = mask | bit
+    for request in requests(indices, sms, resident, itemsize):
+        for sector in np.unique(request).tolist():
+            line, bit = sector >> 2, 1 << (sector & 3)
+            total += 1
+            mask = cache.get(line)
+            if mask is None:
+                cache[line] = bit
+                if len(cache) > lines:
+                    cache.popitem(last=False)
+                continue
+            cache.move_to_end(line)
+            if mask & bit:
+                hits += 1
+            else:
+                cache[line] = mask | bit
     return hits / max(total, 1)
 
 
@@ -66,6 +74,8 @@ def main(argv=None) -> int:
     parser.add_argument("sources", nargs="+")
     parser.add_argument("--lines", type=int, default=1000, help="L1 lines x may hold (default 1000: 125 KB)")
     parser.add_argument("--sms", type=int, default=132)
+    parser.add_argument("--resident", type=int, default=1,
+                        help="tiles an SM runs at once, their requests interleaved (staged float32: 6)")
     args = parser.parse_args(argv)
 
     from spla.bench import corpus
@@ -74,8 +84,8 @@ def main(argv=None) -> int:
     for source in args.sources:
         A = corpus.load(source)
         indices = np.asarray(A.indices)
-        as_is = hit_share(indices, args.lines, args.sms)
-        relabelled = hit_share(by_count(indices, A.n_cols), args.lines, args.sms)
+        as_is = hit_share(indices, args.lines, args.sms, args.resident)
+        relabelled = hit_share(by_count(indices, A.n_cols), args.lines, args.sms, args.resident)
         print(f"  {source} ({A.nnz:,} nnz): as it is {as_is:.3f}, columns by count {relabelled:.3f}", flush=True)
     return 0
 
