@@ -84,16 +84,19 @@ def google_matrix_parts(A: CSRMatrix, dtype):
     the first on one matrix skip the build; like every CSRMatrix cache it
     assumes A is not modified in place afterwards.
     """
-    import scipy.sparse as sp
-
     host = A.to_host()
     key = ("pagerank-host-parts", np.dtype(dtype).str)
     if key not in host._cache:
-        S = host.to_scipy().astype(np.float64)
+        S = host.to_scipy().astype(np.float64)  # a copy: scaled in place below
         out_weight = np.asarray(S.sum(axis=1)).ravel()
         dangling = out_weight == 0
         scale = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=~dangling)
-        P = (sp.diags(scale) @ S).T.tocsr()
+        # D^-1 S row by row, as SciPy's diags(scale) @ S gives it (each value times its row's scale,
+        # zeros dropped) without its general sparse product: 1.6 of 3.7 s of PageRank on a 32M-edge
+        # graph (session 33)
+        S.data *= np.repeat(scale, np.diff(S.indptr))
+        S.eliminate_zeros()
+        P = S.T.tocsr()
         host._cache[key] = (CSRMatrix.from_scipy(P, dtype=dtype), dangling)
     return host._cache[key]
 

@@ -117,6 +117,30 @@ def test_full_output_times_and_cached_build(rng):
     np.testing.assert_array_equal(spla.pagerank(A, device="cpu"), ranks)  # the cached build, same answer
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_host_google_matrix_is_scipys_diagonal_product(rng, dtype):
+    """P = (D^-1 A)^T scaled row by row in place gives what SciPy's diags(1 / out-weight) @ A
+    gives, bit for bit: entries, order and the zeros it drops (explicit zeros, an empty row, a row
+    whose weights sum to zero and so scale by 0)."""
+    from spla.graph import google_matrix_parts
+
+    S = sp.random(300, 300, density=0.03, format="lil", random_state=rng)
+    S[5, :] = 0
+    S[6, :] = 0
+    S[6, 1], S[6, 2] = 1.0, -1.0
+    S = S.tocsr()
+    S.data[::17] = 0.0  # explicit zeros, kept by tocsr
+    S.data[S.indptr[6]:S.indptr[7]] = [1.0, -1.0]  # whatever the line above hit
+    out_weight = np.asarray(S.sum(axis=1)).ravel()
+    scale = np.divide(1.0, out_weight, out=np.zeros_like(out_weight), where=out_weight != 0)
+    want = (sp.diags(scale) @ S).T.tocsr().astype(dtype)
+    P, dangling = google_matrix_parts(CSRMatrix.from_scipy(S), dtype)
+    got = P.to_scipy()
+    assert dangling[5] and dangling[6] and not dangling[0]
+    for part in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(getattr(got, part), getattr(want, part))
+
+
 # ---------------------------------------------------------------- CLI
 def test_cli_solve_json():
     result = CliRunner().invoke(main, ["solve", "gen:poisson2d:32", "--method", "cg", "--rtol", "1e-8",

@@ -1,5 +1,5 @@
 """N products of one matrix in a row (a user's power iteration or Krylov loop), through spla.spmv on
-the CPU, with the column relabelling as the code decides it (on its RELABEL_AFTER_PRODUCTS-th
+the CPU (relabel.patch applied), with the column relabelling as the code decides it (on its RELABEL_AFTER_PRODUCTS-th
 product) and with it off: whole loops, the decision and relabelling included, a fresh matrix a
 loop, two rounds interleaved, the faster of each.
 

@@ -1,6 +1,8 @@
-"""spla.pagerank on the CPU with the column relabelling (spla.backends.cpu.column_order) as the code
-decides it, and with it off (tol 1e-13: the default tol stops a graph of millions of vertices after one or two iterations) (RELABEL_MIN_X_BYTES out of reach): whole calls, decision and
-relabelling included, two rounds interleaved, the faster of each; the ranks must be the same bits.
+"""spla.pagerank on the CPU with the column relabelling (relabel.patch applied:
+spla.backends.cpu.column_order) as the code decides it, and with it off (RELABEL_MIN_X_BYTES out of
+reach): whole calls, decision and relabelling included, two rounds interleaved, the faster of each;
+the ranks must be the same bits. tol 1e-13: the default tol stops a graph of millions of vertices
+after one or two iterations.
 
     PYTHONPATH=. python3 docs/lab/cpu-2026-12-05-session33/pagerank_relabel.py SOURCE...
 """
