@@ -128,8 +128,8 @@ for s in "$@"; do
     relabel) step relabel python3 docs/lab/h200-2026-12-05-session33/relabel_trial.py /tmp/rl corpus:rmat-skewed:4e7 \
                   corpus:rmat-graph500:4e7 corpus:powerlaw-mid:4e7 corpus:bimodal:4e7 corpus:random-width:4e7 \
                   corpus:knn-window:4e7
-           step benchrelabel python3 scripts/bench_corpus.py --out "$R/relabel" --scale none \
-                --sources "$(sources /tmp/rl)" --budget-min 6 ;;
+           step benchrelabel python3 scripts/bench_corpus.py --out "$R/relabel" --scale none --dtypes float32 \
+                --sources "$(sources /tmp/rl)" --budget-min 5 ;;
     bench27) [ -d /tmp/h27 ] || step make27 python3 docs/lab/h200-2026-12-05-session33/make_held_out_27.py /tmp/h27
            step bench27 python3 scripts/bench_corpus.py --out "$R/held-out-27" --scale none \
                 --sources "$(sources /tmp/h27)" --budget-min 2 ;;
