@@ -130,9 +130,13 @@ for s in "$@"; do
                   corpus:knn-window:4e7
            step benchrelabel python3 scripts/bench_corpus.py --out "$R/relabel" --scale none --dtypes float32 \
                 --sources "$(sources /tmp/rl)" --budget-min 5 ;;
+    # session 33: the corpus families whose rows are all of one even length, re-run with the bank offsets
+    # (../h200-2026-12-05-session33/stale_records.txt lists every stale record; these replace the corpus's)
+    stale) step stale python3 scripts/bench_corpus.py --out "$R/corpus-even-rows" --scale 3e5,1e6,2e6,1e7,4e7 \
+                --families random-uniform,tall-skinny,zipf-columns --budget-min 5 ;;
     bench27) [ -d /tmp/h27 ] || step make27 python3 docs/lab/h200-2026-12-05-session33/make_held_out_27.py /tmp/h27
            step bench27 python3 scripts/bench_corpus.py --out "$R/held-out-27" --scale none \
                 --sources "$(sources /tmp/h27)" --budget-min 2 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27, bench28, packed, relabel)"; exit 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale)"; exit 2 ;;
   esac
 done
