@@ -43,10 +43,11 @@ class Refusal:
 NOT_CANONICAL = Refusal("its rows are not in canonical form (sorted, no duplicates): call A.sum_duplicates()")
 
 
-#: Bytes a structure may take without asking the driver what is free (cudaMemGetInfo). Under
-#: cProfile on the H200 (session 32) its calls in a loop of fresh device copies averaged 1.1 ms;
-#: not asking below this took 0.04-0.14 ms off each of four detections. Less than this that does
-#: not fit is caught as the allocation's out-of-memory error (a Refusal, :func:`cached`).
+#: Bytes a structure may take without asking the driver what is free (cudaMemGetInfo). Timed apart
+#: on the H200 (session 33), the query took 30-55 us right after a fresh device copy and 11 us warm
+#: (session 32's cProfile average, 1.1 ms, was not borne out); not asking below this took
+#: 0.04-0.14 ms off each of four detections. Less than this that does not fit is caught as the
+#: allocation's out-of-memory error (a Refusal, :func:`cached`).
 UNASKED_BYTES = 1 << 30
 
 
