@@ -59,9 +59,10 @@ STAGED_NARROW = ("float32",)
 # An experiment (session 31, docs/lab/h200-2026-12-05-session31), off by default: the value dtypes
 # whose staged stores each tile's nonzeros in column order, with each nonzero's place in the tile's
 # CSR order (2 bytes a nonzero more, and a copy of the values and columns), so a warp's gather
-# reads x at neighbouring columns. A count of the sectors (sector_model.py) says 3.1x fewer on kNN
-# windows and none fewer where columns spread over millions; only a GPU run can say what it is
-# worth, so nothing turns it on yet.
+# reads x at neighbouring columns. A count of the sectors (sector_model.py) said 3.1x fewer on kNN
+# windows and none fewer where columns spread over millions; on the H200 (session 32,
+# docs/lab/h200-2026-12-05-session32) it ran 0.94-1.14x plain staged at 40M nonzeros, 1.02x in
+# float32 and 0.99x in float64 over six matrices: not worth turning on.
 STAGED_SORTED: tuple = ()
 
 
