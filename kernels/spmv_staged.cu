@@ -91,18 +91,13 @@ __device__ __forceinline__ int staged_bank_offset(int length, int lane) {
 
 // The kernels' body. C is the stored column type: I (the matrix's indices), or unsigned short
 // (NARROW: tile t's columns as offsets from tile_cols[t], 2 bytes a nonzero, not 4 or 8).
-// SORTED (an experiment, spla/planning/segmented.py STAGED_SORTED): each tile's values and columns
-// are stored in column order, and slots[k] is where nonzero k's product goes in the tile's CSR
-// order, so one gather instruction reads x at 32 neighbouring columns, not at 32 neighbouring
-// nonzeros. The products, and so the bits of y, are the same.
-template <typename V, typename I, typename C, int T, bool NARROW, bool SORTED = false>
+template <typename V, typename I, typename C, int T, bool NARROW>
 __device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
                                              const I* __restrict__ indptr, const C* __restrict__ indices,
                                              const I* __restrict__ tile_cols, const V* __restrict__ data,
                                              const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
                                              V* __restrict__ head_partials, V* __restrict__ tail_partials,
-                                             unsigned int* counters,
-                                             const unsigned short* __restrict__ slots = nullptr) {
+                                             unsigned int* counters) {
     constexpr int TILE = STAGED_THREADS * T;
     constexpr int LISTED = TILE / (LONG + 1) + 2;  // long rows fit in a tile, and two cut ones
     __shared__ V products[TILE];
@@ -122,14 +117,13 @@ __device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, c
 #pragma unroll
             for (int s = 0; s < T; ++s) {
                 const int at = s * STAGED_THREADS + threadIdx.x;
-                const int to = SORTED ? __ldcs(slots + base + at) : at;
-                products[to] = __ldcs(data + base + at) * __ldg(xt + __ldcs(indices + base + at));
+                products[at] = __ldcs(data + base + at) * __ldg(xt + __ldcs(indices + base + at));
             }
-        } else {  // the last tile's slots are a permutation of its own nonzeros: the rest are zero
+        } else {  // the last tile: past nnz, zeros
             for (int at = threadIdx.x; at < TILE; at += STAGED_THREADS) {
                 const long long k = base + at;
                 if (k < nnz)
-                    products[SORTED ? __ldcs(slots + k) : at] = __ldcs(data + k) * __ldg(xt + __ldcs(indices + k));
+                    products[at] = __ldcs(data + k) * __ldg(xt + __ldcs(indices + k));
                 else
                     products[at] = V(0);
             }
@@ -211,32 +205,6 @@ spla_spmv_staged_narrow(long long n_tiles, long long nnz, const long long* __res
                         V* __restrict__ tail_partials, unsigned int* counters) {
     staged_tiles<V, I, unsigned short, T, true>(n_tiles, nnz, tile_rows, indptr, offsets, tile_cols, data, x, y,
                                                 alpha, beta, head_partials, tail_partials, counters);
-}
-
-// The same over each tile's nonzeros in column order (SORTED above; an experiment behind
-// spla/planning/segmented.py STAGED_SORTED): values and columns (indices, or narrow offsets from
-// tile_cols) permuted within each tile, and slots[k], nonzero k's place in its tile's CSR order.
-template <typename V, typename I, int T>
-__global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
-spla_spmv_staged_sorted(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
-                        const I* __restrict__ indptr, const I* __restrict__ indices,
-                        const unsigned short* __restrict__ slots, const V* __restrict__ data,
-                        const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
-                        V* __restrict__ head_partials, V* __restrict__ tail_partials, unsigned int* counters) {
-    staged_tiles<V, I, I, T, false, true>(n_tiles, nnz, tile_rows, indptr, indices, nullptr, data, x, y, alpha, beta,
-                                          head_partials, tail_partials, counters, slots);
-}
-
-template <typename V, typename I, int T>
-__global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
-spla_spmv_staged_narrow_sorted(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
-                               const I* __restrict__ indptr, const unsigned short* __restrict__ offsets,
-                               const I* __restrict__ tile_cols, const unsigned short* __restrict__ slots,
-                               const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y, V alpha,
-                               V beta, V* __restrict__ head_partials, V* __restrict__ tail_partials,
-                               unsigned int* counters) {
-    staged_tiles<V, I, unsigned short, T, true, true>(n_tiles, nnz, tile_rows, indptr, offsets, tile_cols, data, x,
-                                                      y, alpha, beta, head_partials, tail_partials, counters, slots);
 }
 
 // The rows cut by tile edges, a warp each: cut[3 c .. 3 c + 2] = (row, first tile, last tile);

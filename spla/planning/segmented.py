@@ -56,14 +56,6 @@ STAGED_ONE_LAUNCH_CUT = 1024
 # windows, where the gathers of x decide), docs/lab/h200-2026-12-05-session26.
 NARROW_SPAN = 1 << 16
 STAGED_NARROW = ("float32",)
-# An experiment (session 31, docs/lab/h200-2026-12-05-session31), off by default: the value dtypes
-# whose staged stores each tile's nonzeros in column order, with each nonzero's place in the tile's
-# CSR order (2 bytes a nonzero more, and a copy of the values and columns), so a warp's gather
-# reads x at neighbouring columns. A count of the sectors (sector_model.py) said 3.1x fewer on kNN
-# windows and none fewer where columns spread over millions; on the H200 (session 32,
-# docs/lab/h200-2026-12-05-session32) it ran 0.94-1.14x plain staged at 40M nonzeros, 1.02x in
-# float32 and 0.99x in float64 over six matrices: not worth turning on.
-STAGED_SORTED: tuple = ()
 
 
 def staged_in_one_launch(n_cut: int) -> bool:
@@ -188,35 +180,6 @@ def staged_narrow_columns(A, T: int):
     if key not in A._cache:
         try:
             A._cache[key] = narrow_columns(A.indices, STAGED_THREADS * T)
-        except MemoryError:  # CuPy's OutOfMemoryError is one
-            A._cache[key] = None
-    return A._cache[key]
-
-
-def sorted_tiles(data, columns, tile: int):
-    """(data, columns, slots): each tile of ``tile`` nonzeros (at most 65,536) in column order, and
-    ``slots`` (uint16), each nonzero's place in its tile's original order; on the arrays' side."""
-    xp = array_module(columns)
-    nnz = int(columns.size)
-    position = xp.arange(nnz, dtype=xp.int64)
-    # sorted on (tile, column), every key below 2^63 (tiles < 2^31, columns < 2^32); the order among
-    # equal columns of one tile does not matter: the slots put each product back in its place
-    order = xp.argsort((position // tile) * (1 << 32) + columns.astype(xp.int64))
-    return data[order], columns[order], (order % tile).astype(xp.uint16)
-
-
-def staged_sorted(A, T: int, columns: tuple):
-    """What ``staged:T`` reads under STAGED_SORTED: (columns..., slots, data) with every tile in
-    column order (:func:`sorted_tiles`), ``columns`` the launcher's (A's indices, or the narrow
-    offsets and the tiles' first columns, which sorting leaves alone). Cached on A per (T, form);
-    None where A's dtype is not in STAGED_SORTED or there is no memory for the copy."""
-    if np.dtype(A.dtype).name not in STAGED_SORTED:
-        return None
-    key = ("staged-sorted", T, len(columns))
-    if key not in A._cache:
-        try:
-            data, stored, slots = sorted_tiles(A.data, columns[0], STAGED_THREADS * T)
-            A._cache[key] = (stored, *columns[1:], slots, data)
         except MemoryError:  # CuPy's OutOfMemoryError is one
             A._cache[key] = None
     return A._cache[key]

@@ -492,32 +492,6 @@ def test_staged_narrow_columns_give_the_indices_bits(rng, monkeypatch, dtype, ca
     assert cupy.array_equal(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"), results[1])
 
 
-@pytest.mark.parametrize("launches", ["one", "two"])
-@pytest.mark.parametrize("narrow", [False, True], ids=["indices", "narrow"])
-@pytest.mark.parametrize("case", ["span-edge", "power-law", "block-tile-edges", "many-listed-rows"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_staged_sorted_tiles_give_the_same_bits(rng, monkeypatch, dtype, case, narrow, launches):
-    """The experiment STAGED_SORTED (each tile's nonzeros in column order, each product put back in
-    its place) gives staged's bits: from the indices and from narrow offsets, in one launch and
-    with the finish kernel, with alpha and beta, call after call."""
-    host = span_edge(rng) if case == "span-edge" else CASES[case](rng)
-    x = cupy.asarray(rng.uniform(-1, 1, host.shape[1]).astype(dtype))
-    y = cupy.asarray(rng.uniform(-1, 1, host.shape[0]).astype(dtype))
-    monkeypatch.setattr(segmented, "STAGED_NARROW", ("float32", "float64") if narrow else ())
-    monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 10**9 if launches == "one" else -1)
-    results = []
-    for in_order in (False, True):
-        monkeypatch.setattr(segmented, "STAGED_SORTED", ("float32", "float64") if in_order else ())
-        A = _device_matrix(host, dtype, np.int32)  # a copy of its own: the entry is fixed when it binds
-        results.append(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"))
-        launcher = ops_spmv.bound_launcher(A, "staged:4")
-        assert launcher.entry.endswith("_sorted") == in_order and (launcher.finish is None) == (launches == "one")
-    ref, scale, lengths = _reference(A, x, 1.5, -0.5, y)
-    _check(results[1], A, ref, scale, lengths, f"{case}/staged:4 sorted")
-    assert cupy.array_equal(*results)
-    assert cupy.array_equal(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"), results[1])
-
-
 def test_auto_runs_staged_on_a_large_power_law(rng):
     """From AUTO.large_nnz nonzeros an irregular matrix runs staged (and its finish kernel)
     through spla.spmv's auto, with alpha/beta and out= as every kernel; describe_choice says so."""

@@ -551,40 +551,6 @@ def test_spla_info_shows_the_staged_tiles_when_auto_runs_them(rng, monkeypatch):
     assert "2-byte" not in analysis.analyze(A.astype(np.float32))["mappings"]["auto"]["unit"]
 
 
-@pytest.mark.parametrize("nnz", [32, 45], ids=["whole-tiles", "partial-last-tile"])
-def test_sorted_tiles_put_each_tile_in_column_order_and_say_where_each_came_from(nnz):
-    """Each tile of the experiment STAGED_SORTED is its own nonzeros in column order (a partial last
-    tile too), and slots give each one's place in the tile: data and columns at those places are
-    the originals."""
-    rng = np.random.default_rng(5)
-    tile = 8
-    columns = rng.integers(0, 20, nnz).astype(np.int32)  # repeats within a tile
-    data = rng.uniform(-1, 1, nnz)
-    stored_data, stored_columns, slots = segmented.sorted_tiles(data, columns, tile)
-    assert slots.dtype == np.uint16 and stored_columns.dtype == np.int32
-    for start in range(0, nnz, tile):
-        stop = min(start + tile, nnz)
-        here = slice(start, stop)
-        assert (np.diff(stored_columns[here]) >= 0).all()
-        np.testing.assert_array_equal(np.sort(slots[here]), np.arange(stop - start))
-        np.testing.assert_array_equal(columns[start + slots[here].astype(np.int64)], stored_columns[here])
-        np.testing.assert_array_equal(data[start + slots[here].astype(np.int64)], stored_data[here])
-
-
-def test_staged_sorted_only_for_its_dtypes_and_once_a_matrix(monkeypatch):
-    """Off by default (STAGED_SORTED is empty); for a dtype in it, the launcher's columns (narrow
-    offsets and tile columns too) with the slots and values, made once and cached on A."""
-    A = io.load("gen:powerlaw:3000:8:seed=2").astype(np.float32)
-    assert segmented.STAGED_SORTED == () and segmented.staged_sorted(A, 4, (A.indices,)) is None
-    monkeypatch.setattr(segmented, "STAGED_SORTED", ("float32",))
-    found = segmented.staged_sorted(A, 4, (A.indices,))
-    assert len(found) == 3 and found[2].dtype == np.float32 and found[1].dtype == np.uint16
-    assert segmented.staged_sorted(A, 4, (A.indices,)) is found
-    offsets, tile_cols = np.zeros(A.nnz, dtype=np.uint16), np.zeros(3, dtype=A.indices.dtype)
-    stored, kept, slots, data = segmented.staged_sorted(A, 4, (offsets, tile_cols))
-    assert kept is tile_cols and stored.dtype == np.uint16 and data.size == A.nnz
-
-
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_narrow_columns_take_tiles_spanning_under_65536_columns(index_dtype):
     """Tile t's smallest column and each column's offset from it, where every tile (the last one
