@@ -63,36 +63,84 @@ def _workers(count: int) -> ThreadPoolExecutor:
         return _pool[1]
 
 
+#: uniform_values reads the values in pieces of this many, so a matrix of many values is told
+#: apart at its first piece (a pattern matrix is read whole, once).
+UNIFORM_PIECE = 1 << 16
+#: The value types whose SpMV of a matrix of one value reads the indices alone (csr_product.c's
+#: spmv_uniform). On a 2-core VM at 16M nonzeros, 2 threads: float32 1.12-1.13x the kernel that
+#: reads the values on 23 corpus families it was not tried on (geomean, the lowest 0.995x), in
+#: each of three runs; float64 0.93-1.07x, with two-thread times on local rows that fell into a
+#: slow mode in some runs and not others (docs/lab/cpu-2026-12-05-session34). A float64 product
+#: waits on its add chain as much as on memory here: on one thread the two kernels ran alike.
+UNIFORM_DTYPES = ("float32",)
+
+
+def uniform_values(A) -> bool:
+    """Whether every stored value of host CSRMatrix A has one bit pattern (a pattern matrix's
+    ones, say) and its dtype is in UNIFORM_DTYPES: its SpMV then reads that value once instead of
+    once a nonzero. Cached on A."""
+    if np.dtype(A.dtype).name not in UNIFORM_DTYPES:
+        return False
+    key = "uniform-values"
+    if key not in A._cache:
+        bits = A.data.view(f"u{A.data.itemsize}")  # bits, not values: -0.0 is not 0.0, a NaN is itself
+        A._cache[key] = bits.size > 0 and all(
+            (bits[start:start + UNIFORM_PIECE] == bits[0]).all() for start in range(0, bits.size, UNIFORM_PIECE))
+    return A._cache[key]
+
+
 def _row_ranges(A, parts: int, operation: str):
     """(the C kernel of ``operation``, A's arrays as it reads them, row cuts of about nnz / parts
-    each) for A, or None without a C compiler; cached on A."""
+    each) for A, or None without a C compiler; cached on A. ``spmv_uniform`` reads one value."""
     from ..io import native
 
     key = ("cpu-product-ranges", operation, parts)
     if key not in A._cache:
         function = native.csr_product_kernel(A.dtype, A.index_dtype, operation)
-        arrays = [np.ascontiguousarray(a) for a in (A.indptr, A.indices, A.data)]
+        data = A.data[:1] if operation == "spmv_uniform" else A.data
+        arrays = [np.ascontiguousarray(a) for a in (A.indptr, A.indices, data)]
         cuts = _nnz_cuts(arrays[0], A.nnz, A.n_rows, parts)
         A._cache[key] = None if function is None else (function, arrays, [int(c) for c in cuts])
     return A._cache[key]
 
 
+def _parts(A, ndim: int, columns: int, count: int) -> int:
+    """Row ranges (threads) csr_product's C kernel takes for A @ x, or 0 where SciPy's kernel runs:
+    a thread per THREAD_MIN_NNZ nonzeros times x's columns, at most ``count``. An SpMV pays on two
+    threads or more; SpMM's kernel beats SciPy's on one thread too (16 or 8 columns in registers)."""
+    parts = min(count, A.nnz * columns // THREAD_MIN_NNZ)
+    if ndim == 2 and columns > 1:
+        return max(parts, 1)
+    return parts if parts >= 2 else 0
+
+
+def spmv_runs(A) -> str:
+    """What an SpMV of host CSRMatrix A runs on the CPU (``kernel="auto"``), in words."""
+    from ..io import native
+
+    parts = _parts(A, 1, 1, threads())
+    if parts == 0 or native.csr_product_kernel(A.dtype, A.index_dtype) is None:
+        why = ("no C compiler, or $SPLA_NATIVE is off" if parts else
+               f"spla's C kernel runs from {2 * THREAD_MIN_NNZ:,} nonzeros, on two threads or more")
+        return f"SciPy's kernel ({why})"
+    reads = f"indices only: every value is {float(A.data[0]):g}" if uniform_values(A) else "values and indices"
+    return f"spla/backends/csr_product.c on {parts} threads, {reads}"
+
+
 def csr_product(A, x, out=None):
     """``A @ x`` for a host CSRMatrix and a NumPy vector or 2-D block x of A's dtype: ``csr_product.c``
-    over nnz-balanced row ranges on up to :func:`threads` threads (a thread per THREAD_MIN_NNZ
-    nonzeros times x's columns), into ``out`` when it is a contiguous array of A's dtype and the
-    result's shape that does not overlap x; SciPy's kernel where that does not pay (an SpMV with
-    work for fewer than two threads) or does not apply. The same bits either way."""
+    over nnz-balanced row ranges on the threads :func:`_parts` gives, into ``out`` when it is a
+    contiguous array of A's dtype and the result's shape that does not overlap x; SciPy's kernel
+    where that does not pay or does not apply. An SpMV of a matrix whose values are all the same
+    (:func:`uniform_values`) reads its indices alone. The same bits either way."""
     if x.dtype != A.dtype or x.ndim not in (1, 2):
         return A.to_scipy() @ x
     columns = 1 if x.ndim == 1 else x.shape[1]
-    operation = "spmv" if x.ndim == 1 else "spmm"
     count = threads()
-    parts = min(count, A.nnz * columns // THREAD_MIN_NNZ)
-    if operation == "spmm" and columns > 1:
-        parts = max(parts, 1)  # SpMM's kernel beats SciPy's on one thread too: 16 or 8 columns in registers
-    elif parts < 2:
-        return A.to_scipy() @ x  # SpMV's kernel only pays on several threads
+    parts = _parts(A, x.ndim, columns, count)
+    if parts == 0:
+        return A.to_scipy() @ x
+    operation = "spmm" if x.ndim == 2 else "spmv_uniform" if uniform_values(A) else "spmv"
     ranges = _row_ranges(A, parts, operation)
     if ranges is None:
         return A.to_scipy() @ x

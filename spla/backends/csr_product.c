@@ -1,5 +1,6 @@
 /* The CPU backend's CSR SpMV and SpMM over rows [begin, end):
  *   spmv: y[i] = sum_p data[p] * x[indices[p]];
+ *   spmv_uniform: the same where every stored value is data[0] (a pattern matrix's ones);
  *   spmm: Y[i, :] = sum_p data[p] * X[indices[p], :], X and Y row-major with k columns.
  *
  * Each row is summed in its stored order in the value type, as SciPy's csr_matvec and
@@ -23,6 +24,25 @@ SPLA_CSR_SPMV(spla_csr_spmv_f32_i32, float, int32_t)
 SPLA_CSR_SPMV(spla_csr_spmv_f64_i32, double, int32_t)
 SPLA_CSR_SPMV(spla_csr_spmv_f32_i64, float, int64_t)
 SPLA_CSR_SPMV(spla_csr_spmv_f64_i64, double, int64_t)
+
+/* Every stored value equal to data[0] (bit for bit): the loop reads the column indices alone, 4
+ * bytes a nonzero instead of 8 or 12, the stream a memory-bound product waits on. Each product is
+ * still value * x[...] with the value that is stored, so the bits are the ones above. */
+#define SPLA_CSR_SPMV_UNIFORM(NAME, VALUE, INDEX)                                                       \
+    void NAME(int64_t begin, int64_t end, const INDEX *indptr, const INDEX *indices, const VALUE *data, \
+              const VALUE *x, VALUE *y) {                                                               \
+        const VALUE value = data[0];                                                                    \
+        for (int64_t i = begin; i < end; ++i) {                                                         \
+            VALUE sum = 0;                                                                              \
+            for (INDEX p = indptr[i]; p < indptr[i + 1]; ++p) sum += value * x[indices[p]];            \
+            y[i] = sum;                                                                                 \
+        }                                                                                               \
+    }
+
+SPLA_CSR_SPMV_UNIFORM(spla_csr_spmv_uniform_f32_i32, float, int32_t)
+SPLA_CSR_SPMV_UNIFORM(spla_csr_spmv_uniform_f64_i32, double, int32_t)
+SPLA_CSR_SPMV_UNIFORM(spla_csr_spmv_uniform_f32_i64, float, int64_t)
+SPLA_CSR_SPMV_UNIFORM(spla_csr_spmv_uniform_f64_i64, double, int64_t)
 
 /* SpMM sums W columns of a row at a time in registers (a sum kept in Y would go through memory for
  * every nonzero): W = 16 while 16 are left, then 8, then the rest (1-7) in one more pass. Each

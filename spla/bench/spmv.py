@@ -205,12 +205,13 @@ def spmv_report(A, *, device: str = "cpu", kernel: str = "auto", dtype="float32"
 
 
 def _cpu_report(A, A_run, names, dtype, repeat, result) -> dict:
+    from ..backends import cpu
     from ..ops.spmv import spmv
 
     x = np.random.default_rng(result["x_seed"]).uniform(-1.0, 1.0, A.n_cols).astype(dtype)
     A64 = A.astype(np.float64).to_scipy()
     reference = A64 @ x.astype(np.float64)
-    result.update(anchor=names[0], repeat=repeat)
+    result.update(anchor=names[0], repeat=repeat, auto_runs=cpu.spmv_runs(A_run))
     S = A_run.to_scipy()  # the anchor is SciPy's own call, without spla's front door
 
     def run(name):
@@ -237,6 +238,8 @@ def format_report(result: dict) -> str:
     how = (f"per call from Python (out= preallocated) and device time, median of {result['repeat']} "
            f"round-robin rounds; cusparse is the lean call, {result['anchor_algorithm']} (the faster CSR "
            "algorithm here)") if gpu else f"median of {result['repeat']} runs"
+    if result.get("auto_runs"):
+        lines.append("auto runs: " + result["auto_runs"])
     if result.get("note"):
         lines.append("note: " + result["note"])
     title = (f"SpMV y = A @ x on {result['device_name']}, {result['dtype']} values / {result['index_dtype']} "

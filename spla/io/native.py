@@ -146,7 +146,7 @@ def _ordering_build(symbol: str):
 @functools.cache
 def _csr_product_build(operation: str, value: str, index: str):
     """``spla_csr_<operation>_<value>_<index>`` (once per process): see :func:`_load`."""
-    counts = 2 if operation == "spmv" else 3  # row range, and k for spmm
+    counts = 3 if operation == "spmm" else 2  # row range, and k for spmm
     return _load(CSR_PRODUCT_SOURCE, f"spla_csr_{operation}_{value}_{index}", None,
                  [ctypes.c_int64] * counts + [ctypes.c_void_p] * 5)
 
@@ -186,7 +186,7 @@ def triangle_leveler():
 
 
 def csr_product_kernel(value_dtype, index_dtype, operation: str = "spmv"):
-    """The C row-range SpMV (or ``operation="spmm"``) for these value and index dtypes
+    """The C row-range SpMV (or ``operation="spmv_uniform"``, ``"spmm"``) for these value and index dtypes
     (float32/float64, int32/int64) as a ctypes function, or None (then SciPy's); see
     spla/backends/csr_product.c."""
     value, index = np.dtype(value_dtype), np.dtype(index_dtype)

@@ -161,3 +161,64 @@ def test_a_block_takes_the_c_kernel_on_one_thread_too(monkeypatch, rng, k):
     assert np.array_equal(cpu.csr_product(A, one_column), S @ one_column)
     empty = spla.CSRMatrix.from_scipy(sp.csr_matrix((4, S.shape[1])))
     assert np.array_equal(cpu.csr_product(empty, X), np.zeros((4, k)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("value", [1.0, -2.5, 0.0, np.nan], ids=["ones", "one-value", "zeros", "nans"])
+def test_a_matrix_of_one_value_reads_it_once_with_scipys_bits(threaded, monkeypatch, rng, dtype, index_dtype,
+                                                              value):
+    """Every stored value the same (a pattern matrix's ones, say): the kernel that reads the indices
+    alone (for float64 too where UNIFORM_DTYPES has it), with the bits of SciPy's product over the
+    stored values (x holds an inf and a NaN too); SpMM keeps its own kernel, a one-column block
+    included."""
+    monkeypatch.setattr(cpu, "UNIFORM_DTYPES", ("float32", "float64"))
+    A, S = _matrix(rng, dtype, index_dtype)
+    S.data[:] = value
+    A = spla.CSRMatrix(S.data, S.indices, S.indptr, S.shape, index_dtype=index_dtype)
+    x = rng.standard_normal(S.shape[1]).astype(dtype)
+    x[[3, 11]] = np.inf, np.nan
+    got, want = cpu.csr_product(A, x), S @ x
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))  # zeros of the sign SciPy gives
+    assert cpu.uniform_values(A) and ("cpu-product-ranges", "spmv_uniform", 3) in A._cache
+    assert A._cache[("cpu-product-ranges", "spmv_uniform", 3)][1][2].size == 1  # the value, once
+    column = x[:, None]
+    assert np.array_equal(cpu.csr_product(A, column), S @ column, equal_nan=True)
+    assert ("cpu-product-ranges", "spmm", 3) in A._cache
+
+
+def test_uniform_values_compares_bits_in_every_piece(monkeypatch):
+    """One bit pattern in every piece of the values, or False: 0.0 beside -0.0 is two values (their
+    products' zeros differ in sign), and so is a last value that differs; an empty matrix is False,
+    and so is a dtype outside UNIFORM_DTYPES (float64 by default)."""
+    monkeypatch.setattr(cpu, "UNIFORM_PIECE", 4)
+
+    def uniform(values, dtype=np.float32) -> bool:
+        values = np.asarray(values, dtype=dtype)
+        n = values.size
+        return cpu.uniform_values(spla.CSRMatrix(values, np.arange(n), np.arange(n + 1), (n, n)))
+
+    assert uniform([3.0] * 10) and uniform([np.nan] * 6)
+    assert not uniform([3.0] * 9 + [3.0001]) and not uniform([0.0, 0.0, -0.0])
+    assert not uniform([])
+    assert cpu.UNIFORM_DTYPES == ("float32",) and not uniform([3.0] * 10, np.float64)
+    monkeypatch.setattr(cpu, "UNIFORM_DTYPES", ("float32", "float64"))
+    assert uniform([3.0] * 10, np.float64) and not uniform([3.0] * 9 + [3.000001], np.float64)
+
+
+def test_spmv_runs_says_what_auto_runs(monkeypatch, rng):
+    """spla spmv's CPU report: SciPy's kernel below the thread cut, else the C kernel on its threads,
+    reading the indices alone where every value is the same."""
+    A, S = _matrix(rng, np.float32, np.int32)
+    assert cpu.spmv_runs(A).startswith("SciPy's kernel (spla's C kernel runs from 1,000,000 nonzeros")
+    if native.csr_product_kernel(np.float32, np.int32) is None:
+        pytest.skip(f"no C compiler here ({native.status()})")
+    monkeypatch.setattr(cpu, "THREAD_MIN_NNZ", 1)
+    monkeypatch.setenv(cpu.THREADS_ENV, "2")
+    assert cpu.spmv_runs(A) == "spla/backends/csr_product.c on 2 threads, values and indices"
+    ones = spla.CSRMatrix.from_scipy(S.astype(bool).astype(np.float32))
+    assert cpu.spmv_runs(ones) == "spla/backends/csr_product.c on 2 threads, indices only: every value is 1"
+    assert cpu.spmv_runs(ones.astype(np.float64)).endswith("values and indices")  # not in UNIFORM_DTYPES
+    monkeypatch.setenv(native.NATIVE_ENV, "off")
+    assert cpu.spmv_runs(A) == "SciPy's kernel (no C compiler, or $SPLA_NATIVE is off)"
