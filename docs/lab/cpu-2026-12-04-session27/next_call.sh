@@ -137,6 +137,17 @@ for s in "$@"; do
     bench27) [ -d /tmp/h27 ] || step make27 python3 docs/lab/h200-2026-12-05-session33/make_held_out_27.py /tmp/h27
            step bench27 python3 scripts/bench_corpus.py --out "$R/held-out-27" --scale none \
                 --sources "$(sources /tmp/h27)" --budget-min 2 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale)"; exit 2 ;;
+    # session 34 (../cpu-2026-12-05-session34/README.md, G1-G2): staged reading no values, on pattern
+    # twins of corpus matrices (a lab variant of the kernel, right for matrices of one value only)
+    uniform) S34=docs/lab/cpu-2026-12-05-session34
+           step makepattern python3 "$S34/make_pattern.py" /tmp/pat corpus:knn-window:4e7 corpus:banded-fixed:4e7 \
+                corpus:random-width:4e7 corpus:rmat-graph500:4e7 corpus:powerlaw-mid:4e7 corpus:bimodal:4e7 \
+                corpus:knn-window:1e7 corpus:rmat-mild:1e7
+           for pair in float32:staged:16 float64:staged:8; do
+             step "uniform-${pair%%:*}" python3 scripts/ab_kernel.py /tmp/pat/*.npz --kernel "${pair#*:}" \
+                  --dtype "${pair%%:*}" --variant committed= --variant "uniform=file:$S34/spmv_staged_uniform.cu" \
+                  --rounds 3 --out "$R/uniform-${pair%%:*}"
+           done ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform)"; exit 2 ;;
   esac
 done
