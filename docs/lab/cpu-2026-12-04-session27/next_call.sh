@@ -140,6 +140,7 @@ for s in "$@"; do
     # session 34 (../cpu-2026-12-05-session34/README.md, G1-G2): staged reading no values, on pattern
     # twins of corpus matrices (a lab variant of the kernel, right for matrices of one value only)
     uniform) S34=docs/lab/cpu-2026-12-05-session34
+           python3 "$S34/make_uniform_variant.py" "$S34/spmv_staged_uniform.cu" || exit 2
            step makepattern python3 "$S34/make_pattern.py" /tmp/pat corpus:knn-window:4e7 corpus:banded-fixed:4e7 \
                 corpus:random-width:4e7 corpus:rmat-graph500:4e7 corpus:powerlaw-mid:4e7 corpus:bimodal:4e7 \
                 corpus:knn-window:1e7 corpus:rmat-mild:1e7
