@@ -189,9 +189,10 @@ def test_a_matrix_of_one_value_reads_it_once_with_scipys_bits(threaded, monkeypa
 
 
 def test_uniform_values_compares_bits_in_every_piece(monkeypatch):
-    """One bit pattern in every piece of the values, or False: 0.0 beside -0.0 is two values (their
-    products' zeros differ in sign), and so is a last value that differs; an empty matrix is False,
-    and so is a dtype outside UNIFORM_DTYPES (float64 by default)."""
+    """One bit pattern in every piece of the values (pieces of 2, 4, 4, ... here), or False: 0.0
+    beside -0.0 is two values (their products' zeros differ in sign), and so is a last value that
+    differs; an empty matrix is False, and so is a dtype outside UNIFORM_DTYPES (float64 by default)."""
+    monkeypatch.setattr(cpu, "FIRST_PIECE", 2)
     monkeypatch.setattr(cpu, "UNIFORM_PIECE", 4)
 
     def uniform(values, dtype=np.float32) -> bool:
@@ -201,6 +202,7 @@ def test_uniform_values_compares_bits_in_every_piece(monkeypatch):
 
     assert uniform([3.0] * 10) and uniform([np.nan] * 6)
     assert not uniform([3.0] * 9 + [3.0001]) and not uniform([0.0, 0.0, -0.0])
+    assert not uniform([3.0] * 6 + [4.0] + [3.0] * 6)  # in the third piece
     assert not uniform([])
     assert cpu.UNIFORM_DTYPES == ("float32",) and not uniform([3.0] * 10, np.float64)
     monkeypatch.setattr(cpu, "UNIFORM_DTYPES", ("float32", "float64"))
