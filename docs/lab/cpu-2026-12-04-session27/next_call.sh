@@ -75,11 +75,8 @@ for s in "$@"; do
                   --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics "$L2_METRICS" \
                   python3 scripts/profile_spmv.py "corpus:$m:4e7" --kernel cusparse:1
            done ;;
-    # session 31: staged over tiles in column order (segmented.STAGED_SORTED) against plain staged
-    sorted) step sorted python3 docs/lab/h200-2026-12-05-session26/ab_switch.py \
-                corpus:knn-window:4e7 corpus:powerlaw-mid:4e7 corpus:bimodal:4e7 corpus:multimodal:4e7 \
-                corpus:rmat-graph500:4e7 corpus:random-width:4e7 --switch segmented.STAGED_SORTED \
-                --modes "plain=()" "sorted=('float32','float64')" --others segmented --out "$R/ab-sorted.json" ;;
+    # (session 31's sorted step, staged over tiles in column order, ran in session 32; its switch
+    # segmented.STAGED_SORTED was removed in session 34)
     # session 32: where a fresh copy's dia detection spends (../h200-2026-12-05-session32/README.md, "Next")
     steps) [ -d /tmp/h24 ] || step make24 python3 "$HERE/make_held_out_24.py" /tmp/h24
            step steps python3 docs/lab/h200-2026-12-05-session32/detection_steps.py shared-matrices/delaunay_n16.mtx.gz \
@@ -149,6 +146,6 @@ for s in "$@"; do
                   --dtype "${pair%%:*}" --variant committed= --variant "uniform=file:$S34/spmv_staged_uniform.cu" \
                   --rounds 3 --out "$R/uniform-${pair%%:*}"
            done ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, sorted, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform)"; exit 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform)"; exit 2 ;;
   esac
 done
