@@ -70,9 +70,10 @@ UNIFORM_PIECE = 1 << 16
 #: The value types whose SpMV of a matrix of one value reads the indices alone (csr_product.c's
 #: spmv_uniform). On a 2-core VM at 16M nonzeros, 2 threads: float32 1.12-1.13x the kernel that
 #: reads the values on 23 corpus families it was not tried on (geomean, the lowest 0.995x), in
-#: each of three runs; float64 0.93-1.07x, with two-thread times on local rows that fell into a
-#: slow mode in some runs and not others (docs/lab/cpu-2026-12-05-session34). A float64 product
-#: waits on its add chain as much as on memory here: on one thread the two kernels ran alike.
+#: each of three runs; float64 0.93-1.07x. A float64 product there waits on its chain of adds as
+#: much as on memory (on one thread the two kernels ran alike), so the VM's stretches of one vCPU
+#: at half speed hit the kernel without values in full; float64 stays off until a steadier
+#: machine measures it (docs/lab/cpu-2026-12-05-session34).
 UNIFORM_DTYPES = ("float32",)
 
 
