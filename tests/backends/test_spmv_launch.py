@@ -45,6 +45,17 @@ class FakeArray:
     def __getitem__(self, key):  # a fake index array (the fake cupy.asarray's) reads as its host array
         return self.a[key.a if isinstance(key, FakeArray) else key]
 
+    def view(self, dtype):
+        return FakeArray(self.a.view(dtype))
+
+    def __eq__(self, other):
+        return FakeArray(self.a == other)
+
+    __hash__ = object.__hash__
+
+    def all(self):
+        return self.a.all()
+
 
 def _read_arguments(params: int, name: str, filename: str) -> tuple:
     """The arguments a packed launch hands the driver, read as the kernel's parameters:
@@ -193,6 +204,34 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
     assert first is not None
     ops_spmv.spmv(A, x, kernel=kernel)
     assert ops_spmv.bound_launcher(A, kernel) is first, "bound once, reused"
+
+
+@pytest.mark.parametrize("columns", [100000, 20000], ids=["indices", "narrow"])
+def test_staged_launches_a_matrix_of_one_value_with_that_value_alone(rng, launches, columns):
+    """Every stored value the same: staged's _uniform entry (and _narrow_uniform where every tile spans
+    under 65,536 columns), from its own module, with the matrix's indices or offsets and its data
+    pointer (the value at data[0]); the entries that read every value where one value differs."""
+    lengths = rng.integers(0, 20, 400)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    indices = rng.integers(0, columns, indptr[-1])
+    if columns == 20000:
+        indices.sort()  # rising: every tile spans under 65,536 columns
+    A = _device(sp.csr_matrix((np.full(indptr[-1], 1.0), indices, indptr), shape=(400, columns)))
+    x = FakeArray(rng.random(columns).astype(np.float32))
+    out = ops_spmv.spmv(A, x, kernel="staged")
+    name, grid, block, args, shared_mem = launches[-1]
+    entry = "_narrow_uniform" if columns == 20000 else "_uniform"
+    assert name.startswith(f"spla_spmv_staged{entry}<float, int")
+    params = _signature("spmv_staged.cu", f"spla_spmv_staged{entry}")
+    assert len(args) == len(params) and args[params.index("data")] == ptr(A.data)
+    assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
+    assert ops_spmv.bound_launcher(A, "staged").entry == entry
+    values = np.full(indptr[-1], 1.0)
+    values[-1] = 2.0
+    B = _device(sp.csr_matrix((values, indices, indptr), shape=(400, columns)))
+    ops_spmv.spmv(B, x, kernel="staged")
+    assert not launches[-1][0].startswith("spla_spmv_staged_uniform")
+    assert not ops_spmv.bound_launcher(B, "staged").entry.endswith("_uniform")
 
 
 def test_fast_path_declines_what_it_does_not_check(rng, launches):
