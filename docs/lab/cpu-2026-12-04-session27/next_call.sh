@@ -146,6 +146,15 @@ for s in "$@"; do
                   --dtype "${pair%%:*}" --variant committed= --variant "uniform=file:$S34/spmv_staged_uniform.cu" \
                   --rounds 3 --out "$R/uniform-${pair%%:*}"
            done ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform)"; exit 2 ;;
+    # session 34: the same on branch lab/uniform-staged (check it out before the call), where staged
+    # has _uniform entries behind segmented.STAGED_UNIFORM: the switch off and on, beside cuSPARSE
+    uniform-switch) S34=docs/lab/cpu-2026-12-05-session34
+           [ -d /tmp/pat ] || step makepattern python3 "$S34/make_pattern.py" /tmp/pat corpus:knn-window:4e7 \
+                corpus:banded-fixed:4e7 corpus:random-width:4e7 corpus:rmat-graph500:4e7 corpus:powerlaw-mid:4e7 \
+                corpus:bimodal:4e7 corpus:knn-window:1e7 corpus:rmat-mild:1e7
+           step uniform-switch python3 docs/lab/h200-2026-12-05-session26/ab_switch.py /tmp/pat/*.npz \
+                --switch segmented.STAGED_UNIFORM --modes "values=()" "uniform=('float32','float64')" \
+                --others --auto --out "$R/uniform-switch.json" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch)"; exit 2 ;;
   esac
 done
