@@ -110,6 +110,8 @@ def test_format_report_table(matrix):
     *_, scipy_row, auto_row, runs = text.splitlines()
     assert scipy_row.startswith("scipy") and auto_row.startswith("auto") and auto_row.endswith("ok")
     assert runs.startswith("auto runs: SciPy's kernel (spla's C kernel runs from")  # a small matrix
+    alone = bench_spmv.format_report(bench_spmv.spmv_report(matrix, device="cpu", kernel="scipy", repeat=2))
+    assert alone.splitlines()[-1].startswith("scipy") and "auto runs" not in alone  # auto did not run
 
 
 def test_bad_arguments(matrix):
