@@ -10,39 +10,29 @@
  */
 #include <stdint.h>
 
-#define SPLA_CSR_SPMV(NAME, VALUE, INDEX)                                                               \
+/* AT is the value of nonzero p: data[p], or, where every stored value is data[0] (bit for bit;
+ * spmv_uniform), that value read once before the loop (FIRST): the loop then reads the column indices
+ * alone, 4 bytes a nonzero instead of 8 or 12, and each product is still the stored value times
+ * x[...], so the bits are the same. */
+#define SPLA_CSR_SPMV(NAME, VALUE, INDEX, FIRST, AT)                                                    \
     void NAME(int64_t begin, int64_t end, const INDEX *indptr, const INDEX *indices, const VALUE *data, \
               const VALUE *x, VALUE *y) {                                                               \
+        FIRST;                                                                                          \
         for (int64_t i = begin; i < end; ++i) {                                                         \
             VALUE sum = 0;                                                                              \
-            for (INDEX p = indptr[i]; p < indptr[i + 1]; ++p) sum += data[p] * x[indices[p]];          \
+            for (INDEX p = indptr[i]; p < indptr[i + 1]; ++p) sum += AT * x[indices[p]];               \
             y[i] = sum;                                                                                 \
         }                                                                                               \
     }
 
-SPLA_CSR_SPMV(spla_csr_spmv_f32_i32, float, int32_t)
-SPLA_CSR_SPMV(spla_csr_spmv_f64_i32, double, int32_t)
-SPLA_CSR_SPMV(spla_csr_spmv_f32_i64, float, int64_t)
-SPLA_CSR_SPMV(spla_csr_spmv_f64_i64, double, int64_t)
-
-/* Every stored value equal to data[0] (bit for bit): the loop reads the column indices alone, 4
- * bytes a nonzero instead of 8 or 12, the stream a memory-bound product waits on. Each product is
- * still value * x[...] with the value that is stored, so the bits are the ones above. */
-#define SPLA_CSR_SPMV_UNIFORM(NAME, VALUE, INDEX)                                                       \
-    void NAME(int64_t begin, int64_t end, const INDEX *indptr, const INDEX *indices, const VALUE *data, \
-              const VALUE *x, VALUE *y) {                                                               \
-        const VALUE value = data[0];                                                                    \
-        for (int64_t i = begin; i < end; ++i) {                                                         \
-            VALUE sum = 0;                                                                              \
-            for (INDEX p = indptr[i]; p < indptr[i + 1]; ++p) sum += value * x[indices[p]];            \
-            y[i] = sum;                                                                                 \
-        }                                                                                               \
-    }
-
-SPLA_CSR_SPMV_UNIFORM(spla_csr_spmv_uniform_f32_i32, float, int32_t)
-SPLA_CSR_SPMV_UNIFORM(spla_csr_spmv_uniform_f64_i32, double, int32_t)
-SPLA_CSR_SPMV_UNIFORM(spla_csr_spmv_uniform_f32_i64, float, int64_t)
-SPLA_CSR_SPMV_UNIFORM(spla_csr_spmv_uniform_f64_i64, double, int64_t)
+SPLA_CSR_SPMV(spla_csr_spmv_f32_i32, float, int32_t, (void)0, data[p])
+SPLA_CSR_SPMV(spla_csr_spmv_f64_i32, double, int32_t, (void)0, data[p])
+SPLA_CSR_SPMV(spla_csr_spmv_f32_i64, float, int64_t, (void)0, data[p])
+SPLA_CSR_SPMV(spla_csr_spmv_f64_i64, double, int64_t, (void)0, data[p])
+SPLA_CSR_SPMV(spla_csr_spmv_uniform_f32_i32, float, int32_t, const float value = data[0], value)
+SPLA_CSR_SPMV(spla_csr_spmv_uniform_f64_i32, double, int32_t, const double value = data[0], value)
+SPLA_CSR_SPMV(spla_csr_spmv_uniform_f32_i64, float, int64_t, const float value = data[0], value)
+SPLA_CSR_SPMV(spla_csr_spmv_uniform_f64_i64, double, int64_t, const double value = data[0], value)
 
 /* SpMM sums W columns of a row at a time in registers (a sum kept in Y would go through memory for
  * every nonzero): W = 16 while 16 are left, then 8, then the rest (1-7) in one more pass. Each
