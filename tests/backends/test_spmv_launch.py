@@ -1,21 +1,18 @@
-"""The CUDA SpMV backend's host path without a GPU: a stand-in CuPy driver reads
-each launch's packed arguments the way cuLaunchKernel does, by the parameter
-types of the kernel's signature in kernels/spmv_*.cu, so the cached launchers'
-arguments are checked for order, count and type; and the hot path is shown to
-bind once and fall back to the checked path for unusual calls.
+"""The CUDA SpMV backend's host path without a GPU: the stand-in CuPy of fake_cupy.py reads
+each launch's packed arguments the way cuLaunchKernel does, by the parameter types of the
+kernel's signature in kernels/spmv_*.cu, so the cached launchers' arguments are checked for
+order, count and type; and the hot path is shown to bind once and fall back to the checked path
+for unusual calls. (What the kernels compute from them: test_spmv_emulated.py.)
 """
 
 from __future__ import annotations
 
-import ctypes
-import re
-import types
-
+import fake_cupy
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from fake_cupy import FakeArray
 
-from spla import device
 from spla.backends.cuda import runtime
 from spla.backends.cuda import spmv as cuda_spmv
 from spla.csr import CSRMatrix
@@ -23,119 +20,14 @@ from spla.ops import spmv as ops_spmv
 from spla.planning import adaptive, segmented
 
 
-class FakeArray:
-    """Just enough of cupy.ndarray for spla's host path (host memory inside)."""
-
-    def __init__(self, a):
-        self.a = np.ascontiguousarray(a) if np.ndim(a) else np.asarray(a)
-        self.shape, self.dtype, self.ndim, self.size = self.a.shape, self.a.dtype, self.a.ndim, self.a.size
-        self.data = types.SimpleNamespace(ptr=self.a.ctypes.data)
-        self.flags = types.SimpleNamespace(c_contiguous=True)
-        self._c_contiguous = True
-
-    def astype(self, dtype, copy=True):
-        return self if (not copy and np.dtype(dtype) == self.dtype) else FakeArray(self.a.astype(dtype))
-
-    def get(self):
-        return self.a.copy()
-
-    def ravel(self):
-        return self
-
-    def __getitem__(self, key):  # a fake index array (the fake cupy.asarray's) reads as its host array
-        return self.a[key.a if isinstance(key, FakeArray) else key]
-
-    def view(self, dtype):
-        return FakeArray(self.a.view(dtype))
-
-    def __eq__(self, other):
-        return FakeArray(self.a == other)
-
-    __hash__ = object.__hash__
-
-    def all(self):
-        return self.a.all()
-
-
-def _read_arguments(params: int, name: str, filename: str) -> tuple:
-    """The arguments a packed launch hands the driver, read as the kernel's parameters:
-    a pointer (as an int), or a scalar of the parameter's type (``V``/``I`` from ``name``'s
-    template arguments)."""
-    template_args = name[name.index("<") + 1:-1].split(", ") + [""]  # V, then I where the kernel has one
-    value, index = template_args[0], template_args[1]
-    c_types = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}
-    args = []
-    for i, (c_type, _) in enumerate(_parameters(filename, name.split("<")[0])):
-        slot = ctypes.c_uint64.from_address(params + 8 * i).value  # kernelParams[i]
-        if "*" in c_type:
-            args.append(ctypes.c_uint64.from_address(slot).value)
-            continue
-        base = {"V": value, "I": index}.get(c_type, c_type)
-        dtype = np.dtype(c_types[base])
-        args.append(np.frombuffer(ctypes.string_at(slot, dtype.itemsize), dtype)[0])
-    return tuple(args)
-
-
-def _fake_cupy(launches):
-    kernels = {}
-
-    def kernel_for(source, name):
-        kernel = types.SimpleNamespace(name=name, filename=source.filename,
-                                       kernel=types.SimpleNamespace(ptr=len(kernels) + 1))
-        kernels[kernel.kernel.ptr] = kernel
-        return kernel
-
-    def launch_kernel(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra):
-        kernel = kernels[f]
-        assert (gy, gz, by, bz, extra) == (1, 1, 1, 1, 0)
-        launches.append((kernel.name, (gx,), (bx,), _read_arguments(params, kernel.name, kernel.filename),
-                         shared_mem))
-
-    fake = types.SimpleNamespace(
-        __name__="cupy",
-        ndarray=FakeArray,
-        asarray=lambda a, dtype=None: a if isinstance(a, FakeArray) else FakeArray(np.asarray(a, dtype)),
-        empty=lambda n, dtype=float: FakeArray(np.full(n, np.nan, dtype)),
-        zeros=lambda n, dtype=float: FakeArray(np.zeros(n, dtype)),
-        ascontiguousarray=lambda a, dtype=None: FakeArray(np.asarray(a.a, dtype)),
-        concatenate=lambda arrays: FakeArray(np.concatenate(arrays)),  # of host pieces (FakeArray[...] is one)
-        uint16=np.uint16,
-        cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDevice=lambda: 0),
-                                   Device=lambda i=0: types.SimpleNamespace(id=0),
-                                   driver=types.SimpleNamespace(launchKernel=launch_kernel),
-                                   get_current_stream=lambda: types.SimpleNamespace(ptr=0)))
-    return fake, kernel_for
-
-
 @pytest.fixture
 def launches(monkeypatch):
-    recorded = []
-    fake, kernel_for = _fake_cupy(recorded)
-    monkeypatch.setattr(device, "_import_cupy", lambda: fake)
-    monkeypatch.setattr(device, "gpu_available", lambda: True)
-    monkeypatch.setattr(device, "check_fits", lambda *a, **k: None)
-    monkeypatch.setattr(runtime.KernelSource, "function", kernel_for)
-    monkeypatch.setattr(cuda_spmv, "_FUNCTIONS", {})
-    return recorded
-
-
-def _parameters(filename, kernel):
-    """``(type, name)`` of each parameter of a __global__ kernel, in order, from its source
-    (the type without const and __restrict__: ``"V*"``, ``"long long"``, ``"int"``)."""
-    text = (runtime.kernel_dir() / filename).read_text()
-    match = re.search(rf"{kernel}\((.*?)\)\s*{{", text, flags=re.S)
-    assert match, f"{kernel} not found in {filename}"
-    parameters = []
-    for declaration in match.group(1).split(","):
-        c_type, name = re.fullmatch(r"\s*(.*?)\s*(\w+)\s*", declaration, flags=re.S).groups()
-        c_type = " ".join(w for w in c_type.split() if w not in ("const", "__restrict__"))
-        parameters.append((c_type.replace(" *", "*"), name))
-    return parameters
+    return fake_cupy.install(monkeypatch)
 
 
 def _signature(filename, kernel):
     """Parameter names of a __global__ kernel, in order, from its source."""
-    return [name for _, name in _parameters(filename, kernel)]
+    return [name for _, name in fake_cupy.parameters(filename, kernel)]
 
 
 def ptr(array) -> int:
@@ -204,6 +96,195 @@ def test_launch_arguments_follow_the_kernel_signature(rng, launches, kernel, fil
     assert first is not None
     ops_spmv.spmv(A, x, kernel=kernel)
     assert ops_spmv.bound_launcher(A, kernel) is first, "bound once, reused"
+
+
+def test_fast_path_declines_what_it_does_not_check(rng, launches):
+    from spla.errors import InputError
+
+    A = _device(sp.random(300, 200, density=0.05, format="csr", random_state=rng))
+    x = FakeArray(rng.random(200).astype(np.float32))
+    ops_spmv.spmv(A, x, kernel="scalar")
+    bound = ops_spmv.bound_launcher(A, "scalar")
+    assert bound.fast(x, 1.0, 0.0, None) is not None
+    assert bound.fast(x, 1.0, 0.5, None) is None                       # beta != 0
+    assert bound.fast(FakeArray(rng.random(201).astype(np.float32)), 1.0, 0.0, None) is None
+    assert bound.fast(FakeArray(rng.random(200)), 1.0, 0.0, None) is None  # float64 x
+    assert bound.fast(rng.random(200).astype(np.float32), 1.0, 0.0, None) is None  # NumPy x
+    assert bound.fast(x, 1.0, 0.0, FakeArray(np.zeros(299, np.float32))) is None
+    with pytest.raises(InputError, match="length 200"):
+        ops_spmv.spmv(A, FakeArray(np.ones(201, np.float32)), kernel="scalar")
+    with pytest.raises(InputError, match="needs y"):
+        ops_spmv.spmv(A, x, beta=1.0, kernel="scalar")
+
+
+def test_public_spmv_takes_the_cached_launcher(rng, launches, monkeypatch):
+    import spla
+
+    A = _device(sp.random(300, 200, density=0.05, format="csr", random_state=rng))
+    x = FakeArray(rng.random(200).astype(np.float32))
+    first = spla.spmv(A, x, kernel="scalar")
+    assert ops_spmv.bound_launcher(A, "scalar") is not None
+
+    def checked_path(*args, **kwargs):
+        raise AssertionError("the second call should not reach the checked path")
+
+    monkeypatch.setattr(ops_spmv, "as_csr", checked_path)  # spla.spmv's own checks
+    monkeypatch.setattr(ops_spmv, "_spmv_checked", checked_path)
+    second = spla.spmv(A, x, kernel="scalar")
+    assert len(launches) == 2 and launches[-1][3][0] == launches[0][3][0]
+    assert second.shape == first.shape
+
+
+def test_dia_launch_arguments_follow_the_kernel_signature(launches):
+    from spla.io import generators
+    from spla.planning import dia
+
+    host = generators.poisson2d(30).astype(np.float32)
+    A = _device(host.to_scipy())
+    found = dia.structure(host)  # detected on the host, handed to the stand-in device matrix
+    A._cache["dia"] = dia.Structure(FakeArray(found.offsets), FakeArray(found.values), found.n_diagonals)
+    x = FakeArray(np.ones(A.n_cols, dtype=np.float32))
+    out = ops_spmv.spmv(A, x, kernel="dia:4")  # (the rule takes 1 on 900 rows: one wave at any R)
+    name, grid, block, args, _ = launches[-1]
+    params = _signature("spmv_dia.cu", "spla_spmv_dia")
+    assert name == "spla_spmv_dia<float, 4>" and len(args) == len(params)
+    assert args[params.index("n_rows")] == 900 and args[params.index("n_cols")] == 900
+    assert args[params.index("stride")] == 904 and args[params.index("n_diagonals")] == 5
+    assert args[params.index("offsets")] == ptr(A._cache["dia"].offsets)
+    assert args[params.index("values")] == ptr(A._cache["dia"].values)
+    assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
+    assert block == (cuda_spmv.ROW_BLOCK,) and grid == (-(-900 // (4 * cuda_spmv.ROW_BLOCK)),)
+
+
+def test_band_launch_arguments_follow_the_kernel_signature(launches):
+    from spla.io import generators
+    from spla.planning import band
+
+    host = generators.banded(300, 5).astype(np.float32)
+    A = _device(host.to_scipy())
+    found = band.structure(host)  # detected on the host, handed to the stand-in device matrix
+    A._cache["band"] = band.Structure(FakeArray(found.first))
+    x = FakeArray(np.ones(A.n_cols, dtype=np.float32))
+    out = ops_spmv.spmv(A, x, kernel="band:4")
+    name, grid, block, args, _ = launches[-1]
+    params = _signature("spmv_band.cu", "spla_spmv_band")
+    assert name == "spla_spmv_band<float, int, 4>" and len(args) == len(params)
+    assert args[params.index("n_rows")] == 300 and args[params.index("indptr")] == ptr(A.indptr)
+    assert args[params.index("first")] == ptr(A._cache["band"].first) and args[params.index("data")] == ptr(A.data)
+    assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
+    assert block == (cuda_spmv.ROW_BLOCK,)
+    assert grid == (cuda_spmv._grid(300, cuda_spmv.ROW_BLOCK // 4),)
+
+
+def test_a_variant_packs_its_own_launch(rng, launches):
+    """ab_kernel.py's hook: a variant runs another kernel with the launcher's arguments, packed
+    apart, so launching it leaves the original's launch as it was."""
+    A = _device(sp.random(500, 400, density=0.02, format="csr", random_state=rng))
+    x = FakeArray(rng.random(400).astype(np.float32))
+    out = FakeArray(np.zeros(500, np.float32))
+    ops_spmv.spmv(A, x, kernel="warp:4", out=out)
+    bound = ops_spmv.bound_launcher(A, "warp:4")
+    other = runtime.KernelSource.function(cuda_spmv.SOURCES["warp"], "spla_spmv_warp<float, int, 8>")
+    variant = bound.variant(other, threads_per_tile=128)
+    y = FakeArray(np.zeros(500, np.float32))
+    variant.launch(x, y, np.float32(3), np.float32(0))
+    name, grid, block, args, _ = launches[-1]
+    params = _signature("spmv_warp.cu", "spla_spmv_warp")
+    assert name == "spla_spmv_warp<float, int, 8>" and block == (128,) and grid == (cuda_spmv._grid(500, 4),)
+    assert args[params.index("y")] == ptr(y) and args[params.index("alpha")] == 3
+    assert variant.row_lanes is None and bound.row_lanes == 4
+    bound.launch(x, out, np.float32(1), np.float32(0))
+    name, grid, block, args, _ = launches[-1]
+    assert name == "spla_spmv_warp<float, int, 4>" and block == (cuda_spmv.ROW_BLOCK,)
+    assert args[params.index("y")] == ptr(out) and args[params.index("alpha")] == 1
+
+
+def test_a_staged_variant_keeps_the_planned_block(rng, launches, monkeypatch):
+    """staged's tiles are planned for STAGED_THREADS: a variant may swap the kernel (and its
+    finish launch still follows), not the block."""
+    from spla.errors import KernelError
+
+    monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 0)  # every cut row to the finish kernel
+    A = _device(sp.random(500, 400, density=0.05, format="csr", random_state=rng))
+    x = FakeArray(rng.random(400).astype(np.float32))
+    out = FakeArray(np.zeros(500, np.float32))
+    ops_spmv.spmv(A, x, kernel="staged:4", out=out)
+    bound = ops_spmv.bound_launcher(A, "staged:4")
+    other = runtime.KernelSource.function(cuda_spmv.SOURCES["staged"], "spla_spmv_staged<float, int, 4>")
+    with pytest.raises(KernelError, match="no block variants"):
+        bound.variant(other, threads_per_tile=512)
+    before = len(launches)
+    bound.variant(other).launch(x, out, np.float32(1), np.float32(0))
+    names = [launch[0] for launch in launches[before:]]
+    assert bound.finish is not None  # ~10,000 nonzeros in rows of ~20: tile edges cut rows
+    assert names == ["spla_spmv_staged<float, int, 4>", "spla_spmv_staged_finish<float>"]
+
+
+def test_staged_finish_launch_takes_many_cut_rows(rng, launches, monkeypatch):
+    """Past STAGED_ONE_LAUNCH_CUT cut rows the kernel leaves them (no counters: a null pointer)
+    to the finish kernel, launched next over every cut row with the same y, alpha and beta."""
+    monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 3)
+    lengths = rng.integers(1, 40, 2000)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    A = _device(sp.csr_matrix((rng.random(indptr[-1]), rng.integers(0, 500, indptr[-1]), indptr), shape=(2000, 500)))
+    x = FakeArray(rng.random(500).astype(np.float32))
+    out = ops_spmv.spmv(A, x, kernel="staged:4", alpha=2.0)
+    (name, _, _, args, _), (finish_name, _, _, finish_args, _) = launches[-2:]
+    params, finish_params = _signature("spmv_staged.cu", name.split("<")[0]), _signature(
+        "spmv_staged.cu", "spla_spmv_staged_finish")
+    cut = segmented.staged_cut_rows(A, segmented.STAGED_THREADS * 4)
+    _, _, _, (cut_device, _) = A._cache[("staged-state", 4, 0, "<f4")]
+    assert len(cut) > 3 and args[params.index("counters")] == 0
+    assert finish_name == "spla_spmv_staged_finish<float>" and len(finish_args) == len(finish_params)
+    assert finish_args[finish_params.index("n_cut")] == len(cut)
+    assert finish_args[finish_params.index("cut")] == ptr(cut_device)
+    assert finish_args[finish_params.index("y")] == ptr(out) and finish_args[finish_params.index("alpha")] == 2.0
+
+
+def test_staged_reads_narrow_columns_where_tiles_span_few(rng, launches, monkeypatch):
+    """Where every tile's columns span fewer than NARROW_SPAN, float32 staged runs its narrow entry: 2-byte
+    offsets and the tiles' first columns in place of the indices (tile_cols[t] + offsets[k] is
+    column k). A tile over the span, or a dtype not in STAGED_NARROW, keeps the indices."""
+    lengths = rng.integers(1, 30, 3000)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    nnz = int(indptr[-1])
+    cols = np.repeat(np.arange(3000) * 60, lengths) + rng.integers(0, 5000, nnz)  # a band 5,000 wide
+    x = FakeArray(rng.random(200_000).astype(np.float32))
+    tile = segmented.STAGED_THREADS * 4
+
+    def launched(columns, dtype=np.float32):
+        H = CSRMatrix.from_scipy(sp.csr_matrix((rng.random(nnz), columns, indptr), shape=(3000, 200_000)), dtype=dtype)
+        A = CSRMatrix(FakeArray(H.data), FakeArray(H.indices), FakeArray(H.indptr), H.shape, validate=False)
+        ops_spmv.spmv(A, x if dtype == np.float32 else FakeArray(x.a.astype(dtype)), kernel="staged:4")
+        name, _, _, args, _ = launches[-1]
+        return A, name, dict(zip(_signature("spmv_staged.cu", name.split("<")[0]), args))
+
+    A, name, args = launched(cols)
+    assert name == "spla_spmv_staged_narrow<float, int, 4>"
+    assert ops_spmv.bound_launcher(A, "staged:4").entry == "_narrow"
+    offsets, tile_cols = A._cache[("staged-narrow", 4)]
+    assert args["offsets"] == ptr(offsets) and args["tile_cols"] == ptr(tile_cols) and "indices" not in args
+    assert offsets.dtype == np.uint16 and tile_cols.dtype == np.int32 and tile_cols.size == -(-nnz // tile)
+    assert np.array_equal(np.repeat(tile_cols.a, tile)[:nnz] + offsets.a, A.indices.a)
+
+    wide = cols.copy()
+    wide[-1] = 0  # the last tile now spans its band's end down to column 0
+    _, name, args = launched(wide)
+    assert name == "spla_spmv_staged<float, int, 4>" and args["indices"] != 0
+
+    A, name, args = launched(cols, np.float64)  # float32 only, by default
+    assert name == "spla_spmv_staged<double, int, 4>" and args["indices"] == ptr(A.indices)
+    monkeypatch.setattr(segmented, "STAGED_NARROW", ())
+    A, name, args = launched(cols)
+    assert name == "spla_spmv_staged<float, int, 4>" and args["indices"] == ptr(A.indices)
+
+    def no_room(indices, tile):
+        raise MemoryError("out of memory allocating the offsets")
+
+    monkeypatch.setattr(segmented, "STAGED_NARROW", ("float32",))
+    monkeypatch.setattr(segmented, "narrow_columns", no_room)  # the offsets do not fit: the indices serve
+    A, name, args = launched(cols)
+    assert name == "spla_spmv_staged<float, int, 4>" and args["indices"] == ptr(A.indices)
 
 
 @pytest.mark.parametrize("columns", [100000, 20000], ids=["indices", "narrow"])

@@ -1,0 +1,89 @@
+"""spla's CUDA kernels run on the CPU, for tests where no GPU is lent.
+
+A kernel file of ``kernels/`` is compiled by g++ with ``cuda_on_cpu.h`` (CUDA's built-ins: a
+block's threads as fibers that interleave at barriers, in a seeded order) into a shared library
+with one launch function per declared name expression. :func:`launch` takes what
+``cuLaunchKernel`` takes (the function, grid, block, dynamic shared bytes and the packed
+``void**`` arguments), so the host path's own launches run it unchanged through the stand-in
+CuPy of ``fake_cupy.py``, whose arrays are host memory.
+
+It checks a kernel's logic, not its speed or anything that needs blocks to run at once; see the
+header's comment for what it models.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from spla.backends.cuda import runtime
+
+HEADER = Path(__file__).with_name("cuda_on_cpu.h")
+COMPILER = os.environ.get("CXX", "g++")
+FLAGS = ("-std=c++17", "-O1", "-shared", "-fPIC", "-ffp-contract=off", "-Wno-unknown-pragmas")
+_libraries: dict = {}  # (filename, options, names) -> (CDLL, {name: launch function})
+
+
+def available() -> bool:
+    return shutil.which(COMPILER) is not None
+
+
+def _source_text(filename: str) -> str:
+    """The kernel file with ``extern __shared__`` arrays (dynamic shared memory) read from the block's bytes."""
+    text = (runtime.kernel_dir() / filename).read_text()
+    return re.sub(r"extern\s+__shared__\s+(?:__align__\(\d+\)\s+)?([\w ]+?)\s+(\w+)\[\];",
+                  r"\1* const \2 = static_cast<\1*>(spla_emu::dynamic_shared());", text)
+
+
+def _library(source: runtime.KernelSource):
+    key = (source.filename, source.options, source.names)
+    if key in _libraries:
+        return _libraries[key]
+    defines = [o for o in source.options if o.startswith("-D")]
+    stubs = "\n".join(
+        f'extern "C" int spla_emu_{i}(unsigned grid, unsigned threads, unsigned shared, void** params,\n'
+        f"                           unsigned long long seed, const char** error) {{\n"
+        f"    return spla_emu::launch(&{name}, grid, threads, shared, params, seed, error);\n}}"
+        for i, name in enumerate(source.names))
+    code = (f'#include "{HEADER}"\n' + _source_text(source.filename) + "\n" + stubs + "\n")
+    kernel_dir = runtime.kernel_dir()
+    headers = "".join(p.read_text() for p in sorted(kernel_dir.glob("*.cuh")))
+    digest = hashlib.sha256("\0".join([code, headers, HEADER.read_text(), *defines, *FLAGS]).encode()).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir()) / f"spla-emulated-{os.getuid()}"
+    folder.mkdir(exist_ok=True)
+    shared = folder / f"{Path(source.filename).stem}-{digest}.so"
+    if not shared.exists():
+        cpp = folder / f"{Path(source.filename).stem}-{digest}.cpp"
+        cpp.write_text(code)
+        partial = shared.with_suffix(f".{os.getpid()}.tmp")
+        done = subprocess.run([COMPILER, *FLAGS, f"-I{kernel_dir}", *defines, str(cpp), "-o", str(partial)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"g++ could not build {source.filename} for the CPU:\n{done.stderr[-4000:]}")
+        partial.replace(shared)  # whole or not at all, for a concurrent worker
+    library = ctypes.CDLL(str(shared))
+    functions = {}
+    for i, name in enumerate(source.names):
+        function = getattr(library, f"spla_emu_{i}")
+        function.restype = ctypes.c_int
+        function.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_ulonglong,
+                             ctypes.POINTER(ctypes.c_char_p)]
+        functions[name] = function
+    _libraries[key] = (library, functions)
+    return _libraries[key]
+
+
+def launch(source: runtime.KernelSource, name: str, grid: int, block: int, shared_mem: int, params: int,
+           seed: int = 0) -> None:
+    """Run kernel ``name`` of ``source`` over ``grid`` blocks of ``block`` threads with the packed
+    arguments at ``params``; ``seed`` orders the threads between barriers (0: in thread order)."""
+    function = _library(source)[1][name]
+    error = ctypes.c_char_p()
+    if function(grid, block, shared_mem, params, seed, ctypes.byref(error)) != 0:
+        raise RuntimeError(f"{name} on the CPU: {error.value.decode()}")

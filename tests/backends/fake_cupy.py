@@ -1,0 +1,133 @@
+"""A stand-in CuPy for the CUDA backend's host path on a machine without a GPU.
+
+Its arrays are host memory, and its driver's ``launchKernel`` reads each launch's packed
+arguments the way ``cuLaunchKernel`` does, by the parameter types of the kernel's signature in
+``kernels/*.cu``, and records them; with ``emulate`` it also runs the kernel on the CPU
+(``cuda_emulator.py``), so the host path's real launches compute a result.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import types
+
+import numpy as np
+
+from spla import device
+from spla.backends.cuda import runtime
+from spla.backends.cuda import spmv as cuda_spmv
+
+
+class FakeArray:
+    """Just enough of cupy.ndarray for spla's host path (host memory inside)."""
+
+    def __init__(self, a):
+        self.a = np.ascontiguousarray(a) if np.ndim(a) else np.asarray(a)
+        self.shape, self.dtype, self.ndim, self.size = self.a.shape, self.a.dtype, self.a.ndim, self.a.size
+        self.data = types.SimpleNamespace(ptr=self.a.ctypes.data)
+        self.flags = types.SimpleNamespace(c_contiguous=True)
+        self._c_contiguous = True
+
+    def astype(self, dtype, copy=True):
+        return self if (not copy and np.dtype(dtype) == self.dtype) else FakeArray(self.a.astype(dtype))
+
+    def get(self):
+        return self.a.copy()
+
+    def ravel(self):
+        return self
+
+    def __getitem__(self, key):  # a fake index array (the fake cupy.asarray's) reads as its host array
+        return self.a[key.a if isinstance(key, FakeArray) else key]
+
+    def view(self, dtype):
+        return FakeArray(self.a.view(dtype))
+
+    def __eq__(self, other):
+        return FakeArray(self.a == other)
+
+    __hash__ = object.__hash__
+
+    def all(self):
+        return self.a.all()
+
+
+def _read_arguments(params: int, name: str, filename: str) -> tuple:
+    """The arguments a packed launch hands the driver, read as the kernel's parameters:
+    a pointer (as an int), or a scalar of the parameter's type (``V``/``I`` from ``name``'s
+    template arguments)."""
+    template_args = name[name.index("<") + 1:-1].split(", ") + [""]  # V, then I where the kernel has one
+    value, index = template_args[0], template_args[1]
+    c_types = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}
+    args = []
+    for i, (c_type, _) in enumerate(parameters(filename, name.split("<")[0])):
+        slot = ctypes.c_uint64.from_address(params + 8 * i).value  # kernelParams[i]
+        if "*" in c_type:
+            args.append(ctypes.c_uint64.from_address(slot).value)
+            continue
+        base = {"V": value, "I": index}.get(c_type, c_type)
+        dtype = np.dtype(c_types[base])
+        args.append(np.frombuffer(ctypes.string_at(slot, dtype.itemsize), dtype)[0])
+    return tuple(args)
+
+
+def _fake_cupy(launches, emulate):
+    kernels = {}
+
+    def kernel_for(source, name):
+        kernel = types.SimpleNamespace(name=name, filename=source.filename, source=source,
+                                       kernel=types.SimpleNamespace(ptr=len(kernels) + 1))
+        kernels[kernel.kernel.ptr] = kernel
+        return kernel
+
+    def launch_kernel(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra):
+        kernel = kernels[f]
+        assert (gy, gz, by, bz, extra) == (1, 1, 1, 1, 0)
+        launches.append((kernel.name, (gx,), (bx,), _read_arguments(params, kernel.name, kernel.filename),
+                         shared_mem))
+        if emulate is not None:
+            emulate(kernel.source, kernel.name, gx, bx, shared_mem, params)
+
+    fake = types.SimpleNamespace(
+        __name__="cupy",
+        ndarray=FakeArray,
+        asarray=lambda a, dtype=None: a if isinstance(a, FakeArray) else FakeArray(np.asarray(a, dtype)),
+        empty=lambda n, dtype=float: FakeArray(np.full(n, np.nan, dtype)),
+        zeros=lambda n, dtype=float: FakeArray(np.zeros(n, dtype)),
+        ascontiguousarray=lambda a, dtype=None: FakeArray(np.asarray(a.a, dtype)),
+        concatenate=lambda arrays: FakeArray(np.concatenate(arrays)),  # of host pieces (FakeArray[...] is one)
+        uint16=np.uint16,
+        cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDevice=lambda: 0),
+                                   Device=lambda i=0: types.SimpleNamespace(id=0),
+                                   driver=types.SimpleNamespace(launchKernel=launch_kernel),
+                                   get_current_stream=lambda: types.SimpleNamespace(ptr=0)))
+    return fake, kernel_for
+
+
+def parameters(filename, kernel):
+    """``(type, name)`` of each parameter of a __global__ kernel, in order, from its source
+    (the type without const and __restrict__: ``"V*"``, ``"long long"``, ``"int"``)."""
+    text = (runtime.kernel_dir() / filename).read_text()
+    match = re.search(rf"{kernel}\((.*?)\)\s*{{", text, flags=re.S)
+    assert match, f"{kernel} not found in {filename}"
+    found = []
+    for declaration in match.group(1).split(","):
+        c_type, name = re.fullmatch(r"\s*(.*?)\s*(\w+)\s*", declaration, flags=re.S).groups()
+        c_type = " ".join(w for w in c_type.split() if w not in ("const", "__restrict__"))
+        found.append((c_type.replace(" *", "*"), name))
+    return found
+
+
+def install(monkeypatch, emulate=None) -> list:
+    """Put the stand-in CuPy in place for one test; the launches it records, as
+    ``(name, grid, block, arguments, shared_mem)``, go to the list returned. ``emulate``: called
+    as ``emulate(source, name, grid, block, shared_mem, params)`` at each launch."""
+    recorded = []
+    fake, kernel_for = _fake_cupy(recorded, emulate)
+    monkeypatch.setattr(device, "_import_cupy", lambda: fake)
+    monkeypatch.setattr(device, "gpu_available", lambda: True)
+    monkeypatch.setattr(device, "check_fits", lambda *a, **k: None)
+    monkeypatch.setattr(runtime.KernelSource, "function", kernel_for)
+    monkeypatch.setattr(cuda_spmv, "_FUNCTIONS", {})
+    return recorded

@@ -1,0 +1,234 @@
+"""What spla's SpMV kernels compute, on a machine without a GPU: each kernel of kernels/spmv_*.cu
+is compiled by g++ with CUDA's built-ins emulated (cuda_emulator.py) and launched by the real host
+path (plans, launchers, packed arguments) through the stand-in CuPy of fake_cupy.py.
+
+The inputs are whole numbers small enough that every sum is exact in the value type, so a kernel
+must give the float64 product exactly whatever order it sums a row in: a product dropped, read
+twice or written to the wrong row fails. Real values then check the kernels' promises about bits:
+the same whatever order a block's threads run in between barriers, and the same from staged's
+paths (one launch or two, column indices or narrow offsets). These do not replace the GPU suite
+(no races between blocks, no speed); they catch a kernel's logic errors where no GPU is lent.
+"""
+
+from __future__ import annotations
+
+import cuda_emulator
+import fake_cupy
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from fake_cupy import FakeArray
+
+from spla.csr import CSRMatrix
+from spla.ops import spmv as ops_spmv
+from spla.planning import segmented
+
+pytestmark = pytest.mark.skipif(not cuda_emulator.available(), reason=f"needs {cuda_emulator.COMPILER}")
+
+KERNELS = ["scalar", "warp", "warp:2", "vector", "vector:4", "adaptive", "adaptive2", "segmented",
+           "segmented:4", "staged", "staged:8", "staged:16"]
+# whole numbers whose products and row sums (rows up to 12,000 here) stay exact: under 2^24 in
+# float32, 2^53 in float64
+WHOLE = {np.float32: 15, np.float64: 1000}
+
+
+@pytest.fixture
+def emulated(monkeypatch):
+    """The stand-in CuPy, running each launch on the CPU; ``emulated.seed`` orders the threads."""
+    state = type("Emulated", (), {"seed": 0})()
+
+    def run(source, name, grid, block, shared_mem, params):
+        cuda_emulator.launch(source, name, grid, block, shared_mem, params, seed=state.seed)
+
+    state.launches = fake_cupy.install(monkeypatch, emulate=run)
+    return state
+
+
+def _rows(lengths, n_cols, rng, local=False):
+    """A CSR pattern with rows of ``lengths`` (distinct sorted columns): anywhere in n_cols, or
+    (``local``) within a window that moves down the matrix, as a mesh's rows are."""
+    indptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    indices = np.empty(indptr[-1], dtype=np.int64)
+    for r, n in enumerate(lengths):
+        if local:
+            start = min(r * n_cols // len(lengths), n_cols - max(n, 64))
+            span = np.arange(start, start + max(n, 64))
+        else:
+            span = n_cols
+        indices[indptr[r]:indptr[r + 1]] = np.sort(rng.choice(span, n, replace=False))
+    return indptr, indices, (len(lengths), n_cols)
+
+
+def _shape(name, rng):
+    """(indptr, indices, shape) of one of the matrices that reach the kernels' paths."""
+    if name == "mixed":  # short, empty, split and warp-listed rows, cut across tiles
+        lengths = rng.integers(0, 20, 400)
+        lengths[3], lengths[50], lengths[399] = 9000, 700, 0
+        return _rows(lengths, 100_000, rng)
+    if name == "rows-32":  # rows of one even length: staged's bank offsets
+        return _rows(np.full(500, 32), 20_000, rng, local=True)
+    if name == "rows-16-and-64":
+        return _rows(np.tile([16, 64, 16, 16], 150), 20_000, rng, local=True)
+    if name == "one-long-row":  # a row over many tiles among short ones
+        lengths = rng.integers(1, 6, 300)
+        lengths[150] = 12_000
+        return _rows(lengths, 50_000, rng)
+    if name == "empty-edges":  # empty rows first, last and in runs between
+        lengths = rng.integers(0, 40, 700)
+        lengths[:40], lengths[-60:], lengths[300:400] = 0, 0, 0
+        return _rows(lengths, 3_000, rng)
+    if name == "one-entry":
+        return np.array([0, 1]), np.array([0]), (1, 1)
+    if name == "wide":  # few rows of thousands over many columns
+        return _rows(np.array([5000, 3000, 7000]), 200_000, rng)
+    raise ValueError(name)
+
+
+SHAPES = ["mixed", "rows-32", "rows-16-and-64", "one-long-row", "empty-edges", "one-entry", "wide"]
+
+
+def _device(indptr, indices, data, shape, index_dtype=np.int32):
+    """A stand-in device matrix (and its host twin) of these arrays."""
+    H = CSRMatrix.from_scipy(sp.csr_matrix((data, indices, indptr), shape=shape), dtype=data.dtype,
+                             index_dtype=index_dtype)
+    return CSRMatrix(FakeArray(H.data), FakeArray(H.indices), FakeArray(H.indptr), H.shape, validate=False), H
+
+
+def _whole(rng, dtype, n):
+    """Whole numbers in [-m, m], none zero (a zero would hide the product it multiplies)."""
+    m = WHOLE[dtype]
+    values = rng.integers(1, m + 1, n) * rng.choice([-1, 1], n)
+    return values.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_kernel_gives_the_exact_product(emulated, rng, kernel, name, dtype):
+    indptr, indices, shape = _shape(name, rng)
+    index_dtype = np.int64 if name in ("mixed", "empty-edges") else np.int32
+    A, H = _device(indptr, indices, _whole(rng, dtype, len(indices)), shape, index_dtype)
+    x = _whole(rng, dtype, shape[1])
+    want = H.to_scipy().astype(np.float64) @ x.astype(np.float64)
+    got = ops_spmv.spmv(A, FakeArray(x), kernel=kernel).get()  # into cupy.empty's NaNs: y is never read
+    assert emulated.launches, "the kernel ran"
+    assert got.dtype == dtype and np.array_equal(got, want), (
+        f"{kernel} on {name}: {np.count_nonzero(got != want)} of {shape[0]} rows wrong, "
+        f"first at {np.flatnonzero(got != want)[:5]}")
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_kernel_scales_and_adds_y(emulated, rng, kernel):
+    indptr, indices, shape = _shape("mixed", rng)
+    A, H = _device(indptr, indices, _whole(rng, np.float64, len(indices)), shape)
+    x = _whole(rng, np.float64, shape[1])
+    y = 2 * _whole(rng, np.float64, shape[0])  # even, so beta's half of it is exact
+    want = 3 * (H.to_scipy() @ x) + 0.5 * y
+    got = ops_spmv.spmv(A, FakeArray(x), y=(out := FakeArray(y)), out=out, alpha=3.0, beta=0.5, kernel=kernel)
+    assert np.array_equal(got.get(), want)
+
+
+def _bits(emulated, kernel, A, x, seed):
+    emulated.seed = seed
+    return ops_spmv.spmv(A, x, kernel=kernel).get().view(np.uint8)
+
+
+@pytest.mark.parametrize("name", ["mixed", "rows-16-and-64", "one-long-row"])
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_bits_do_not_depend_on_the_order_threads_run_in(emulated, rng, kernel, name):
+    """Real values, rounded on every add: the threads of a block run in shuffled orders between
+    barriers, as they may on the GPU, and every order must give the same bits."""
+    indptr, indices, shape = _shape(name, rng)
+    A, _ = _device(indptr, indices, rng.standard_normal(len(indices)).astype(np.float32), shape)
+    x = FakeArray(rng.standard_normal(shape[1]).astype(np.float32))
+    first = _bits(emulated, kernel, A, x, seed=0)
+    for seed in (1, 2):
+        assert np.array_equal(_bits(emulated, kernel, A, x, seed), first), f"seed {seed}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_staged_paths_give_the_same_bits(emulated, rng, monkeypatch, dtype):
+    """staged's cut rows finished in the kernel (counters) or by its finish launch, and its
+    columns read as indices or as narrow offsets, give one result, and the counters are left zero."""
+    indptr, indices, shape = _shape("rows-16-and-64", rng)
+    lengths = np.diff(indptr)
+    lengths[::7] += 300  # rows cut by tile edges
+    indptr, indices, shape = _rows(lengths, shape[1], rng, local=True)
+    data = rng.standard_normal(len(indices)).astype(dtype)
+    x = FakeArray(rng.standard_normal(shape[1]).astype(dtype))
+    T = 4
+    results = {}
+    for one_launch in (True, False):
+        for narrow in (True, False):
+            monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 10**6 if one_launch else 0)
+            monkeypatch.setattr(segmented, "STAGED_NARROW", (np.dtype(dtype).name,) if narrow else ())
+            A, _ = _device(indptr, indices, data, shape)
+            before = len(emulated.launches)
+            results[one_launch, narrow] = ops_spmv.spmv(A, x, kernel=f"staged:{T}").get()
+            names = [launch[0] for launch in emulated.launches[before:]]
+            assert ("_narrow<" in names[0]) == narrow and len(names) == (1 if one_launch else 2), names
+            counters = A._cache[("staged-state", T, 0, np.dtype(dtype).str)][3][1]
+            if one_launch:
+                assert not counters.get().any(), "counters are left zero for the next call"
+    first = results[True, True]
+    assert all(np.array_equal(r.view(np.uint8), first.view(np.uint8)) for r in results.values())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel", ["dia", "dia:1", "band", "band:2", "band:16"])
+def test_structured_kernel_gives_the_exact_product(emulated, rng, kernel, dtype):
+    """dia and band, their structure found on the host and handed to the stand-in device matrix
+    (the detection itself runs on the GPU): a 2-D stencil with rows cut at the grid's edges, and a
+    band whose rows change width."""
+    from spla.io import generators
+    from spla.planning import band, dia
+
+    family = kernel.split(":")[0]
+    if family == "dia":
+        pattern = generators.poisson2d(37).to_scipy()
+    else:
+        pattern = generators.banded(500, 7).to_scipy().tolil()
+        pattern[200, 190:215] = 1  # a wider row in the band
+        pattern = pattern.tocsr()
+    host = CSRMatrix.from_scipy(pattern.astype(dtype), dtype=dtype)
+    host.data[:] = _whole(rng, dtype, host.nnz)
+    A, _ = _device(host.indptr, host.indices, host.data, host.shape)
+    if family == "dia":
+        found = dia.structure(host)
+        A._cache["dia"] = dia.Structure(FakeArray(found.offsets), FakeArray(found.values), found.n_diagonals)
+    else:
+        A._cache["band"] = band.Structure(FakeArray(band.structure(host).first))
+    x = _whole(rng, dtype, host.shape[1])
+    got = ops_spmv.spmv(A, FakeArray(x), kernel=kernel).get()
+    assert emulated.launches[-1][0].startswith(f"spla_spmv_{family}<")
+    assert np.array_equal(got, host.to_scipy().astype(np.float64) @ x.astype(np.float64))
+
+
+@pytest.mark.parametrize("value", [1.0, -2.5], ids=["ones", "one-value"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_staged_reads_a_matrix_of_one_value_once_with_the_same_bits(emulated, rng, monkeypatch, dtype, value):
+    """staged's _uniform entries (from the indices and from narrow offsets, in one launch and with
+    the finish kernel) give the bits of the entries that read every value, and read data[0] alone:
+    the device copy's other values are NaN here, and a read of one would show."""
+    indptr, indices, shape = _shape("rows-16-and-64", rng)
+    lengths = np.diff(indptr)
+    lengths[::7] += 300  # rows cut by tile edges
+    indptr, indices, shape = _rows(lengths, shape[1], rng, local=True)
+    x = FakeArray(rng.standard_normal(shape[1]).astype(dtype))
+    y = rng.standard_normal(shape[0]).astype(dtype)
+    for one_launch in (True, False):
+        for narrow in (True, False):
+            monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 10**6 if one_launch else 0)
+            monkeypatch.setattr(segmented, "STAGED_NARROW", (np.dtype(dtype).name,) if narrow else ())
+            results = []
+            for uniform in (False, True):
+                monkeypatch.setattr(segmented, "STAGED_UNIFORM", (np.dtype(dtype).name,) if uniform else ())
+                A, _ = _device(indptr, indices, np.full(len(indices), value, dtype), shape)
+                if uniform:
+                    assert segmented.staged_uniform(A)  # checked on the values, then they are spoiled
+                    A.data.a[1:] = np.nan
+                out = FakeArray(y.copy())
+                results.append(ops_spmv.spmv(A, x, y=out, out=out, alpha=1.5, beta=-0.5, kernel="staged:4").get())
+                assert ops_spmv.bound_launcher(A, "staged:4").entry.endswith("_uniform") == uniform
+            assert np.isfinite(results[1]).all()
+            assert np.array_equal(results[0].view(np.uint8), results[1].view(np.uint8)), (one_launch, narrow)
