@@ -47,9 +47,9 @@ def _library(source: runtime.KernelSource):
         return _libraries[key]
     defines = [o for o in source.options if o.startswith("-D")]
     stubs = "\n".join(
-        f'extern "C" int spla_emu_{i}(unsigned grid, unsigned threads, unsigned shared, void** params,\n'
-        f"                           unsigned long long seed, const char** error) {{\n"
-        f"    return spla_emu::launch(&{name}, grid, threads, shared, params, seed, error);\n}}"
+        f'extern "C" int spla_emu_{i}(unsigned grid_x, unsigned grid_y, unsigned threads, unsigned shared,\n'
+        f"                           void** params, unsigned long long seed, const char** error) {{\n"
+        f"    return spla_emu::launch(&{name}, grid_x, grid_y, threads, shared, params, seed, error);\n}}"
         for i, name in enumerate(source.names))
     code = (f'#include "{HEADER}"\n' + _source_text(source.filename) + "\n" + stubs + "\n")
     kernel_dir = runtime.kernel_dir()
@@ -72,18 +72,20 @@ def _library(source: runtime.KernelSource):
     for i, name in enumerate(source.names):
         function = getattr(library, f"spla_emu_{i}")
         function.restype = ctypes.c_int
-        function.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_ulonglong,
-                             ctypes.POINTER(ctypes.c_char_p)]
+        function.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p,
+                             ctypes.c_ulonglong, ctypes.POINTER(ctypes.c_char_p)]
         functions[name] = function
     _libraries[key] = (library, functions)
     return _libraries[key]
 
 
-def launch(source: runtime.KernelSource, name: str, grid: int, block: int, shared_mem: int, params: int,
+def launch(source: runtime.KernelSource, name: str, grid, block: int, shared_mem: int, params: int,
            seed: int = 0) -> None:
-    """Run kernel ``name`` of ``source`` over ``grid`` blocks of ``block`` threads with the packed
-    arguments at ``params``; ``seed`` orders the threads between barriers (0: in thread order)."""
+    """Run kernel ``name`` of ``source`` over ``grid`` (blocks in x, or (x, y)) of ``block`` threads
+    with the packed arguments at ``params`` (``void**``, as cuLaunchKernel's); ``seed`` orders the
+    threads between barriers (0: in thread order)."""
+    grid_x, grid_y = (grid, 1) if isinstance(grid, int) else (tuple(grid) + (1,))[:2]
     function = _library(source)[1][name]
     error = ctypes.c_char_p()
-    if function(grid, block, shared_mem, params, seed, ctypes.byref(error)) != 0:
+    if function(grid_x, grid_y, block, shared_mem, params, seed, ctypes.byref(error)) != 0:
         raise RuntimeError(f"{name} on the CPU: {error.value.decode()}")

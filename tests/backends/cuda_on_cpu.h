@@ -4,7 +4,7 @@
 // row's sum) where no GPU is lent, with the host path's real launch arguments. What it is not:
 // a model of speed, of the memory model between blocks, or of anything a warp does in lockstep.
 //
-// How a launch runs: blocks one after another; a block's threads are fibers (ucontext) on one OS
+// How a launch runs: blocks one after another (grids of x and y); a block's threads are fibers on one OS
 // thread, each run until it waits at a barrier (__syncthreads, or a warp collective over the
 // lanes of its mask) or returns. So the threads of a block interleave only at barriers, and the
 // order in which they run between two barriers is a seeded shuffle: code whose result depends on
@@ -12,9 +12,10 @@
 // different bits under different seeds, which the tests compare. A barrier some threads can never
 // reach (a lane of a warp collective's mask has returned) ends the launch with an error, as a hang
 // on the GPU would. A block that waits on another block (a spin on a global flag) cannot finish
-// here: blocks do not run at once. spla's SpMV kernels do not.
+// here: blocks do not run at once. spla's SpMV and SpMM kernels do not.
 #pragma once
 
+#include <setjmp.h>
 #include <ucontext.h>
 
 #include <algorithm>
@@ -44,11 +45,15 @@ namespace spla_emu {
 constexpr int WARP = 32;
 constexpr std::size_t STACK_BYTES = 128 * 1024;  // a kernel's frame is small; 1,024 threads take 128 MB
 
+// A fiber starts on its own stack through makecontext/swapcontext, and from then on switches
+// with _setjmp/_longjmp, which save no signal mask: no system call a switch (swapcontext makes
+// one, and a warp's shuffle takes 64 switches).
 struct Fiber {
     ucontext_t context{};
+    jmp_buf resume;
     std::vector<char> stack;
     dim3 index;
-    bool done = false;
+    bool started = false, done = false;
 };
 
 struct Warp {  // a warp collective in progress: its lanes' values, and who has arrived
@@ -70,12 +75,15 @@ struct Block {
 
 inline Block block;
 inline Fiber* current = nullptr;
-inline ucontext_t scheduler;
+inline ucontext_t scheduler_context;
+inline jmp_buf scheduler;
 inline dim3 block_index, block_dim, grid_dim;
 inline void (*body)(void*) = nullptr;  // the kernel call every fiber of a launch makes
 inline void* body_arg = nullptr;
 
-inline void yield() { swapcontext(&current->context, &scheduler); }
+inline void yield() {
+    if (!_setjmp(current->resume)) _longjmp(scheduler, 1);
+}
 
 inline int lane() { return static_cast<int>(current->index.x % WARP); }
 inline Warp& my_warp() { return block.warps[current->index.x / WARP]; }
@@ -139,7 +147,7 @@ inline void fiber_main() {
         block.arrived = 0;
         ++block.generation;
     }
-    swapcontext(&current->context, &scheduler);
+    _longjmp(scheduler, 1);
 }
 
 inline unsigned next_random(unsigned long long& state) {  // xorshift64*
@@ -149,20 +157,20 @@ inline unsigned next_random(unsigned long long& state) {  // xorshift64*
     return static_cast<unsigned>((state * 2685821657736338717ULL) >> 32);
 }
 
-// Runs `call(arg)` as every thread of a grid of `grid` blocks of `threads`; 0, or 1 with `error`.
-inline int run_grid(void (*call)(void*), void* arg, unsigned grid, unsigned threads, unsigned shared_bytes,
-                    unsigned long long seed, const char** error) {
+// Runs `call(arg)` as every thread of a grid of grid_x x grid_y blocks of `threads`; 0, or 1 with `error`.
+inline int run_grid(void (*call)(void*), void* arg, unsigned grid_x, unsigned grid_y, unsigned threads,
+                    unsigned shared_bytes, unsigned long long seed, const char** error) {
     body = call;
     body_arg = arg;
-    grid_dim = dim3{grid, 1, 1};
+    grid_dim = dim3{grid_x, grid_y, 1};
     block_dim = dim3{threads, 1, 1};
     block.fibers.resize(threads);
     block.warps.assign((threads + WARP - 1) / WARP, Warp{});
     block.dynamic_shared.assign(shared_bytes, 0xff);  // not zeroed on the GPU either
     std::vector<unsigned> order(threads);
     unsigned long long state = seed * 0x9E3779B97F4A7C15ULL + 1;
-    for (unsigned b = 0; b < grid; ++b) {
-        block_index = dim3{b, 1, 1};
+    for (unsigned b = 0; b < grid_x * grid_y; ++b) {
+        block_index = dim3{b % grid_x, b / grid_x, 1};
         block.arrived = 0;
         block.live = threads;
         block.or_flag = 0;
@@ -170,7 +178,7 @@ inline int run_grid(void (*call)(void*), void* arg, unsigned grid, unsigned thre
             Fiber& f = block.fibers[t];
             f.stack.resize(STACK_BYTES);
             f.index = dim3{t, 1, 1};
-            f.done = false;
+            f.started = f.done = false;
             getcontext(&f.context);
             f.context.uc_stack.ss_sp = f.stack.data();
             f.context.uc_stack.ss_size = f.stack.size();
@@ -185,7 +193,10 @@ inline int run_grid(void (*call)(void*), void* arg, unsigned grid, unsigned thre
             for (unsigned t : order) {
                 if (block.fibers[t].done) continue;
                 current = &block.fibers[t];
-                swapcontext(&scheduler, &current->context);
+                if (_setjmp(scheduler)) continue;  // the fiber has yielded or returned
+                if (current->started) _longjmp(current->resume, 1);
+                current->started = true;
+                swapcontext(&scheduler_context, &current->context);
             }
             if (!block.progress && block.live > 0) {
                 *error = "the block's threads wait at barriers that cannot complete (a warp collective "
@@ -215,10 +226,10 @@ void call_kernel(void* arg) {
 }
 
 template <typename... A>
-int launch(void (*kernel)(A...), unsigned grid, unsigned threads, unsigned shared_bytes, void** params,
-           unsigned long long seed, const char** error) {
+int launch(void (*kernel)(A...), unsigned grid_x, unsigned grid_y, unsigned threads, unsigned shared_bytes,
+           void** params, unsigned long long seed, const char** error) {
     Call<A...> c{kernel, params};
-    return run_grid(call_kernel<A...>, &c, grid, threads, shared_bytes, seed, error);
+    return run_grid(call_kernel<A...>, &c, grid_x, grid_y, threads, shared_bytes, seed, error);
 }
 
 inline void* dynamic_shared() { return block.dynamic_shared.data(); }
@@ -323,6 +334,7 @@ inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __ddiv_rn(double a, double b) { return a / b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
+inline float fma(float a, float b, float c) { return std::fma(a, b, c); }  // CUDA's float overload: one rounding
 template <typename A, typename B> std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
 template <typename A, typename B> std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
 

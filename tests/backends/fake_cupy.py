@@ -3,7 +3,8 @@
 Its arrays are host memory, and its driver's ``launchKernel`` reads each launch's packed
 arguments the way ``cuLaunchKernel`` does, by the parameter types of the kernel's signature in
 ``kernels/*.cu``, and records them; with ``emulate`` it also runs the kernel on the CPU
-(``cuda_emulator.py``), so the host path's real launches compute a result.
+(``cuda_emulator.py``), so the host path's real launches compute a result. Its kernels also take
+RawKernel's call, for the launchers that use it (SpMM's).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class FakeArray:
     def __init__(self, a):
         self.a = np.ascontiguousarray(a) if np.ndim(a) else np.asarray(a)
         self.shape, self.dtype, self.ndim, self.size = self.a.shape, self.a.dtype, self.a.ndim, self.a.size
+        self.strides, self.itemsize = self.a.strides, self.a.itemsize
         self.data = types.SimpleNamespace(ptr=self.a.ctypes.data)
         self.flags = types.SimpleNamespace(c_contiguous=True)
         self._c_contiguous = True
@@ -55,8 +57,8 @@ class FakeArray:
 
 def _read_arguments(params: int, name: str, filename: str) -> tuple:
     """The arguments a packed launch hands the driver, read as the kernel's parameters:
-    a pointer (as an int), or a scalar of the parameter's type (``V``/``I`` from ``name``'s
-    template arguments)."""
+    a pointer (as an int), or a scalar of the parameter's type (``V`` or ``T``, then ``I``, from
+    ``name``'s template arguments)."""
     template_args = name[name.index("<") + 1:-1].split(", ") + [""]  # V, then I where the kernel has one
     value, index = template_args[0], template_args[1]
     c_types = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}
@@ -66,28 +68,51 @@ def _read_arguments(params: int, name: str, filename: str) -> tuple:
         if "*" in c_type:
             args.append(ctypes.c_uint64.from_address(slot).value)
             continue
-        base = {"V": value, "I": index}.get(c_type, c_type)
+        base = {"V": value, "T": value, "I": index}.get(c_type, c_type)  # the value type is V or T
         dtype = np.dtype(c_types[base])
         args.append(np.frombuffer(ctypes.string_at(slot, dtype.itemsize), dtype)[0])
     return tuple(args)
+
+
+class RawKernel:
+    """A compiled kernel as cupy.RawKernel is: ``kernel.ptr`` for the driver, and a call
+    ``kernel(grid, block, args, shared_mem=0)`` that packs each argument into an 8-byte slot (an
+    array's pointer; a NumPy scalar's bytes, of its own type as CuPy passes it) and launches."""
+
+    def __init__(self, name, source, ptr, launch_kernel):
+        self.name, self.source, self.filename = name, source, source.filename
+        self.kernel = types.SimpleNamespace(ptr=ptr)
+        self._launch_kernel = launch_kernel
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        slots = np.zeros(len(args), dtype=np.uint64)
+        for i, arg in enumerate(args):
+            if isinstance(arg, FakeArray):
+                slots[i] = arg.data.ptr
+            else:
+                assert isinstance(arg, np.generic), f"argument {i} of {self.name}: {type(arg).__name__}"
+                slots[i:i + 1].view(np.uint8)[:arg.itemsize] = np.frombuffer(arg.tobytes(), np.uint8)
+        addresses = slots.ctypes.data + 8 * np.arange(len(args), dtype=np.uint64)
+        gx, gy = (tuple(grid) + (1,))[:2]
+        self._launch_kernel(self.kernel.ptr, gx, gy, 1, block[0], 1, 1, shared_mem, 0, addresses.ctypes.data, 0)
 
 
 def _fake_cupy(launches, emulate):
     kernels = {}
 
     def kernel_for(source, name):
-        kernel = types.SimpleNamespace(name=name, filename=source.filename, source=source,
-                                       kernel=types.SimpleNamespace(ptr=len(kernels) + 1))
+        kernel = RawKernel(name, source, len(kernels) + 1, launch_kernel)
         kernels[kernel.kernel.ptr] = kernel
         return kernel
 
     def launch_kernel(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra):
         kernel = kernels[f]
-        assert (gy, gz, by, bz, extra) == (1, 1, 1, 1, 0)
-        launches.append((kernel.name, (gx,), (bx,), _read_arguments(params, kernel.name, kernel.filename),
+        assert (gz, by, bz, extra) == (1, 1, 1, 0)
+        grid = (gx,) if gy == 1 else (gx, gy)
+        launches.append((kernel.name, grid, (bx,), _read_arguments(params, kernel.name, kernel.filename),
                          shared_mem))
         if emulate is not None:
-            emulate(kernel.source, kernel.name, gx, bx, shared_mem, params)
+            emulate(kernel.source, kernel.name, grid, bx, shared_mem, params)
 
     fake = types.SimpleNamespace(
         __name__="cupy",

@@ -2,7 +2,7 @@
 each launch's packed arguments the way cuLaunchKernel does, by the parameter types of the
 kernel's signature in kernels/spmv_*.cu, so the cached launchers' arguments are checked for
 order, count and type; and the hot path is shown to bind once and fall back to the checked path
-for unusual calls. (What the kernels compute from them: test_spmv_emulated.py.)
+for unusual calls. (What the kernels compute from them: test_kernels_emulated.py.)
 """
 
 from __future__ import annotations

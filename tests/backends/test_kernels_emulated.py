@@ -1,6 +1,7 @@
-"""What spla's SpMV kernels compute, on a machine without a GPU: each kernel of kernels/spmv_*.cu
-is compiled by g++ with CUDA's built-ins emulated (cuda_emulator.py) and launched by the real host
-path (plans, launchers, packed arguments) through the stand-in CuPy of fake_cupy.py.
+"""What spla's SpMV and SpMM kernels compute, on a machine without a GPU: each kernel of
+kernels/spmv_*.cu and spmm_*.cu is compiled by g++ with CUDA's built-ins emulated
+(cuda_emulator.py) and launched by the real host path (SpMV's plans, launchers and packed
+arguments; SpMM's single launches) through the stand-in CuPy of fake_cupy.py.
 
 The inputs are whole numbers small enough that every sum is exact in the value type, so a kernel
 must give the float64 product exactly whatever order it sums a row in: a product dropped, read
@@ -232,3 +233,99 @@ def test_staged_reads_a_matrix_of_one_value_once_with_the_same_bits(emulated, rn
                 assert ops_spmv.bound_launcher(A, "staged:4").entry.endswith("_uniform") == uniform
             assert np.isfinite(results[1]).all()
             assert np.array_equal(results[0].view(np.uint8), results[1].view(np.uint8)), (one_launch, narrow)
+
+
+
+# ---- SpMM (kernels/spmm_*.cu), through their single launches (spla/backends/cuda/spmm_launch.py)
+
+def _block(rng, dtype, rows, k, ld=None, colmajor=False):
+    """A whole-number block X of rows x k as a kernel operand: row-major with ``ld`` >= k elements
+    a row, or column-major with ``ld`` >= rows a column; and the same X as a NumPy array."""
+    from spla.backends.cuda.spmm_launch import Operand
+
+    X = _whole(rng, dtype, rows * k).reshape(rows, k)
+    if colmajor:
+        ld = ld or rows
+        buffer = np.zeros((k, ld), dtype)
+        buffer[:, :rows] = X.T
+    else:
+        ld = ld or k
+        buffer = np.zeros((rows, ld), dtype)
+        buffer[:, :k] = X
+    return Operand(FakeArray(buffer), ld, colmajor), X
+
+
+def _spmm_case(rng, dtype, name="mixed"):
+    indptr, indices, shape = _shape(name, rng)
+    A, H = _device(indptr, indices, _whole(rng, dtype, len(indices)), shape)
+    return A, H.to_scipy().astype(np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("colmajor", [False, True], ids=["rows", "columns"])
+@pytest.mark.parametrize("sub", [1, 2, 8])
+@pytest.mark.parametrize("k", [1, 3, 4, 13, 16])
+def test_spmm_regk_gives_the_exact_product(emulated, rng, dtype, k, sub, colmajor):
+    """regk (k columns in registers, SUB lanes a row) over X of either layout and a leading
+    dimension past k (or n), with alpha, beta and Y, on all rows and on a list of rows."""
+    from spla.backends.cuda import spmm_launch
+
+    A, S = _spmm_case(rng, dtype, "empty-edges")
+    x, X = _block(rng, dtype, S.shape[1], k, ld=(S.shape[1] + 3 if colmajor else k + 2), colmajor=colmajor)
+    y, Y = _block(rng, dtype, S.shape[0], k, ld=k + 1)
+    Y *= 2  # even, so beta's half of it is exact
+    y.array.a[:, :k] = Y
+    out = FakeArray(np.full((S.shape[0], k), np.nan, dtype))
+    spmm_launch.launch_regk(A, x, k, out, y, 3.0, 0.5, sub=sub)
+    assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y)
+    rows = np.array([5, 0, 699, 41, 300], dtype=np.int32)  # a list of rows, some empty
+    out = FakeArray(np.full((S.shape[0], k), -7, dtype))
+    spmm_launch.launch_regk(A, x, k, out, None, 1.0, 0.0, rows=FakeArray(rows), sub=sub)
+    want = np.full((S.shape[0], k), -7.0)
+    want[rows] = (S @ X)[rows]
+    assert np.array_equal(out.get(), want), "rows off the list are left alone"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel", ["warp", "subwarp"])
+@pytest.mark.parametrize("k", [1, 4, 7, 32, 64, 150, 300])
+def test_spmm_warp_kernels_give_the_exact_product(emulated, rng, dtype, kernel, k):
+    """warp and subwarp over every lane shape (CL lanes along k, J vectors a lane, column tiles in
+    grid y), with 16-byte vectors where k allows and single loads where the leading dimension
+    does not, with alpha, beta and Y."""
+    from spla.backends.cuda import spmm_launch
+
+    A, S = _spmm_case(rng, dtype)
+    launch = spmm_launch.launch_warp if kernel == "warp" else spmm_launch.launch_subwarp
+    for ld in (k, k + 1):
+        x, X = _block(rng, dtype, S.shape[1], k, ld=ld)
+        y, Y = _block(rng, dtype, S.shape[0], k)
+        Y *= 2
+        y.array.a[...] = Y
+        out = FakeArray(np.full((S.shape[0], k), np.nan, dtype))
+        launch(A, x, k, out, y, 3.0, 0.5)
+        assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y), f"ld {ld}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", [1, 8, 40])
+def test_spmm_warp_segments_add_into_their_rows(emulated, rng, dtype, k):
+    """The warp kernel over segments of long rows (row, begin, end): each adds alpha times its
+    part into the row, which holds beta * Y before (the caller's part)."""
+    from spla.backends.cuda import spmm_launch
+
+    A, S = _spmm_case(rng, dtype)
+    indptr = A.indptr.get().astype(np.int64)
+    rows, begins, ends = [], [], []
+    for r in (3, 50, 7):  # the rows of 9,000 and 700, and a short one, in pieces of at most 1,000
+        for b in range(indptr[r], indptr[r + 1], 1000):
+            rows.append(r), begins.append(b), ends.append(min(b + 1000, indptr[r + 1]))
+    x, X = _block(rng, dtype, S.shape[1], k)
+    Y = 2 * _whole(rng, dtype, S.shape[0] * k).reshape(-1, k)
+    out = FakeArray(0.5 * Y)
+    segments = (FakeArray(np.array(rows, np.int32)), FakeArray(np.array(begins)), FakeArray(np.array(ends)))
+    spmm_launch.launch_warp(A, x, k, out, None, 3.0, 0.5, segments=segments)
+    want = 0.5 * Y.astype(np.float64)
+    for r in set(rows):
+        want[r] += 3 * (S[r] @ X).ravel()
+    assert np.array_equal(out.get(), want)
