@@ -35,10 +35,16 @@ def available() -> bool:
 
 
 def _source_text(filename: str) -> str:
-    """The kernel file with ``extern __shared__`` arrays (dynamic shared memory) read from the block's bytes."""
+    """The kernel file, its shared memory made as a block sees it: an ``extern __shared__`` array
+    (dynamic shared memory) points at the block's bytes, and each ``__shared__`` variable is a
+    static filled with 0xff bytes (NaN, -1) when the first thread of a block reaches it, so a read
+    before the block's own write shows instead of finding the last block's values. (In an
+    included header, ``__shared__`` is a plain static.)"""
     text = (runtime.kernel_dir() / filename).read_text()
-    return re.sub(r"extern\s+__shared__\s+(?:__align__\(\d+\)\s+)?([\w ]+?)\s+(\w+)\[\];",
+    text = re.sub(r"extern\s+__shared__\s+(?:__align__\(\d+\)\s+)?([\w ]+?)\s+(\w+)\[\];",
                   r"\1* const \2 = static_cast<\1*>(spla_emu::dynamic_shared());", text)
+    return re.sub(r"__shared__\s+((?:__align__\(\d+\)\s+)?[\w:]+(?:\s+[\w:]+)*?)\s+(\w+)((?:\[[^\]]+\])*)\s*;",
+                  r"static \1 \2\3; SPLA_EMU_FRESH(\2);", text)
 
 
 def _library(source: runtime.KernelSource):

@@ -74,6 +74,7 @@ struct Block {
 };
 
 inline Block block;
+inline unsigned long long block_serial = 0;  // every block of every launch its own
 inline Fiber* current = nullptr;
 inline ucontext_t scheduler_context;
 inline jmp_buf scheduler;
@@ -166,11 +167,13 @@ inline int run_grid(void (*call)(void*), void* arg, unsigned grid_x, unsigned gr
     block_dim = dim3{threads, 1, 1};
     block.fibers.resize(threads);
     block.warps.assign((threads + WARP - 1) / WARP, Warp{});
-    block.dynamic_shared.assign(shared_bytes, 0xff);  // not zeroed on the GPU either
+    block.dynamic_shared.resize(shared_bytes);
     std::vector<unsigned> order(threads);
     unsigned long long state = seed * 0x9E3779B97F4A7C15ULL + 1;
     for (unsigned b = 0; b < grid_x * grid_y; ++b) {
         block_index = dim3{b % grid_x, b / grid_x, 1};
+        ++block_serial;
+        std::fill(block.dynamic_shared.begin(), block.dynamic_shared.end(), 0xff);  // not zeroed on the GPU either
         block.arrived = 0;
         block.live = threads;
         block.or_flag = 0;
@@ -234,12 +237,24 @@ int launch(void (*kernel)(A...), unsigned grid_x, unsigned grid_y, unsigned thre
 
 inline void* dynamic_shared() { return block.dynamic_shared.data(); }
 
+// A block's shared variable (cuda_emulator.py writes each `__shared__ T name[N];` of a kernel file
+// as a static and this): filled with 0xff bytes by the first thread of each block that reaches it.
+inline void fresh(void* p, std::size_t bytes, unsigned long long& filled_in) {
+    if (filled_in != block_serial) {
+        filled_in = block_serial;
+        std::memset(p, 0xff, bytes);
+    }
+}
+
 }  // namespace spla_emu
 
 #define threadIdx (spla_emu::current->index)
 #define blockIdx (spla_emu::block_index)
 #define blockDim (spla_emu::block_dim)
 #define gridDim (spla_emu::grid_dim)
+#define SPLA_EMU_FRESH(name)                                   \
+    static unsigned long long name##_filled_in = ~0ULL;        \
+    spla_emu::fresh(&name, sizeof(name), name##_filled_in)
 
 // ---- barriers and warp collectives
 inline void __syncthreads() { spla_emu::sync_block(); }
