@@ -25,18 +25,20 @@ MUTANTS = {
                                 "\n\n        // 2. a thread a row", "staged"),
     "staged-start-by-list": ("spmv_staged.cu", "for (int k = lo + staged_bank_offset<V>(hi - lo, lane), left",
                              "for (int k = lo + (n_listed % 2 == 1 && hi - lo > 1 ? 1 : 0), left", "staged"),
-    "warp-reduce-short": ("common.cuh", "for (int offset = width / 2; offset > 0; offset /= 2) {\n"
-                          "        v += __shfl_down_sync(FULL_MASK, v, offset, width);\n    }\n    return v;\n}\n\n// Sum",
-                          "for (int offset = width / 2; offset > 1; offset /= 2) {\n"
-                          "        v += __shfl_down_sync(FULL_MASK, v, offset, width);\n    }\n    return v;\n}\n\n// Sum",
-                          "not spmm"),
+    # the first of common.cuh's two loops is warp_reduce_sum's (the mutant changes the first only)
+    "warp-reduce-short": ("common.cuh", "for (int offset = width / 2; offset > 0; offset /= 2) {",
+                          "for (int offset = width / 2; offset > 1; offset /= 2) {", "not spmm"),
     "spmm-full-mask": ("spmm_common.cuh", "return ((1u << width) - 1u) << (lane & ~(width - 1));",
                        "return FULL_MASK;", "spmm"),
-    "segmented-tail-rest": ("spmv_segmented.cu", "for (long long k = base + TILE + lane; k < stop; k += spla::WARP_SIZE)",
-                            "for (long long k = base + TILE + lane + 1; k < stop; k += spla::WARP_SIZE)", "segmented"),
+    "segmented-tail-rest": ("spmv_segmented.cu", "for (long long k = base + TILE + lane; k < stop;",
+                            "for (long long k = base + TILE + lane + 1; k < stop;", "segmented"),
     "adaptive2-row-end": ("spmv_adaptive2.cu", "const int hi = offsets[r + 1];", "const int hi = offsets[r + 1] - 1;",
                           "adaptive2"),
     "vector-head-tail": ("spmv_vector.cu", "const I edge = head + (end - body_end);", "const I edge = head;", "vector"),
+    # the cut row finished by its last tile in tile order, not by the last to arrive: right only
+    # where blocks finish in order (seed 0), so the shuffled block orders must catch it
+    "cut-row-by-last-tile": ("common.cuh", "last = atomicAdd(counters + t0, 1u) == static_cast<unsigned>(t1 - t0);",
+                             "atomicAdd(counters + t0, 1u);\n        last = slot == head_partials + t1;", "staged"),
     "dia-one-diagonal-short": ("spmv_dia.cu", "for (int d = 0; d < n_diagonals; ++d) {",
                                "for (int d = 0; d + 1 < n_diagonals; ++d) {", "structured"),
 }
@@ -55,7 +57,9 @@ def run(name: str) -> str:
                               cwd=ROOT, capture_output=True, text=True)
     finally:
         path.write_text(text)
-    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-200:]
+    if done.returncode < 0:  # a wild read (say, an index from shared memory never written)
+        return f"| {name} | {filename} | crashed | pytest ended by signal {-done.returncode} |"
+    last = done.stdout.strip().splitlines()[-1]
     failed = re.search(r"(\d+) failed", last)
     return f"| {name} | {filename} | {failed.group(1) if failed else 0} | {last} |"
 
