@@ -1,14 +1,13 @@
 """spla's CUDA kernels run on the CPU, for tests where no GPU is lent.
 
 A kernel file of ``kernels/`` is compiled by g++ with ``cuda_on_cpu.h`` (CUDA's built-ins: a
-block's threads as fibers that interleave at barriers, in a seeded order) into a shared library
-with one launch function per declared name expression. :func:`launch` takes what
-``cuLaunchKernel`` takes (the function, grid, block, dynamic shared bytes and the packed
+few blocks at a time, their threads fibers that interleave at barriers, in a seeded order) into
+a shared library with one launch function per declared name expression. :func:`launch` takes
+what ``cuLaunchKernel`` takes (the function, grid, block, dynamic shared bytes and the packed
 ``void**`` arguments), so the host path's own launches run it unchanged through the stand-in
 CuPy of ``fake_cupy.py``, whose arrays are host memory.
 
-It checks a kernel's logic, not its speed or anything that needs blocks to run at once; see the
-header's comment for what it models.
+It checks a kernel's logic, not its speed; the header's comment says what it models.
 """
 
 from __future__ import annotations
@@ -35,16 +34,16 @@ def available() -> bool:
 
 
 def _source_text(filename: str) -> str:
-    """The kernel file, its shared memory made as a block sees it: an ``extern __shared__`` array
-    (dynamic shared memory) points at the block's bytes, and each ``__shared__`` variable is a
-    static filled with 0xff bytes (NaN, -1) when the first thread of a block reaches it, so a read
-    before the block's own write shows instead of finding the last block's values. (In an
-    included header, ``__shared__`` is a plain static.)"""
+    """The kernel file with its shared memory made per block: an ``extern __shared__`` array
+    (dynamic shared memory) points at the block's bytes, and each ``__shared__`` variable is the
+    block's own copy, 0xff bytes (NaN, -1) until the block writes it (in an included header,
+    ``__shared__`` is a plain static: right only one block at a time, so no SpMV or SpMM kernel
+    declares it there)."""
     text = (runtime.kernel_dir() / filename).read_text()
     text = re.sub(r"extern\s+__shared__\s+(?:__align__\(\d+\)\s+)?([\w ]+?)\s+(\w+)\[\];",
                   r"\1* const \2 = static_cast<\1*>(spla_emu::dynamic_shared());", text)
-    return re.sub(r"__shared__\s+((?:__align__\(\d+\)\s+)?[\w:]+(?:\s+[\w:]+)*?)\s+(\w+)((?:\[[^\]]+\])*)\s*;",
-                  r"static \1 \2\3; SPLA_EMU_FRESH(\2);", text)
+    return re.sub(r"__shared__\s+(?:__align__\(\d+\)\s+)?([\w:]+(?:\s+[\w:]+)*?)\s+(\w+)((?:\[[^\]]+\])*)\s*;",
+                  r"static const char \2_tag = 0; auto& \2 = spla_emu::block_shared<\1\3>(&\2_tag);", text)
 
 
 def _library(source: runtime.KernelSource):

@@ -4,25 +4,31 @@
 // row's sum) where no GPU is lent, with the host path's real launch arguments. What it is not:
 // a model of speed, of the memory model between blocks, or of anything a warp does in lockstep.
 //
-// How a launch runs: blocks one after another (grids of x and y); a block's threads are fibers on one OS
-// thread, each run until it waits at a barrier (__syncthreads, or a warp collective over the
-// lanes of its mask) or returns. So the threads of a block interleave only at barriers, and the
-// order in which they run between two barriers is a seeded shuffle: code whose result depends on
-// that order (a race on shared memory, a lane reading another's write without __syncwarp) gives
-// different bits under different seeds, which the tests compare. A barrier some threads can never
-// reach (a lane of a warp collective's mask has returned) ends the launch with an error, as a hang
-// on the GPU would. A block that waits on another block (a spin on a global flag) cannot finish
-// here: blocks do not run at once. spla's SpMV and SpMM kernels do not.
+// How a launch runs: a few blocks at a time (RESIDENT_BLOCKS, as an SM holds several), each
+// block's threads fibers on one OS thread, each run until it waits at a barrier (__syncthreads,
+// or a warp collective over the lanes of its mask) or returns. So threads interleave only at
+// barriers. With a seed, the blocks start in a shuffled order and the threads of the resident
+// blocks run in a shuffled order each round: code whose result depends on that order (a race on
+// shared memory, a lane reading another's write without __syncwarp, a cut row finished by a tile
+// that is not the last to arrive) gives different bits or a wrong sum under some seed, which the
+// tests look for. A barrier some threads can never reach (a lane of a warp collective's mask has
+// returned) ends the launch with an error, as a hang on the GPU would. Shared memory is each
+// block's own, 0xff bytes until written. Not modelled: memory ordering between threads (a thread
+// runs alone until it waits), and a spin on another block's flag past RESIDENT_BLOCKS (spla's
+// SpMV and SpMM kernels have none).
 #pragma once
 
 #include <setjmp.h>
+#include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -33,7 +39,7 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __launch_bounds__(...)
-#define __shared__ static  // one block at a time: a function's static is its block's shared memory
+#define __shared__ static  // in an included header only (cuda_emulator.py rewrites a kernel file's)
 #define __align__(n) alignas(n)
 
 struct dim3 {
@@ -43,7 +49,10 @@ struct dim3 {
 namespace spla_emu {
 
 constexpr int WARP = 32;
-constexpr std::size_t STACK_BYTES = 128 * 1024;  // a kernel's frame is small; 1,024 threads take 128 MB
+constexpr std::size_t STACK_BYTES = 64 * 1024;  // a kernel's frame is small; an overflow hits a guard page
+constexpr unsigned RESIDENT_BLOCKS = 4;          // blocks whose threads interleave, as an SM's would
+
+struct Block;
 
 // A fiber starts on its own stack through makecontext/swapcontext, and from then on switches
 // with _setjmp/_longjmp, which save no signal mask: no system call a switch (swapcontext makes
@@ -51,68 +60,72 @@ constexpr std::size_t STACK_BYTES = 128 * 1024;  // a kernel's frame is small; 1
 struct Fiber {
     ucontext_t context{};
     jmp_buf resume;
-    std::vector<char> stack;
+    char* stack = nullptr;  // STACK_BYTES above a guard page (mmap: pages are taken only as used)
     dim3 index;
+    Block* block = nullptr;
     bool started = false, done = false;
 };
 
-struct Warp {  // a warp collective in progress: its lanes' values, and who has arrived
+struct Warp {  // warp collectives in progress: the lanes' values, who has arrived, who was let go
     std::uint64_t slot[WARP] = {};
     unsigned arrived = 0;
-    unsigned long long generation = 0;
+    unsigned long long released[WARP] = {};  // a lane's count: groups of a warp (masks) sync apart
 };
 
-struct Block {
-    std::vector<Fiber> fibers;
+struct Block {  // a resident block: its barriers, warps and shared memory
+    dim3 index;
+    std::vector<Fiber*> fibers;
     std::vector<Warp> warps;
     std::vector<unsigned char> dynamic_shared;
+    std::map<const void*, std::vector<unsigned char>> shared;  // each __shared__ declaration's bytes
     unsigned arrived = 0, live = 0;  // at __syncthreads; threads that have not returned
     unsigned long long generation = 0;
     int or_flag = 0;                 // __syncthreads_or's
-    bool progress = false;           // a thread passed a barrier or returned this round
-    const char* error = nullptr;
 };
 
-inline Block block;
-inline unsigned long long block_serial = 0;  // every block of every launch its own
 inline Fiber* current = nullptr;
 inline ucontext_t scheduler_context;
 inline jmp_buf scheduler;
-inline dim3 block_index, block_dim, grid_dim;
+inline dim3 block_dim, grid_dim;
 inline void (*body)(void*) = nullptr;  // the kernel call every fiber of a launch makes
 inline void* body_arg = nullptr;
+inline bool progress = false;           // a thread passed a barrier or returned this round
 
 inline void yield() {
     if (!_setjmp(current->resume)) _longjmp(scheduler, 1);
 }
 
 inline int lane() { return static_cast<int>(current->index.x % WARP); }
-inline Warp& my_warp() { return block.warps[current->index.x / WARP]; }
+inline Block& my_block() { return *current->block; }
+inline Warp& my_warp() { return my_block().warps[current->index.x / WARP]; }
 
 // Every thread of the block (that has not returned) arrives before any goes on.
 inline void sync_block() {
-    const unsigned long long generation = block.generation;
-    if (++block.arrived == block.live) {
-        block.arrived = 0;
-        ++block.generation;
-        block.progress = true;
+    Block& b = my_block();
+    const unsigned long long generation = b.generation;
+    if (++b.arrived == b.live) {
+        b.arrived = 0;
+        ++b.generation;
+        progress = true;
         return;
     }
-    while (block.generation == generation) yield();
+    while (b.generation == generation) yield();
 }
 
 // Every lane of `mask` (in this thread's warp) arrives before any goes on.
 inline void sync_lanes(unsigned mask) {
     Warp& w = my_warp();
-    const unsigned long long generation = w.generation;
-    w.arrived |= 1u << lane();
+    const int me = lane();
+    const unsigned long long released = w.released[me];
+    w.arrived |= 1u << me;
     if ((w.arrived & mask) == mask) {
         w.arrived &= ~mask;
-        ++w.generation;
-        block.progress = true;
+        for (int l = 0; l < WARP; ++l)
+            if (mask >> l & 1u) ++w.released[l];
+        progress = true;
         return;
     }
-    while (w.generation == generation) yield();
+    while (w.released[me] == released) yield();
 }
 
 // A warp collective: each lane of `mask` posts v, then reads `read(slots, lane)` of what they posted.
@@ -139,14 +152,29 @@ T exchange(unsigned mask, T v, From from) {
     });
 }
 
+// The current block's copy of the __shared__ variable declared at `tag` (cuda_emulator.py writes
+// each `__shared__ T name[N];` of a kernel file as `auto& name = block_shared<T[N]>(&tag)`): made
+// by the first of the block's threads to reach it, as 0xff bytes (NaN, -1), since shared memory
+// is not cleared on the GPU either.
+template <typename T>
+T& block_shared(const void* tag) {
+    auto& bytes = my_block().shared[tag];
+    if (bytes.empty()) bytes.assign(sizeof(T) + alignof(T), 0xff);
+    const auto at = reinterpret_cast<std::uintptr_t>(bytes.data());
+    return *reinterpret_cast<T*>((at + alignof(T) - 1) / alignof(T) * alignof(T));
+}
+
+inline void* dynamic_shared() { return my_block().dynamic_shared.data(); }
+
 inline void fiber_main() {
     body(body_arg);
+    Block& b = my_block();
     current->done = true;
-    --block.live;
-    block.progress = true;
-    if (block.live > 0 && block.arrived == block.live) {  // the others wait on this one no longer
-        block.arrived = 0;
-        ++block.generation;
+    --b.live;
+    progress = true;
+    if (b.live > 0 && b.arrived == b.live) {  // the others wait on this one no longer
+        b.arrived = 0;
+        ++b.generation;
     }
     _longjmp(scheduler, 1);
 }
@@ -158,50 +186,85 @@ inline unsigned next_random(unsigned long long& state) {  // xorshift64*
     return static_cast<unsigned>((state * 2685821657736338717ULL) >> 32);
 }
 
-// Runs `call(arg)` as every thread of a grid of grid_x x grid_y blocks of `threads`; 0, or 1 with `error`.
+template <typename T>
+void shuffle(std::vector<T>& items, unsigned long long& state) {
+    for (std::size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[next_random(state) % i]);
+}
+
+// Stacks for up to `count` fibers, kept between launches.
+inline std::vector<char*>& stacks(std::size_t count) {
+    static std::vector<char*> all;
+    const long page = sysconf(_SC_PAGESIZE);
+    while (all.size() < count) {
+        void* region = mmap(nullptr, STACK_BYTES + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (region == MAP_FAILED) break;
+        mprotect(region, page, PROT_NONE);  // the guard page under the stack
+        all.push_back(static_cast<char*>(region) + page);
+    }
+    return all;
+}
+
+// Runs `call(arg)` as every thread of a grid of grid_x x grid_y blocks of `threads`; 0, or 1 with
+// `error`. The blocks run RESIDENT_BLOCKS at a time, their threads interleaved at barriers; with a
+// seed (not 0), in a shuffled block order and a shuffled thread order each round.
 inline int run_grid(void (*call)(void*), void* arg, unsigned grid_x, unsigned grid_y, unsigned threads,
                     unsigned shared_bytes, unsigned long long seed, const char** error) {
     body = call;
     body_arg = arg;
     grid_dim = dim3{grid_x, grid_y, 1};
     block_dim = dim3{threads, 1, 1};
-    block.fibers.resize(threads);
-    block.warps.assign((threads + WARP - 1) / WARP, Warp{});
-    block.dynamic_shared.resize(shared_bytes);
-    std::vector<unsigned> order(threads);
+    const unsigned n_blocks = grid_x * grid_y;
+    const unsigned resident = std::min(n_blocks, RESIDENT_BLOCKS);
+    std::vector<char*>& stack = stacks(static_cast<std::size_t>(resident) * threads);
+    if (stack.size() < static_cast<std::size_t>(resident) * threads) {
+        *error = "no memory for the fibers' stacks";
+        return 1;
+    }
     unsigned long long state = seed * 0x9E3779B97F4A7C15ULL + 1;
-    for (unsigned b = 0; b < grid_x * grid_y; ++b) {
-        block_index = dim3{b % grid_x, b / grid_x, 1};
-        ++block_serial;
-        std::fill(block.dynamic_shared.begin(), block.dynamic_shared.end(), 0xff);  // not zeroed on the GPU either
-        block.arrived = 0;
-        block.live = threads;
-        block.or_flag = 0;
-        for (unsigned t = 0; t < threads; ++t) {
-            Fiber& f = block.fibers[t];
-            f.stack.resize(STACK_BYTES);
-            f.index = dim3{t, 1, 1};
-            f.started = f.done = false;
-            getcontext(&f.context);
-            f.context.uc_stack.ss_sp = f.stack.data();
-            f.context.uc_stack.ss_size = f.stack.size();
-            f.context.uc_link = nullptr;
-            makecontext(&f.context, fiber_main, 0);
-            order[t] = t;
-        }
-        while (block.live > 0) {
-            if (seed != 0)
-                for (unsigned i = threads - 1; i > 0; --i) std::swap(order[i], order[next_random(state) % (i + 1)]);
-            block.progress = false;
-            for (unsigned t : order) {
-                if (block.fibers[t].done) continue;
-                current = &block.fibers[t];
-                if (_setjmp(scheduler)) continue;  // the fiber has yielded or returned
-                if (current->started) _longjmp(current->resume, 1);
-                current->started = true;
-                swapcontext(&scheduler_context, &current->context);
+    std::vector<unsigned> queue(n_blocks);
+    for (unsigned b = 0; b < n_blocks; ++b) queue[b] = b;
+    if (seed != 0) shuffle(queue, state);
+    std::vector<Block> blocks(resident);
+    std::vector<Fiber> fibers(static_cast<std::size_t>(resident) * threads);
+    std::vector<Fiber*> order;
+    for (unsigned first = 0; first < n_blocks; first += resident) {
+        const unsigned wave = std::min(resident, n_blocks - first);
+        order.clear();
+        for (unsigned w = 0; w < wave; ++w) {
+            Block& b = blocks[w];
+            b = Block{};
+            b.index = dim3{queue[first + w] % grid_x, queue[first + w] / grid_x, 1};
+            b.warps.assign((threads + WARP - 1) / WARP, Warp{});
+            b.dynamic_shared.assign(shared_bytes, 0xff);  // not zeroed on the GPU either
+            b.live = threads;
+            for (unsigned t = 0; t < threads; ++t) {
+                Fiber& f = fibers[static_cast<std::size_t>(w) * threads + t];
+                f.stack = stack[static_cast<std::size_t>(w) * threads + t];
+                f.index = dim3{t, 1, 1};
+                f.block = &b;
+                f.started = f.done = false;
+                getcontext(&f.context);
+                f.context.uc_stack.ss_sp = f.stack;
+                f.context.uc_stack.ss_size = STACK_BYTES;
+                f.context.uc_link = nullptr;
+                makecontext(&f.context, fiber_main, 0);
+                b.fibers.push_back(&f);
+                order.push_back(&f);
             }
-            if (!block.progress && block.live > 0) {
+        }
+        for (std::size_t live = order.size(); live > 0;) {
+            if (seed != 0) shuffle(order, state);
+            progress = false;
+            for (Fiber* f : order) {
+                if (f->done) continue;
+                current = f;
+                if (_setjmp(scheduler)) continue;  // the fiber has yielded or returned
+                if (f->started) _longjmp(f->resume, 1);
+                f->started = true;
+                swapcontext(&scheduler_context, &f->context);
+            }
+            live = static_cast<std::size_t>(std::count_if(order.begin(), order.end(), [](Fiber* f) { return !f->done; }));
+            if (!progress && live > 0) {
                 *error = "the block's threads wait at barriers that cannot complete (a warp collective "
                          "whose mask names a lane that has returned, or __syncthreads in divergent code)";
                 return 1;
@@ -235,36 +298,22 @@ int launch(void (*kernel)(A...), unsigned grid_x, unsigned grid_y, unsigned thre
     return run_grid(call_kernel<A...>, &c, grid_x, grid_y, threads, shared_bytes, seed, error);
 }
 
-inline void* dynamic_shared() { return block.dynamic_shared.data(); }
-
-// A block's shared variable (cuda_emulator.py writes each `__shared__ T name[N];` of a kernel file
-// as a static and this): filled with 0xff bytes by the first thread of each block that reaches it.
-inline void fresh(void* p, std::size_t bytes, unsigned long long& filled_in) {
-    if (filled_in != block_serial) {
-        filled_in = block_serial;
-        std::memset(p, 0xff, bytes);
-    }
-}
-
 }  // namespace spla_emu
 
 #define threadIdx (spla_emu::current->index)
-#define blockIdx (spla_emu::block_index)
+#define blockIdx (spla_emu::current->block->index)
 #define blockDim (spla_emu::block_dim)
 #define gridDim (spla_emu::grid_dim)
-#define SPLA_EMU_FRESH(name)                                   \
-    static unsigned long long name##_filled_in = ~0ULL;        \
-    spla_emu::fresh(&name, sizeof(name), name##_filled_in)
-
 // ---- barriers and warp collectives
 inline void __syncthreads() { spla_emu::sync_block(); }
 inline int __syncthreads_or(int predicate) {
+    spla_emu::Block& b = spla_emu::my_block();
     spla_emu::sync_block();  // the flag of the last call is read by all before it is reset
-    if (predicate) spla_emu::block.or_flag = 1;
+    if (predicate) b.or_flag = 1;
     spla_emu::sync_block();
-    const int any = spla_emu::block.or_flag;
+    const int any = b.or_flag;
     spla_emu::sync_block();
-    spla_emu::block.or_flag = 0;
+    b.or_flag = 0;
     return any;
 }
 inline void __syncwarp(unsigned mask = 0xffffffffu) { spla_emu::sync_lanes(mask); }
@@ -272,7 +321,7 @@ inline unsigned __activemask() {  // the warp's lanes that have not returned
     unsigned mask = 0;
     const unsigned first = threadIdx.x / spla_emu::WARP * spla_emu::WARP;
     for (unsigned l = 0; l < spla_emu::WARP && first + l < blockDim.x; ++l)
-        if (!spla_emu::block.fibers[first + l].done) mask |= 1u << l;
+        if (!spla_emu::my_block().fibers[first + l]->done) mask |= 1u << l;
     return mask;
 }
 
