@@ -10,14 +10,23 @@ RawKernel's call, for the launchers that use it (SpMM's).
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 import types
 
 import numpy as np
 
 from spla import device
-from spla.backends.cuda import runtime
+from spla.backends.cuda import csr_structure, runtime
 from spla.backends.cuda import spmv as cuda_spmv
+
+
+class HostView(np.ndarray):
+    """A part of a FakeArray (a slice, a row): NumPy's array over the same memory, which a launch
+    takes as a pointer and ``get()`` copies, as a CuPy view would be."""
+
+    def get(self):
+        return np.array(self)
 
 
 class FakeArray:
@@ -41,7 +50,8 @@ class FakeArray:
         return self
 
     def __getitem__(self, key):  # a fake index array (the fake cupy.asarray's) reads as its host array
-        return self.a[key.a if isinstance(key, FakeArray) else key]
+        part = self.a[key.a if isinstance(key, FakeArray) else key]
+        return part.view(HostView) if isinstance(part, np.ndarray) else part
 
     def view(self, dtype):
         return FakeArray(self.a.view(dtype))
@@ -74,6 +84,13 @@ def _read_arguments(params: int, name: str, filename: str) -> tuple:
     return tuple(args)
 
 
+def _empty(shape, dtype=float):
+    """cupy.empty: memory not cleared, here 0xff bytes (NaN, -1), so a read before a write shows."""
+    a = np.empty(shape, dtype)
+    a.view(np.uint8)[...] = 0xFF
+    return FakeArray(a)
+
+
 class RawKernel:
     """A compiled kernel as cupy.RawKernel is: ``kernel.ptr`` for the driver, and a call
     ``kernel(grid, block, args, shared_mem=0)`` that packs each argument into an 8-byte slot (an
@@ -89,6 +106,8 @@ class RawKernel:
         for i, arg in enumerate(args):
             if isinstance(arg, FakeArray):
                 slots[i] = arg.data.ptr
+            elif isinstance(arg, np.ndarray):  # a HostView
+                slots[i] = arg.ctypes.data
             else:
                 assert isinstance(arg, np.generic), f"argument {i} of {self.name}: {type(arg).__name__}"
                 slots[i:i + 1].view(np.uint8)[:arg.itemsize] = np.frombuffer(arg.tobytes(), np.uint8)
@@ -118,7 +137,7 @@ def _fake_cupy(launches, emulate):
         __name__="cupy",
         ndarray=FakeArray,
         asarray=lambda a, dtype=None: a if isinstance(a, FakeArray) else FakeArray(np.asarray(a, dtype)),
-        empty=lambda n, dtype=float: FakeArray(np.full(n, np.nan, dtype)),
+        empty=_empty,
         zeros=lambda n, dtype=float: FakeArray(np.zeros(n, dtype)),
         ascontiguousarray=lambda a, dtype=None: FakeArray(np.asarray(a.a, dtype)),
         concatenate=lambda arrays: FakeArray(np.concatenate(arrays)),  # of host pieces (FakeArray[...] is one)
@@ -155,4 +174,6 @@ def install(monkeypatch, emulate=None) -> list:
     monkeypatch.setattr(device, "check_fits", lambda *a, **k: None)
     monkeypatch.setattr(runtime.KernelSource, "function", kernel_for)
     monkeypatch.setattr(cuda_spmv, "_FUNCTIONS", {})
+    # kernels cached by the host path: a fresh cache, so that each test's launches are its own
+    monkeypatch.setattr(csr_structure, "_kernel", functools.cache(csr_structure._kernel.__wrapped__))
     return recorded

@@ -330,3 +330,63 @@ def test_spmm_warp_segments_add_into_their_rows(emulated, rng, dtype, k):
     for r in set(rows):
         want[r] += 3 * (S[r] @ X).ravel()
     assert np.array_equal(out.get(), want)
+
+
+# ---- the structure passes (kernels/detect_structure.cu, csr_structure.cu) against their host twins
+
+def _detection_cases(rng):
+    """Matrices on a few diagonals (one with entries off them and a stored zero) and in bands."""
+    from spla.io import generators
+
+    stencil = generators.poisson2d(40).to_scipy().tocsr()
+    off = stencil.tolil()
+    off[5, 700], off[900, 3], off[17, 17] = 1.0, 2.0, 0.0  # two entries off the diagonals, a stored zero
+    band = generators.banded(900, 6).to_scipy().tolil()
+    band[300, 200] = 1.0  # a row that is not one run
+    lengths = rng.integers(0, 30, 1500)
+    indptr, indices, shape = _rows(lengths, 4000, rng)
+    random = sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=shape)
+    return {"stencil": stencil, "off-diagonals": off.tocsr(), "band": band.tocsr(), "random": random}
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("case", ["stencil", "off-diagonals", "band", "random"])
+def test_structure_passes_match_the_host(emulated, rng, case, index_dtype):
+    """The GPU passes dia and band detection make (spla.csr_passes's device side) give what the
+    host side gives: the sampled diagonals, the values laid out on candidate diagonals with the
+    counts of entries off them and of stored zeros, the rows' first columns, and the structure
+    pass's descents, repeats and longest row."""
+    from spla import csr_passes
+    from spla.backends.cuda import csr_structure
+
+    S = _detection_cases(rng)[case]
+    host = CSRMatrix.from_scipy(S, dtype=np.float64, index_dtype=index_dtype)
+    A, _ = _device(host.indptr, host.indices, host.data, host.shape, index_dtype)
+    assert A.on_gpu and not host.on_gpu
+
+    positions = np.sort(rng.choice(host.nnz, min(host.nnz, 500), replace=False)).astype(np.int64)
+    assert np.array_equal(csr_passes.sampled_diagonals(A, positions), csr_passes.sampled_diagonals(host, positions))
+
+    candidates = np.unique(csr_passes.sampled_diagonals(host, positions))[:8]
+    stride = host.n_rows + 4
+    values_device = FakeArray(np.zeros(candidates.size * stride))
+    values_host = np.zeros(candidates.size * stride)
+    got = csr_passes.check_diagonals(A, candidates, values_device, capacity=host.nnz)
+    want = csr_passes.check_diagonals(host, candidates, values_host, capacity=host.nnz)
+    assert (got.missed, got.zeros, got.canonical) == (want.missed, want.zeros, want.canonical)
+    assert np.array_equal(np.sort(got.missed_diagonals), np.sort(want.missed_diagonals))
+    assert np.array_equal(values_device.get(), values_host)
+
+    (first_device, off_runs_device), (first_host, off_runs_host) = csr_passes.row_runs(A), csr_passes.row_runs(host)
+    assert np.array_equal(first_device.get(), first_host) and off_runs_device == off_runs_host
+
+    answer = FakeArray(np.zeros((1, 3), np.uint64))
+    csr_structure.queue_structure(A.indptr, A.indices, host.nnz, answer, 0)
+    rows = np.split(host.indices, host.indptr[1:-1])
+    descent = any((np.diff(r.astype(np.int64)) < 0).any() for r in rows)
+    repeat = any((np.diff(np.sort(r)) == 0).any() for r in rows)
+    got = answer.get()[0]
+    assert (bool(got[csr_structure.DESCENT]), bool(got[csr_structure.REPEAT])) == (descent, repeat)
+    assert got[csr_structure.LONGEST_ROW] == np.diff(host.indptr).max()
+    launched = {launch[0].split("<")[0] for launch in emulated.launches}
+    assert launched == {"spla_dia_sample", "spla_dia_check", "spla_band_first", "spla_csr_structure"}

@@ -39,6 +39,12 @@ MUTANTS = {
     # where blocks finish in order (seed 0), so the shuffled block orders must catch it
     "cut-row-by-last-tile": ("common.cuh", "last = atomicAdd(counters + t0, 1u) == static_cast<unsigned>(t1 - t0);",
                              "atomicAdd(counters + t0, 1u);\n        last = slot == head_partials + t1;", "staged"),
+    "dia-check-binary-search": ("detect_structure.cu", "if (diagonals[mid] < diagonal) {",
+                                "if (diagonals[mid] <= diagonal) {", "structure_passes"),
+    "band-first-last-entry": ("detect_structure.cu", "- column != end - start - 1",
+                              "- column != end - start", "structure_passes"),
+    "structure-longest-row": ("csr_structure.cu", "atomicMax(&out[2], longest);", "atomicMax(&out[2], longest - 1);",
+                              "structure_passes"),
     "dia-one-diagonal-short": ("spmv_dia.cu", "for (int d = 0; d < n_diagonals; ++d) {",
                                "for (int d = 0; d + 1 < n_diagonals; ++d) {", "structured"),
 }
