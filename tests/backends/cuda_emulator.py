@@ -64,13 +64,14 @@ def _library(source: runtime.KernelSource):
     folder.mkdir(exist_ok=True)
     shared = folder / f"{Path(source.filename).stem}-{digest}.so"
     if not shared.exists():
-        cpp = folder / f"{Path(source.filename).stem}-{digest}.cpp"
+        cpp = folder / f"{Path(source.filename).stem}-{digest}.{os.getpid()}.cpp"  # one a worker: pytest-xdist
         cpp.write_text(code)
         partial = shared.with_suffix(f".{os.getpid()}.tmp")
         done = subprocess.run([COMPILER, *FLAGS, f"-I{kernel_dir}", *defines, str(cpp), "-o", str(partial)],
                               capture_output=True, text=True)
         if done.returncode != 0:
-            raise RuntimeError(f"g++ could not build {source.filename} for the CPU:\n{done.stderr[-4000:]}")
+            raise RuntimeError(f"g++ could not build {source.filename} for the CPU ({cpp}):\n{done.stderr[-4000:]}")
+        cpp.unlink()
         partial.replace(shared)  # whole or not at all, for a concurrent worker
     library = ctypes.CDLL(str(shared))
     functions = {}
