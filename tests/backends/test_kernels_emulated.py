@@ -83,17 +83,25 @@ def _shape(name, rng):
         return np.array([0, 1]), np.array([0]), (1, 1)
     if name == "wide":  # few rows of thousands over many columns
         return _rows(np.array([5000, 3000, 7000]), 200_000, rng)
+    if name == "tile-edges":  # rows that end exactly where tiles of 1,024, 2,048 and 4,096 end
+        return _rows(np.array([1024, 1024, 0, 2048, 1, 1023, 4096, 512, 512, 3, 0]), 10_000, rng)
+    if name == "no-entries":  # rows, none stored
+        return np.zeros(301, dtype=np.int64), np.zeros(0, dtype=np.int64), (300, 50)
     raise ValueError(name)
 
 
-SHAPES = ["mixed", "rows-32", "rows-16-and-64", "one-long-row", "empty-edges", "one-entry", "wide"]
+SHAPES = ["mixed", "rows-32", "rows-16-and-64", "one-long-row", "empty-edges", "one-entry", "wide", "tile-edges",
+          "no-entries"]
 
 
 def _device(indptr, indices, data, shape, index_dtype=np.int32):
     """A stand-in device matrix (and its host twin) of these arrays."""
     H = CSRMatrix.from_scipy(sp.csr_matrix((data, indices, indptr), shape=shape), dtype=data.dtype,
                              index_dtype=index_dtype)
-    return CSRMatrix(FakeArray(H.data), FakeArray(H.indices), FakeArray(H.indptr), H.shape, validate=False), H
+    A = CSRMatrix(FakeArray(H.data), FakeArray(H.indices), FakeArray(H.indptr), H.shape, index_dtype=index_dtype,
+                  validate=False)
+    assert A.index_dtype == index_dtype  # (without it, indices that fit int32 would be cast to it)
+    return A, H
 
 
 def _whole(rng, dtype, n):
@@ -257,8 +265,11 @@ def _block(rng, dtype, rows, k, ld=None, colmajor=False):
 
 
 def _spmm_case(rng, dtype, name="mixed"):
+    """A whole-number matrix (int64 indices in float64, int32 in float32: both kernels' index
+    types) and its float64 SciPy twin."""
     indptr, indices, shape = _shape(name, rng)
-    A, H = _device(indptr, indices, _whole(rng, dtype, len(indices)), shape)
+    index_dtype = np.int64 if dtype == np.float64 else np.int32
+    A, H = _device(indptr, indices, _whole(rng, dtype, len(indices)), shape, index_dtype)
     return A, H.to_scipy().astype(np.float64)
 
 
@@ -279,7 +290,7 @@ def test_spmm_regk_gives_the_exact_product(emulated, rng, dtype, k, sub, colmajo
     out = FakeArray(np.full((S.shape[0], k), np.nan, dtype))
     spmm_launch.launch_regk(A, x, k, out, y, 3.0, 0.5, sub=sub)
     assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y)
-    rows = np.array([5, 0, 699, 41, 300], dtype=np.int32)  # a list of rows, some empty
+    rows = np.array([5, 0, 699, 41, 300], dtype=A.index_dtype)  # a list of rows, some empty
     out = FakeArray(np.full((S.shape[0], k), -7, dtype))
     spmm_launch.launch_regk(A, x, k, out, None, 1.0, 0.0, rows=FakeArray(rows), sub=sub)
     want = np.full((S.shape[0], k), -7.0)
@@ -324,7 +335,7 @@ def test_spmm_warp_segments_add_into_their_rows(emulated, rng, dtype, k):
     x, X = _block(rng, dtype, S.shape[1], k)
     Y = 2 * _whole(rng, dtype, S.shape[0] * k).reshape(-1, k)
     out = FakeArray(0.5 * Y)
-    segments = (FakeArray(np.array(rows, np.int32)), FakeArray(np.array(begins)), FakeArray(np.array(ends)))
+    segments = (FakeArray(np.array(rows, A.index_dtype)), FakeArray(np.array(begins)), FakeArray(np.array(ends)))
     spmm_launch.launch_warp(A, x, k, out, None, 3.0, 0.5, segments=segments)
     want = 0.5 * Y.astype(np.float64)
     for r in set(rows):
