@@ -6,9 +6,10 @@ arguments; SpMM's single launches) through the stand-in CuPy of fake_cupy.py.
 The inputs are whole numbers small enough that every sum is exact in the value type, so a kernel
 must give the float64 product exactly whatever order it sums a row in: a product dropped, read
 twice or written to the wrong row fails. Real values then check the kernels' promises about bits:
-the same whatever order a block's threads run in between barriers, and the same from staged's
-paths (one launch or two, column indices or narrow offsets). These do not replace the GPU suite
-(no races between blocks, no speed); they catch a kernel's logic errors where no GPU is lent.
+the same whatever order blocks start in and their threads run in between barriers, and the same
+from staged's paths (one launch or two, column indices or narrow offsets). The structure passes
+of auto's detection are checked against their host twins. None of this replaces the GPU suite
+(no memory ordering, no speed); it catches a kernel's logic errors where no GPU is lent.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def test_kernel_scales_and_adds_y(emulated, rng, kernel):
 
 @pytest.mark.parametrize("name", ["mixed", "rows-16-and-64", "one-long-row"])
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_bits_do_not_depend_on_the_order_threads_run_in(emulated, rng, kernel, name):
+def test_bits_do_not_depend_on_the_order_blocks_and_threads_run_in(emulated, rng, kernel, name):
     """Real values, rounded on every add: blocks start in shuffled orders, a few at a time, and
     their threads run in shuffled orders between barriers, as they may on the GPU; every order
     must give the same bits. Each order runs on a fresh copy of the matrix, whose buffers (cut
