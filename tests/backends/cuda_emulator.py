@@ -58,7 +58,7 @@ def _library(source: runtime.KernelSource):
         for i, name in enumerate(source.names))
     code = (f'#include "{HEADER}"\n' + _source_text(source.filename) + "\n" + stubs + "\n")
     kernel_dir = runtime.kernel_dir()
-    headers = "".join(p.read_text() for p in sorted(kernel_dir.glob("*.cuh")))
+    headers = "".join(p.read_text() for p in sorted(kernel_dir.rglob("*.cuh")))
     digest = hashlib.sha256("\0".join([code, headers, HEADER.read_text(), *defines, *FLAGS]).encode()).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / f"spla-emulated-{os.getuid()}"
     folder.mkdir(exist_ok=True)

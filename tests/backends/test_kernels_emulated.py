@@ -344,6 +344,21 @@ def test_spmm_warp_segments_add_into_their_rows(emulated, rng, dtype, k):
     assert np.array_equal(out.get(), want)
 
 
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 1), (37, 5), (9, 131), (300, 64)])
+def test_gemv_gives_the_exact_product(emulated, rng, dtype, shape):
+    """The dense rows' kernel (kernels/gemm/gemv.cu, a warp a row, 16-byte loads and the columns
+    past the last pack), with alpha, beta and y."""
+    from spla.backends.cuda import gemm
+
+    M = _whole(rng, dtype, shape[0] * shape[1]).reshape(shape)
+    x = _whole(rng, dtype, shape[1])
+    y = 2 * _whole(rng, dtype, shape[0])
+    got = gemm.gemv(FakeArray(M), FakeArray(x), FakeArray(y.copy()), alpha=3.0, beta=0.5)
+    assert emulated.launches[-1][0].startswith("spla_gemm_gemv<")
+    assert np.array_equal(got.get(), 3 * (M.astype(np.float64) @ x) + 0.5 * y)
+
 # ---- the structure passes (kernels/detect_structure.cu, csr_structure.cu) against their host twins
 
 def _detection_cases(rng):
