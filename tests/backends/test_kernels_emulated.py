@@ -346,6 +346,28 @@ def test_spmm_warp_segments_add_into_their_rows(emulated, rng, dtype, k):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("colmajor", [False, True], ids=["rows", "columns"])
+@pytest.mark.parametrize("k", [1, 4, 13, 16])
+@pytest.mark.parametrize("name", ["mixed", "empty-edges"])
+def test_spmm_fused_gives_the_exact_product(emulated, rng, dtype, k, colmajor, name):
+    """fused (spla.planning.spmm's schedule: row classes a block each, long rows in segments whose
+    rows spla_spmm_init_rows sets to beta * Y first) over X of either layout, with alpha, beta and Y."""
+    from spla.backends.cuda.spmm_fused import FusedLauncher
+    from spla.planning import spmm as planning
+
+    A, S = _spmm_case(rng, dtype, name)
+    plan = planning.plan_spmm(A, k, "fused", dense=False, multiprocessors=1)
+    x, X = _block(rng, dtype, S.shape[1], k, ld=(S.shape[1] + 3 if colmajor else k + 2), colmajor=colmajor)
+    y, Y = _block(rng, dtype, S.shape[0], k)
+    Y *= 2  # even, so beta's half of it is exact
+    y.array.a[...] = Y
+    out = FakeArray(np.full((S.shape[0], k), np.nan, dtype))
+    FusedLauncher(A, plan)(x, k, out, y, 3.0, 0.5)
+    launched = {launch[0].split("<")[0] for launch in emulated.launches}
+    assert "spla_spmm_fused" in launched and ("spla_spmm_init_rows" in launched) == (name == "mixed")
+    assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y)
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(1, 1), (37, 5), (9, 131), (300, 64)])
 def test_gemv_gives_the_exact_product(emulated, rng, dtype, shape):
     """The dense rows' kernel (kernels/gemm/gemv.cu, a warp a row, 16-byte loads and the columns

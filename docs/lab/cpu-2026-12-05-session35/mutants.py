@@ -45,6 +45,8 @@ MUTANTS = {
                               "- column != end - start", "structure_passes"),
     "structure-longest-row": ("csr_structure.cu", "atomicMax(&out[2], longest);", "atomicMax(&out[2], longest - 1);",
                               "structure_passes"),
+    "fused-init-without-beta": ("spmm_fused.cu", "out[r * ldo + c] = use_y_in ? beta * y_in[r * ldy + c] : T(0);",
+                                "out[r * ldo + c] = use_y_in ? y_in[r * ldy + c] : T(0);", "fused"),
     "gemv-last-pack": ("gemm/gemv.cu", "for (int i = lane; i < n_vec; i += spla::WARP_SIZE)",
                        "for (int i = lane; i < n_vec - 1; i += spla::WARP_SIZE)", "gemv"),
     "dia-one-diagonal-short": ("spmv_dia.cu", "for (int d = 0; d < n_diagonals; ++d) {",
