@@ -100,6 +100,7 @@ __device__ __forceinline__ void cg_update(long long n, T alpha, T* x, T* r, T* z
 // Device-scope atomics and loads with the orderings a grid barrier needs (PTX, sm_70+): cheaper
 // than a full __threadfence around relaxed ones, which would put several fences on the path
 // from the last arrival to the release.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 __device__ __forceinline__ unsigned atomic_add_acq_rel(unsigned* p, unsigned v) {
     unsigned old;
     asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
@@ -113,6 +114,13 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
 __device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
     asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
 }
+#else  // a host compiler: the tests' CPU emulator (tests/backends/cuda_on_cpu.h), no PTX
+__device__ __forceinline__ unsigned atomic_add_acq_rel(unsigned* p, unsigned v) {
+    return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+}
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+__device__ __forceinline__ void store_release(unsigned* p, unsigned v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+#endif
 
 // A barrier across the whole grid, for kernels launched cooperatively (every block resident at
 // once, or blocks would wait for ones that never start). Arrivals go up a two-level tree so that

@@ -13,6 +13,7 @@ It checks a kernel's logic, not its speed; the header's comment says what it mod
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 import re
@@ -33,41 +34,58 @@ def available() -> bool:
     return shutil.which(COMPILER) is not None
 
 
-def _source_text(filename: str) -> str:
-    """The kernel file with its shared memory made per block: an ``extern __shared__`` array
+def _rewrite(text: str) -> str:
+    """A kernel source with its shared memory made per block: an ``extern __shared__`` array
     (dynamic shared memory) points at the block's bytes, and each ``__shared__`` variable is the
-    block's own copy, 0xff bytes (NaN, -1) until the block writes it (in an included header,
-    ``__shared__`` is a plain static: right only one block at a time, so no SpMV or SpMM kernel
-    declares it there)."""
-    text = (runtime.kernel_dir() / filename).read_text()
+    block's own copy, 0xff bytes (NaN, -1) until the block writes it."""
     text = re.sub(r"extern\s+__shared__\s+(?:__align__\(\d+\)\s+)?([\w ]+?)\s+(\w+)\[\];",
                   r"\1* const \2 = static_cast<\1*>(spla_emu::dynamic_shared());", text)
     return re.sub(r"__shared__\s+(?:__align__\(\d+\)\s+)?([\w:]+(?:\s+[\w:]+)*?)\s+(\w+)((?:\[[^\]]+\])*)\s*;",
                   r"static const char \2_tag = 0; auto& \2 = spla_emu::block_shared<\1\3>(&\2_tag);", text)
 
 
+@functools.cache
+def _build_folder() -> Path:
+    """kernels/ rewritten for g++ (:func:`_rewrite`, every .cu and .cuh, the folders kept, so each
+    file's includes find the rewritten headers), in a folder named by a hash of it all."""
+    kernel_dir = runtime.kernel_dir()
+    files = {p.relative_to(kernel_dir): _rewrite(p.read_text())
+             for p in sorted(kernel_dir.rglob("*")) if p.suffix in (".cu", ".cuh")}
+    digest = hashlib.sha256("\0".join([HEADER.read_text(), *FLAGS, *(f"{k}\0{v}" for k, v in files.items())])
+                            .encode()).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir()) / f"spla-emulated-{os.getuid()}" / digest
+    if not folder.exists():
+        partial = folder.with_name(f"{digest}.{os.getpid()}.tmp")  # whole or not at all, for a concurrent worker
+        for relative, text in files.items():
+            (partial / relative).parent.mkdir(parents=True, exist_ok=True)
+            (partial / relative).write_text(text)
+        try:
+            partial.rename(folder)
+        except OSError:  # another worker's copy came first
+            shutil.rmtree(partial)
+    return folder
+
+
 def _library(source: runtime.KernelSource):
     key = (source.filename, source.options, source.names)
     if key in _libraries:
         return _libraries[key]
+    folder = _build_folder()
     defines = [o for o in source.options if o.startswith("-D")]
     stubs = "\n".join(
         f'extern "C" int spla_emu_{i}(unsigned grid_x, unsigned grid_y, unsigned threads, unsigned shared,\n'
-        f"                           void** params, unsigned long long seed, const char** error) {{\n"
-        f"    return spla_emu::launch(&{name}, grid_x, grid_y, threads, shared, params, seed, error);\n}}"
+        f"                           void** params, int cooperative, unsigned long long seed,\n"
+        f"                           const char** error) {{\n"
+        f"    return spla_emu::launch(&{name}, grid_x, grid_y, threads, shared, params, cooperative, seed, error);\n}}"
         for i, name in enumerate(source.names))
-    code = (f'#include "{HEADER}"\n' + _source_text(source.filename) + "\n" + stubs + "\n")
-    kernel_dir = runtime.kernel_dir()
-    headers = "".join(p.read_text() for p in sorted(kernel_dir.rglob("*.cuh")))
-    digest = hashlib.sha256("\0".join([code, headers, HEADER.read_text(), *defines, *FLAGS]).encode()).hexdigest()[:16]
-    folder = Path(tempfile.gettempdir()) / f"spla-emulated-{os.getuid()}"
-    folder.mkdir(exist_ok=True)
-    shared = folder / f"{Path(source.filename).stem}-{digest}.so"
+    code = f'#include "{HEADER}"\n#include "{folder / source.filename}"\n{stubs}\n'
+    name = f"{Path(source.filename).stem}-{hashlib.sha256((code + ''.join(defines)).encode()).hexdigest()[:16]}"
+    shared = folder / f"{name}.so"
     if not shared.exists():
-        cpp = folder / f"{Path(source.filename).stem}-{digest}.{os.getpid()}.cpp"  # one a worker: pytest-xdist
+        cpp = folder / f"{name}.{os.getpid()}.cpp"  # one a worker: pytest-xdist
         cpp.write_text(code)
         partial = shared.with_suffix(f".{os.getpid()}.tmp")
-        done = subprocess.run([COMPILER, *FLAGS, f"-I{kernel_dir}", *defines, str(cpp), "-o", str(partial)],
+        done = subprocess.run([COMPILER, *FLAGS, f"-I{folder}", *defines, str(cpp), "-o", str(partial)],
                               capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"g++ could not build {source.filename} for the CPU ({cpp}):\n{done.stderr[-4000:]}")
@@ -79,19 +97,19 @@ def _library(source: runtime.KernelSource):
         function = getattr(library, f"spla_emu_{i}")
         function.restype = ctypes.c_int
         function.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p,
-                             ctypes.c_ulonglong, ctypes.POINTER(ctypes.c_char_p)]
+                             ctypes.c_int, ctypes.c_ulonglong, ctypes.POINTER(ctypes.c_char_p)]
         functions[name] = function
     _libraries[key] = (library, functions)
     return _libraries[key]
 
 
 def launch(source: runtime.KernelSource, name: str, grid, block: int, shared_mem: int, params: int,
-           seed: int = 0) -> None:
+           seed: int = 0, cooperative: bool = False) -> None:
     """Run kernel ``name`` of ``source`` over ``grid`` (blocks in x, or (x, y)) of ``block`` threads
     with the packed arguments at ``params`` (``void**``, as cuLaunchKernel's); ``seed`` orders the
-    threads between barriers (0: in thread order)."""
+    blocks and threads (0: in order); ``cooperative``: every block resident at once."""
     grid_x, grid_y = (grid, 1) if isinstance(grid, int) else (tuple(grid) + (1,))[:2]
     function = _library(source)[1][name]
     error = ctypes.c_char_p()
-    if function(grid_x, grid_y, block, shared_mem, params, seed, ctypes.byref(error)) != 0:
+    if function(grid_x, grid_y, block, shared_mem, params, int(cooperative), seed, ctypes.byref(error)) != 0:
         raise RuntimeError(f"{name} on the CPU: {error.value.decode()}")

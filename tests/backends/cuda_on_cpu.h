@@ -4,18 +4,19 @@
 // row's sum) where no GPU is lent, with the host path's real launch arguments. What it is not:
 // a model of speed, of the memory model between blocks, or of anything a warp does in lockstep.
 //
-// How a launch runs: a few blocks at a time (RESIDENT_BLOCKS, as an SM holds several), each
-// block's threads fibers on one OS thread, each run until it waits at a barrier (__syncthreads,
-// or a warp collective over the lanes of its mask) or returns. So threads interleave only at
-// barriers. With a seed, the blocks start in a shuffled order and the threads of the resident
-// blocks run in a shuffled order each round: code whose result depends on that order (a race on
-// shared memory, a lane reading another's write without __syncwarp, a cut row finished by a tile
-// that is not the last to arrive) gives different bits or a wrong sum under some seed, which the
-// tests look for. A barrier some threads can never reach (a lane of a warp collective's mask has
-// returned) ends the launch with an error, as a hang on the GPU would. Shared memory is each
-// block's own, 0xff bytes until written. Not modelled: memory ordering between threads (a thread
-// runs alone until it waits), and a spin on another block's flag past RESIDENT_BLOCKS (spla's
-// SpMV and SpMM kernels have none).
+// How a launch runs: a few blocks at a time (RESIDENT_BLOCKS, as an SM holds several; every
+// block of a cooperative launch), their threads fibers on one OS thread, each run until it waits
+// at a barrier (__syncthreads, a warp collective over the lanes of its mask, a grid barrier's
+// __nanosleep) or returns. Without a seed that is all, in order. With a seed, blocks start in a
+// shuffled order, the resident threads run in a shuffled order each round, a thread sits out a
+// round now and then (a slow SM), and a thread gives way before each atomic and fence: code
+// whose result depends on the order (a race on shared memory, a lane reading another's write
+// without __syncwarp, a last block or a grid barrier that lets go one arrival early, a cut row
+// finished by a tile that is not the last to arrive) gives different bits or a wrong sum under
+// some seed, which the tests look for. A barrier some threads can never reach (a lane of a warp
+// collective's mask has returned) ends the launch with an error, as a hang on the GPU would.
+// Shared memory is each block's own, 0xff bytes until written. Not modelled: a thread's own
+// memory ordering (it runs alone until it waits), and speed.
 #pragma once
 
 #include <setjmp.h>
@@ -38,7 +39,6 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __launch_bounds__(...)
-#define __shared__ static  // in an included header only (cuda_emulator.py rewrites a kernel file's)
 #define __align__(n) alignas(n)
 
 struct dim3 {
@@ -92,6 +92,15 @@ inline bool progress = false;           // a thread passed a barrier or returned
 
 inline void yield() {
     if (!_setjmp(current->resume)) _longjmp(scheduler, 1);
+}
+
+inline bool preempt = false;  // a launch with a seed: threads give way at atomics and fences
+
+// Let the other threads run a round first (with a seed): progress, not a wait.
+inline void give_way() {
+    if (!preempt) return;
+    progress = true;
+    yield();
 }
 
 inline int lane() { return static_cast<int>(current->index.x % WARP); }
@@ -204,16 +213,19 @@ inline std::vector<char*>& stacks(std::size_t count) {
 }
 
 // Runs `call(arg)` as every thread of a grid of grid_x x grid_y blocks of `threads`; 0, or 1 with
-// `error`. The blocks run RESIDENT_BLOCKS at a time, their threads interleaved at barriers; with a
-// seed (not 0), in a shuffled block order and a shuffled thread order each round.
+// `error`. The blocks run RESIDENT_BLOCKS at a time (all at once where `cooperative`: a
+// cooperative launch has every block resident, and its grid barriers need them), their threads
+// interleaved at barriers; with a seed (not 0), in a shuffled block order and a shuffled thread
+// order each round.
 inline int run_grid(void (*call)(void*), void* arg, unsigned grid_x, unsigned grid_y, unsigned threads,
-                    unsigned shared_bytes, unsigned long long seed, const char** error) {
+                    unsigned shared_bytes, bool cooperative, unsigned long long seed, const char** error) {
     body = call;
     body_arg = arg;
+    preempt = seed != 0;
     grid_dim = dim3{grid_x, grid_y, 1};
     block_dim = dim3{threads, 1, 1};
     const unsigned n_blocks = grid_x * grid_y;
-    const unsigned resident = std::min(n_blocks, RESIDENT_BLOCKS);
+    const unsigned resident = cooperative ? n_blocks : std::min(n_blocks, RESIDENT_BLOCKS);
     std::vector<char*>& stack = stacks(static_cast<std::size_t>(resident) * threads);
     if (stack.size() < static_cast<std::size_t>(resident) * threads) {
         *error = "no memory for the fibers' stacks";
@@ -251,11 +263,14 @@ inline int run_grid(void (*call)(void*), void* arg, unsigned grid_x, unsigned gr
                 order.push_back(&f);
             }
         }
-        for (std::size_t live = order.size(); live > 0;) {
+        // rounds without progress before the launch is called stuck: 1 in order; with a seed a
+        // thread may sit a round out (a slow SM), and 64 rounds of it all but never happen
+        const unsigned patience = seed != 0 ? 64 : 1;
+        for (std::size_t live = order.size(), stalled = 0; live > 0;) {
             if (seed != 0) shuffle(order, state);
             progress = false;
             for (Fiber* f : order) {
-                if (f->done) continue;
+                if (f->done || (seed != 0 && next_random(state) % 4 == 0)) continue;
                 current = f;
                 if (_setjmp(scheduler)) continue;  // the fiber has yielded or returned
                 if (f->started) _longjmp(f->resume, 1);
@@ -263,7 +278,8 @@ inline int run_grid(void (*call)(void*), void* arg, unsigned grid_x, unsigned gr
                 swapcontext(&scheduler_context, &f->context);
             }
             live = static_cast<std::size_t>(std::count_if(order.begin(), order.end(), [](Fiber* f) { return !f->done; }));
-            if (!progress && live > 0) {
+            stalled = progress ? 0 : stalled + 1;
+            if (stalled >= patience && live > 0) {
                 *error = "the block's threads wait at barriers that cannot complete (a warp collective "
                          "whose mask names a lane that has returned, or __syncthreads in divergent code)";
                 return 1;
@@ -292,9 +308,9 @@ void call_kernel(void* arg) {
 
 template <typename... A>
 int launch(void (*kernel)(A...), unsigned grid_x, unsigned grid_y, unsigned threads, unsigned shared_bytes,
-           void** params, unsigned long long seed, const char** error) {
+           void** params, int cooperative, unsigned long long seed, const char** error) {
     Call<A...> c{kernel, params};
-    return run_grid(call_kernel<A...>, &c, grid_x, grid_y, threads, shared_bytes, seed, error);
+    return run_grid(call_kernel<A...>, &c, grid_x, grid_y, threads, shared_bytes, cooperative != 0, seed, error);
 }
 
 }  // namespace spla_emu
@@ -358,8 +374,11 @@ inline unsigned __ballot_sync(unsigned mask, int predicate) {
 inline int __any_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }
 inline int __all_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) == mask; }
 
-// ---- memory: one thread runs at a time, so an atomic is a plain read-modify-write
-inline void __threadfence() {}
+// ---- memory: one thread runs at a time, so an atomic is a plain read-modify-write. With a seed,
+// a thread also gives way before each atomic and fence (the other threads run on, as other SMs
+// would between a thread's write and its atomic: a "last block" that takes its ticket before
+// another block's partial is in then shows).
+inline void __threadfence() { spla_emu::give_way(); }
 inline void __threadfence_block() {}
 inline void __nanosleep(unsigned) { spla_emu::yield(); }
 template <typename T> T __ldg(const T* p) { return *p; }
@@ -369,14 +388,23 @@ template <typename T> T __ldca(const T* p) { return *p; }
 template <typename T> T __ldlu(const T* p) { return *p; }
 template <typename T> void __stcs(T* p, T v) { *p = v; }
 template <typename T> void __stcg(T* p, T v) { *p = v; }
-template <typename T, typename U> T atomicAdd(T* p, U v) { const T old = *p; *p = old + static_cast<T>(v); return old; }
-template <typename T, typename U> T atomicSub(T* p, U v) { const T old = *p; *p = old - static_cast<T>(v); return old; }
-template <typename T, typename U> T atomicOr(T* p, U v) { const T old = *p; *p = old | static_cast<T>(v); return old; }
-template <typename T, typename U> T atomicAnd(T* p, U v) { const T old = *p; *p = old & static_cast<T>(v); return old; }
-template <typename T, typename U> T atomicMax(T* p, U v) { const T old = *p; *p = std::max(old, static_cast<T>(v)); return old; }
-template <typename T, typename U> T atomicMin(T* p, U v) { const T old = *p; *p = std::min(old, static_cast<T>(v)); return old; }
-template <typename T, typename U> T atomicExch(T* p, U v) { const T old = *p; *p = static_cast<T>(v); return old; }
-template <typename T> T atomicCAS(T* p, T compare, T v) { const T old = *p; if (old == compare) *p = v; return old; }
+// an atomic: give way, then one read-modify-write that nothing interrupts
+template <typename T, typename F> T spla_emu_atomic(T* p, F update) {
+    spla_emu::give_way();
+    const T old = *p;
+    *p = update(old);
+    return old;
+}
+template <typename T, typename U> T atomicAdd(T* p, U v) { return spla_emu_atomic(p, [&](T o) { return T(o + T(v)); }); }
+template <typename T, typename U> T atomicSub(T* p, U v) { return spla_emu_atomic(p, [&](T o) { return T(o - T(v)); }); }
+template <typename T, typename U> T atomicOr(T* p, U v) { return spla_emu_atomic(p, [&](T o) { return T(o | T(v)); }); }
+template <typename T, typename U> T atomicAnd(T* p, U v) { return spla_emu_atomic(p, [&](T o) { return T(o & T(v)); }); }
+template <typename T, typename U> T atomicMax(T* p, U v) { return spla_emu_atomic(p, [&](T o) { return std::max(o, T(v)); }); }
+template <typename T, typename U> T atomicMin(T* p, U v) { return spla_emu_atomic(p, [&](T o) { return std::min(o, T(v)); }); }
+template <typename T, typename U> T atomicExch(T* p, U v) { return spla_emu_atomic(p, [&](T) { return T(v); }); }
+template <typename T> T atomicCAS(T* p, T compare, T v) {
+    return spla_emu_atomic(p, [&](T o) { return o == compare ? v : o; });
+}
 
 // ---- integer and float intrinsics
 inline int __ffs(int v) { return __builtin_ffs(v); }
@@ -398,6 +426,9 @@ inline double __ddiv_rn(double a, double b) { return a / b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float fma(float a, float b, float c) { return std::fma(a, b, c); }  // CUDA's float overload: one rounding
+using std::isfinite;  // global functions in CUDA
+using std::isinf;
+using std::isnan;
 template <typename A, typename B> std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
 template <typename A, typename B> std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
 

@@ -98,10 +98,10 @@ class RawKernel:
 
     def __init__(self, name, source, ptr, launch_kernel):
         self.name, self.source, self.filename = name, source, source.filename
-        self.kernel = types.SimpleNamespace(ptr=ptr)
+        self.kernel = _Function(self, ptr)
         self._launch_kernel = launch_kernel
 
-    def __call__(self, grid, block, args, shared_mem=0):
+    def __call__(self, grid, block, args, shared_mem=0, enable_cooperative_groups=False):
         slots = np.zeros(len(args), dtype=np.uint64)
         for i, arg in enumerate(args):
             if isinstance(arg, FakeArray):
@@ -113,7 +113,26 @@ class RawKernel:
                 slots[i:i + 1].view(np.uint8)[:arg.itemsize] = np.frombuffer(arg.tobytes(), np.uint8)
         addresses = slots.ctypes.data + 8 * np.arange(len(args), dtype=np.uint64)
         gx, gy = (tuple(grid) + (1,))[:2]
-        self._launch_kernel(self.kernel.ptr, gx, gy, 1, block[0], 1, 1, shared_mem, 0, addresses.ctypes.data, 0)
+        self._launch_kernel(self.kernel.ptr, gx, gy, 1, block[0], 1, 1, shared_mem, 0, addresses.ctypes.data, 0,
+                            cooperative=enable_cooperative_groups)
+
+
+class _Function:
+    """A RawKernel's ``kernel``: the compiled function (``ptr``), itself callable as CuPy's is (a
+    cooperative launch goes through it)."""
+
+    def __init__(self, raw, ptr):
+        self.raw, self.ptr = raw, ptr
+
+    def __call__(self, grid, block, args, shared_mem=0, enable_cooperative_groups=False):
+        self.raw(grid, block, args, shared_mem, enable_cooperative_groups)
+
+
+MULTIPROCESSORS = 4  # the stand-in device's SMs: the solvers size their grids by it
+
+
+class _DriverError(RuntimeError):
+    """CuPy's CUDADriverError and CUDARuntimeError (the solvers catch them)."""
 
 
 def _fake_cupy(launches, emulate):
@@ -124,14 +143,14 @@ def _fake_cupy(launches, emulate):
         kernels[kernel.kernel.ptr] = kernel
         return kernel
 
-    def launch_kernel(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra):
+    def launch_kernel(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra, cooperative=False):
         kernel = kernels[f]
         assert (gz, by, bz, extra) == (1, 1, 1, 0)
         grid = (gx,) if gy == 1 else (gx, gy)
         launches.append((kernel.name, grid, (bx,), _read_arguments(params, kernel.name, kernel.filename),
                          shared_mem))
         if emulate is not None:
-            emulate(kernel.source, kernel.name, grid, bx, shared_mem, params)
+            emulate(kernel.source, kernel.name, grid, bx, shared_mem, params, cooperative=cooperative)
 
     fake = types.SimpleNamespace(
         __name__="cupy",
@@ -141,11 +160,13 @@ def _fake_cupy(launches, emulate):
         zeros=lambda n, dtype=float: FakeArray(np.zeros(n, dtype)),
         ascontiguousarray=lambda a, dtype=None: FakeArray(np.asarray(a.a, dtype)),
         concatenate=lambda arrays: FakeArray(np.concatenate(arrays)),  # of host pieces (FakeArray[...] is one)
-        uint16=np.uint16,
-        cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDevice=lambda: 0),
-                                   Device=lambda i=0: types.SimpleNamespace(id=0),
-                                   driver=types.SimpleNamespace(launchKernel=launch_kernel),
-                                   get_current_stream=lambda: types.SimpleNamespace(ptr=0)))
+        uint16=np.uint16, uint32=np.uint32, float64=np.float64,
+        cuda=types.SimpleNamespace(
+            runtime=types.SimpleNamespace(getDevice=lambda: 0, CUDARuntimeError=_DriverError),
+            Device=lambda i=0: types.SimpleNamespace(id=0, attributes={"MultiProcessorCount": MULTIPROCESSORS}),
+            driver=types.SimpleNamespace(launchKernel=launch_kernel, CUDADriverError=_DriverError,
+                                         occupancyMaxActiveBlocksPerMultiprocessor=lambda f, block, shared: 8),
+            get_current_stream=lambda: types.SimpleNamespace(ptr=0)))
     return fake, kernel_for
 
 
@@ -166,7 +187,7 @@ def parameters(filename, kernel):
 def install(monkeypatch, emulate=None) -> list:
     """Put the stand-in CuPy in place for one test; the launches it records, as
     ``(name, grid, block, arguments, shared_mem)``, go to the list returned. ``emulate``: called
-    as ``emulate(source, name, grid, block, shared_mem, params)`` at each launch."""
+    as ``emulate(source, name, grid, block, shared_mem, params, cooperative=...)`` at each launch."""
     recorded = []
     fake, kernel_for = _fake_cupy(recorded, emulate)
     monkeypatch.setattr(device, "_import_cupy", lambda: fake)

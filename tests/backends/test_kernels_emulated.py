@@ -1,15 +1,14 @@
-"""What spla's SpMV and SpMM kernels compute, on a machine without a GPU: each kernel of
-kernels/spmv_*.cu and spmm_*.cu is compiled by g++ with CUDA's built-ins emulated
-(cuda_emulator.py) and launched by the real host path (SpMV's plans, launchers and packed
-arguments; SpMM's single launches) through the stand-in CuPy of fake_cupy.py.
+"""What spla's kernels compute, on a machine without a GPU: each kernel file of kernels/ is
+compiled by g++ with CUDA's built-ins emulated (cuda_emulator.py) and launched by the real host
+path (SpMV's plans, launchers and packed arguments; SpMM's, gemv's, the structure passes' and the
+solvers' launches) through the stand-in CuPy of fake_cupy.py.
 
 The inputs are whole numbers small enough that every sum is exact in the value type, so a kernel
-must give the float64 product exactly whatever order it sums a row in: a product dropped, read
-twice or written to the wrong row fails. Real values then check the kernels' promises about bits:
-the same whatever order blocks start in and their threads run in between barriers, and the same
-from staged's paths (one launch or two, column indices or narrow offsets). The structure passes
-of auto's detection are checked against their host twins. None of this replaces the GPU suite
-(no memory ordering, no speed); it catches a kernel's logic errors where no GPU is lent.
+must give the float64 result exactly whatever order it adds in: a product dropped, read twice or
+written to the wrong row fails. Real values then check the kernels' promises about bits: the same
+whatever order blocks start in and their threads run in, and the same from staged's paths (one
+launch or two, column indices or narrow offsets). None of this replaces the GPU suite (no memory
+ordering, no speed); it catches a kernel's logic errors where no GPU is lent.
 """
 
 from __future__ import annotations
@@ -40,8 +39,8 @@ def emulated(monkeypatch):
     threads (1 by default: shuffled; 0 runs them in order)."""
     state = type("Emulated", (), {"seed": 1})()
 
-    def run(source, name, grid, block, shared_mem, params):
-        cuda_emulator.launch(source, name, grid, block, shared_mem, params, seed=state.seed)
+    def run(source, name, grid, block, shared_mem, params, cooperative=False):
+        cuda_emulator.launch(source, name, grid, block, shared_mem, params, seed=state.seed, cooperative=cooperative)
 
     state.launches = fake_cupy.install(monkeypatch, emulate=run)
     return state
@@ -439,3 +438,139 @@ def test_structure_passes_match_the_host(emulated, rng, case, index_dtype):
     assert got[csr_structure.LONGEST_ROW] == np.diff(host.indptr).max()
     launched = {launch[0].split("<")[0] for launch in emulated.launches}
     assert launched == {"spla_dia_sample", "spla_dia_check", "spla_band_first", "spla_csr_structure"}
+
+
+# ---- the solvers' kernels (kernels/solver_blas1.cu, solver_cg_product.cu) through spla/backends/cuda/solvers.py
+
+@pytest.fixture
+def solver_kernels(emulated, monkeypatch):
+    """DeviceKernels of the stand-in device (its CuPy ElementwiseKernels, which no test here
+    launches, left out)."""
+    from spla.backends.cuda import solvers
+
+    monkeypatch.setattr(solvers, "_elementwise_kernels", lambda: {})
+    return lambda n, dtype: solvers.DeviceKernels(n, dtype)
+
+
+def _stencil(dtype, side=24, index_dtype=np.int32):
+    """The SPD 2-D Poisson matrix of side^2 rows (whole numbers) on the stand-in device, and SciPy's."""
+    from spla.io import generators
+
+    S = generators.poisson2d(side).to_scipy().tocsr().astype(dtype)
+    A, _ = _device(S.indptr, S.indices, S.data, S.shape, index_dtype)
+    return A, S.astype(np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_solver_dot_and_cg_step_are_exact(solver_kernels, rng, dtype, jacobi):
+    """dot and the fused CG step (x += alpha p, r -= alpha q, z = dinv r, and r.z, r.r) over a
+    grid of several blocks whose last block adds the partials: alpha = 2 / 4 and whole numbers,
+    so every result is exact; then p.q of 0 freezes x and r and sets the breakdown flag."""
+    n = 5000
+    K = solver_kernels(n, dtype)
+    assert K.grid[0] > 1
+    a, b = _whole(rng, dtype, n), _whole(rng, dtype, n)
+    out = FakeArray(np.zeros(1))
+    K.dot(FakeArray(a), FakeArray(b), out)
+    assert out.get()[0] == np.dot(a.astype(np.float64), b.astype(np.float64))
+
+    x, r, p, q = (2 * _whole(rng, dtype, n) for _ in range(4))
+    dinv = (2.0 ** rng.integers(-2, 2, n)).astype(dtype)
+    want_x, want_r = x + 0.5 * p, r - 0.5 * q
+    want_z = dinv * want_r if jacobi else want_r
+    X, R, Z = FakeArray(x.copy()), FakeArray(r.copy()), FakeArray(np.zeros(n, dtype))
+    rho, pq, flag, sums = (FakeArray(np.array(v, dtype=np.float64)) for v in ([2.0], [4.0], [0.0], [0.0, 0.0]))
+    K.cg_step(X, R, Z, FakeArray(p), FakeArray(q), FakeArray(dinv) if jacobi else None, rho, pq, flag, sums)
+    assert np.array_equal(X.get(), want_x) and np.array_equal(R.get(), want_r)
+    rr = np.dot(want_r.astype(np.float64), want_r)
+    if jacobi:
+        assert np.array_equal(Z.get(), want_z)
+        assert list(sums.get()) == [np.dot(want_r.astype(np.float64), want_z), rr]
+    else:
+        assert sums.get()[0] == rr
+    assert flag.get()[0] == 0.0
+
+    pq.a[0] = 0.0  # breakdown: alpha is 0 and the flag is raised
+    K.cg_step(X, R, Z, FakeArray(p), FakeArray(q), FakeArray(dinv) if jacobi else None, rho, pq, flag, sums)
+    assert np.array_equal(X.get(), want_x) and np.array_equal(R.get(), want_r) and flag.get()[0] == 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel", ["scalar", "warp:4", "warp:32"])
+def test_cg_product_is_the_spmv_and_its_dot(solver_kernels, rng, dtype, kernel):
+    """CgProduct over a bound row kernel: q = A p and p.q; then with the direction, p = z + beta p_old
+    (beta = rho_new / rho_old = 1 / 2 here: exact) formed inside the same launch."""
+    A, S = _stencil(dtype)
+    n = S.shape[0]
+    ops_spmv.spmv(A, FakeArray(np.ones(n, dtype)), kernel=kernel)
+    product = solver_kernels(n, dtype).cg_product(ops_spmv.bound_launcher(A, kernel))
+    assert product is not None
+    p_old, z = 2 * _whole(rng, dtype, n), _whole(rng, dtype, n)
+    q, pq = FakeArray(np.zeros(n, dtype)), FakeArray(np.zeros(1))
+    product.product(FakeArray(p_old), q, pq)
+    assert np.array_equal(q.get(), S @ p_old) and pq.get()[0] == np.dot(p_old.astype(np.float64), S @ p_old)
+
+    p = FakeArray(np.zeros(n, dtype))
+    rho_new, rho_old = FakeArray(np.array([1.0])), FakeArray(np.array([2.0]))
+    product.direction_product(FakeArray(p_old), FakeArray(z), rho_new, rho_old, p, q, pq)
+    want_p = z + 0.5 * p_old
+    assert np.array_equal(p.get(), want_p) and np.array_equal(q.get(), S @ want_p)
+    assert pq.get()[0] == np.dot(want_p.astype(np.float64), S @ want_p)
+
+
+def _cg_reference(S, b, dinv, iterations):
+    """CG's iterates in float64, in the one-launch loop's order of steps."""
+    x, r = np.zeros_like(b), b.copy()
+    z = dinv * r if dinv is not None else r
+    p, rho, rho_old = z.copy(), r @ z, 0.0
+    for k in range(1, iterations + 1):
+        if k > 1:
+            p = z + (rho / rho_old) * p
+        q = S @ p
+        alpha = rho / (p @ q)
+        x, r = x + alpha * p, r - alpha * q
+        z = dinv * r if dinv is not None else r
+        rho_old, rho = rho, r @ z
+    return x, r
+
+
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_cg_loop_runs_cg_iterations_in_one_cooperative_launch(solver_kernels, emulated, rng, jacobi):
+    """CgLoop: whole iterations in one launch, its grid barriers between the product and the step
+    (every block resident, as a cooperative launch has them), in two launches of 6: the iterates
+    of float64 CG to rounding, the same bits whatever order the blocks and threads run in, and the
+    iteration count and convergence flag in the state; a launch after convergence does nothing."""
+    A, S = _stencil(np.float64)
+    n = S.shape[0]
+    ops_spmv.spmv(A, FakeArray(np.ones(n)), kernel="warp:4")
+    b = rng.standard_normal(n)
+    dinv = 1.0 / S.diagonal() if jacobi else None
+    want_x, want_r = _cg_reference(S, b, dinv, 12)
+    results = []
+    for seed in (1, 2):
+        emulated.seed = seed
+        loop = solver_kernels(n, np.float64).cg_loop(ops_spmv.bound_launcher(A, "warp:4"), jacobi)
+        assert loop is not None and loop.grid[0] > 1
+        x, r = FakeArray(np.zeros(n)), FakeArray(b.copy())
+        z0 = dinv * b if jacobi else b
+        z = FakeArray(z0.copy()) if jacobi else r
+        directions = (FakeArray(np.zeros(n)), FakeArray(z0.copy()))  # p_1 = z_0 in the odd buffer
+        state = FakeArray(np.zeros(8))
+        state.a[2] = b @ z0
+        for first in (1, 7):
+            loop.run(first, 6, x, r, z, FakeArray(dinv) if jacobi else r, directions, FakeArray(np.zeros(n)),
+                     state, atol=0.0)
+        assert emulated.launches[-1][0].startswith("spla_cg_loop<double")
+        assert state.get()[7] == 12 and state.get()[6] == 0 and state.get()[0] == 0
+        np.testing.assert_allclose(x.get(), want_x, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(r.get(), want_r, rtol=1e-7, atol=1e-10)
+        loop.run(13, 6, x, r, z, FakeArray(dinv) if jacobi else r, directions, FakeArray(np.zeros(n)), state,
+                 atol=1e9)  # converged at once: one iteration, then flag 6
+        assert state.get()[7] == 13 and state.get()[6] == 1
+        after = x.get()
+        loop.run(14, 6, x, r, z, FakeArray(dinv) if jacobi else r, directions, FakeArray(np.zeros(n)), state,
+                 atol=1e9)
+        assert state.get()[7] == 13 and np.array_equal(x.get(), after), "a converged solve stays put"
+        results.append(after.view(np.uint8))
+    assert np.array_equal(*results)

@@ -49,6 +49,12 @@ MUTANTS = {
                                 "out[r * ldo + c] = use_y_in ? y_in[r * ldy + c] : T(0);", "fused"),
     "gemv-last-pack": ("gemm/gemv.cu", "for (int i = lane; i < n_vec; i += spla::WARP_SIZE)",
                        "for (int i = lane; i < n_vec - 1; i += spla::WARP_SIZE)", "gemv"),
+    "grid-barrier-one-early": ("solver_reduce.cuh", "if (atomic_add_acq_rel(group_count, 1u) == in_group - 1u) {",
+                               "if (atomic_add_acq_rel(group_count, 1u) == in_group - 2u) {", "cg_loop"),
+    "grid-sum-no-barrier": ("solver_reduce.cuh", "    grid_barrier(sync);\n#pragma unroll", "#pragma unroll",
+                            "cg_loop"),
+    "last-block-one-early": ("solver_reduce.cuh", "is_last = (ticket == gridDim.x - 1);",
+                             "is_last = (ticket == gridDim.x - 2);", "solver or cg_product"),
     "dia-one-diagonal-short": ("spmv_dia.cu", "for (int d = 0; d < n_diagonals; ++d) {",
                                "for (int d = 0; d + 1 < n_diagonals; ++d) {", "structured"),
 }
