@@ -4,7 +4,8 @@ Its arrays are host memory, and its driver's ``launchKernel`` reads each launch'
 arguments the way ``cuLaunchKernel`` does, by the parameter types of the kernel's signature in
 ``kernels/*.cu``, and records them; with ``emulate`` it also runs the kernel on the CPU
 (``cuda_emulator.py``), so the host path's real launches compute a result. Its kernels also take
-RawKernel's call, for the launchers that use it (SpMM's).
+RawKernel's call (SpMM's, the structure passes' and the solvers' launchers use it), cooperative
+launches included.
 """
 
 from __future__ import annotations
