@@ -79,10 +79,10 @@ def _library(source: runtime.KernelSource):
         f"    return spla_emu::launch(&{name}, grid_x, grid_y, threads, shared, params, cooperative, seed, error);\n}}"
         for i, name in enumerate(source.names))
     code = f'#include "{HEADER}"\n#include "{folder / source.filename}"\n{stubs}\n'
-    name = f"{Path(source.filename).stem}-{hashlib.sha256((code + ''.join(defines)).encode()).hexdigest()[:16]}"
-    shared = folder / f"{name}.so"
+    stem = f"{Path(source.filename).stem}-{hashlib.sha256((code + ''.join(defines)).encode()).hexdigest()[:16]}"
+    shared = folder / f"{stem}.so"
     if not shared.exists():
-        cpp = folder / f"{name}.{os.getpid()}.cpp"  # one a worker: pytest-xdist
+        cpp = folder / f"{stem}.{os.getpid()}.cpp"  # one a worker: pytest-xdist
         cpp.write_text(code)
         partial = shared.with_suffix(f".{os.getpid()}.tmp")
         done = subprocess.run([COMPILER, *FLAGS, f"-I{folder}", *defines, str(cpp), "-o", str(partial)],

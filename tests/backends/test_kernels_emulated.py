@@ -574,3 +574,37 @@ def test_cg_loop_runs_cg_iterations_in_one_cooperative_launch(solver_kernels, em
         assert state.get()[7] == 13 and np.array_equal(x.get(), after), "a converged solve stays put"
         results.append(after.view(np.uint8))
     assert np.array_equal(*results)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("scaled", [False, True])
+def test_pagerank_kernels_are_exact(emulated, rng, dtype, scaled):
+    """PageRank's set-up kernel (each row's weight summed in order: 1 / weight and the dangling
+    rows, as the host build has them) and its update (x_new = alpha (y + dangling_sum d) +
+    (1 - alpha) p, with the L1 change and the next dangling sum from the same pass, and z = scale
+    x_new for the next SpMV), with its arguments in spla.graph's order; alpha = 1/2 and whole
+    numbers, so every result is exact."""
+    from spla.backends.cuda import pagerank as cuda_pagerank
+
+    indptr, indices, shape = _shape("empty-edges", rng)
+    A, H = _device(indptr, indices, np.abs(_whole(rng, dtype, len(indices))), shape)
+    n = shape[0]
+    scale, is_dangling = FakeArray(np.zeros(n)), FakeArray(np.zeros(n, np.uint8))
+    cuda_pagerank.out_weight(A, scale, is_dangling)
+    weight = np.array([H.data[a:b].astype(np.float64).sum() for a, b in zip(H.indptr[:-1], H.indptr[1:])])
+    assert np.array_equal(is_dangling.get(), (weight == 0).astype(np.uint8)) and (weight == 0).any()
+    assert np.array_equal(scale.get(), np.where(weight == 0, 0.0, 1.0 / np.where(weight == 0, 1.0, weight)))
+
+    y, x_old, p, d = (_whole(rng, dtype, n) for _ in range(4))
+    x_new, z = FakeArray(np.zeros(n, dtype)), FakeArray(np.zeros(n, dtype))
+    grid = (cuda_pagerank.grid(n),)
+    partials, counter, out = FakeArray(np.zeros(2 * grid[0])), FakeArray(np.zeros(1, np.uint32)), FakeArray(np.zeros(2))
+    kernel = cuda_pagerank.step_kernel(dtype, uniform_teleport=False, uniform_dangling=False, scaled=scaled)
+    kernel(grid, (cuda_pagerank.SOLVER_BLOCK,), (FakeArray(y), FakeArray(x_old), x_new, z, scale, is_dangling,
+                                                 FakeArray(p), FakeArray(d), np.int64(n), np.float64(1.0 / n),
+                                                 np.float64(0.5), FakeArray(np.array([2.0])), partials, counter, out))
+    want = 0.5 * (y.astype(np.float64) + 2.0 * d) + 0.5 * p
+    assert grid[0] > 1 and np.array_equal(x_new.get(), want.astype(dtype))
+    assert list(out.get()) == [np.abs(want - x_old).sum(), want[weight == 0].sum()]
+    if scaled:
+        assert np.array_equal(z.get(), (want * scale.get()).astype(dtype))

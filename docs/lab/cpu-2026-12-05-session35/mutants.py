@@ -55,6 +55,8 @@ MUTANTS = {
                             "cg_loop"),
     "last-block-one-early": ("solver_reduce.cuh", "is_last = (ticket == gridDim.x - 1);",
                              "is_last = (ticket == gridDim.x - 2);", "solver or cg_product"),
+    "pagerank-dangling-sum": ("solver_pagerank.cu", "if (is_dangling[i]) v[1] +=", "if (!is_dangling[i]) v[1] +=",
+                              "pagerank"),
     "dia-one-diagonal-short": ("spmv_dia.cu", "for (int d = 0; d < n_diagonals; ++d) {",
                                "for (int d = 0; d + 1 < n_diagonals; ++d) {", "structured"),
 }
