@@ -158,6 +158,7 @@ def _fake_cupy(launches, emulate):
         ndarray=FakeArray,
         asarray=lambda a, dtype=None: a if isinstance(a, FakeArray) else FakeArray(np.asarray(a, dtype)),
         empty=_empty,
+        empty_like=lambda a: _empty(a.shape, a.dtype),
         zeros=lambda n, dtype=float: FakeArray(np.zeros(n, dtype)),
         ascontiguousarray=lambda a, dtype=None: FakeArray(np.asarray(a.a, dtype)),
         concatenate=lambda arrays: FakeArray(np.concatenate(arrays)),  # of host pieces (FakeArray[...] is one)

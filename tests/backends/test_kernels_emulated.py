@@ -608,3 +608,36 @@ def test_pagerank_kernels_are_exact(emulated, rng, dtype, scaled):
     assert list(out.get()) == [np.abs(want - x_old).sum(), want[weight == 0].sum()]
     if scaled:
         assert np.array_equal(z.get(), (want * scale.get()).astype(dtype))
+
+
+@pytest.mark.parametrize("unit_diagonal", [False, True])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_triangular_solve_matches_scipy(emulated, rng, dtype, lower, unit_diagonal):
+    """spla.linalg.TriangularSolver on the stand-in device: a level of 3,000 rows (one launch of
+    the level kernel), then a run of small levels (one block that sweeps them, a barrier
+    between levels), in SciPy's answer to rounding."""
+    from scipy.sparse.linalg import spsolve_triangular
+
+    from spla.linalg import TriangularSolver
+
+    n, first = 4000, 3000
+    rows = np.repeat(np.arange(first, n), 3)
+    columns = (rows * rng.random(rows.size)).astype(np.int64)  # rows past the first level lean on earlier ones
+    strict = sp.csr_matrix((rng.uniform(-0.5, 0.5, rows.size), (rows, columns)), shape=(n, n))
+    diagonal = sp.diags(rng.uniform(1.0, 2.0, n))
+    flip = np.arange(n)[::-1]  # upper: the same triangle numbered from the end, so its levels are the same
+
+    def oriented(M):
+        M = M.tocsr()
+        return M if lower else M[flip][:, flip].tocsr()
+
+    solver = TriangularSolver(oriented(strict + diagonal), lower=lower, unit_diagonal=unit_diagonal)
+    assert solver.levels > 2 and np.diff(solver.level_ptr).max() >= first
+    b = rng.standard_normal(n).astype(dtype)
+    got = solver.solve(FakeArray(b)).get()
+    reference = oriented(strict + (sp.eye(n) if unit_diagonal else diagonal))
+    want = spsolve_triangular(reference, b.astype(np.float64), lower=lower)
+    launched = {launch[0].split("<")[0] for launch in emulated.launches}
+    assert launched == {"spla_trisolve_level", "spla_trisolve_levels_block"}
+    np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-5)

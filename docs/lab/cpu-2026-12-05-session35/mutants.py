@@ -57,6 +57,7 @@ MUTANTS = {
                              "is_last = (ticket == gridDim.x - 2);", "solver or cg_product"),
     "pagerank-dangling-sum": ("solver_pagerank.cu", "if (is_dangling[i]) v[1] +=", "if (!is_dangling[i]) v[1] +=",
                               "pagerank"),
+    "trisolve-no-level-barrier": ("solver_trisolve.cu", "        __syncthreads();\n    }", "    }", "triangular"),
     "dia-one-diagonal-short": ("spmv_dia.cu", "for (int d = 0; d < n_diagonals; ++d) {",
                                "for (int d = 0; d + 1 < n_diagonals; ++d) {", "structured"),
 }
