@@ -440,7 +440,8 @@ def test_structure_passes_match_the_host(emulated, rng, case, index_dtype):
     assert launched == {"spla_dia_sample", "spla_dia_check", "spla_band_first", "spla_csr_structure"}
 
 
-# ---- the solvers' kernels (kernels/solver_blas1.cu, solver_cg_product.cu) through spla/backends/cuda/solvers.py
+# ---- the solvers' kernels: CG's (solver_blas1.cu, solver_cg_product.cu, through spla/backends/cuda/solvers.py),
+# PageRank's (solver_pagerank.cu) and the triangular solve's (solver_trisolve.cu)
 
 @pytest.fixture
 def solver_kernels(emulated, monkeypatch):
