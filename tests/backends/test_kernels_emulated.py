@@ -220,10 +220,7 @@ def test_staged_reads_a_matrix_of_one_value_once_with_the_same_bits(emulated, rn
     """staged's _uniform entries (from the indices and from narrow offsets, in one launch and with
     the finish kernel) give the bits of the entries that read every value, and read data[0] alone:
     the device copy's other values are NaN here, and a read of one would show."""
-    indptr, indices, shape = _shape("rows-16-and-64", rng)
-    lengths = np.diff(indptr)
-    lengths[::7] += 300  # rows cut by tile edges
-    indptr, indices, shape = _rows(lengths, shape[1], rng, local=True)
+    indptr, indices, shape = _shape("rows-cut-by-tiles", rng)
     x = FakeArray(rng.standard_normal(shape[1]).astype(dtype))
     y = rng.standard_normal(shape[0]).astype(dtype)
     for one_launch in (True, False):
