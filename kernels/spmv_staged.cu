@@ -91,7 +91,9 @@ __device__ __forceinline__ int staged_bank_offset(int length, int lane) {
 
 // The kernels' body. C is the stored column type: I (the matrix's indices), or unsigned short
 // (NARROW: tile t's columns as offsets from tile_cols[t], 2 bytes a nonzero, not 4 or 8).
-template <typename V, typename I, typename C, int T, bool NARROW>
+// UNIFORM: every stored value is data[0] (spla.csr_passes.uniform_values), read once a thread, so a
+// tile streams its columns alone; each product is still that value times x, so the bits are the same.
+template <typename V, typename I, typename C, int T, bool NARROW, bool UNIFORM = false>
 __device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
                                              const I* __restrict__ indptr, const C* __restrict__ indices,
                                              const I* __restrict__ tile_cols, const V* __restrict__ data,
@@ -106,6 +108,7 @@ __device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, c
 
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
     const int warp = threadIdx.x / spla::WARP_SIZE;
+    const V value = UNIFORM ? __ldg(data) : V(0);
     for (long long t = blockIdx.x; t < n_tiles; t += gridDim.x) {
         const long long base = t * TILE;
         const long long stop = base + TILE < nnz ? base + TILE : nnz;
@@ -117,13 +120,13 @@ __device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, c
 #pragma unroll
             for (int s = 0; s < T; ++s) {
                 const int at = s * STAGED_THREADS + threadIdx.x;
-                products[at] = __ldcs(data + base + at) * __ldg(xt + __ldcs(indices + base + at));
+                products[at] = (UNIFORM ? value : __ldcs(data + base + at)) * __ldg(xt + __ldcs(indices + base + at));
             }
         } else {  // the last tile: past nnz, zeros
             for (int at = threadIdx.x; at < TILE; at += STAGED_THREADS) {
                 const long long k = base + at;
                 if (k < nnz)
-                    products[at] = __ldcs(data + k) * __ldg(xt + __ldcs(indices + k));
+                    products[at] = (UNIFORM ? value : __ldcs(data + k)) * __ldg(xt + __ldcs(indices + k));
                 else
                     products[at] = V(0);
             }
@@ -205,6 +208,29 @@ spla_spmv_staged_narrow(long long n_tiles, long long nnz, const long long* __res
                         V* __restrict__ tail_partials, unsigned int* counters) {
     staged_tiles<V, I, unsigned short, T, true>(n_tiles, nnz, tile_rows, indptr, offsets, tile_cols, data, x, y,
                                                 alpha, beta, head_partials, tail_partials, counters);
+}
+
+// The same two over a matrix of one value (UNIFORM above): data holds that value alone.
+template <typename V, typename I, int T>
+__global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
+spla_spmv_staged_uniform(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                         const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
+                         const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
+                         V* __restrict__ head_partials, V* __restrict__ tail_partials, unsigned int* counters) {
+    staged_tiles<V, I, I, T, false, true>(n_tiles, nnz, tile_rows, indptr, indices, nullptr, data, x, y, alpha, beta,
+                                          head_partials, tail_partials, counters);
+}
+
+template <typename V, typename I, int T>
+__global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
+spla_spmv_staged_narrow_uniform(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                                const I* __restrict__ indptr, const unsigned short* __restrict__ offsets,
+                                const I* __restrict__ tile_cols, const V* __restrict__ data,
+                                const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
+                                V* __restrict__ head_partials, V* __restrict__ tail_partials,
+                                unsigned int* counters) {
+    staged_tiles<V, I, unsigned short, T, true, true>(n_tiles, nnz, tile_rows, indptr, offsets, tile_cols, data, x,
+                                                      y, alpha, beta, head_partials, tail_partials, counters);
 }
 
 // The rows cut by tile edges, a warp each: cut[3 c .. 3 c + 2] = (row, first tile, last tile);

@@ -182,6 +182,8 @@ def auto_plan(lengths, nnz, A) -> dict:
                       else ", added by a second launch")
             if segmented.staged_narrow_columns(A, param) is not None:
                 finish += "; columns read as 2-byte offsets (every tile spans < 65,536 columns)"
+            if segmented.staged_uniform(A):
+                finish += f"; values not read (every value is {float(A.data[0]):g})"
         return {
             "unit": (f"{family} tiles of {summary['tile']} nnz, {who}; work = its nnz + the rows it owns; "
                      f"{_count(summary['cut_rows'])} rows cross a tile edge{finish}, "

@@ -1,7 +1,8 @@
 """Passes over a CSR matrix's arrays, where they live, for the structure detection of
 :mod:`spla.planning.dia` and :mod:`spla.planning.band`: NumPy on the host, one kernel each on the
 GPU (:mod:`spla.backends.cuda.detect`, kernels/detect_structure.cu) giving the same answers
-(tests/ops/test_detect_gpu.py). Planning asks these and never a backend.
+(tests/ops/test_detect_gpu.py); and whether a matrix stores one value (:func:`uniform_values`).
+Planning and the backends ask these, and planning never asks a backend.
 """
 
 from __future__ import annotations
@@ -10,7 +11,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DiagonalCheck", "check_diagonals", "row_runs", "sampled_diagonals"]
+__all__ = ["DiagonalCheck", "check_diagonals", "row_runs", "sampled_diagonals", "uniform_values"]
+
+#: uniform_values reads host values in pieces that start at FIRST_PIECE and double up to
+#: UNIFORM_PIECE, so a matrix of many values is told apart at its first few (a pattern matrix is
+#: read whole, once). A GPU matrix is read in one pass: a piece would cost a launch and a sync.
+FIRST_PIECE = 256
+UNIFORM_PIECE = 1 << 16
+
+
+def uniform_values(A, dtypes=("float32", "float64")) -> bool:
+    """Whether A's dtype is in ``dtypes`` and every stored value has one bit pattern (a pattern
+    matrix's ones, say): a kernel may then read that value once instead of once a nonzero, with
+    the same products. Checked once on A's side and cached on A."""
+    if np.dtype(A.dtype).name not in dtypes:
+        return False
+    key = "uniform-values"
+    if key not in A._cache:
+        bits = A.data.view(f"u{A.data.dtype.itemsize}")  # bits, not values: -0.0 is not 0.0, a NaN is itself
+        if bits.size == 0:
+            same = False
+        elif A.on_gpu:
+            same = bool((bits == bits[0]).all())
+        else:
+            start, piece, same = 0, FIRST_PIECE, True
+            while same and start < bits.size:
+                same = bool((bits[start:start + piece] == bits[0]).all())
+                start, piece = start + piece, min(2 * piece, UNIFORM_PIECE)
+        A._cache[key] = same
+    return A._cache[key]
 
 
 @dataclass(frozen=True)

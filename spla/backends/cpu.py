@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .. import csr_passes
+
 #: Nonzeros (times the columns of X for SpMM) a thread takes at least: a product with less than
 #: twice this runs SciPy's kernel (the same bits), since handing rows to a pooled thread costs
 #: ~0.1 ms on a 2-core machine.
@@ -63,10 +65,6 @@ def _workers(count: int) -> ThreadPoolExecutor:
         return _pool[1]
 
 
-#: uniform_values reads the values in pieces that start at FIRST_PIECE and double up to UNIFORM_PIECE,
-#: so a matrix of many values is told apart at its first few (a pattern matrix is read whole, once).
-FIRST_PIECE = 256
-UNIFORM_PIECE = 1 << 16
 #: The value types whose SpMV of a matrix of one value reads the indices alone (csr_product.c's
 #: spmv_uniform). On a 2-core VM at 16M nonzeros, 2 threads: float32 1.12-1.13x the kernel that
 #: reads the values on 23 corpus families it was not tried on (geomean, the lowest 0.995x), in
@@ -78,20 +76,8 @@ UNIFORM_DTYPES = ("float32",)
 
 
 def uniform_values(A) -> bool:
-    """Whether every stored value of host CSRMatrix A has one bit pattern (a pattern matrix's
-    ones, say) and its dtype is in UNIFORM_DTYPES: its SpMV then reads that value once instead of
-    once a nonzero. Cached on A."""
-    if np.dtype(A.dtype).name not in UNIFORM_DTYPES:
-        return False
-    key = "uniform-values"
-    if key not in A._cache:
-        bits = A.data.view(f"u{A.data.itemsize}")  # bits, not values: -0.0 is not 0.0, a NaN is itself
-        start, piece, same = 0, FIRST_PIECE, bits.size > 0
-        while same and start < bits.size:
-            same = bool((bits[start:start + piece] == bits[0]).all())
-            start, piece = start + piece, min(2 * piece, UNIFORM_PIECE)
-        A._cache[key] = same
-    return A._cache[key]
+    """Whether A's SpMV reads one value (:func:`spla.csr_passes.uniform_values` for UNIFORM_DTYPES)."""
+    return csr_passes.uniform_values(A, UNIFORM_DTYPES)
 
 
 def _row_ranges(A, parts: int, operation: str):

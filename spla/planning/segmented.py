@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import csr_passes
 from ..device import array_module
 from ..errors import InputError
 from . import ceil_div
@@ -56,6 +57,10 @@ STAGED_ONE_LAUNCH_CUT = 1024
 # windows, where the gathers of x decide), docs/lab/h200-2026-12-05-session26.
 NARROW_SPAN = 1 << 16
 STAGED_NARROW = ("float32",)
+# The value types whose staged reads a matrix of one value once, not once a nonzero (its
+# _uniform entries; spla.csr_passes.uniform_values). On the GPU the large gathers wait on L2
+# sectors, of which a value takes 4 or 8 bytes a nonzero (session 34's G1-G2 for the figures).
+STAGED_UNIFORM = ("float32", "float64")
 
 
 def staged_in_one_launch(n_cut: int) -> bool:
@@ -183,6 +188,13 @@ def staged_narrow_columns(A, T: int):
         except MemoryError:  # CuPy's OutOfMemoryError is one
             A._cache[key] = None
     return A._cache[key]
+
+
+def staged_uniform(A) -> bool:
+    """Whether ``staged`` reads A's one value once (its _uniform entries): A's dtype is in
+    STAGED_UNIFORM and every stored value has one bit pattern. The launcher's choice, and what
+    ``spla info`` reports."""
+    return csr_passes.uniform_values(A, STAGED_UNIFORM)
 
 
 def segmented_summary(A, tile: int, kernel: str = "segmented") -> dict:

@@ -54,6 +54,17 @@ class FakeArray:
         part = self.a[key.a if isinstance(key, FakeArray) else key]
         return part.view(HostView) if isinstance(part, np.ndarray) else part
 
+    def view(self, dtype):
+        return FakeArray(self.a.view(dtype))
+
+    def __eq__(self, other):
+        return FakeArray(self.a == other)
+
+    __hash__ = object.__hash__
+
+    def all(self):
+        return self.a.all()
+
 
 def _read_arguments(params: int, name: str, filename: str) -> tuple:
     """The arguments a packed launch hands the driver, read as the kernel's parameters:

@@ -214,6 +214,34 @@ def test_structured_kernel_gives_the_exact_product(emulated, rng, kernel, dtype)
     assert np.array_equal(got, host.to_scipy().astype(np.float64) @ x.astype(np.float64))
 
 
+@pytest.mark.parametrize("value", [1.0, -2.5], ids=["ones", "one-value"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_staged_reads_a_matrix_of_one_value_once_with_the_same_bits(emulated, rng, monkeypatch, dtype, value):
+    """staged's _uniform entries (from the indices and from narrow offsets, in one launch and with
+    the finish kernel) give the bits of the entries that read every value, and read data[0] alone:
+    the device copy's other values are NaN here, and a read of one would show."""
+    indptr, indices, shape = _shape("rows-cut-by-tiles", rng)
+    x = FakeArray(rng.standard_normal(shape[1]).astype(dtype))
+    y = rng.standard_normal(shape[0]).astype(dtype)
+    for one_launch in (True, False):
+        for narrow in (True, False):
+            monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 10**6 if one_launch else 0)
+            monkeypatch.setattr(segmented, "STAGED_NARROW", (np.dtype(dtype).name,) if narrow else ())
+            results = []
+            for uniform in (False, True):
+                monkeypatch.setattr(segmented, "STAGED_UNIFORM", (np.dtype(dtype).name,) if uniform else ())
+                A, _ = _device(indptr, indices, np.full(len(indices), value, dtype), shape)
+                if uniform:
+                    assert segmented.staged_uniform(A)  # checked on the values, then they are spoiled
+                    A.data.a[1:] = np.nan
+                out = FakeArray(y.copy())
+                results.append(ops_spmv.spmv(A, x, y=out, out=out, alpha=1.5, beta=-0.5, kernel="staged:4").get())
+                assert ops_spmv.bound_launcher(A, "staged:4").entry.endswith("_uniform") == uniform
+            assert np.isfinite(results[1]).all()
+            assert np.array_equal(results[0].view(np.uint8), results[1].view(np.uint8)), (one_launch, narrow)
+
+
+
 # ---- SpMM (kernels/spmm_*.cu), through their single launches (spla/backends/cuda/spmm_launch.py)
 
 def _block(rng, dtype, rows, k, ld=None, colmajor=False):

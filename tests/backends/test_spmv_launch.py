@@ -285,3 +285,31 @@ def test_staged_reads_narrow_columns_where_tiles_span_few(rng, launches, monkeyp
     monkeypatch.setattr(segmented, "narrow_columns", no_room)  # the offsets do not fit: the indices serve
     A, name, args = launched(cols)
     assert name == "spla_spmv_staged<float, int, 4>" and args["indices"] == ptr(A.indices)
+
+
+@pytest.mark.parametrize("columns", [100000, 20000], ids=["indices", "narrow"])
+def test_staged_launches_a_matrix_of_one_value_with_that_value_alone(rng, launches, columns):
+    """Every stored value the same: staged's _uniform entry (and _narrow_uniform where every tile spans
+    under 65,536 columns), from its own module, with the matrix's indices or offsets and its data
+    pointer (the value at data[0]); the entries that read every value where one value differs."""
+    lengths = rng.integers(0, 20, 400)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    indices = rng.integers(0, columns, indptr[-1])
+    if columns == 20000:
+        indices.sort()  # rising: every tile spans under 65,536 columns
+    A = _device(sp.csr_matrix((np.full(indptr[-1], 1.0), indices, indptr), shape=(400, columns)))
+    x = FakeArray(rng.random(columns).astype(np.float32))
+    out = ops_spmv.spmv(A, x, kernel="staged")
+    name, grid, block, args, shared_mem = launches[-1]
+    entry = "_narrow_uniform" if columns == 20000 else "_uniform"
+    assert name.startswith(f"spla_spmv_staged{entry}<float, int")
+    params = _signature("spmv_staged.cu", f"spla_spmv_staged{entry}")
+    assert len(args) == len(params) and args[params.index("data")] == ptr(A.data)
+    assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
+    assert ops_spmv.bound_launcher(A, "staged").entry == entry
+    values = np.full(indptr[-1], 1.0)
+    values[-1] = 2.0
+    B = _device(sp.csr_matrix((values, indices, indptr), shape=(400, columns)))
+    ops_spmv.spmv(B, x, kernel="staged")
+    assert not launches[-1][0].startswith("spla_spmv_staged_uniform")
+    assert not ops_spmv.bound_launcher(B, "staged").entry.endswith("_uniform")

@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import spla
+from spla import csr_passes
 from spla.backends import cpu
 from spla.errors import InputError
 from spla.io import native
@@ -192,8 +193,8 @@ def test_uniform_values_compares_bits_in_every_piece(monkeypatch):
     """One bit pattern in every piece of the values (pieces of 2, 4, 4, ... here), or False: 0.0
     beside -0.0 is two values (their products' zeros differ in sign), and so is a last value that
     differs; an empty matrix is False, and so is a dtype outside UNIFORM_DTYPES (float64 by default)."""
-    monkeypatch.setattr(cpu, "FIRST_PIECE", 2)
-    monkeypatch.setattr(cpu, "UNIFORM_PIECE", 4)
+    monkeypatch.setattr(csr_passes, "FIRST_PIECE", 2)
+    monkeypatch.setattr(csr_passes, "UNIFORM_PIECE", 4)
 
     def uniform(values, dtype=np.float32) -> bool:
         values = np.asarray(values, dtype=dtype)

@@ -492,6 +492,51 @@ def test_staged_narrow_columns_give_the_indices_bits(rng, monkeypatch, dtype, ca
     assert cupy.array_equal(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"), results[1])
 
 
+@pytest.mark.parametrize("launches", ["one", "two"])
+@pytest.mark.parametrize("narrow", [False, True], ids=["indices", "narrow"])
+@pytest.mark.parametrize("value", [1.0, -2.5], ids=["ones", "one-value"])
+@pytest.mark.parametrize("case", ["span-edge", "power-law", "block-tile-edges", "many-listed-rows", "even-lengths"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_staged_reads_a_matrix_of_one_value_once_with_the_same_bits(rng, monkeypatch, dtype, case, value, narrow,
+                                                                    launches):
+    """Every stored value the same: staged's _uniform entries read it once (from the indices and
+    from narrow offsets, in one launch and with the finish kernel) and give the bits of its entries
+    that read every value, with alpha and beta, call after call."""
+    host = span_edge(rng) if case == "span-edge" else CASES[case](rng)
+    host = sp.csr_matrix((np.full(host.nnz, value), host.indices, host.indptr), shape=host.shape)
+    x = cupy.asarray(rng.uniform(-1, 1, host.shape[1]).astype(dtype))
+    y = cupy.asarray(rng.uniform(-1, 1, host.shape[0]).astype(dtype))
+    monkeypatch.setattr(segmented, "STAGED_NARROW", ("float32", "float64") if narrow else ())
+    monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 10**9 if launches == "one" else -1)
+    results = []
+    for uniform in (False, True):
+        monkeypatch.setattr(segmented, "STAGED_UNIFORM", ("float32", "float64") if uniform else ())
+        A = _device_matrix(host, dtype, np.int32)  # a copy of its own: the entry is fixed when it binds
+        results.append(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"))
+        launcher = ops_spmv.bound_launcher(A, "staged:4")
+        assert launcher.entry.endswith("_uniform") == uniform and (launcher.finish is None) == (launches == "one")
+    ref, scale, lengths = _reference(A, x, 1.5, -0.5, y)
+    _check(results[1], A, ref, scale, lengths, f"{case}/staged:4 uniform")
+    assert cupy.array_equal(*results)
+    assert cupy.array_equal(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"), results[1])
+
+
+def test_staged_reads_every_value_where_one_differs(rng):
+    """One value that differs (in the last tile, or -0.0 beside 0.0) keeps the entries that read
+    every value, and the right result."""
+    host = CASES["power-law"](rng)
+    for last in (2.0, -0.0):
+        values = np.full(host.nnz, 0.0 if last == -0.0 else 1.0)
+        values[-1] = last
+        A = _device_matrix(sp.csr_matrix((values, host.indices, host.indptr), shape=host.shape), np.float32,
+                           np.int32)
+        x = cupy.asarray(rng.uniform(-1, 1, host.shape[1]).astype(np.float32))
+        result = ops_spmv.spmv(A, x, kernel="staged:4")
+        assert not ops_spmv.bound_launcher(A, "staged:4").entry.endswith("_uniform")
+        ref, scale, lengths = _reference(A, x)
+        _check(result, A, ref, scale, lengths, f"last value {last}")
+
+
 def test_auto_runs_staged_on_a_large_power_law(rng):
     """From AUTO.large_nnz nonzeros an irregular matrix runs staged (and its finish kernel)
     through spla.spmv's auto, with alpha/beta and out= as every kernel; describe_choice says so."""

@@ -549,6 +549,13 @@ def test_spla_info_shows_the_staged_tiles_when_auto_runs_them(rng, monkeypatch):
     assert "2-byte" not in analysis.analyze(A.astype(np.float64))["mappings"]["auto"]["unit"]  # float32 only
     monkeypatch.setattr(segmented, "STAGED_NARROW", ())
     assert "2-byte" not in analysis.analyze(A.astype(np.float32))["mappings"]["auto"]["unit"]
+    assert "values not read" not in mapping["unit"]  # random values
+    ones = CSRMatrix(np.ones(A.nnz), A.indices, A.indptr, A.shape)
+    for dtype in (np.float32, np.float64):
+        unit = analysis.analyze(ones.astype(dtype))["mappings"]["auto"]["unit"]
+        assert "; values not read (every value is 1)" in unit and "auto runs staged" in unit
+    monkeypatch.setattr(segmented, "STAGED_UNIFORM", ("float32",))
+    assert "values not read" not in analysis.analyze(ones.astype(np.float64))["mappings"]["auto"]["unit"]
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])

@@ -71,6 +71,12 @@ SOURCES = {
                        extra=[template("spla_spmv_staged_finish", dtype) for dtype in VALUE_TYPES]
                        + [kernel_name("staged_narrow", dtype, index, t) for dtype in VALUE_TYPES
                           for index in INDEX_TYPES for t in segmented.STAGED_ENTRIES]),
+    # staged over a matrix of one value (segmented.staged_uniform): a module of its own, so that
+    # staged's first call on other matrices does not compile it
+    "staged_uniform": KernelSource("spmv_staged.cu", [kernel_name(f"staged{entry}_uniform", dtype, index, t)
+                                                      for entry in ("", "_narrow") for dtype in VALUE_TYPES
+                                                      for index in INDEX_TYPES for t in segmented.STAGED_ENTRIES],
+                                   STAGED_DEFINES),
     # diagonals carry no column indices: one instance per value type and rows a thread
     "dia": KernelSource("spmv_dia.cu", [kernel_name("dia", dtype, None, rows) for dtype in VALUE_TYPES
                                         for rows in dia.rows_choices(dtype)], (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}",)),
@@ -327,7 +333,11 @@ class _StagedLauncher(Launcher):
         narrow = segmented.staged_narrow_columns(A, T)
         columns = (A.indices,) if narrow is None else narrow
         self.entry = "" if narrow is None else "_narrow"
-        kernel = function(cupy, "staged", A.dtype, A.index_dtype, T, self.entry)
+        if segmented.staged_uniform(A):  # one value, read at data[0] (its own module, compiled on first use)
+            self.entry += "_uniform"
+            kernel = SOURCES["staged_uniform"].function(kernel_name(f"staged{self.entry}", A.dtype, A.index_dtype, T))
+        else:
+            kernel = function(cupy, "staged", A.dtype, A.index_dtype, T, self.entry)
         self._pack(kernel, _grid(n_tiles, 1), segmented.STAGED_THREADS,
                    (np.int64(n_tiles), np.int64(A.nnz), tile_rows, A.indptr, *columns, A.data),
                    (head_partials, tail_partials, counters if self.one_launch else np.uint64(0)))  # 0: nullptr
