@@ -10,9 +10,10 @@
 #   PRECOND_ARGS="--parts amg,amg_iterations"        more arguments for bench_precond.py
 #   PROFILE_SOURCE=gen:... PROFILE_KERNEL=segmented   what the profile step (ncu) reads
 #
-# Run through the device tool from the checkout root, carrying the real matrices:
-#   run(command="bash scripts/gpu_check.sh", carry=["shared-matrices"])
-# where shared-matrices/ is a copy of ../shared/matrices (ignored by git).
+# Run through the device tool from the checkout root, carrying the real matrices packed
+# (`bash scripts/device_matrices.sh pack` makes shared-matrices.tar.xz; the tree and a plain copy
+# of the matrices no longer fit the tool's 64 MiB) and the wheels:
+#   run(command="bash scripts/gpu_check.sh", carry=["shared-matrices.tar.xz", ".whl"])
 # The device tool brings back at most 8 files, so everything is written under
 # one folder and packed into $OUT/results.tgz, plus the summary log.
 set -u -o pipefail
@@ -30,6 +31,8 @@ steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(tests spmv gemm spmm solvers suite)
 quick=""
 for s in "${steps[@]}"; do [ "$s" = quick ] && quick="--quick"; done
+# shellcheck source=scripts/device_matrices.sh
+source scripts/device_matrices.sh unpack
 real=""
 [ -d shared-matrices ] && real="--real shared-matrices"
 

@@ -20,6 +20,7 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 HERE=docs/lab/cpu-2026-12-04-session27
 R=/tmp/next
 mkdir -p "$R" "${OUT:=$PWD/next-out}"
+source scripts/device_matrices.sh unpack  # carry shared-matrices.tar.xz (session 36)
 pack() { tar -C /tmp -czf "$OUT/next.tgz" next; }
 step() {  # name, command...: the command's output to $R/name.log, its tail and exit status to the call's
   local name=$1; shift
