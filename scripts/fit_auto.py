@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import gzip
 import json
 import math
 import sys
@@ -126,6 +127,14 @@ def rebuild(record: dict, real: Path | None):
     return spla.load(str(path)) if path.is_file() else None
 
 
+def read_records(path) -> list[dict]:
+    """A benchmark file's records: bench_corpus.py's JSON, or that JSON gzipped (``.json.gz``, as
+    the lab keeps its larger records since session 36: the device tool copies the tree)."""
+    path = Path(path)
+    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    return json.loads(text).get("records", [])
+
+
 def load(paths, real: Path | None, stats_path: Path | None, measure: str = "device_us",
          near_cache: dict | None = None) -> list[dict]:
     """One item per (matrix, dtype): half, stats, near share (lazy; kept in ``near_cache``) and the
@@ -135,7 +144,7 @@ def load(paths, real: Path | None, stats_path: Path | None, measure: str = "devi
     cache = json.loads(stats_path.read_text()) if stats_path and stats_path.is_file() else {}
     items: dict[tuple[str, str], dict] = {}
     for path in paths:
-        for record in json.loads(Path(path).read_text())["records"]:
+        for record in read_records(path):
             if record.get("status") != "ok":
                 continue
             times = {r["kernel"]: r[measure] for r in record["rows"]

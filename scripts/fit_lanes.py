@@ -42,7 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fit_auto import FIT_HALVES, HALVES, best_of, geomean, half_of, record_near  # noqa: E402
+from fit_auto import FIT_HALVES, HALVES, best_of, geomean, half_of, read_records, record_near  # noqa: E402
 
 from spla.planning.spmv import (  # noqa: E402
     FILL_THREADS,
@@ -64,7 +64,7 @@ def load(paths, real: Path | None = None, stats_path: Path | None = None) -> lis
     cache = json.loads(stats_path.read_text()) if stats_path and stats_path.is_file() else {}
     items: dict[tuple, dict] = {}
     for path in paths:
-        for record in json.loads(Path(path).read_text()).get("records", []):
+        for record in read_records(path):
             tune = record.get("tune")
             if record.get("status") != "ok" or "row_stats" not in record or not isinstance(tune, dict):
                 continue

@@ -18,7 +18,6 @@ matrices it was not fitted to.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fit_auto import FIT_HALVES, HALVES, best_of, geomean, half_of  # noqa: E402
+from fit_auto import FIT_HALVES, HALVES, best_of, geomean, half_of, read_records  # noqa: E402
 
 from spla.planning.segmented import STAGED_MIN_TILES, STAGED_THREADS, staged_default, staged_entries  # noqa: E402
 
@@ -38,7 +37,7 @@ def load(paths) -> list[dict]:
     file's record of a matrix replaces an earlier one."""
     items: dict[tuple[str, str], dict] = {}
     for path in paths:
-        for record in json.loads(Path(path).read_text())["records"]:
+        for record in read_records(path):
             tune = record.get("tune") or {}
             # the rule's own candidate is named bare ("staged") with its T in "param"
             times = {c["param"]: c["us"] for c in tune.get("candidates", [])

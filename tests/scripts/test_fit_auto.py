@@ -204,3 +204,15 @@ def test_each_fitted_move_is_reported_alone_on_the_code_rule(tmp_path, capsys):
     assert "code, segmented_mean = 16" in fit_auto.one_at_a_time(fitted)  # rows of 8 want segmented too
     for label in fit_auto.one_at_a_time(fitted):
         assert f"| {label} | fit | float32 | 3 |" in out
+
+
+def test_gzipped_records_load_as_the_plain_file(tmp_path):
+    import gzip
+
+    records = [_record(f"r{m}", "fit", m, 10**6, "segmented") for m in (2, 3)]
+    plain, packed = tmp_path / "corpus.json", tmp_path / "corpus-gz.json.gz"
+    plain.write_text(json.dumps({"records": records}))
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert fit_auto.read_records(packed) == records
+    names = [(i["name"], i["dtype"], i["times"]) for i in fit_auto.load([packed], None, None)]
+    assert names == [(r["name"], "float32", {x["kernel"]: x["device_us"] for x in r["rows"]}) for r in records]
