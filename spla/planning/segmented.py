@@ -34,6 +34,9 @@ SEGMENTED_WARPS = SEGMENTED_THREADS // 32
 STAGED_ENTRIES = (4, 8, 16)
 STAGED_TILE_BYTES = 16384
 STAGED_THREADS = 256
+# A thread of the staged kernel sums a row of at most this many products in its tile, a warp a
+# longer one (kernels/spmv_staged.cu's LONG: 128 since session 24).
+STAGED_THREAD_ROW = 128
 # ... and a larger T pays only while the tiles fill the GPU: the default takes the largest T
 # whose tiles number at least this, two waves of resident blocks (132 SMs x 8 on an H200).
 # scripts/fit_staged.py on the tuner's timings of every T (session 17: the 2M, 10M and 40M

@@ -207,7 +207,9 @@ class AutoThresholds:
     packed_mean: float = 7.0       # ... but segmented again where 4 entries fill a 16-byte pack and rows are this
                                    # long on average (read off held-out runs, then tested on a fresh set: session 22)
     regular_near: float = 0.25     # large regular rows take those kernels only where neighbouring columns are
-                                   # closer than this share (read off set 12, tested on set 13: session 23)
+                                   # closer than this share (read off set 12, tested on set 13: session 23) ...
+    local_near: float = 0.45       # ... or this one where rows average at most STAGED_THREAD_ROW (a staged
+                                   # thread sums them; read off sets 20-22, tested on sets 23 and 28: session 36)
     packed_near: float = 0.05      # ... and packed rows go back to staged where neighbouring columns are at least
                                    # this often close (read off sets 18-20, tested on set 21: session 26)
     bitmap_rows: bool = True       # irregular rows of at most segmented_mean on average and no empty row run
@@ -350,7 +352,15 @@ AUTO = AutoThresholds()
 #       at 1.01-1.37x the tile kernels in both dtypes; rows as long within
 #       1,000-2,000 columns (near 0.12-0.15) ran the tile kernels 1.25-1.6x
 #       faster than vector, so the near share, not the rows' shared window,
-#       is the gate. No corpus run lies between the two cuts
+#       is the gate. No corpus run lies between the two cuts. Since staged's
+#       threads sum rows of up to 128 (session 24), rows of at most that on
+#       average take it up to a near share of local_near: on sets 20-22 such
+#       local rows (near 0.25-0.45) ran staged 1.07-1.21x vector on 10 of
+#       12, while rows of 120-180 ran it at 0.74-0.94 (set 22). Tested on
+#       fresh sets: 23 (H200) staged at least as fast on 7 of 8 runs, geomean
+#       1.05, lowest 0.93; 28 (H100) 14 of 16, geomean 1.18, lowest 0.95
+#       (docs/lab/h100-2026-12-05-session36). Set 28's rows of 160-256 ran
+#       staged 1.01-1.05x vector: the cut at 128 is cautious, not measured
 #   "regular-large-packed": the regular-large class where a 16-byte pack
 #       holds 4 entries (float32 values, int32 indices) and rows average at
 #       least packed_mean: segmented. Its lanes load 4 consecutive entries of
@@ -420,7 +430,8 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
         if s.mean <= t.segmented_mean:
             return "irregular-short"
         return "irregular"
-    if s.nnz >= t.large_nnz and x_bytes > t.cached_x_bytes and near() < t.regular_near:
+    gate = t.local_near if s.mean <= segmented.STAGED_THREAD_ROW else t.regular_near
+    if s.nnz >= t.large_nnz and x_bytes > t.cached_x_bytes and near() < gate:
         if x_bytes <= t.staged_x_bytes:
             return "regular-large-l2"
         packed = pack >= 4 and s.mean >= t.packed_mean and near() < t.packed_near

@@ -784,13 +784,19 @@ def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
         assert rules.matrix_class(knn, 4, lambda near=near: near, x_bytes=16_000_000) == klass
     assert 0 < t.packed_near < t.regular_near
     assert rules.matrix_class(knn, 4, close_columns, x_bytes=16_000_000) == "short"
-    # columns often close, though under mid_near (rows within a few hundred columns of the
-    # diagonal: near share 0.33-0.42), keep the row kernels: vector beat staged there by up to
-    # 1.37x in float64 (sets 12 and 13)
-    assert t.regular_near < t.mid_near
-    long_rows = dataclasses.replace(knn, nnz=48_000_000, mean=48.0, max=60)
+    # columns often close (rows within a few hundred columns of the diagonal: near share
+    # 0.25-0.45) keep the row kernels where rows are longer than a staged thread sums (rows of
+    # 120-180: vector 1.06-1.35x staged, set 22) ...
+    assert t.regular_near < t.local_near < 1
+    long_rows = dataclasses.replace(knn, nnz=600_000_000, mean=150.0, max=180)
+    assert long_rows.mean > segmented.STAGED_THREAD_ROW
     for near, klass in ((t.regular_near, "medium"), (np.nextafter(t.regular_near, 0), "regular-large")):
         assert rules.matrix_class(long_rows, 2, lambda near=near: near, x_bytes=8_000_000) == klass
+    # ... and take staged up to local_near where a thread sums them (staged 1.07-1.21x vector on
+    # sets 20-22)
+    local_rows = dataclasses.replace(knn, nnz=48_000_000, mean=48.0, max=60)
+    for near, klass in ((t.local_near, "medium"), (np.nextafter(t.local_near, 0), "regular-large")):
+        assert rules.matrix_class(local_rows, 2, lambda near=near: near, x_bytes=8_000_000) == klass
     smaller = dataclasses.replace(knn, n_rows=400_000, nnz=t.large_nnz - 1)
     assert rules.matrix_class(smaller, 4, scattered, x_bytes=16_000_000) == "short"
     # structures first: a large stencil that dia takes keeps dia
