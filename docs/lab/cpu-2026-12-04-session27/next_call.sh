@@ -156,6 +156,21 @@ for s in "$@"; do
            step uniform-switch python3 docs/lab/h200-2026-12-05-session26/ab_switch.py /tmp/pat/*.npz \
                 --switch segmented.STAGED_UNIFORM --modes "values=()" "uniform=('float32','float64')" \
                 --others --auto --out "$R/uniform-switch.json" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch)"; exit 2 ;;
+    # session 36 (../cpu-2026-12-05-session36/README.md): P4, float32's packed class split by the
+    # window of x a staged tile reads (replayed on the CPU with rule_trial.py --trial tile-span=12288)
+    bench29) S36=docs/lab/cpu-2026-12-05-session36
+           [ -d /tmp/h29 ] || step make29 python3 "$S36/make_held_out_29.py" /tmp/h29
+           step bench29 python3 scripts/bench_corpus.py --out "$R/held-out-29" --scale none \
+                --sources "$(sources /tmp/h29)" --budget-min 2 ;;
+    # session 36, U1: one-value staged against auto's segmented on fresh float32 pattern matrices
+    pattern29) S36=docs/lab/cpu-2026-12-05-session36
+           [ -d /tmp/h29 ] || step make29 python3 "$S36/make_held_out_29.py" /tmp/h29
+           step makepattern29 python3 docs/lab/cpu-2026-12-05-session34/make_pattern.py /tmp/pat29 \
+                corpus:zipf-columns:4e7 corpus:random-uniform:4e7 /tmp/h29/normal-20-28-sigma-6000.npz \
+                /tmp/h29/blocks-24-32768.npz /tmp/h29/normal-12-16-sigma-12000.npz /tmp/h29/blocks-48-65536.npz
+           step pattern29 python3 docs/lab/h200-2026-12-05-session26/ab_switch.py /tmp/pat29/*.npz \
+                --switch segmented.STAGED_UNIFORM --modes "values=()" "uniform=('float32','float64')" \
+                --dtype float32 --others segmented --auto --out "$R/pattern29.json" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29)"; exit 2 ;;
   esac
 done
