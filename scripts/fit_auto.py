@@ -135,11 +135,21 @@ def read_records(path) -> list[dict]:
     return json.loads(text).get("records", [])
 
 
+def read_spans(path: Path | None) -> dict:
+    """record name -> median tile span, from row_spans.py's JSON (empty without a file)."""
+    if path is None:
+        return {}
+    return {name: v["tile_span_median"] for name, v in json.loads(Path(path).read_text()).items()}
+
+
 def load(paths, real: Path | None, stats_path: Path | None, measure: str = "device_us",
-         near_cache: dict | None = None) -> list[dict]:
-    """One item per (matrix, dtype): half, stats, near share (lazy; kept in ``near_cache``) and the
-    device time of every kernel family; a matrix measured in several files takes the last file's
-    record (a re-run after a kernel change)."""
+         near_cache: dict | None = None, spans: dict | None = None) -> list[dict]:
+    """One item per (matrix, dtype): half, stats, near share (lazy; kept in ``near_cache``), tile
+    span (from ``spans``, record name -> the median tile span of
+    docs/lab/cpu-2026-12-05-session36/row_spans.py; None where not known: the rule then keeps
+    packed rows packed) and the device time of every kernel family; a matrix measured in several
+    files takes the last file's record (a re-run after a kernel change)."""
+    spans = spans or {}
     near_cache = {} if near_cache is None else near_cache
     cache = json.loads(stats_path.read_text()) if stats_path and stats_path.is_file() else {}
     items: dict[tuple[str, str], dict] = {}
@@ -160,6 +170,7 @@ def load(paths, real: Path | None, stats_path: Path | None, measure: str = "devi
                 "pack": pack_entries(record["dtype"], record["index_dtype"]),
                 "x_bytes": x_bytes(record),
                 "near": lazy_near(record, real, near_cache),
+                "span": (lambda v=spans[record["name"]]: v) if record["name"] in spans else None,
                 "times": times, "anchor": min(vendor.values()) if vendor else None}
     if stats_path is not None:
         stats_path.write_text(json.dumps(cache, indent=1, sort_keys=True))
@@ -186,11 +197,11 @@ def picked(item: dict, t: AutoThresholds) -> str:
     (dia, band) taken where the record timed it: bench_corpus.py times them only on matrices that
     have their structure."""
     return rule_choice(item["stats"], item["pack"], item["near"], lambda name: name in item["times"], t,
-                       item["x_bytes"])
+                       item["x_bytes"], span=item.get("span"))
 
 
 def _class(item: dict, t: AutoThresholds) -> str:
-    return matrix_class(item["stats"], item["pack"], item["near"], t, item["x_bytes"])
+    return matrix_class(item["stats"], item["pack"], item["near"], t, item["x_bytes"], span=item.get("span"))
 
 
 def quality(item: dict, t: AutoThresholds) -> float:
@@ -355,13 +366,15 @@ def main(argv=None) -> int:
     parser.add_argument("--real", type=Path, default=None, help="folder of the real matrices, for their statistics")
     parser.add_argument("--near-stats", type=Path, default=None,
                         help="near-share cache (JSON), read and updated: for records older than session 15")
+    parser.add_argument("--spans", type=Path, default=None,
+                        help="tile spans by record name (row_spans.py's JSON); without them packed rows stay packed")
     parser.add_argument("--measure", choices=("device", "per-call"), default="device",
                         help="the time each kernel is scored by: its device time (default), or the time a call "
                              "from Python takes, host included (out= preallocated)")
     args = parser.parse_args(argv)
     near_cache = json.loads(args.near_stats.read_text()) if args.near_stats and args.near_stats.is_file() else {}
     items = load(args.results, args.real, args.stats, "device_us" if args.measure == "device" else "per_call_us",
-                 near_cache)
+                 near_cache, read_spans(args.spans))
     fitted, score = fit(items)
     print(f"fitted on the fit set (fit and real-fit halves; geomean auto/best {score:.3f}): "
           + ", ".join(f"{name} = {getattr(fitted, name):g} (code: {getattr(AUTO, name):g})" for name in FITTED) + "\n")

@@ -458,6 +458,24 @@ def test_near_share_samples_rows_and_reads_neighbours_within_a_row(rng):
     assert near_share(_matrix([long_row], 7000, rng)) == 0.0
 
 
+def test_tile_span_is_the_median_window_of_a_sampled_tile(rng):
+    from spla.planning.stats import TILE_SPAN_ENTRIES, TILE_SPAN_KEY, tile_span
+
+    # rows drawn from diagonal blocks of 512 columns, 8 a row: a tile of 4,096 nonzeros covers one block
+    n, block = 4 * TILE_SPAN_ENTRIES // 8 * 4, 512
+    rows = [np.sort(rng.choice(block, 8, replace=False)) + (i * 8 // TILE_SPAN_ENTRIES) * block for i in range(n)]
+    blocks = _matrix(rows, n * 8 // TILE_SPAN_ENTRIES * block, rng)
+    spans = [int(np.ptp(blocks.indices[k:k + TILE_SPAN_ENTRIES])) for k in range(0, blocks.nnz, TILE_SPAN_ENTRIES)]
+    assert tile_span(blocks) == np.median(spans) and tile_span(blocks) < block
+    assert blocks._cache[TILE_SPAN_KEY] == tile_span(blocks), "cached on the matrix"
+    # scattered columns: about the width of x
+    wide = _matrix([np.sort(rng.choice(1_000_000, 8, replace=False)) for _ in range(2 * TILE_SPAN_ENTRIES // 8)],
+                   1_000_000, rng)
+    assert tile_span(wide) > 900_000
+    # under one tile: 0.0, nothing to sample
+    assert tile_span(_matrix([[0, 5000]], 6000, rng)) == 0.0
+
+
 # ---------------------------------------------------- segmented tile rows
 @pytest.mark.parametrize("tile", [1, 4, 128, 256])
 def test_segmented_tiles_own_the_rows_that_start_in_them(rng, tile):
@@ -783,6 +801,13 @@ def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
     for near, klass in ((t.packed_near, "regular-large"), (np.nextafter(t.packed_near, 0), "regular-large-packed")):
         assert rules.matrix_class(knn, 4, lambda near=near: near, x_bytes=16_000_000) == klass
     assert 0 < t.packed_near < t.regular_near
+    # ... or a staged tile's columns span at most packed_span (a window of x that stays in L1 beside
+    # staged's products); a span not known (a benchmark record without it) keeps them packed
+    wider = np.nextafter(t.packed_span, np.inf)
+    for span, klass in ((t.packed_span, "regular-large"), (wider, "regular-large-packed")):
+        assert rules.matrix_class(knn, 4, scattered, x_bytes=16_000_000, span=lambda span=span: span) == klass
+    assert rules.matrix_class(knn, 4, scattered, x_bytes=16_000_000, span=None) == "regular-large-packed"
+    assert rules.matrix_class(knn, 2, scattered, x_bytes=16_000_000, span=lambda: 0.0) == "regular-large"
     assert rules.matrix_class(knn, 4, close_columns, x_bytes=16_000_000) == "short"
     # columns often close (rows within a few hundred columns of the diagonal: near share
     # 0.25-0.45) keep the row kernels where rows are longer than a staged thread sums (rows of

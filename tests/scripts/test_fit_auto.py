@@ -216,3 +216,23 @@ def test_gzipped_records_load_as_the_plain_file(tmp_path):
     assert fit_auto.read_records(packed) == records
     names = [(i["name"], i["dtype"], i["times"]) for i in fit_auto.load([packed], None, None)]
     assert names == [(r["name"], "float32", {x["kernel"]: x["device_us"] for x in r["rows"]}) for r in records]
+
+
+def test_tile_spans_put_packed_rows_within_a_narrow_window_on_staged(tmp_path):
+    """A record of float32's packed class (large regular rows of 10 over scattered columns) stays on
+    segmented without a tile span, and moves to staged with one of at most packed_span."""
+    rows = {k: 10.0 for k in ("scalar", "warp", "vector", "adaptive", "adaptive2")}
+    record = {"name": "knn", "half": "held-out", "dtype": "float32", "index_dtype": "int32", "status": "ok",
+              "near_share": 0.01, "matrix": {"rows": 4_000_000, "cols": 4_000_000, "nnz": 40_000_000},
+              "row_stats": {"n_rows": 4_000_000, "nnz": 40_000_000, "mean": 10.0, "std": 0.0, "cv": 0.0,
+                            "max": 10, "empty": 0},
+              "rows": [{"kernel": k, "device_us": t} for k, t in {**rows, "segmented": 5.0, "staged": 4.0}.items()]}
+    path, spans = tmp_path / "corpus.json", tmp_path / "spans.json"
+    path.write_text(json.dumps({"records": [record]}))
+    spans.write_text(json.dumps({"knn": {"tile_span_median": 4000.0}}))
+    plain = fit_auto.load([path], None, None)
+    assert plain[0]["span"] is None and fit_auto.picked(plain[0], fit_auto.AUTO) == "segmented"
+    narrow = fit_auto.load([path], None, None, spans=fit_auto.read_spans(spans))
+    assert narrow[0]["span"]() == 4000.0 and fit_auto.picked(narrow[0], fit_auto.AUTO) == "staged"
+    wide = dataclasses.replace(fit_auto.AUTO, packed_span=3999.0)
+    assert fit_auto.picked(narrow[0], wide) == "segmented"

@@ -18,9 +18,10 @@ Trials:
   structured-from=N   auto looks for dia and band from N nonzeros (the code: AUTO_MIN_NNZ = 2^20,
             set from the kernels' design, never measured below it)
   structured-rows=D,B auto looks for dia from D rows and band from B rows, at any size
-  tile-span=C  (session 36) float32 packed rows (segmented) run staged where the median column
-            span of a staged tile (4,096 nonzeros) is at most C columns; needs --spans, the output
-            of ../cpu-2026-12-05-session36/row_spans.py (by record name)
+  tile-span=C  (session 36) AutoThresholds.packed_span = C: float32 packed rows (segmented) run
+            staged where the median column span of a staged tile (4,096 nonzeros) is at most C;
+            the spans come from --spans (../cpu-2026-12-05-session36/row_spans.py's output), and
+            records without one keep the packed class under every rule
 A trial patches spla.planning.spmv (matrix_class, AUTO_RULE, STRUCTURES) for this process only:
 fit_auto.picked reads them at each call.
 """
@@ -82,29 +83,6 @@ def _packed_low(near_cut: float, cv_cut: float):
     return klass
 
 
-SPANS: dict = {}  # record name -> median tile span, from --spans
-CURRENT = {"name": None}  # the record being picked for (matrix_class sees only its stats)
-_picked = fit_auto.picked
-
-
-def _picked_named(item: dict, t):
-    CURRENT["name"] = item["name"]
-    return _picked(item, t)
-
-
-fit_auto.picked = _picked_named  # the tables and quality() look it up on the module at each call
-
-
-def _tile_span(cut: float):
-    def klass(s, pack, near, t, x_bytes):
-        base = CODE_CLASS(s, pack, near, t, x_bytes)
-        span = SPANS.get(CURRENT["name"])
-        if base == "regular-large-packed" and span is not None and span <= cut:
-            return "regular-large"
-        return base
-    return klass
-
-
 def _structures(considers):
     """spmv.STRUCTURES with each module's auto_considers replaced by considers[name]."""
     return {name: types.SimpleNamespace(auto_considers=considers[name], applies=module.applies)
@@ -120,7 +98,7 @@ def trial(text: str) -> tuple[str, dict]:
         near_cut, cv_cut = (float(v) for v in value.split(","))
         return text, {"matrix_class": _packed_low(near_cut, cv_cut)}
     if name == "tile-span" and value:
-        return text, {"matrix_class": _tile_span(float(value))}
+        return text, {"AUTO": dataclasses.replace(spmv.AUTO, packed_span=float(value))}
     if name == "structured-from" and value:
         n = int(float(value))
         return text, {"STRUCTURES": _structures({
@@ -162,11 +140,9 @@ def main(argv=None) -> int:
     parser.add_argument("--measure", choices=("device", "per-call"), default="device")
     parser.add_argument("--spans", type=Path, help="row_spans.py's output, for tile-span=C")
     args = parser.parse_args(argv)
-    if args.spans:
-        SPANS.update({name: v["tile_span_median"] for name, v in json.loads(args.spans.read_text()).items()})
     near = json.loads(args.near_stats.read_text()) if args.near_stats and args.near_stats.is_file() else {}
     items = fit_auto.load(args.results, None, args.stats, "device_us" if args.measure == "device" else "per_call_us",
-                          near_cache=near)
+                          near_cache=near, spans=fit_auto.read_spans(args.spans))
     rules = {"code": {}, **dict(args.trial)}
     for table in (fit_auto.table, fit_auto.large_table):
         for n, (label, changes) in enumerate(rules.items()):
