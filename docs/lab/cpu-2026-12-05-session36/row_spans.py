@@ -37,7 +37,7 @@ def _makers() -> dict:
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
-        except Exception as error:  # a maker that needs what this machine lacks
+        except (ImportError, OSError) as error:  # a maker that needs what this machine lacks
             print(f"skip {path}: {error}", file=sys.stderr)
             continue
         for value in vars(module).values():
