@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from spla.backends.cuda import runtime
@@ -44,6 +45,23 @@ def _rewrite(text: str) -> str:
                   r"static const char \2_tag = 0; auto& \2 = spla_emu::block_shared<\1\3>(&\2_tag);", text)
 
 
+#: A build folder (one a version of kernels/, up to ~10 MB with its libraries) not used for this long
+#: is removed when a new one is made; other checkouts' folders in use stay.
+UNUSED_SECONDS = 3 * 24 * 3600
+
+
+def _prune(parent: Path) -> None:
+    if not parent.is_dir():
+        return
+    now = time.time()
+    for old in parent.iterdir():
+        try:
+            if now - old.stat().st_mtime > UNUSED_SECONDS:
+                shutil.rmtree(old, ignore_errors=True)
+        except FileNotFoundError:  # a concurrent worker's prune came first
+            pass
+
+
 @functools.cache
 def _build_folder() -> Path:
     """kernels/ rewritten for g++ (:func:`_rewrite`, every .cu and .cuh, the folders kept, so each
@@ -54,7 +72,10 @@ def _build_folder() -> Path:
     digest = hashlib.sha256("\0".join([HEADER.read_text(), *FLAGS, *(f"{k}\0{v}" for k, v in files.items())])
                             .encode()).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / f"spla-emulated-{os.getuid()}" / digest
-    if not folder.exists():
+    if folder.exists():
+        os.utime(folder)  # in use: _prune keeps it
+    else:
+        _prune(folder.parent)
         partial = folder.with_name(f"{digest}.{os.getpid()}.tmp")  # whole or not at all, for a concurrent worker
         for relative, text in files.items():
             (partial / relative).parent.mkdir(parents=True, exist_ok=True)

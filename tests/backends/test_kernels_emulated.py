@@ -639,3 +639,18 @@ def test_triangular_solve_matches_scipy(emulated, rng, dtype, lower, unit_diagon
     launched = {launch[0].split("<")[0] for launch in emulated.launches}
     assert launched == {"spla_trisolve_level", "spla_trisolve_levels_block"}
     np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-5)
+
+
+def test_build_folders_unused_for_days_are_pruned(tmp_path):
+    """A new build folder removes the ones nobody has used for UNUSED_SECONDS, and only those."""
+    import os
+    import time
+
+    old, recent = tmp_path / "old-hash", tmp_path / "recent-hash"
+    for folder in (old, recent):
+        (folder / "lib").mkdir(parents=True)
+    stale = time.time() - cuda_emulator.UNUSED_SECONDS - 60
+    os.utime(old, (stale, stale))
+    cuda_emulator._prune(tmp_path)
+    assert not old.exists() and recent.exists()
+    cuda_emulator._prune(tmp_path / "absent")  # no folder yet: nothing to do
