@@ -180,5 +180,7 @@ def auto_line(choice: dict) -> str:
     elif choice.get("scattered"):
         kernel += " (scattered columns: one step a row)"
     near = f", near share {choice['near_share']:.2f}" if "near_share" in choice else ""
+    if "tile_span" in choice:  # the rule read it: large packed rows
+        near += f", a tile spans {choice['tile_span']:,.0f} columns"
     return f"auto runs   {kernel}: {why} (class {choice['class']}{near}{rule})"
 

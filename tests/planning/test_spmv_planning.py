@@ -474,6 +474,9 @@ def test_tile_span_is_the_median_window_of_a_sampled_tile(rng):
     assert tile_span(wide) > 900_000
     # under one tile: 0.0, nothing to sample
     assert tile_span(_matrix([[0, 5000]], 6000, rng)) == 0.0
+    # spla info says it once the rule has read it
+    line = auto_line({"kernel": "staged", "class": "regular-large", "near_share": 0.01, "tile_span": 4064.0})
+    assert line.endswith("(class regular-large, near share 0.01, a tile spans 4,064 columns)")
 
 
 # ---------------------------------------------------- segmented tile rows
