@@ -217,7 +217,7 @@ def run_one(job: dict, dtype: str, args) -> dict:
     from spla.bench.spmv import compare
     from spla.bench.tune import RESULT_KEY
     from spla.planning.spmv import describe_choice
-    from spla.planning.stats import near_share, row_stats
+    from spla.planning.stats import near_share, row_stats, tile_span
 
     record = {**{k: v for k, v in job.items() if k != "matrix"}, "dtype": dtype}
     host = job["matrix"]
@@ -233,7 +233,8 @@ def run_one(job: dict, dtype: str, args) -> dict:
     record.update(measured, status="ok", auto_kernel=auto.get("runs", describe_choice(run_matrix)["rule"]),
                   tuned_kernel=tuned.get("kernel", "tune"), tune=tuned,
                   row_stats=dataclasses.asdict(row_stats(run_matrix)),  # what scripts/fit_auto.py fits on
-                  near_share=near_share(run_matrix))  # and scripts/fit_lanes.py
+                  near_share=near_share(run_matrix),  # and scripts/fit_lanes.py
+                  tile_span=tile_span(run_matrix))  # packed rows' split (AutoThresholds.packed_span)
     return record
 
 

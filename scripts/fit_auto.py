@@ -142,10 +142,17 @@ def read_spans(path: Path | None) -> dict:
     return {name: v["tile_span_median"] for name, v in json.loads(Path(path).read_text()).items()}
 
 
+def _span_of(record: dict, spans: dict) -> Callable[[], float] | None:
+    """The record's tile span as the rule asks it: recorded (bench_corpus.py since session 36), or
+    from ``spans``; None where neither has it."""
+    value = record.get("tile_span", spans.get(record["name"]))
+    return None if value is None else (lambda: value)
+
+
 def load(paths, real: Path | None, stats_path: Path | None, measure: str = "device_us",
          near_cache: dict | None = None, spans: dict | None = None) -> list[dict]:
     """One item per (matrix, dtype): half, stats, near share (lazy; kept in ``near_cache``), tile
-    span (from ``spans``, record name -> the median tile span of
+    span (recorded, or from ``spans``: record name -> the median tile span of
     docs/lab/cpu-2026-12-05-session36/row_spans.py; None where not known: the rule then keeps
     packed rows packed) and the device time of every kernel family; a matrix measured in several
     files takes the last file's record (a re-run after a kernel change)."""
@@ -170,7 +177,7 @@ def load(paths, real: Path | None, stats_path: Path | None, measure: str = "devi
                 "pack": pack_entries(record["dtype"], record["index_dtype"]),
                 "x_bytes": x_bytes(record),
                 "near": lazy_near(record, real, near_cache),
-                "span": (lambda v=spans[record["name"]]: v) if record["name"] in spans else None,
+                "span": _span_of(record, spans),
                 "times": times, "anchor": min(vendor.values()) if vendor else None}
     if stats_path is not None:
         stats_path.write_text(json.dumps(cache, indent=1, sort_keys=True))

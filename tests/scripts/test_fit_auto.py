@@ -236,3 +236,6 @@ def test_tile_spans_put_packed_rows_within_a_narrow_window_on_staged(tmp_path):
     assert narrow[0]["span"]() == 4000.0 and fit_auto.picked(narrow[0], fit_auto.AUTO) == "staged"
     wide = dataclasses.replace(fit_auto.AUTO, packed_span=3999.0)
     assert fit_auto.picked(narrow[0], wide) == "segmented"
+    # a record that carries its span (bench_corpus.py) needs no file
+    path.write_text(json.dumps({"records": [{**record, "tile_span": 4000.0}]}))
+    assert fit_auto.picked(fit_auto.load([path], None, None)[0], fit_auto.AUTO) == "staged"
