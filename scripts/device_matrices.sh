@@ -4,9 +4,10 @@
 #   bash scripts/device_matrices.sh pack     # here: ../shared/matrices -> shared-matrices.tar.xz
 #   source scripts/device_matrices.sh unpack # on the device: -> shared-matrices/, SPLA_SHARED_MATRICES
 #
-# The device tool copies at most 64 MiB (the tracked tree, about 42 MiB, plus what a call carries).
-# The 53 .mtx.gz files take 19 MiB; as plain .mtx in one xz stream they take 12.5 MiB, so the tree
-# fits with them all: carry ["shared-matrices.tar.xz", ".whl"] (both ignored by git).
+# The device tool copies at most 64 MiB: the tracked tree (42 MiB when this was written, 17 MiB
+# since the lab's large records are gzipped) plus what a call carries. The 53 .mtx.gz files take
+# 19 MiB; as plain .mtx in one xz stream they take 12.5 MiB: carry ["shared-matrices.tar.xz",
+# ".whl"] (both ignored by git).
 # unpack starts from an empty folder every call: a warm machine keeps ignored folders between calls,
 # and session 36 found its shared-matrices/ holding only the .spla.npz caches of an earlier call, so
 # `--real shared-matrices` silently benchmarked nothing. (Sourced by gpu_check.sh, so no `set`.)

@@ -22,7 +22,7 @@ on ``report`` and ``real-report`` are for matrices the rule was not fitted to (a
 the tables show the code's rule with each moved threshold alone (``code, NAME = VALUE``): the
 whole fit can trade one half for another, so a move is read on its own before it is taken.
 
-    PYTHONPATH=. python scripts/fit_auto.py docs/lab/h200-2026-12-03-session8/corpus-*.json \\
+    PYTHONPATH=. python scripts/fit_auto.py docs/lab/h200-2026-12-03-session8/corpus-*.json* \\
         --stats docs/lab/h200-2026-12-03-session8/corpus-stats.json --real ../shared/matrices
 
 Every run so far (sessions 8-18) is listed in docs/lab/h200-2026-12-04-session18/fit_auto_files.txt;

@@ -25,7 +25,7 @@ halves (the corpus's ``fit`` families and ``real-fit``, as in ``fit_auto.py``), 
 over one grid; the tables show every half,
 so ``report`` and ``real-report`` are matrices they were not fitted to.
 
-    PYTHONPATH=. python scripts/fit_lanes.py docs/lab/h200-2026-12-0*/corpus-*.json \\
+    PYTHONPATH=. python scripts/fit_lanes.py docs/lab/h200-2026-12-0*/corpus-*.json* \\
         --stats docs/lab/h200-2026-12-04-session15/near-stats.json --real ../shared/matrices
 """
 

@@ -12,7 +12,7 @@ record's quality is the best T's time over the picked T's (1.0 = the best). The
 threshold is fitted on the fit halves; the table shows every half, so ``report`` holds
 matrices it was not fitted to.
 
-    PYTHONPATH=. python scripts/fit_staged.py docs/lab/h200-2026-12-04-session17/corpus-*.json
+    PYTHONPATH=. python scripts/fit_staged.py docs/lab/h200-2026-12-04-session17/corpus-*.json*
 """
 
 from __future__ import annotations

@@ -27,10 +27,10 @@ sys.path.insert(0, str(LAB / "h200-2026-12-04-session19"))
 import make_held_out_large as gen  # noqa: E402
 
 RECORDS = [*(LAB / "h200-2026-12-04-session18/fit_auto_files.txt").read_text().split(),
-           "docs/lab/h200-2026-12-04-session19/corpus-regular.json",
-           "docs/lab/h200-2026-12-04-session20/corpus-unaligned.json",
+           "docs/lab/h200-2026-12-04-session19/corpus-regular.json.gz",
+           "docs/lab/h200-2026-12-04-session20/corpus-unaligned.json.gz",
            *(LAB / "h200-2026-12-04-session20/held_out_files.txt").read_text().split(),
-           "docs/lab/h200-2026-12-04-session20/held-out-10.json"]
+           "docs/lab/h200-2026-12-04-session20/held-out-10.json.gz"]
 TABLES = ("SECOND", "THIRD", "FOURTH", "FIFTH", "SIXTH", "SEVENTH", "EIGHTH", "NINTH", "MATRICES")
 
 

@@ -8,18 +8,26 @@ re-run since (corpus-40M-long128, held-out-13-long128, held-out-17), whose rows 
 
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 from pathlib import Path
 
-RE_RUN = {"corpus-40M-long128.json", "held-out-13-long128.json", "held-out-17.json"}
+
+def _records(path: Path) -> list:
+    """A record file's records, plain or gzipped (records over 100 KB are kept as .json.gz since session 36)."""
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw).get("records", [])
+
+
+RE_RUN = {"corpus-40M-long128.json.gz", "held-out-13-long128.json.gz", "held-out-17.json.gz"}
 
 
 def main(argv) -> int:
     root = Path(__file__).resolve().parents[3]
     latest: dict = {}
     for name in Path(argv[0]).read_text().split():
-        for record in json.loads((root / name).read_text())["records"]:
+        for record in _records(root / name):
             if record.get("status") == "ok":
                 latest[record["name"], record["dtype"]] = (Path(name), record)
     stale: dict[str, set] = {}

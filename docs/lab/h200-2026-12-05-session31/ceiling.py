@@ -4,17 +4,25 @@ record of at least 10M nonzeros, per dtype; beside auto's bench figure on the sa
 
     python3 docs/lab/h200-2026-12-05-session31/ceiling.py [RESULTS_DIR...]
 
-Reads the records listed in ../h200-2026-12-05-session26/rule_files.txt and every held-out-*.json
+Reads the records listed in ../h200-2026-12-05-session26/rule_files.txt and every held-out-*.json(.gz)
 in the RESULTS_DIRs (this session: next-1e3248e).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import sys
 from collections import Counter
 from pathlib import Path
+
+
+def _records(path: Path) -> list:
+    """A record file's records, plain or gzipped (records over 100 KB are kept as .json.gz since session 36)."""
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw).get("records", [])
+
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -26,10 +34,10 @@ def geomean(values) -> float:
 
 def main(dirs: list[str]) -> int:
     files = [ROOT / f for f in (ROOT / "docs/lab/h200-2026-12-05-session26/rule_files.txt").read_text().split()]
-    files += [f for d in dirs for f in sorted(Path(d).glob("held-out-*.json"))]
+    files += [f for d in dirs for f in sorted(Path(d).glob("held-out-*.json*"))]
     runs = {}  # (matrix, dtype): (best kernel's speed over cuSPARSE, its name, auto's speed)
     for path in files:
-        for r in json.loads(path.read_text()).get("records", []):
+        for r in _records(path):
             if r.get("status") != "ok" or r["matrix"]["nnz"] < 1e7 or "tune" not in r:
                 continue
             timed = [c for c in r["tune"]["candidates"] if c.get("status") == "ok"]
