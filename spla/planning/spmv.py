@@ -396,8 +396,9 @@ AUTO = AutoThresholds()
 #       1-5k columns among them), 16k-100k columns segmented ahead on 15 of
 #       19 (kNN windows of 12k-30k, Kronecker products: 1.03-1.6x), and tiles
 #       that read a line of x a nonzero tied (geomean 1.02). A guess at why:
-#       staged's 16 KiB of products a block take half an SM's L1, so only a
-#       narrow window of x stays there. Read off those records (session 36),
+#       staged's 16 KiB of products a block (6-8 blocks an SM) take 96-128 KB
+#       of the 256 KB of L1 and shared memory, so only a narrow window of x
+#       stays in L1. Read off those records (session 36),
 #       tested on set 29 (docs/lab/cpu-2026-12-05-session36)
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
