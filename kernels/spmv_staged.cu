@@ -62,7 +62,7 @@ constexpr int STAGED_WARPS = STAGED_THREADS / spla::WARP_SIZE;
 // (session 24, docs/lab/h200-2026-12-04-session24): a thread summing its row of up to 128 from
 // shared memory beat the warps' list 1.12-1.78x on regular rows of 24-100 entries and 1.3-1.7x
 // on 40 a row (block-sparse), and held within 2% on power laws, multimodal rows and short rows.
-constexpr int LONG = 4 * spla::WARP_SIZE;
+constexpr int LONG = SPLA_STAGED_THREAD_ROW;  // segmented.STAGED_THREAD_ROW, which auto's rule reads too
 
 // Blocks an SM must hold, so the compiler keeps registers to what fits: all
 // 2,048 threads (32 registers) where a thread's values take at most 32 bytes,

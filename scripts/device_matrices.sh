@@ -22,7 +22,9 @@ case ${1:-} in
     rm -rf "$tmp"
     ls -l shared-matrices.tar.xz ;;
   unpack)
-    if [ -f shared-matrices.tar.xz ]; then
+    # once a call: next_call.sh's tests step runs gpu_check.sh, which sources this again (the
+    # export below is inherited; a new call starts without it)
+    if [ -f shared-matrices.tar.xz ] && [ "${SPLA_SHARED_MATRICES:-}" != "$PWD/shared-matrices" ]; then
       rm -rf shared-matrices && mkdir shared-matrices \
         && tar -xJf shared-matrices.tar.xz --strip-components=1 -C shared-matrices \
         && find shared-matrices -name '*.mtx' -print0 | xargs -0 -P 16 -n 4 gzip -1

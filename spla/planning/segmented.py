@@ -35,7 +35,8 @@ STAGED_ENTRIES = (4, 8, 16)
 STAGED_TILE_BYTES = 16384
 STAGED_THREADS = 256
 # A thread of the staged kernel sums a row of at most this many products in its tile, a warp a
-# longer one (kernels/spmv_staged.cu's LONG: 128 since session 24).
+# longer one (kernels/spmv_staged.cu's LONG, passed as -DSPLA_STAGED_THREAD_ROW; 128 since
+# session 24). Auto's local_near gate reads it too.
 STAGED_THREAD_ROW = 128
 # ... and a larger T pays only while the tiles fill the GPU: the default takes the largest T
 # whose tiles number at least this, two waves of resident blocks (132 SMs x 8 on an H200).

@@ -19,19 +19,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import gzip
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
-
-
-def _records(path: Path) -> list:
-    """A record file's records, plain or gzipped (records over 100 KB are kept as .json.gz since session 36)."""
-    raw = path.read_bytes()
-    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw).get("records", [])
-
 
 LAB = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(LAB / "cpu-2026-12-04-session27"))
@@ -92,7 +84,7 @@ def fill_shares(paths, stats_path: Path, near_path: Path, mid_path: Path, real: 
     cache = json.loads(mid_path.read_text()) if mid_path.is_file() else {}
     records = {}
     for path in paths:
-        for record in _records(Path(path)):
+        for record in fit_auto.read_records(path):
             if record.get("status") == "ok":
                 records[record["name"]] = record
     near = json.loads(near_path.read_text()) if near_path.is_file() else {}

@@ -14,18 +14,14 @@ miss). N5 (Nsight Compute) is read by hand from the ncu logs.
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import re
 import sys
 from pathlib import Path
 
-
-def _records(path: Path) -> list:
-    """A record file's records, plain or gzipped (records over 100 KB are kept as .json.gz since session 36)."""
-    raw = path.read_bytes()
-    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw).get("records", [])
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+from fit_auto import read_records  # noqa: E402  (plain or gzipped records)
 
 
 def geomean(values) -> float:
@@ -43,7 +39,7 @@ def bench(path: Path) -> dict:
     if not path.is_file():
         return {}
     out = {}
-    for record in _records(path):
+    for record in read_records(path):
         if record.get("status") == "ok":
             out[short(record["name"]), record["dtype"]] = {r["kernel"]: r for r in record["rows"]
                                                           if r.get("status") == "ok"}

@@ -8,17 +8,11 @@ re-run since (corpus-40M-long128, held-out-13-long128, held-out-17), whose rows 
 
 from __future__ import annotations
 
-import gzip
-import json
 import sys
 from pathlib import Path
 
-
-def _records(path: Path) -> list:
-    """A record file's records, plain or gzipped (records over 100 KB are kept as .json.gz since session 36)."""
-    raw = path.read_bytes()
-    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw).get("records", [])
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+from fit_auto import read_records  # noqa: E402  (plain or gzipped records)
 
 RE_RUN = {"corpus-40M-long128.json.gz", "held-out-13-long128.json.gz", "held-out-17.json.gz"}
 
@@ -27,7 +21,7 @@ def main(argv) -> int:
     root = Path(__file__).resolve().parents[3]
     latest: dict = {}
     for name in Path(argv[0]).read_text().split():
-        for record in _records(root / name):
+        for record in read_records(root / name):
             if record.get("status") == "ok":
                 latest[record["name"], record["dtype"]] = (Path(name), record)
     stale: dict[str, set] = {}

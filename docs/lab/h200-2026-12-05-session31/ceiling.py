@@ -10,19 +10,13 @@ in the RESULTS_DIRs (this session: next-1e3248e).
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import sys
 from collections import Counter
 from pathlib import Path
 
-
-def _records(path: Path) -> list:
-    """A record file's records, plain or gzipped (records over 100 KB are kept as .json.gz since session 36)."""
-    raw = path.read_bytes()
-    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw).get("records", [])
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+from fit_auto import read_records  # noqa: E402  (plain or gzipped records)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -37,7 +31,7 @@ def main(dirs: list[str]) -> int:
     files += [f for d in dirs for f in sorted(Path(d).glob("held-out-*.json*"))]
     runs = {}  # (matrix, dtype): (best kernel's speed over cuSPARSE, its name, auto's speed)
     for path in files:
-        for r in _records(path):
+        for r in read_records(path):
             if r.get("status") != "ok" or r["matrix"]["nnz"] < 1e7 or "tune" not in r:
                 continue
             timed = [c for c in r["tune"]["candidates"] if c.get("status") == "ok"]

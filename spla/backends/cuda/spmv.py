@@ -40,7 +40,8 @@ ADAPTIVE_DEFINES = (f"-DSPLA_ADAPTIVE_THREADS={adaptive.ADAPTIVE_THREADS}",
                     f"-DSPLA_ADAPTIVE_STAGE={adaptive.ADAPTIVE_STAGE}",
                     f"-DSPLA_KIND_ROWS={adaptive.KIND_ROWS}")
 SEGMENTED_DEFINES = (f"-DSPLA_SEGMENTED_THREADS={segmented.SEGMENTED_THREADS}",)
-STAGED_DEFINES = (f"-DSPLA_STAGED_THREADS={segmented.STAGED_THREADS}",)
+STAGED_DEFINES = (f"-DSPLA_STAGED_THREADS={segmented.STAGED_THREADS}",
+                  f"-DSPLA_STAGED_THREAD_ROW={segmented.STAGED_THREAD_ROW}")
 
 
 def kernel_name(family: str, dtype, index_dtype, param=None) -> str:
