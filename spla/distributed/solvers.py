@@ -41,9 +41,10 @@ from ..errors import InputError
 from ..linalg._kernels import FLAG, kernels_for
 from ..linalg._krylov import (
     IterationCounter,
-    _lartg,
     _upper_triangular_solve,
     cg_iterations,
+    givens_step,
+    inner_tolerance,
     loop_iterations,
     minres_iterations,
 )
@@ -367,15 +368,7 @@ def _gmres(system, rtol, atol, restart, maxiter, callback, callback_type):
                 breakdown = True
             else:
                 V[col + 1] = w / system.dtype.type(h1)
-            for k in range(col):
-                c, s = givens[k]
-                column[k], column[k + 1] = c * column[k] + s * column[k + 1], -s * column[k] + c * column[k + 1]
-            c, s, mag = _lartg(column[col], column[col + 1])
-            givens[col] = c, s
-            column[col], column[col + 1] = mag, 0.0
-            H[:col + 2, col] = column
-            g[col], g[col + 1] = c * g[col], -s * g[col]
-            residual_estimate = abs(g[col + 1])
+            residual_estimate = givens_step(H, givens, g, column, col)
             if callback is not None and callback_type == "pr_norm":
                 callback(residual_estimate / b_norm)
             if residual_estimate <= ptol or breakdown:
@@ -390,11 +383,7 @@ def _gmres(system, rtol, atol, restart, maxiter, callback, callback_type):
             callback(system.wrap(x))
         if r_norm <= atol or breakdown:
             break
-        if residual_estimate <= ptol:
-            ptol_max_factor = max(eps, 0.25 * ptol_max_factor)
-        else:
-            ptol_max_factor = min(1.0, 1.5 * ptol_max_factor)
-        ptol = residual_estimate * min(ptol_max_factor, atol / r_norm)
+        ptol, ptol_max_factor = inner_tolerance(residual_estimate, ptol, ptol_max_factor, eps, atol, r_norm)
     return x, (0 if r_norm <= atol else maxiter)
 
 

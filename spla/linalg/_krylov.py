@@ -513,15 +513,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
                 breakdown = True
             else:
                 V[col + 1] = w / h1
-            for k in range(col):
-                c, s = givens[k]
-                column[k], column[k + 1] = c * column[k] + s * column[k + 1], -s * column[k] + c * column[k + 1]
-            c, s, mag = _lartg(column[col], column[col + 1])
-            givens[col] = c, s
-            column[col], column[col + 1] = mag, 0.0
-            H[:col + 2, col] = column
-            g[col], g[col + 1] = c * g[col], -s * g[col]
-            residual_estimate = abs(g[col + 1])
+            residual_estimate = givens_step(H, givens, g, column, col)
             if callback is not None and callback_type == "pr_norm":
                 callback(residual_estimate / b_norm)
             if residual_estimate <= ptol or breakdown:
@@ -536,12 +528,31 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
             callback(x)
         if r_norm <= atol or breakdown:
             break
-        if residual_estimate <= ptol:
-            ptol_max_factor = max(eps, 0.25 * ptol_max_factor)
-        else:
-            ptol_max_factor = min(1.0, 1.5 * ptol_max_factor)
-        ptol = residual_estimate * min(ptol_max_factor, atol / r_norm)
+        ptol, ptol_max_factor = inner_tolerance(residual_estimate, ptol, ptol_max_factor, eps, atol, r_norm)
     return x, (0 if r_norm <= atol else maxiter)
+
+
+def givens_step(H, givens, g, column, col: int) -> float:
+    """GMRES's Hessenberg column ``col`` (host float64, ``col + 2`` entries) rotated by the earlier
+    Givens rotations and a new one that zeroes its last entry; stores it in H, the rotation in
+    ``givens`` and the rotated right-hand side in g. Returns the residual estimate |g[col + 1]|."""
+    for k in range(col):
+        c, s = givens[k]
+        column[k], column[k + 1] = c * column[k] + s * column[k + 1], -s * column[k] + c * column[k + 1]
+    c, s, mag = _lartg(column[col], column[col + 1])
+    givens[col] = c, s
+    column[col], column[col + 1] = mag, 0.0
+    H[:col + 2, col] = column
+    g[col], g[col + 1] = c * g[col], -s * g[col]
+    return abs(g[col + 1])
+
+
+def inner_tolerance(residual_estimate: float, ptol: float, factor: float, eps: float, atol: float,
+                    r_norm: float) -> tuple[float, float]:
+    """SciPy's control of GMRES's inner tolerance after a restart (gh-8400): the next (ptol,
+    factor), tightened where the cycle met its estimate, loosened where it did not."""
+    factor = max(eps, 0.25 * factor) if residual_estimate <= ptol else min(1.0, 1.5 * factor)
+    return residual_estimate * min(factor, atol / r_norm), factor
 
 
 def _upper_triangular_solve(R, g):
