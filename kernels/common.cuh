@@ -57,6 +57,61 @@ __device__ __forceinline__ void store_row(V* y, long long row, V sum, V alpha, V
     }
 }
 
+// The long-row descriptors of spmv_adaptive.cu and spmv_adaptive2.cu, {row, row + 1, kind,
+// split_id}: a block sums the whole row (kind == 0) or chunk -kind - 1 of it, `chunk` entries
+// long (kind < 0). [lo, hi): the entries it sums.
+template <typename I>
+__device__ __forceinline__ void long_row_range(const I* indptr, long long row, long long kind, long long chunk,
+                                               I& lo, I& hi) {
+    lo = indptr[row];
+    hi = indptr[row + 1];
+    if (kind < 0) {
+        const I row_stop = hi;
+        lo += static_cast<I>((-kind - 1) * chunk);
+        hi = (row_stop - lo > chunk) ? lo + static_cast<I>(chunk) : row_stop;
+    }
+}
+
+// The block's sum of that range written out: to y for a whole row; for a chunk, stored as the
+// row's partial, and the last chunk of the row to finish (a counter a row, the
+// threadfence-reduction pattern) adds the partials in chunk order, a fixed order whatever
+// finished last, writes y and resets the counter for the next launch. Every thread calls it;
+// `descriptor` is the block's (its split_id read only for a chunk), `last_chunk` a __shared__
+// flag, `scratch` block_reduce_sum's.
+template <typename V, int THREADS>
+__device__ __forceinline__ void finish_long_row(V sum, long long row, long long kind, const long long* descriptor,
+                                                const long long* split_offsets, V* split_partials,
+                                                unsigned int* split_counters, V* y, V alpha, V beta, V* scratch,
+                                                bool& last_chunk) {
+    const int tid = threadIdx.x;
+    sum = block_reduce_sum<V, THREADS>(sum, scratch);
+    if (kind == 0) {
+        if (tid == 0) store_row(y, row, sum, alpha, beta);
+        return;
+    }
+    const long long split_id = descriptor[3];
+    const long long offset = split_offsets[split_id];
+    const unsigned n_chunks = static_cast<unsigned>(split_offsets[split_id + 1] - offset);
+    if (tid == 0) {
+        split_partials[offset + (-kind - 1)] = sum;
+        __threadfence();  // the partial is visible before the counter says so
+        const unsigned done = atomicAdd(split_counters + split_id, 1u);
+        last_chunk = (done == n_chunks - 1);
+    }
+    __syncthreads();
+    if (last_chunk) {
+        __threadfence();
+        V total = V(0);
+        const volatile V* partials = split_partials + offset;
+        for (unsigned c = tid; c < n_chunks; c += THREADS) total += partials[c];
+        total = block_reduce_sum<V, THREADS>(total, scratch);
+        if (tid == 0) {
+            store_row(y, row, total, alpha, beta);
+            split_counters[split_id] = 0u;
+        }
+    }
+}
+
 // First global thread id and the grid stride, in 64 bits: n_rows * lanes can
 // pass 2^31 (16.7M rows x 32 lanes already reaches 2^29).
 __device__ __forceinline__ long long global_thread_id() {

@@ -128,44 +128,12 @@ spla_spmv_adaptive2(const long long* __restrict__ blocks, long long n_blocks, co
                 if (lane == 0 && r < n_rows) spla::store_row(y, row_begin + r, sum, alpha, beta);
             }
         } else {
-            const long long row = first;
-            const I row_start = indptr[row];
-            const I row_stop = indptr[row + 1];
-            const long long chunk_index = kind < 0 ? -kind - 1 : 0;
-            I lo = row_start;
-            I hi = row_stop;
-            if (kind < 0) {
-                lo = row_start + static_cast<I>(chunk_index * chunk);
-                hi = (row_stop - lo > chunk) ? lo + static_cast<I>(chunk) : row_stop;
-            }
-            V sum = strided_dot(indices + lo, data + lo, x, hi - lo, tid, ADAPTIVE2_THREADS);
-            sum = spla::block_reduce_sum<V, ADAPTIVE2_THREADS>(sum, scratch);
-            if (kind == 0) {
-                if (tid == 0) spla::store_row(y, row, sum, alpha, beta);
-            } else {
-                const long long split_id = blocks[4 * b + 3];
-                const long long offset = split_offsets[split_id];
-                const unsigned n_chunks = static_cast<unsigned>(split_offsets[split_id + 1] - offset);
-                if (tid == 0) {
-                    split_partials[offset + chunk_index] = sum;
-                    __threadfence();  // the partial is visible before the counter says so
-                    const unsigned done = atomicAdd(split_counters + split_id, 1u);
-                    last_chunk = (done == n_chunks - 1);
-                }
-                __syncthreads();
-                if (last_chunk) {
-                    __threadfence();
-                    // fixed order, so the result does not depend on which chunk finished last
-                    V total = V(0);
-                    const volatile V* partials = split_partials + offset;
-                    for (unsigned c = tid; c < n_chunks; c += ADAPTIVE2_THREADS) total += partials[c];
-                    total = spla::block_reduce_sum<V, ADAPTIVE2_THREADS>(total, scratch);
-                    if (tid == 0) {
-                        spla::store_row(y, row, total, alpha, beta);
-                        split_counters[split_id] = 0u;  // ready for the next launch
-                    }
-                }
-            }
+            I lo, hi;
+            spla::long_row_range(indptr, first, kind, chunk, lo, hi);
+            const V sum = strided_dot(indices + lo, data + lo, x, hi - lo, tid, ADAPTIVE2_THREADS);
+            spla::finish_long_row<V, ADAPTIVE2_THREADS>(sum, first, kind, blocks + 4 * b, split_offsets,
+                                                        split_partials, split_counters, y, alpha, beta, scratch,
+                                                        last_chunk);
         }
         __syncthreads();  // staged/offsets/scratch/last_chunk are reused by the next descriptor
     }

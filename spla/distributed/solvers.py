@@ -39,7 +39,15 @@ import numpy as np
 
 from ..errors import InputError
 from ..linalg._kernels import FLAG, kernels_for
-from ..linalg._krylov import IterationCounter, _lartg, _upper_triangular_solve, cg_iterations, loop_iterations
+from ..linalg._krylov import (
+    IterationCounter,
+    _upper_triangular_solve,
+    cg_iterations,
+    givens_step,
+    inner_tolerance,
+    loop_iterations,
+    minres_iterations,
+)
 from ..linalg._system import DEFAULT_GPU_CHECK_EVERY, absolute_tolerance, default_maxiter
 from .vector import DistVector
 
@@ -360,15 +368,7 @@ def _gmres(system, rtol, atol, restart, maxiter, callback, callback_type):
                 breakdown = True
             else:
                 V[col + 1] = w / system.dtype.type(h1)
-            for k in range(col):
-                c, s = givens[k]
-                column[k], column[k + 1] = c * column[k] + s * column[k + 1], -s * column[k] + c * column[k + 1]
-            c, s, mag = _lartg(column[col], column[col + 1])
-            givens[col] = c, s
-            column[col], column[col + 1] = mag, 0.0
-            H[:col + 2, col] = column
-            g[col], g[col + 1] = c * g[col], -s * g[col]
-            residual_estimate = abs(g[col + 1])
+            residual_estimate = givens_step(H, givens, g, column, col)
             if callback is not None and callback_type == "pr_norm":
                 callback(residual_estimate / b_norm)
             if residual_estimate <= ptol or breakdown:
@@ -383,11 +383,7 @@ def _gmres(system, rtol, atol, restart, maxiter, callback, callback_type):
             callback(system.wrap(x))
         if r_norm <= atol or breakdown:
             break
-        if residual_estimate <= ptol:
-            ptol_max_factor = max(eps, 0.25 * ptol_max_factor)
-        else:
-            ptol_max_factor = min(1.0, 1.5 * ptol_max_factor)
-        ptol = residual_estimate * min(ptol_max_factor, atol / r_norm)
+        ptol, ptol_max_factor = inner_tolerance(residual_estimate, ptol, ptol_max_factor, eps, atol, r_norm)
     return x, (0 if r_norm <= atol else maxiter)
 
 
@@ -397,71 +393,14 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, shift=0.0, maxiter=None, M=Non
 
 
 def _minres(system, rtol, atol, shift, maxiter, callback):
-    x, xp = system.x, system.xp
     _, atol, maxiter, done = _start("minres", system, rtol, atol, maxiter, factor=5)
     if done is not None:
         return done
-    psolve = system.psolve if system.psolve is not None else (lambda v: v)
-    eps = float(np.finfo(system.dtype).eps)
-    dtype = system.dtype.type
-    r1 = _residual(system)
-    if system.norm(r1) < atol:
-        return x, 0
-    y = psolve(r1)
-    beta1 = float(system.dots((r1, y))[0])
-    if not math.isfinite(beta1):
-        return x, NONFINITE
-    if beta1 < 0:
-        return x, -1
-    if beta1 == 0:
-        return x, 0
-    beta1 = math.sqrt(beta1)
-    old_beta, beta = 0.0, beta1
-    dbar = epsln = 0.0
-    phibar = beta1
-    cs, sn = -1.0, 0.0
-    w = xp.zeros_like(system.b)
-    w2 = xp.zeros_like(system.b)
-    r2 = r1
-    for iteration in range(1, maxiter + 1):
-        v = y * dtype(1.0 / beta)
-        y = system.matvec(v)
-        if shift:
-            y = y - dtype(shift) * v
-        if iteration >= 2:
-            y = y - dtype(beta / old_beta) * r1
-        alfa = system.reduced(xp.vdot(v, y).reshape(1))  # read by the host together with beta below
-        y = y - (alfa / beta).astype(system.dtype) * r2
-        r1, r2 = r2, y
-        y = psolve(r2)
-        old_beta = beta
-        beta_squared = system.reduced(xp.vdot(r2, y).reshape(1))
-        alfa, beta = (float(s) for s in system.fetch(xp.concatenate((alfa, beta_squared))))
-        if not (math.isfinite(alfa) and math.isfinite(beta)):
-            return x, NONFINITE
-        if beta < 0:
-            return x, -1
-        beta = math.sqrt(beta)
-        old_eps = epsln
-        delta = cs * dbar + sn * alfa
-        gbar = sn * dbar - cs * alfa
-        epsln = sn * beta
-        dbar = -cs * beta
-        gamma = max(math.hypot(gbar, beta), eps)
-        cs, sn = gbar / gamma, beta / gamma
-        phi = cs * phibar
-        phibar = sn * phibar
-        w1, w2 = w2, w
-        w = (v - dtype(old_eps) * w1 - dtype(delta) * w2) * dtype(1.0 / gamma)
-        x += dtype(phi) * w
-        if callback is not None:
-            callback(system.wrap(x))
-        if phibar < atol or beta == 0.0:
-            if system.norm(system.b - system.matvec(x)) < atol:
-                return x, 0
-            if beta == 0.0:
-                return x, iteration
-    return x, maxiter
+    xp = system.xp
+    return minres_iterations(system.x, _residual(system), system.b, matvec=system.matvec, psolve=system.psolve,
+                             dot=lambda u, v: system.reduced(xp.vdot(u, v).reshape(1)), fetch=system.fetch,
+                             norm=system.norm, shift=shift, maxiter=maxiter, atol=atol,
+                             callback=None if callback is None else (lambda x: callback(system.wrap(x))))
 
 
 def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None):

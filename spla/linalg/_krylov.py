@@ -45,7 +45,7 @@ import numpy as np
 
 from ..backends.cpu import CgLoop as CpuCgLoop
 from ..backends.cpu import dot as cpu_dot
-from ..device import to_host
+from ..device import array_module, to_host
 from ..errors import InputError
 from ._kernels import FLAG, kernels_for
 from ._system import absolute_tolerance, default_maxiter, make_system
@@ -513,15 +513,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
                 breakdown = True
             else:
                 V[col + 1] = w / h1
-            for k in range(col):
-                c, s = givens[k]
-                column[k], column[k + 1] = c * column[k] + s * column[k + 1], -s * column[k] + c * column[k + 1]
-            c, s, mag = _lartg(column[col], column[col + 1])
-            givens[col] = c, s
-            column[col], column[col + 1] = mag, 0.0
-            H[:col + 2, col] = column
-            g[col], g[col + 1] = c * g[col], -s * g[col]
-            residual_estimate = abs(g[col + 1])
+            residual_estimate = givens_step(H, givens, g, column, col)
             if callback is not None and callback_type == "pr_norm":
                 callback(residual_estimate / b_norm)
             if residual_estimate <= ptol or breakdown:
@@ -536,12 +528,31 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
             callback(x)
         if r_norm <= atol or breakdown:
             break
-        if residual_estimate <= ptol:
-            ptol_max_factor = max(eps, 0.25 * ptol_max_factor)
-        else:
-            ptol_max_factor = min(1.0, 1.5 * ptol_max_factor)
-        ptol = residual_estimate * min(ptol_max_factor, atol / r_norm)
+        ptol, ptol_max_factor = inner_tolerance(residual_estimate, ptol, ptol_max_factor, eps, atol, r_norm)
     return x, (0 if r_norm <= atol else maxiter)
+
+
+def givens_step(H, givens, g, column, col: int) -> float:
+    """GMRES's Hessenberg column ``col`` (host float64, ``col + 2`` entries) rotated by the earlier
+    Givens rotations and a new one that zeroes its last entry; stores it in H, the rotation in
+    ``givens`` and the rotated right-hand side in g. Returns the residual estimate |g[col + 1]|."""
+    for k in range(col):
+        c, s = givens[k]
+        column[k], column[k + 1] = c * column[k] + s * column[k + 1], -s * column[k] + c * column[k + 1]
+    c, s, mag = _lartg(column[col], column[col + 1])
+    givens[col] = c, s
+    column[col], column[col + 1] = mag, 0.0
+    H[:col + 2, col] = column
+    g[col], g[col + 1] = c * g[col], -s * g[col]
+    return abs(g[col + 1])
+
+
+def inner_tolerance(residual_estimate: float, ptol: float, factor: float, eps: float, atol: float,
+                    r_norm: float) -> tuple[float, float]:
+    """SciPy's control of GMRES's inner tolerance after a restart (gh-8400): the next (ptol,
+    factor), tightened where the cycle met its estimate, loosened where it did not."""
+    factor = max(eps, 0.25 * factor) if residual_estimate <= ptol else min(1.0, 1.5 * factor)
+    return residual_estimate * min(factor, atol / r_norm), factor
 
 
 def _upper_triangular_solve(R, g):
@@ -559,23 +570,30 @@ def _upper_triangular_solve(R, g):
 
 def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, shift=0.0, maxiter=None, M=None, callback=None):
     system = make_system(A, b, x0, M)
-    xp, x, n = system.xp, system.x, system.n
+    xp = system.xp
     _, atol, maxiter, done = _start("minres", system, rtol, atol, maxiter, maxiter_factor=5)
     if done is not None:
         return done
-    psolve = system.psolve if system.psolve is not None else (lambda v: v)
-    matvec = system.matvec
-    eps = float(np.finfo(system.dtype).eps)
-    dtype = system.dtype.type
+    return minres_iterations(system.x, _initial_residual(system), system.b, matvec=system.matvec,
+                             psolve=system.psolve, dot=lambda u, v: xp.dot(u, v).reshape(1), fetch=to_host,
+                             norm=lambda v: _norm(xp, v), shift=shift, maxiter=maxiter, atol=atol,
+                             callback=callback)
 
-    def true_residual_norm():
-        return _norm(xp, system.b - matvec(x))
 
-    r1 = _initial_residual(system)
-    if _norm(xp, r1) < atol:
+def minres_iterations(x, r1, b, *, matvec, psolve, dot, fetch, norm, shift, maxiter, atol, callback):
+    """Paige & Saunders' MINRES recurrences (as in SciPy) from x and its residual r1, x updated in
+    place; the scalars live on the host. Written once for :func:`minres` and a rank's part of
+    :func:`spla.distributed.minres`, which differ only in their hooks: ``dot(u, v)`` is a
+    one-element array where u and v live (summed over the ranks there), ``fetch`` reads such
+    arrays to the host (an iteration's one synchronisation), ``norm(v)`` is the global ||v||."""
+    xp = array_module(r1)
+    dtype = r1.dtype.type
+    eps = float(np.finfo(r1.dtype).eps)
+    psolve = psolve if psolve is not None else (lambda v: v)
+    if norm(r1) < atol:
         return x, 0
     y = psolve(r1)
-    beta1 = float(xp.dot(r1, y))
+    beta1 = float(fetch(dot(r1, y))[0])
     if not math.isfinite(beta1):
         return x, NONFINITE
     if beta1 < 0:
@@ -583,13 +601,12 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, shift=0.0, maxiter=None, M=Non
     if beta1 == 0:
         return x, 0
     beta1 = math.sqrt(beta1)
-    # Paige & Saunders' MINRES recurrences (as in SciPy); scalars on the host
     old_beta, beta = 0.0, beta1
     dbar = epsln = 0.0
     phibar = beta1
     cs, sn = -1.0, 0.0
-    w = xp.zeros(n, dtype=system.dtype)
-    w2 = xp.zeros(n, dtype=system.dtype)
+    w = xp.zeros_like(r1)
+    w2 = xp.zeros_like(r1)
     r2 = r1
     for iteration in range(1, maxiter + 1):
         v = y * dtype(1.0 / beta)
@@ -598,12 +615,12 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, shift=0.0, maxiter=None, M=Non
             y = y - dtype(shift) * v
         if iteration >= 2:
             y = y - dtype(beta / old_beta) * r1
-        alfa = xp.dot(v, y)
-        y = y - (alfa / beta).astype(system.dtype) * r2
+        alfa = dot(v, y)  # stays where it lies until read with beta below
+        y = y - (alfa / beta).astype(r1.dtype) * r2
         r1, r2 = r2, y
         y = psolve(r2)
         old_beta = beta
-        alfa, beta = (float(s) for s in to_host(xp.stack([alfa, xp.dot(r2, y)])))  # one sync
+        alfa, beta = (float(s) for s in fetch(xp.concatenate((alfa, dot(r2, y)))))
         if not (math.isfinite(alfa) and math.isfinite(beta)):
             return x, NONFINITE
         if beta < 0:
@@ -625,7 +642,7 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, shift=0.0, maxiter=None, M=Non
             callback(x)
         # phibar estimates ||r|| (the M^-1 norm when preconditioned): confirm with the true residual
         if phibar < atol or beta == 0.0:
-            if true_residual_norm() < atol:
+            if norm(b - matvec(x)) < atol:
                 return x, 0
             if beta == 0.0:  # the Krylov space is exhausted: x is as good as MINRES gets
                 return x, iteration
