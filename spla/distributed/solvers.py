@@ -44,6 +44,7 @@ from ..linalg._krylov import (
     _upper_triangular_solve,
     cg_iterations,
     givens_step,
+    gmres_options,
     inner_tolerance,
     loop_iterations,
     minres_iterations,
@@ -321,13 +322,7 @@ def _gmres(system, rtol, atol, restart, maxiter, callback, callback_type):
     b_norm, atol, maxiter, done = _start("gmres", system, rtol, atol, maxiter)
     if done is not None:
         return done
-    if callback_type is None:
-        callback_type = "pr_norm"
-    if callback_type not in ("x", "pr_norm"):
-        raise InputError(f"callback_type must be 'x' or 'pr_norm', got {callback_type!r}")
-    restart = min(20 if restart is None else int(restart), n)
-    if restart < 1:
-        raise InputError(f"restart must be >= 1, got {restart}")
+    callback_type, restart = gmres_options(callback_type, restart, n)
     psolve = system.psolve if system.psolve is not None else (lambda v: v)
     eps = float(np.finfo(system.dtype).eps)
     ptol_max_factor = 1.0

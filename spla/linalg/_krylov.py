@@ -465,13 +465,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     b_norm, atol, maxiter, done = _start("gmres", system, rtol, atol, maxiter)
     if done is not None:
         return done
-    if callback_type is None:
-        callback_type = "pr_norm"
-    if callback_type not in ("x", "pr_norm"):
-        raise InputError(f"callback_type must be 'x' or 'pr_norm', got {callback_type!r}")
-    restart = min(20 if restart is None else int(restart), n)
-    if restart < 1:
-        raise InputError(f"restart must be >= 1, got {restart}")
+    callback_type, restart = gmres_options(callback_type, restart, n)
     psolve = system.psolve if system.psolve is not None else (lambda v: v)
     eps = float(np.finfo(system.dtype).eps)
     # SciPy's inner tolerance control (gh-8400): the Arnoldi loop watches the
@@ -530,6 +524,18 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
             break
         ptol, ptol_max_factor = inner_tolerance(residual_estimate, ptol, ptol_max_factor, eps, atol, r_norm)
     return x, (0 if r_norm <= atol else maxiter)
+
+
+def gmres_options(callback_type, restart, n: int) -> tuple[str, int]:
+    """GMRES's callback_type (SciPy's default "pr_norm") and restart (20, at most n), checked."""
+    if callback_type is None:
+        callback_type = "pr_norm"
+    if callback_type not in ("x", "pr_norm"):
+        raise InputError(f"callback_type must be 'x' or 'pr_norm', got {callback_type!r}")
+    restart = min(20 if restart is None else int(restart), n)
+    if restart < 1:
+        raise InputError(f"restart must be >= 1, got {restart}")
+    return callback_type, restart
 
 
 def givens_step(H, givens, g, column, col: int) -> float:
