@@ -1,0 +1,57 @@
+"""Where auto stays under the issue's large-matrix floor: every (matrix, dtype) of at least 10M
+nonzeros in the records, auto's pick (the code's rule, replayed) and the best kernel each over the
+lean cuSPARSE call (device time), the 40 lowest listed; per dtype the geomeans of both (the best
+kernel's is the ceiling no rule over today's kernels passes). Then the medium class's large
+matrices with every family's share of the best time (the runs class, session 37's README).
+
+    PYTHONPATH=. python3 docs/lab/cpu-2026-12-05-session37/below.py
+
+Stats and near shares come from /tmp/stats.json and /tmp/near.json (copies of
+../h200-2026-12-03-session8/corpus-stats.json and ../h200-2026-12-04-session19/near-stats.json).
+"""
+
+import json
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT))
+import fit_auto  # noqa: E402
+
+from spla.planning.spmv import AUTO  # noqa: E402
+
+FAMILIES = ("vector", "warp", "staged", "segmented", "adaptive", "adaptive2", "cusparse")
+
+
+def main() -> int:
+    files = [ROOT / f for f in (ROOT / "docs/lab/h100-2026-12-05-session36/rule_files.txt").read_text().split()]
+    items = fit_auto.load(files, None, Path("/tmp/stats.json"), near_cache=json.loads(Path("/tmp/near.json").read_text()))
+    large = [i for i in items if i["anchor"] and i["stats"].nnz >= 1e7]
+    rows = []
+    for i in large:
+        pick = fit_auto.picked(i, AUTO)
+        best_time, best = min((t, k) for k, t in i["times"].items())
+        rows.append((i["anchor"] / i["times"].get(pick, math.inf), i["name"], i["dtype"], pick,
+                     i["anchor"] / best_time, best, fit_auto._class(i, AUTO)))
+    rows.sort()
+    for auto, name, dtype, pick, best, best_kernel, klass in rows[:40]:
+        print(f"{auto:.3f} {name[:45]:45s} {dtype} pick={pick:10s} best={best:.3f} {best_kernel:10s} {klass}")
+    for dtype in ("float32", "float64"):
+        group = [r for r in rows if r[2] == dtype]
+        print(f"{dtype}: {len(group)} matrices, auto {fit_auto.geomean(r[0] for r in group):.3f} "
+              f"(below 0.95: {sum(r[0] < 0.95 for r in group)}), best kernel {fit_auto.geomean(r[4] for r in group):.3f} "
+              f"(below 0.95: {sum(r[4] < 0.95 for r in group)})")
+    print("\nthe medium class (auto: vector, or dia/band where found), share of the best time:")
+    for i in sorted(large, key=lambda i: (i["dtype"], i["name"])):
+        if fit_auto._class(i, AUTO) != "medium":
+            continue
+        t, best = i["times"], min(i["times"].values())
+        shares = " ".join(f"{f[:5]}={best / t[f]:.2f}" for f in FAMILIES if f in t)
+        print(f"{i['dtype']} {i['name'][:38]:38s} mean={i['stats'].mean:6.1f} near={i['near']():.2f} {shares}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
