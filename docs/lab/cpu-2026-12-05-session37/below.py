@@ -27,7 +27,8 @@ FAMILIES = ("vector", "warp", "staged", "segmented", "adaptive", "adaptive2", "c
 
 def main() -> int:
     files = [ROOT / f for f in (ROOT / "docs/lab/h100-2026-12-05-session36/rule_files.txt").read_text().split()]
-    items = fit_auto.load(files, None, Path("/tmp/stats.json"), near_cache=json.loads(Path("/tmp/near.json").read_text()))
+    near = json.loads(Path("/tmp/near.json").read_text())
+    items = fit_auto.load(files, None, Path("/tmp/stats.json"), near_cache=near)
     large = [i for i in items if i["anchor"] and i["stats"].nnz >= 1e7]
     rows = []
     for i in large:
@@ -40,9 +41,10 @@ def main() -> int:
         print(f"{auto:.3f} {name[:45]:45s} {dtype} pick={pick:10s} best={best:.3f} {best_kernel:10s} {klass}")
     for dtype in ("float32", "float64"):
         group = [r for r in rows if r[2] == dtype]
-        print(f"{dtype}: {len(group)} matrices, auto {fit_auto.geomean(r[0] for r in group):.3f} "
-              f"(below 0.95: {sum(r[0] < 0.95 for r in group)}), best kernel {fit_auto.geomean(r[4] for r in group):.3f} "
-              f"(below 0.95: {sum(r[4] < 0.95 for r in group)})")
+        auto, best = [r[0] for r in group], [r[4] for r in group]
+        print(f"{dtype}: {len(group)} matrices, auto {fit_auto.geomean(auto):.3f} "
+              f"(below 0.95: {sum(a < 0.95 for a in auto)}), best kernel {fit_auto.geomean(best):.3f} "
+              f"(below 0.95: {sum(b < 0.95 for b in best)})")
     print("\nthe medium class (auto: vector, or dia/band where found), share of the best time:")
     for i in sorted(large, key=lambda i: (i["dtype"], i["name"])):
         if fit_auto._class(i, AUTO) != "medium":
