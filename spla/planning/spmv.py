@@ -213,7 +213,7 @@ class AutoThresholds:
     packed_near: float = 0.05      # ... and packed rows go back to staged where neighbouring columns are at least
                                    # this often close (read off sets 18-20, tested on set 21: session 26) ...
     packed_span: float = 12288.0   # ... or where a staged tile's columns span at most this (stats.tile_span; read
-                                   # off the records, session 36; tested on set 29: pending)
+                                   # off the records, session 36; tested on set 29, session 37)
     bitmap_rows: bool = True       # irregular rows of at most segmented_mean on average and no empty row run
                                    # segmented (its bitmap entry): at any size where a 16-byte pack holds 4
                                    # entries, below large_nnz where it holds 2 (read off the corpus re-run,
@@ -398,8 +398,10 @@ AUTO = AutoThresholds()
 #       that read a line of x a nonzero tied (geomean 1.02). A guess at why:
 #       staged's 16 KiB of products a block (6-8 blocks an SM) take 96-128 KB
 #       of the 256 KB of L1 and shared memory, so only a narrow window of x
-#       stays in L1. Read off those records (session 36),
-#       tested on set 29 (docs/lab/cpu-2026-12-05-session36)
+#       stays in L1. Read off those records (session 36), then tested on
+#       set 29 (session 37, H200): staged 1.08-1.29x segmented on all 5
+#       small windows at 40M (geomean 1.17), segmented 1.14-1.27x ahead on
+#       all 4 wide ones; at 10M staged was within 0.97 (no size floor)
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
