@@ -22,12 +22,18 @@ class RowStats:
     empty: int
 
 
+def _cheapest_side(A):
+    """A's cached host copy when it has one (reading it spares the device gathers), else A, and
+    the array module of that side (NumPy: no CuPy import)."""
+    host = A._cache.get("host")
+    side = host if host is not None else A
+    return side, np if isinstance(side.indptr, np.ndarray) else array_module(side.indptr)
+
+
 def host_indptr(A) -> np.ndarray:
     """A's row pointer as an int64 NumPy array (the cached host copy's when A has one, else
     copied from the GPU if needed)."""
-    host = A._cache.get("host")
-    indptr = host.indptr if host is not None else A.indptr
-    return np.asarray(to_host(indptr), dtype=np.int64)
+    return np.asarray(to_host(_cheapest_side(A)[0].indptr), dtype=np.int64)
 
 
 def host_row_lengths(A) -> np.ndarray:
@@ -99,9 +105,8 @@ def _near_share(A) -> float:
     if A.n_rows == 0 or A.nnz == 0:
         return 1.0
     rows = np.unique(np.linspace(0, A.n_rows - 1, min(A.n_rows, NEAR_SAMPLE_ROWS)).astype(np.int64))
-    host = A._cache.get("host")  # a cached host copy spares the device gathers
-    indptr, indices = (host.indptr, host.indices) if host is not None else (A.indptr, A.indices)
-    xp = np if isinstance(indptr, np.ndarray) else array_module(indptr)  # NumPy: no CuPy import
+    side, xp = _cheapest_side(A)
+    indptr, indices = side.indptr, side.indices
     starts = to_host(indptr[xp.asarray(rows)]).astype(np.int64)
     lengths = np.minimum(to_host(indptr[xp.asarray(rows + 1)]).astype(np.int64) - starts, NEAR_ROW_ENTRIES)
     total = int(lengths.sum())
@@ -140,9 +145,8 @@ def _tile_span(A) -> float:
     n_tiles = A.nnz // TILE_SPAN_ENTRIES
     if n_tiles == 0:
         return 0.0
-    host = A._cache.get("host")  # a cached host copy spares the device gathers
-    indices = host.indices if host is not None else A.indices
-    xp = np if isinstance(indices, np.ndarray) else array_module(indices)
+    side, xp = _cheapest_side(A)
+    indices = side.indices
     tiles = np.unique(np.linspace(0, n_tiles - 1, min(n_tiles, TILE_SPAN_SAMPLES)).astype(np.int64))
     sampled = indices[:n_tiles * TILE_SPAN_ENTRIES].reshape(n_tiles, TILE_SPAN_ENTRIES)[xp.asarray(tiles)]
     spans = to_host(sampled.max(axis=1)).astype(np.int64) - to_host(sampled.min(axis=1)).astype(np.int64)
