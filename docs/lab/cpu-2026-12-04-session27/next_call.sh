@@ -171,6 +171,19 @@ for s in "$@"; do
            step pattern29 python3 docs/lab/h200-2026-12-05-session26/ab_switch.py /tmp/pat29/*.npz \
                 --switch segmented.STAGED_UNIFORM --modes "values=()" "uniform=('float32','float64')" \
                 --dtype float32 --others segmented --auto --out "$R/pattern29.json" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29)"; exit 2 ;;
+    # session 38 (../cpu-2026-12-05-session38/README.md, M3): the medium class's runs of columns
+    # (vector today) against staged, on fresh set 30 ...
+    bench30) S38=docs/lab/cpu-2026-12-05-session38
+           [ -d /tmp/h30 ] || step make30 python3 "$S38/make_held_out_30.py" /tmp/h30
+           step bench30 python3 scripts/bench_corpus.py --out "$R/held-out-30" --scale none \
+                --sources "$(sources /tmp/h30)" --budget-min 4 ;;
+    # ... and on the records of the class that predate staged's bank offsets (session 33): sets 22
+    # and 23 rebuilt whole (the same seeds and order, so the same matrices) and the corpus's block-sparse
+    runs38) [ -d /tmp/h22 ] || step make22 python3 docs/lab/h200-2026-12-05-session26/make_held_out_22.py /tmp/h22
+           [ -d /tmp/h23 ] || step make23 python3 docs/lab/h200-2026-12-05-session26/make_held_out_23.py /tmp/h23
+           step runs38 python3 scripts/bench_corpus.py --out "$R/runs-rerun" --scale 1e7,4e7 --families block-sparse \
+                --sources /tmp/h22/runs-4x8-local-3000.npz,/tmp/h22/runs-2x16-local-1000.npz,/tmp/h23/runs-3x12-local-2000.npz,/tmp/h23/runs-6x4-local-5000.npz \
+                --budget-min 3 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38)"; exit 2 ;;
   esac
 done

@@ -22,6 +22,12 @@ Trials:
             staged where the median column span of a staged tile (4,096 nonzeros) is at most C;
             the spans come from --spans (../cpu-2026-12-05-session36/row_spans.py's output), and
             records without one keep the packed class under every rule
+  m3        (session 38) medium matrices of large regular rows that average more than short_mean
+            and at most 128 (staged's thread cut) over an x larger than staged_x_bytes run staged
+            (the class regular-large) at any near share: the runs of columns
+  local-near=N  (session 38) AutoThresholds.local_near = N: large regular rows of at most 128 on
+            average take the regular-large classes (staged) below a near share of N (the code: 0.45;
+            above 1, at any near share: the runs of columns of auto's medium class)
 A trial patches spla.planning.spmv (matrix_class, AUTO_RULE, STRUCTURES) for this process only:
 fit_auto.picked reads them at each call.
 """
@@ -72,6 +78,14 @@ def _m2(s, pack, near, t, x_bytes):
     return _runs(s, pack, near, t, x_bytes, base=_gate)
 
 
+def _m3(s, pack, near, t, x_bytes, **span):
+    klass = CODE_CLASS(s, pack, near, t, x_bytes, **span)
+    if (klass == "medium" and s.nnz >= t.large_nnz and x_bytes > t.staged_x_bytes
+            and s.mean <= M2_MEAN and s.cv <= t.irregular_cv):
+        return "regular-large"
+    return klass
+
+
 def _packed_low(near_cut: float, cv_cut: float):
     """Packed rows (segmented) go to staged from a near share of near_cut where their lengths vary
     (cv at least cv_cut): the code's packed_near, lowered for rows that are not all one length."""
@@ -94,11 +108,15 @@ def trial(text: str) -> tuple[str, dict]:
     name, _, value = text.partition("=")
     if name in ("m2-gate", "m2-runs", "m2") and not value:
         return text, {"matrix_class": {"m2-gate": _gate, "m2-runs": _runs, "m2": _m2}[name]}
+    if name == "m3" and not value:
+        return text, {"matrix_class": _m3}
     if name == "packed-low" and value:
         near_cut, cv_cut = (float(v) for v in value.split(","))
         return text, {"matrix_class": _packed_low(near_cut, cv_cut)}
     if name == "tile-span" and value:
         return text, {"AUTO": dataclasses.replace(spmv.AUTO, packed_span=float(value))}
+    if name == "local-near" and value:
+        return text, {"AUTO": dataclasses.replace(spmv.AUTO, local_near=float(value))}
     if name == "structured-from" and value:
         n = int(float(value))
         return text, {"STRUCTURES": _structures({
