@@ -3,6 +3,7 @@
 #
 #   scripts/gpu_check.sh [tests] [spmv] [gemm] [spmm] [solvers] [suite] [load] [hotpath] [corpus]
 #                        [precond] [amgprofile] [spgemm] [distributed] [quick]
+#   scripts/gpu_check.sh fingerprint      the hash of the sources that env.txt names, and nothing else
 #                                         (default: tests spmv gemm spmm solvers suite)
 # Narrower runs, through the environment:
 #   TESTS_K="segmented"                    pytest -k filter for the tests step
@@ -19,6 +20,14 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+# The device copy's .git is not re-sent with the tree, so its HEAD can be stale: the tree that ran
+# is named by a hash of its sources instead. `bash scripts/gpu_check.sh fingerprint` prints the
+# same hash here, to match a result to a commit or a working tree.
+fingerprint() {
+  find spla kernels scripts -type f \( -name '*.py' -o -name '*.cu' -o -name '*.cuh' -o -name '*.sh' \) -print0 \
+    | sort -z | xargs -0 cat | sha256sum | cut -c1-16
+}
+if [ "${1:-}" = fingerprint ]; then fingerprint; exit 0; fi
 # wheels the device lacks (pyamg, pytest-xdist, pytest-timeout), carried in .whl/ (see the device notes)
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -51,7 +60,7 @@ run_step() {  # name, timeout seconds, command...
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv
   python3 -c 'import cupy, numpy, scipy; print("cupy", cupy.__version__, "numpy", numpy.__version__, "scipy", scipy.__version__)'
-  git log -1 --format='commit %H %s' 2>/dev/null; } >"$RES/env.txt" 2>&1
+  echo "sources $(fingerprint) (bash scripts/gpu_check.sh fingerprint)"; } >"$RES/env.txt" 2>&1
 cat "$RES/env.txt"
 
 for s in "${steps[@]}"; do

@@ -22,6 +22,7 @@ R=/tmp/next
 mkdir -p "$R" "${OUT:=$PWD/next-out}"
 source scripts/device_matrices.sh unpack  # carry shared-matrices.tar.xz (session 36)
 pack() { tar -C /tmp -czf "$OUT/next.tgz" next; }
+echo "sources $(bash scripts/gpu_check.sh fingerprint) (the tree that ran: bash scripts/gpu_check.sh fingerprint)" | tee "$R/sources.txt"
 step() {  # name, command...: the command's output to $R/name.log, its tail and exit status to the call's
   local name=$1; shift
   echo "== $(date +%H:%M:%S) $name: $*"
