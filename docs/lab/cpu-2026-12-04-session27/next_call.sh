@@ -185,6 +185,15 @@ for s in "$@"; do
            step runs38 python3 scripts/bench_corpus.py --out "$R/runs-rerun" --scale 1e7,4e7 --families block-sparse \
                 --sources /tmp/h22/runs-4x8-local-3000.npz,/tmp/h22/runs-2x16-local-1000.npz,/tmp/h23/runs-3x12-local-2000.npz,/tmp/h23/runs-6x4-local-5000.npz \
                 --budget-min 3 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38)"; exit 2 ;;
+    # ... and float64's staged picks whose records predate the bank offsets (session 37's floor list:
+    # knn-32-window-8k 0.91, knn-32-window-20k 0.94, knn-48-window-5k and rows-32-exactly-over-2M 0.97-0.98)
+    knn38) S24=docs/lab/h200-2026-12-04-session24 S26=docs/lab/h200-2026-12-05-session26
+           [ -d /tmp/h17 ] || step make17 python3 "$S24/make_held_out_17.py" /tmp/h17
+           [ -d /tmp/h18 ] || step make18 python3 "$S24/make_held_out_18.py" /tmp/h18
+           [ -d /tmp/h20 ] || step make20 python3 "$S26/make_held_out_20.py" /tmp/h20
+           step knn38 python3 scripts/bench_corpus.py --out "$R/knn-rerun" --scale none --dtypes float64 \
+                --sources /tmp/h17/knn-32-window-20k.npz,/tmp/h18/knn-48-window-5k.npz,/tmp/h18/rows-32-exactly-over-2M.npz,/tmp/h20/knn-32-window-8k.npz \
+                --budget-min 3 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38)"; exit 2 ;;
   esac
 done
