@@ -402,6 +402,23 @@ AUTO = AutoThresholds()
 #       set 29 (session 37, H200): staged 1.08-1.29x segmented on all 5
 #       small windows at 40M (geomean 1.17), segmented 1.14-1.27x ahead on
 #       all 4 wide ones; at 10M staged was within 0.97 (no size floor)
+#   "runs": large regular rows of more than short_mean and at most
+#       STAGED_THREAD_ROW on average over an x larger than staged_x_bytes
+#       whose neighbouring columns are close too often for the gates above
+#       (near share from local_near): rows made of runs of consecutive
+#       columns, dense blocks. Staged, unless dia or band finds its
+#       structure. They were "medium" (vector) until session 38: staged's
+#       old records there (0.51-0.83 of the best) predate its bank offsets
+#       (session 33), and rows of 32 had put every thread of a warp in one
+#       bank. Tested on set 30 (H100, written with the prediction before
+#       its run; docs/lab/cpu-2026-12-05-session38): on 16 runs of rows of
+#       runs at unaligned starts, staged at least as fast as vector on 15,
+#       geomean 1.26x, lowest 0.975; on rows that are whole aligned 16-byte
+#       packs (vector's best case) at least 0.95x vector on 5 of 6 (dense
+#       4x4 blocks in float64: 0.91). Re-run stale records agree (sets 22-23:
+#       1.07-1.91x; block-sparse at 40M 1.01-1.07x). Over an x of at most
+#       staged_x_bytes the class stays medium: block-sparse@10M in float32
+#       (1 MB of x) ran vector 1.18x staged in the same run
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
@@ -409,7 +426,7 @@ AUTO_RULE = {"long": "vector", "irregular-large": "staged", "huge": "adaptive2",
              "irregular-mid": "staged",
              "irregular-short": "segmented", "irregular": "adaptive2", "short": "vector", "short-few-rows": "warp",
              "short-tiny": "scalar", "regular-large": "staged", "regular-large-packed": "segmented",
-             "regular-large-l2": "segmented",
+             "regular-large-l2": "segmented", "runs": "staged",
              "medium": "vector"}
 
 
@@ -453,7 +470,11 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
         packed = (pack >= 4 and s.mean >= t.packed_mean and near() < t.packed_near
                   and (span is None or span() > t.packed_span))
         return "regular-large-packed" if packed else "regular-large"
-    if s.mean <= t.short_mean and s.max <= t.short_max:
+    short = s.mean <= t.short_mean and s.max <= t.short_max
+    if (not short and s.nnz >= t.large_nnz and x_bytes > t.staged_x_bytes
+            and s.mean <= segmented.STAGED_THREAD_ROW):
+        return "runs"
+    if short:
         if s.n_rows < t.short_rows:
             return "short-few-rows"
         return "short-tiny" if s.mean <= t.tiny_mean and s.max <= t.tiny_max else "short"
@@ -461,7 +482,7 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
 
 
 #: Classes of regular rows in which auto looks for the structures of :data:`STRUCTURES`.
-STRUCTURED_CLASSES = ("regular-large", "regular-large-packed", "regular-large-l2", "short", "short-tiny",
+STRUCTURED_CLASSES = ("regular-large", "regular-large-packed", "regular-large-l2", "runs", "short", "short-tiny",
                       "short-few-rows", "medium")
 
 

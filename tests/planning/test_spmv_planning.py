@@ -823,7 +823,7 @@ def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
     # ... and take staged up to local_near where a thread sums them (staged 1.07-1.21x vector on
     # sets 20-22)
     local_rows = dataclasses.replace(knn, nnz=48_000_000, mean=48.0, max=60)
-    for near, klass in ((t.local_near, "medium"), (np.nextafter(t.local_near, 0), "regular-large")):
+    for near, klass in ((t.local_near, "runs"), (np.nextafter(t.local_near, 0), "regular-large")):
         assert rules.matrix_class(local_rows, 2, lambda near=near: near, x_bytes=8_000_000) == klass
     smaller = dataclasses.replace(knn, n_rows=400_000, nnz=t.large_nnz - 1)
     assert rules.matrix_class(smaller, 4, scattered, x_bytes=16_000_000) == "short"
@@ -832,6 +832,31 @@ def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
         assert rules.rule_choice(knn, 4, scattered, lambda name: name == "dia", x_bytes=x) == "dia"
     assert rules.rule_choice(knn, 2, scattered, lambda name: False, x_bytes=16_000_000) == "staged"
     assert rules.rule_choice(knn, 4, scattered, lambda name: False, x_bytes=16_000_000) == "segmented"
+
+
+def test_large_rows_of_column_runs_run_staged():
+    """Large regular rows of short_mean to STAGED_THREAD_ROW on average whose neighbouring columns
+    are close too often for regular-large's gates (runs of consecutive columns, dense blocks) run
+    staged over an x past staged_x_bytes; shorter or longer rows, a smaller x or a smaller matrix
+    keep the row kernels, and a structure dia or band finds comes first."""
+    t = rules.AUTO
+    runs = RowStats(n_rows=1_200_000, nnz=38_400_000, mean=32.0, std=0.5, cv=0.02, max=32, empty=0)
+    big_x = t.staged_x_bytes + 1
+    for near in (t.local_near, 0.9, 1.0):
+        assert rules.matrix_class(runs, 4, lambda near=near: near, x_bytes=big_x) == "runs"
+    assert rules.AUTO_RULE["runs"] == "staged"
+    assert rules.rule_choice(runs, 4, close_columns, lambda name: False, x_bytes=big_x) == "staged"
+    assert rules.rule_choice(runs, 4, close_columns, lambda name: name == "band", x_bytes=big_x) == "band"
+    # an x in L2 (segmented's regular-large-l2 is for scattered columns), a smaller matrix, rows a
+    # staged thread does not sum, and short rows keep their classes
+    assert rules.matrix_class(runs, 4, close_columns, x_bytes=t.staged_x_bytes) == "medium"
+    assert rules.matrix_class(dataclasses.replace(runs, nnz=t.large_nnz - 1), 4, close_columns,
+                              x_bytes=big_x) == "medium"
+    longer = dataclasses.replace(runs, nnz=180_000_000, mean=150.0, max=180)
+    assert longer.mean > segmented.STAGED_THREAD_ROW
+    assert rules.matrix_class(longer, 4, close_columns, x_bytes=big_x) == "medium"
+    short = dataclasses.replace(runs, nnz=9_600_000, mean=8.0, max=8)
+    assert rules.matrix_class(short, 4, close_columns, x_bytes=big_x) == "short"
 
 
 def test_auto_classes_of_the_unaligned_corpus_families():
@@ -856,6 +881,6 @@ def test_auto_classes_of_the_unaligned_corpus_families():
 def test_auto_rule_is_one_table():
     assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-large", "irregular-narrow", "irregular-mid",
                                     "irregular-short", "irregular", "regular-large", "regular-large-packed",
-                                    "regular-large-l2", "short",
+                                    "regular-large-l2", "runs", "short",
                                     "short-tiny", "short-few-rows", "medium"}
     assert all(k in rules.KERNELS for k in rules.AUTO_RULE.values())
