@@ -22,10 +22,11 @@ cd "$(dirname "$0")/.."
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 # The device copy's .git is not re-sent with the tree, so its HEAD can be stale: the tree that ran
 # is named by a hash of its sources instead. `bash scripts/gpu_check.sh fingerprint` prints the
-# same hash here, to match a result to a commit or a working tree.
+# same hash here, to match a result to a commit or a working tree (LC_ALL=C: the order of the
+# files must not depend on the locale, which differs between the two machines).
 fingerprint() {
   find spla kernels scripts -type f \( -name '*.py' -o -name '*.cu' -o -name '*.cuh' -o -name '*.sh' \) -print0 \
-    | sort -z | xargs -0 cat | sha256sum | cut -c1-16
+    | LC_ALL=C sort -z | xargs -0 cat | sha256sum | cut -c1-16
 }
 if [ "${1:-}" = fingerprint ]; then fingerprint; exit 0; fi
 # wheels the device lacks (pyamg, pytest-xdist, pytest-timeout), carried in .whl/ (see the device notes)
