@@ -4,7 +4,9 @@ lean cuSPARSE call (device time), the 40 lowest listed; per dtype the geomeans o
 kernel's is the ceiling no rule over today's kernels passes). Then the medium class's large
 matrices with every family's share of the best time (the runs class, session 37's README).
 
-    PYTHONPATH=. python3 docs/lab/cpu-2026-12-05-session37/below.py
+    PYTHONPATH=. python3 docs/lab/cpu-2026-12-05-session37/below.py [MORE RECORD FILES] [--spans SPANS]
+
+(session 38: record files after rule_files.txt's, and the tile spans P4's rule reads.)
 
 Stats and near shares come from /tmp/stats.json and /tmp/near.json (copies of
 ../h200-2026-12-03-session8/corpus-stats.json and ../h200-2026-12-04-session19/near-stats.json).
@@ -25,10 +27,15 @@ from spla.planning.spmv import AUTO  # noqa: E402
 FAMILIES = ("vector", "warp", "staged", "segmented", "adaptive", "adaptive2", "cusparse")
 
 
-def main() -> int:
+def main(argv) -> int:
+    spans = None
+    if "--spans" in argv:
+        at = argv.index("--spans")
+        spans, argv = Path(argv[at + 1]), argv[:at] + argv[at + 2:]
     files = [ROOT / f for f in (ROOT / "docs/lab/h100-2026-12-05-session36/rule_files.txt").read_text().split()]
     near = json.loads(Path("/tmp/near.json").read_text())
-    items = fit_auto.load(files, None, Path("/tmp/stats.json"), near_cache=near)
+    items = fit_auto.load([*files, *argv], None, Path("/tmp/stats.json"), near_cache=near,
+                          spans=fit_auto.read_spans(spans))
     large = [i for i in items if i["anchor"] and i["stats"].nnz >= 1e7]
     rows = []
     for i in large:
@@ -56,4 +63,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
