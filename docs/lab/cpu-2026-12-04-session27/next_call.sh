@@ -194,6 +194,11 @@ for s in "$@"; do
            step knn38 python3 scripts/bench_corpus.py --out "$R/knn-rerun" --scale none --dtypes float64 \
                 --sources /tmp/h17/knn-32-window-20k.npz,/tmp/h18/knn-48-window-5k.npz,/tmp/h18/rows-32-exactly-over-2M.npz,/tmp/h20/knn-32-window-8k.npz \
                 --budget-min 3 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38)"; exit 2 ;;
+    # session 38, P5: float32's packed class whose tiles read no line of x twice, on fresh set 31
+    bench31) S38=docs/lab/cpu-2026-12-05-session38
+           [ -d /tmp/h31 ] || step make31 python3 "$S38/make_held_out_31.py" /tmp/h31
+           step bench31 python3 scripts/bench_corpus.py --out "$R/held-out-31" --scale none --dtypes float32 \
+                --sources "$(sources /tmp/h31)" --budget-min 4 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31)"; exit 2 ;;
   esac
 done
