@@ -217,7 +217,7 @@ def run_one(job: dict, dtype: str, args) -> dict:
     from spla.bench.spmv import compare
     from spla.bench.tune import RESULT_KEY
     from spla.planning.spmv import describe_choice
-    from spla.planning.stats import near_share, row_stats, tile_span
+    from spla.planning.stats import near_share, row_stats, tile_lines, tile_span
 
     record = {**{k: v for k, v in job.items() if k != "matrix"}, "dtype": dtype}
     host = job["matrix"]
@@ -234,7 +234,8 @@ def run_one(job: dict, dtype: str, args) -> dict:
                   tuned_kernel=tuned.get("kernel", "tune"), tune=tuned,
                   row_stats=dataclasses.asdict(row_stats(run_matrix)),  # what scripts/fit_auto.py fits on
                   near_share=near_share(run_matrix),  # and scripts/fit_lanes.py
-                  tile_span=tile_span(run_matrix))  # packed rows' split (AutoThresholds.packed_span)
+                  tile_span=tile_span(run_matrix),  # packed rows' split (AutoThresholds.packed_span ...
+                  tile_lines=tile_lines(run_matrix))  # ... and packed_lines)
     return record
 
 

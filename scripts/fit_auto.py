@@ -136,25 +136,28 @@ def read_records(path) -> list[dict]:
 
 
 def read_spans(path: Path | None) -> dict:
-    """record name -> median tile span, from row_spans.py's JSON (empty without a file)."""
+    """record name -> {"span": median tile span, "lines": median lines of x a tile reads}, from
+    row_spans.py's JSON (empty without a file; "lines" only where the file has it)."""
     if path is None:
         return {}
-    return {name: v["tile_span_median"] for name, v in json.loads(Path(path).read_text()).items()}
+    return {name: {"span": v["tile_span_median"], **({"lines": v["tile_lines_median"]} if "tile_lines_median" in v else {})}
+            for name, v in json.loads(Path(path).read_text()).items()}
 
 
-def _span_of(record: dict, spans: dict) -> Callable[[], float] | None:
-    """The record's tile span as the rule asks it: recorded (bench_corpus.py since session 36), or
-    from ``spans``; None where neither has it."""
-    value = record.get("tile_span", spans.get(record["name"]))
+def _tile_stat(record: dict, spans: dict, key: str) -> Callable[[], float] | None:
+    """The record's tile ``key`` ("span" or "lines") as the rule asks it: recorded (bench_corpus.py
+    records tile_span since session 36, tile_lines since session 38), or from ``spans``; None where
+    neither has it."""
+    value = record.get(f"tile_{key}", spans.get(record["name"], {}).get(key))
     return None if value is None else (lambda: value)
 
 
 def load(paths, real: Path | None, stats_path: Path | None, measure: str = "device_us",
          near_cache: dict | None = None, spans: dict | None = None) -> list[dict]:
     """One item per (matrix, dtype): half, stats, near share (lazy; kept in ``near_cache``), tile
-    span (recorded, or from ``spans``: record name -> the median tile span of
-    docs/lab/cpu-2026-12-05-session36/row_spans.py; None where not known: the rule then keeps
-    packed rows packed) and the device time of every kernel family; a matrix measured in several
+    span and lines (recorded, or from ``spans``: :func:`read_spans` of
+    docs/lab/cpu-2026-12-05-session36/row_spans.py's output; None where not known: the rule then
+    keeps packed rows packed) and the device time of every kernel family; a matrix measured in several
     files takes the last file's record (a re-run after a kernel change)."""
     spans = spans or {}
     near_cache = {} if near_cache is None else near_cache
@@ -177,7 +180,7 @@ def load(paths, real: Path | None, stats_path: Path | None, measure: str = "devi
                 "pack": pack_entries(record["dtype"], record["index_dtype"]),
                 "x_bytes": x_bytes(record),
                 "near": lazy_near(record, real, near_cache),
-                "span": _span_of(record, spans),
+                "span": _tile_stat(record, spans, "span"), "lines": _tile_stat(record, spans, "lines"),
                 "times": times, "anchor": min(vendor.values()) if vendor else None}
     if stats_path is not None:
         stats_path.write_text(json.dumps(cache, indent=1, sort_keys=True))
@@ -204,11 +207,12 @@ def picked(item: dict, t: AutoThresholds) -> str:
     (dia, band) taken where the record timed it: bench_corpus.py times them only on matrices that
     have their structure."""
     return rule_choice(item["stats"], item["pack"], item["near"], lambda name: name in item["times"], t,
-                       item["x_bytes"], span=item.get("span"))
+                       item["x_bytes"], span=item.get("span"), lines=item.get("lines"))
 
 
 def _class(item: dict, t: AutoThresholds) -> str:
-    return matrix_class(item["stats"], item["pack"], item["near"], t, item["x_bytes"], span=item.get("span"))
+    return matrix_class(item["stats"], item["pack"], item["near"], t, item["x_bytes"], span=item.get("span"),
+                        lines=item.get("lines"))
 
 
 def quality(item: dict, t: AutoThresholds) -> float:

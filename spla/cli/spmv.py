@@ -182,5 +182,7 @@ def auto_line(choice: dict) -> str:
     near = f", near share {choice['near_share']:.2f}" if "near_share" in choice else ""
     if "tile_span" in choice:  # the rule read it: large packed rows
         near += f", a tile spans {choice['tile_span']:,.0f} columns"
+    if "tile_lines" in choice:
+        near += f" and reads {choice['tile_lines']:,.0f} lines of x"
     return f"auto runs   {kernel}: {why} (class {choice['class']}{near}{rule})"
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import KernelError
 from . import adaptive, band, dia, segmented
-from .stats import NEAR_SHARE_KEY, TILE_SPAN_KEY, RowStats, near_share, row_stats, tile_span
+from .stats import NEAR_SHARE_KEY, TILE_LINES_KEY, TILE_SPAN_KEY, RowStats, near_share, row_stats, tile_lines, tile_span
 from .structured import Refusal
 
 # What `spla.spmv(kernel=...)` accepts on the GPU: spla's kernels in the order of
@@ -213,7 +213,10 @@ class AutoThresholds:
     packed_near: float = 0.05      # ... and packed rows go back to staged where neighbouring columns are at least
                                    # this often close (read off sets 18-20, tested on set 21: session 26) ...
     packed_span: float = 12288.0   # ... or where a staged tile's columns span at most this (stats.tile_span; read
-                                   # off the records, session 36; tested on set 29, session 37)
+                                   # off the records, session 36; tested on set 29, session 37) ...
+    packed_lines: float = 3400.0   # ... or where a tile gathers from at least this many distinct lines of x
+                                   # (stats.tile_lines: hardly a line read twice; read off the records,
+                                   # session 38; tested on set 31)
     bitmap_rows: bool = True       # irregular rows of at most segmented_mean on average and no empty row run
                                    # segmented (its bitmap entry): at any size where a 16-byte pack holds 4
                                    # entries, below large_nnz where it holds 2 (read off the corpus re-run,
@@ -437,14 +440,17 @@ def longest_row_steps(s: RowStats, pack: int) -> float:
 
 
 def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThresholds = AUTO,
-                 x_bytes: float = math.inf, *, span: Callable[[], float] | None = None) -> str:
+                 x_bytes: float = math.inf, *, span: Callable[[], float] | None = None,
+                 lines: Callable[[], float] | None = None) -> str:
     """The auto rule's class of a matrix: "empty" or a key of :data:`AUTO_RULE`. ``pack``: the
     entries of a 16-byte pack of its values and indices (:func:`pack_entries`); ``near()``: its
     :func:`~spla.planning.stats.near_share`, asked only of an irregular matrix of mid size or a
     large regular one over a large x (the sample costs a few small copies from the GPU);
     ``x_bytes``: the size of x (columns times the value size); ``span()``: its
     :func:`~spla.planning.stats.tile_span`, asked only of a large regular matrix of packed rows
-    (None: not known, as in a benchmark record without it; the packed rows then stay packed)."""
+    (None: not known, as in a benchmark record without it; the packed rows then stay packed);
+    ``lines()``: its :func:`~spla.planning.stats.tile_lines`, asked as ``span()`` is (None: the
+    same)."""
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
     if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
@@ -468,7 +474,8 @@ def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThres
         if x_bytes <= t.staged_x_bytes:
             return "regular-large-l2"
         packed = (pack >= 4 and s.mean >= t.packed_mean and near() < t.packed_near
-                  and (span is None or span() > t.packed_span))
+                  and (span is None or span() > t.packed_span)
+                  and (lines is None or lines() < t.packed_lines))
         return "regular-large-packed" if packed else "regular-large"
     short = s.mean <= t.short_mean and s.max <= t.short_max
     if (not short and s.nnz >= t.large_nnz and x_bytes > t.staged_x_bytes
@@ -487,13 +494,14 @@ STRUCTURED_CLASSES = ("regular-large", "regular-large-packed", "regular-large-l2
 
 
 def rule_choice(stats: RowStats, pack: int, near: Callable[[], float], has_structure: Callable[[str], bool],
-                t: AutoThresholds = AUTO, x_bytes: float = math.inf, *, span: Callable[[], float] | None = None) -> str:
+                t: AutoThresholds = AUTO, x_bytes: float = math.inf, *, span: Callable[[], float] | None = None,
+                lines: Callable[[], float] | None = None) -> str:
     """The rule's kernel for a matrix of these row statistics: the class's kernel, or the first
     structured one (:data:`STRUCTURES`: ``dia``, ``band``) that auto considers for a regular
     matrix of them and that ``has_structure(name)`` confirms (asked only then: detection may
     cost a pass over the matrix). :func:`rule_kernel` answers it by detection on A,
     ``scripts/fit_auto.py`` from what a benchmark record timed."""
-    klass = matrix_class(stats, pack, near, t, x_bytes, span=span)
+    klass = matrix_class(stats, pack, near, t, x_bytes, span=span, lines=lines)
     if klass == "empty":
         return "scalar"
     if klass in STRUCTURED_CLASSES:
@@ -508,18 +516,24 @@ def x_bytes_of(A) -> int:
     return A.n_cols * A.dtype.itemsize
 
 
-def _rule_inputs(A) -> tuple[int, Callable[[], float], int, Callable[[], float]]:
+Lazy = Callable[[], float]  # a statistic of A, computed when the rule first asks for it
+
+
+def _rule_inputs(A) -> tuple[int, Lazy, int, Lazy, Lazy]:
     """What the rule reads of A besides its row statistics: the entries of a 16-byte pack, the
-    near share and the tile span (each asked lazily: a sample copied from the GPU) and the bytes of x."""
-    return pack_entries(A.dtype, A.index_dtype), lambda: near_share(A), x_bytes_of(A), lambda: tile_span(A)
+    near share, the bytes of x and the sampled tiles' span and lines. The near share and the tiles
+    are asked lazily: each is a sample copied from the GPU."""
+    return (pack_entries(A.dtype, A.index_dtype), lambda: near_share(A), x_bytes_of(A), lambda: tile_span(A),
+            lambda: tile_lines(A))
 
 
 def rule_kernel(A) -> str:
     """The kernel the rule picks for A from its row statistics (ignores tuning): the class's kernel,
     or a structured one (``dia``, ``band``) for a large regular matrix that has its structure."""
     stats = row_stats(A)
-    pack, near, x_bytes, span = _rule_inputs(A)
-    return rule_choice(stats, pack, near, lambda name: STRUCTURES[name].applies(A, stats), x_bytes=x_bytes, span=span)
+    pack, near, x_bytes, span, lines = _rule_inputs(A)
+    return rule_choice(stats, pack, near, lambda name: STRUCTURES[name].applies(A, stats), x_bytes=x_bytes,
+                       span=span, lines=lines)
 
 
 # Where a matrix keeps what auto runs on it (choose_kernel reads it; spla.planning.tune sets it
@@ -551,13 +565,14 @@ def describe_choice(A) -> dict:
     s = row_stats(A)
     name = choose_kernel(A)
     family, param = parse_kernel(name)
-    pack, near, x_bytes, span = _rule_inputs(A)
-    info = {"kernel": name, "class": matrix_class(s, pack, near, x_bytes=x_bytes, span=span), "mean_row": s.mean,
+    pack, near, x_bytes, span, lines = _rule_inputs(A)
+    info = {"kernel": name, "class": matrix_class(s, pack, near, x_bytes=x_bytes, span=span, lines=lines),
+            "mean_row": s.mean,
             "max_row": s.max, "cv": s.cv, "source": A._cache.get(AUTO_SOURCE_KEY, "rule"), "rule": rule_kernel(A)}
     if NEAR_SHARE_KEY in A._cache:  # the rule read it (mid-size irregular, large regular rows), or a launcher did
         info["near_share"] = A._cache[NEAR_SHARE_KEY]
-    if TILE_SPAN_KEY in A._cache:  # the rule read it (large packed rows)
-        info["tile_span"] = A._cache[TILE_SPAN_KEY]
+    if TILE_SPAN_KEY in A._cache:  # the rule read them (large packed rows)
+        info["tile_span"], info["tile_lines"] = A._cache[TILE_SPAN_KEY], A._cache[TILE_LINES_KEY]
     if family in ("segmented", "staged"):
         info["entries"] = bound_param(A, family, param)  # K a lane, T a thread
     if family in LANE_FAMILIES:

@@ -123,10 +123,13 @@ def _near_share(A) -> float:
     return float(np.count_nonzero(gaps <= NEAR_COLUMNS)) / gaps.size
 
 
-# The window of x a tile of staged's reads (auto's packed rows: staged where it is narrow).
+# The window of x a tile of staged's reads, and the lines of x it gathers from (auto's packed rows:
+# staged where the window is narrow, or where hardly a line is read twice).
 TILE_SPAN_ENTRIES = 4096   # nonzeros a tile: float32 staged's tile (256 threads x 16)
 TILE_SPAN_SAMPLES = 256    # tiles sampled, evenly spaced
-TILE_SPAN_KEY = "tile-span"  # A._cache[TILE_SPAN_KEY]: tile_span(A), once computed
+TILE_SPAN_KEY = "tile-span"    # A._cache[TILE_SPAN_KEY]: tile_span(A), once computed
+TILE_LINES_KEY = "tile-lines"  # A._cache[TILE_LINES_KEY]: tile_lines(A), from the same sample
+LINE_BYTES = 128           # a line of x: what one L1 miss brings in
 
 
 def tile_span(A) -> float:
@@ -134,20 +137,34 @@ def tile_span(A) -> float:
     nonzeros, of the tile's largest column less its smallest: how wide a window of x a block of
     the tile kernels reads. About the window on rows near the diagonal (4,064 on rows drawn from
     diagonal blocks of 4,096 columns), about n_cols on scattered ones. 0.0 for a matrix under
-    one tile. Cached on A; only the sampled tiles' smallest and largest columns leave the GPU."""
-    span = A._cache.get(TILE_SPAN_KEY)
-    if span is None:
-        span = A._cache[TILE_SPAN_KEY] = _tile_span(A)
-    return span
+    one tile. Cached on A with :func:`tile_lines` (one sample); only a number a tile leaves the GPU."""
+    if TILE_SPAN_KEY not in A._cache:
+        _sample_tiles(A)
+    return A._cache[TILE_SPAN_KEY]
 
 
-def _tile_span(A) -> float:
+def tile_lines(A) -> float:
+    """The median, over the tiles :func:`tile_span` samples, of the distinct LINE_BYTES lines of x
+    (in A's value type) that a tile's nonzeros gather from: about TILE_SPAN_ENTRIES where columns are
+    scattered so widely that no line is read twice, a few hundred on rows near the diagonal, in
+    between where some columns are read by many rows (hubs) or rows repeat a pattern (Kronecker
+    products). 0.0 for a matrix under one tile. Cached on A."""
+    if TILE_LINES_KEY not in A._cache:
+        _sample_tiles(A)
+    return A._cache[TILE_LINES_KEY]
+
+
+def _sample_tiles(A) -> None:
     n_tiles = A.nnz // TILE_SPAN_ENTRIES
     if n_tiles == 0:
-        return 0.0
+        A._cache[TILE_SPAN_KEY] = A._cache[TILE_LINES_KEY] = 0.0
+        return
     side, xp = _cheapest_side(A)
     indices = side.indices
     tiles = np.unique(np.linspace(0, n_tiles - 1, min(n_tiles, TILE_SPAN_SAMPLES)).astype(np.int64))
     sampled = indices[:n_tiles * TILE_SPAN_ENTRIES].reshape(n_tiles, TILE_SPAN_ENTRIES)[xp.asarray(tiles)]
     spans = to_host(sampled.max(axis=1)).astype(np.int64) - to_host(sampled.min(axis=1)).astype(np.int64)
-    return float(np.median(spans))
+    lines = xp.sort(sampled // (LINE_BYTES // np.dtype(A.dtype).itemsize), axis=1)
+    distinct = 1 + to_host(xp.count_nonzero(lines[:, 1:] != lines[:, :-1], axis=1)).astype(np.int64)
+    A._cache[TILE_SPAN_KEY] = float(np.median(spans))
+    A._cache[TILE_LINES_KEY] = float(np.median(distinct))

@@ -402,19 +402,24 @@ def test_near_share_of_a_device_matrix_is_the_host_copys(rng, index_dtype):
 
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_tile_span_of_a_device_matrix_is_the_host_copys(rng, index_dtype):
-    """tile_span takes the smallest and largest column of the sampled tiles on the GPU: the same
-    median as on the host, and auto's packed rows split by it."""
-    from spla.planning.stats import tile_span
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tile_span_and_lines_of_a_device_matrix_are_the_host_copys(rng, index_dtype, dtype):
+    """tile_span and tile_lines sample the tiles on the GPU (the smallest and largest column, the
+    distinct lines of x: a sort on the device): the same medians as on the host, and auto's packed
+    rows split by them."""
+    from spla.planning.stats import tile_lines, tile_span
 
     scattered = _random(rng, 20_000, 2_000_000, 4e-6)
     banded = sp.diags([rng.uniform(-1, 1, 20_000) for _ in range(9)], [-3000, -900, -40, -3, 0, 5, 77, 800, 2500],
                       shape=(20_000, 20_000), format="csr")
     for host in (scattered, banded):
-        A = _device_matrix(host, np.float32, index_dtype)
-        assert tile_span(A) == tile_span(CSRMatrix.from_scipy(host, dtype=np.float32, index_dtype=index_dtype))
-    assert tile_span(_device_matrix(banded, np.float32, index_dtype)) < rules.AUTO.packed_span
-    assert tile_span(_device_matrix(scattered, np.float32, index_dtype)) > rules.AUTO.packed_span
+        A = _device_matrix(host, dtype, index_dtype)
+        on_host = CSRMatrix.from_scipy(host, dtype=dtype, index_dtype=index_dtype)
+        assert (tile_span(A), tile_lines(A)) == (tile_span(on_host), tile_lines(on_host))
+    assert tile_span(_device_matrix(banded, dtype, index_dtype)) < rules.AUTO.packed_span
+    assert tile_span(_device_matrix(scattered, dtype, index_dtype)) > rules.AUTO.packed_span
+    assert tile_lines(_device_matrix(banded, dtype, index_dtype)) < rules.AUTO.packed_lines
+    assert tile_lines(_device_matrix(scattered, dtype, index_dtype)) > rules.AUTO.packed_lines
 
 
 @pytest.mark.parametrize("one_launch_cut", [0, 10**9], ids=["finish-launch", "one-launch"])

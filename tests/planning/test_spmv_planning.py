@@ -23,14 +23,14 @@ from spla.planning import spmv as rules
 from spla.planning.stats import RowStats, near_share, row_stats
 
 
-def _matrix(rows, n_cols, rng):
+def _matrix(rows, n_cols, rng, dtype=np.float64):
     """CSR from a list of (length or explicit column list) per row, random values."""
     indptr, indices = [0], []
     for spec in rows:
         cols = spec if isinstance(spec, (list, np.ndarray)) else rng.choice(n_cols, size=spec, replace=False)
         indices.extend(int(c) for c in cols)
         indptr.append(len(indices))
-    data = rng.uniform(-1, 1, len(indices))
+    data = rng.uniform(-1, 1, len(indices)).astype(dtype)
     return CSRMatrix(data, np.asarray(indices, dtype=np.int64), np.asarray(indptr), (len(rows), n_cols))
 
 
@@ -475,8 +475,34 @@ def test_tile_span_is_the_median_window_of_a_sampled_tile(rng):
     # under one tile: 0.0, nothing to sample
     assert tile_span(_matrix([[0, 5000]], 6000, rng)) == 0.0
     # spla info says it once the rule has read it
-    line = auto_line({"kernel": "staged", "class": "regular-large", "near_share": 0.01, "tile_span": 4064.0})
-    assert line.endswith("(class regular-large, near share 0.01, a tile spans 4,064 columns)")
+    line = auto_line({"kernel": "staged", "class": "regular-large", "near_share": 0.01, "tile_span": 4064.0,
+                      "tile_lines": 128.0})
+    assert line.endswith("(class regular-large, near share 0.01, a tile spans 4,064 columns and reads 128 lines of x)")
+
+
+@pytest.mark.parametrize("dtype, line", [(np.float32, 32), (np.float64, 16)])
+def test_tile_lines_count_the_lines_of_x_a_sampled_tile_gathers_from(rng, dtype, line):
+    """tile_lines: the median over the sampled tiles of the distinct 128-byte lines of x (32 float32
+    or 16 float64 columns) a tile's nonzeros read; sampled with tile_span, and cached with it."""
+    from spla.planning.stats import TILE_LINES_KEY, TILE_SPAN_ENTRIES, TILE_SPAN_KEY, tile_lines, tile_span
+
+    n = 4 * TILE_SPAN_ENTRIES // 8
+    # 8 consecutive columns a row, starting on a line: a row reads one line
+    runs = _matrix([np.arange(8) + line * (i % 1000) for i in range(n)], line * 1000, rng, dtype=dtype)
+    assert tile_lines(runs) == TILE_SPAN_ENTRIES // 8
+    assert runs._cache[TILE_SPAN_KEY] == tile_span(runs), "sampled together"
+    # the same column in every row: one line a tile
+    same = _matrix([[5] for _ in range(2 * TILE_SPAN_ENTRIES)], 100, rng, dtype=dtype)
+    assert tile_lines(same) == 1.0 and same._cache[TILE_LINES_KEY] == 1.0
+    # every column on a line of its own: every nonzero a new line
+    spread = _matrix([np.arange(8) * line + 8 * line * i for i in range(n)], 8 * line * n, rng, dtype=dtype)
+    assert tile_lines(spread) == TILE_SPAN_ENTRIES
+    # exactly counted: lines of each sampled tile against NumPy's unique
+    wide = _matrix([np.sort(rng.choice(40_000, 8, replace=False)) for _ in range(n)], 40_000, rng, dtype=dtype)
+    counts = [np.unique(wide.indices[k:k + TILE_SPAN_ENTRIES] // line).size
+              for k in range(0, wide.nnz - TILE_SPAN_ENTRIES + 1, TILE_SPAN_ENTRIES)]
+    assert tile_lines(wide) == np.median(counts)
+    assert tile_lines(_matrix([[0, 5000]], 6000, rng, dtype=dtype)) == 0.0
 
 
 # ---------------------------------------------------- segmented tile rows
@@ -810,6 +836,15 @@ def test_large_regular_rows_over_scattered_columns_run_tile_kernels():
     for span, klass in ((t.packed_span, "regular-large"), (wider, "regular-large-packed")):
         assert rules.matrix_class(knn, 4, scattered, x_bytes=16_000_000, span=lambda span=span: span) == klass
     assert rules.matrix_class(knn, 4, scattered, x_bytes=16_000_000, span=None) == "regular-large-packed"
+    # ... or where a tile's gathers read at least packed_lines distinct lines of x (columns scattered
+    # over all of x: hardly a line read twice); lines not known keep them packed
+    wide = lambda: 16_000_000.0  # noqa: E731
+    fewer = np.nextafter(t.packed_lines, 0)
+    for lines, klass in ((t.packed_lines, "regular-large"), (fewer, "regular-large-packed")):
+        assert rules.matrix_class(knn, 4, scattered, x_bytes=16_000_000, span=wide,
+                                  lines=lambda lines=lines: lines) == klass
+    assert rules.matrix_class(knn, 4, scattered, x_bytes=16_000_000, span=wide, lines=None) == "regular-large-packed"
+    assert 0 < t.packed_lines <= 4096, "a tile holds 4,096 nonzeros"
     assert rules.matrix_class(knn, 2, scattered, x_bytes=16_000_000, span=lambda: 0.0) == "regular-large"
     assert rules.matrix_class(knn, 4, close_columns, x_bytes=16_000_000) == "short"
     # columns often close (rows within a few hundred columns of the diagonal: near share
@@ -860,15 +895,18 @@ def test_large_rows_of_column_runs_run_staged():
 
 
 def test_auto_classes_of_the_unaligned_corpus_families():
-    """The rule on real matrices (not row statistics alone): x and the near share are read from A.
-    Rows of 5-15 over a square x of 4 MB run staged, over 60,000 columns (240-480 KB) segmented,
+    """The rule on real matrices (not row statistics alone): x, the near share and the tiles are
+    read from A. Rows of 5-15 over a square x of 4 MB run staged (float32's packed rows too: their
+    tiles read about 3,600 lines of x), over 60,000 columns (240-480 KB) segmented, rows of 8 over
+    columns of skewed popularity segmented in float32 (about 2,600 lines: hot columns read twice),
     and rows of 1-4 over 2,000 columns a thread each."""
     from spla.bench import corpus
 
     nnz = 5_000_000
     assert nnz >= rules.AUTO.large_nnz
     for name, dtype, klass, kernel in (("random-width", np.float64, "regular-large", "staged"),
-                                       ("random-width", np.float32, "regular-large-packed", "segmented"),
+                                       ("random-width", np.float32, "regular-large", "staged"),
+                                       ("zipf-columns", np.float32, "regular-large-packed", "segmented"),
                                        ("random-width-60k", np.float64, "regular-large-l2", "segmented"),
                                        ("random-width-60k", np.float32, "regular-large-l2", "segmented"),
                                        ("tiny-narrow", np.float32, "short-tiny", "scalar")):

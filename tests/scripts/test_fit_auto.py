@@ -239,3 +239,12 @@ def test_tile_spans_put_packed_rows_within_a_narrow_window_on_staged(tmp_path):
     # a record that carries its span (bench_corpus.py) needs no file
     path.write_text(json.dumps({"records": [{**record, "tile_span": 4000.0}]}))
     assert fit_auto.picked(fit_auto.load([path], None, None)[0], fit_auto.AUTO) == "staged"
+    # a wide window whose tiles read hardly a line twice (packed_lines) runs staged too; fewer lines
+    # keep segmented, from the file or from the record
+    for lines, kernel in ((4000.0, "staged"), (3000.0, "segmented")):
+        spans.write_text(json.dumps({"knn": {"tile_span_median": 4e6, "tile_lines_median": lines}}))
+        path.write_text(json.dumps({"records": [record]}))
+        item = fit_auto.load([path], None, None, spans=fit_auto.read_spans(spans))[0]
+        assert item["lines"]() == lines and fit_auto.picked(item, fit_auto.AUTO) == kernel
+        path.write_text(json.dumps({"records": [{**record, "tile_span": 4e6, "tile_lines": lines}]}))
+        assert fit_auto.picked(fit_auto.load([path], None, None)[0], fit_auto.AUTO) == kernel
