@@ -404,7 +404,17 @@ AUTO = AutoThresholds()
 #       stays in L1. Read off those records (session 36), then tested on
 #       set 29 (session 37, H200): staged 1.08-1.29x segmented on all 5
 #       small windows at 40M (geomean 1.17), segmented 1.14-1.27x ahead on
-#       all 4 wide ones; at 10M staged was within 0.97 (no size floor)
+#       all 4 wide ones; at 10M staged was within 0.97 (no size floor).
+#       Nor where a tile gathers from at least packed_lines distinct lines
+#       of x (stats.tile_lines): columns scattered so widely that hardly a
+#       line is read twice, so segmented's packs gather nothing together. On
+#       the records, tiles of at least 3,400 lines ran staged 0.98-1.11x
+#       segmented (29 of 31 at 0.99 and up; 1.09-1.11 on rows of 96-104),
+#       while hot columns, Kronecker products and wide windows (750-3,300
+#       lines) kept segmented ahead. Read off the records (session 38),
+#       then tested on set 31 (H100, written with the prediction before its
+#       run): staged 1.01-1.12x segmented on all 7 scattered matrices
+#       (geomean 1.07), segmented ahead on all 3 controls (staged 0.72-0.98)
 #   "runs": large regular rows of more than short_mean and at most
 #       STAGED_THREAD_ROW on average over an x larger than staged_x_bytes
 #       whose neighbouring columns are close too often for the gates above

@@ -25,6 +25,9 @@ Trials:
   m3        (session 38) medium matrices of large regular rows that average more than short_mean
             and at most 128 (staged's thread cut) over an x larger than staged_x_bytes run staged
             (the class regular-large) at any near share: the runs of columns
+  packed-lines=L  (session 38) AutoThresholds.packed_lines = L: float32 packed rows (segmented) run
+            staged where a sampled tile reads at least L distinct lines of x (inf: never, the rule
+            before P5); lines come from the records or --spans
   local-near=N  (session 38) AutoThresholds.local_near = N: large regular rows of at most 128 on
             average take the regular-large classes (staged) below a near share of N (the code: 0.45;
             above 1, at any near share: the runs of columns of auto's medium class)
@@ -115,6 +118,8 @@ def trial(text: str) -> tuple[str, dict]:
         return text, {"matrix_class": _packed_low(near_cut, cv_cut)}
     if name == "tile-span" and value:
         return text, {"AUTO": dataclasses.replace(spmv.AUTO, packed_span=float(value))}
+    if name == "packed-lines" and value:
+        return text, {"AUTO": dataclasses.replace(spmv.AUTO, packed_lines=float(value))}
     if name == "local-near" and value:
         return text, {"AUTO": dataclasses.replace(spmv.AUTO, local_near=float(value))}
     if name == "structured-from" and value:
