@@ -16,25 +16,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "h200-2026-12-05-session26"))
-import make_held_out_20 as twentieth  # noqa: E402
+import make_held_out_22 as twenty_second  # noqa: E402
 
-gen, twelve = twentieth.gen, twentieth.twelve
+gen, twelve, local_runs = twenty_second.gen, twenty_second.twelve, twenty_second.local_runs
 gen.RNG = np.random.default_rng(3830)
 twelve.gen.RNG = gen.RNG
-
-
-def local_runs(n: int, runs, width: int, reach: int, align: int = 1):
-    """Rows of ``runs`` runs (a number, or (lo, hi) drawn per row) of ``width`` consecutive
-    columns, each run's start within +-reach of the diagonal and rounded down to a multiple of
-    ``align`` (1: anywhere). Runs that overlap merge, so a few rows come out shorter."""
-    def build():
-        per = np.full(n, runs) if np.isscalar(runs) else gen.RNG.integers(runs[0], runs[1] + 1, n)
-        rows = np.repeat(np.arange(n, dtype=np.int64), per)
-        starts = np.clip(rows + gen.RNG.integers(-reach, reach + 1, rows.size), 0, n - width)
-        starts -= starts % align
-        cols = (starts[:, None] + np.arange(width)).ravel()
-        return twelve._coo(np.repeat(rows, width), cols, (n, n))
-    return build
 
 
 def block_rows(n_blocks: int, block: int, per_row: int, reach: int):

@@ -15,16 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "h200-2026-12-04-session24"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "h200-2026-12-05-session26"))
-import make_held_out_20 as twentieth  # noqa: E402
+import make_held_out_18 as eighteenth  # noqa: E402
+import make_held_out_22 as twenty_second  # noqa: E402
 
-gen, twelve = twentieth.gen, twentieth.twelve
+gen, twelve = twenty_second.gen, twenty_second.twelve
+scattered, windows = eighteenth.scattered, twenty_second.local  # rows over all of x; rows in a window
 gen.RNG = np.random.default_rng(3831)
 twelve.gen.RNG = gen.RNG
-
-
-def scattered(n_rows: int, lo: int, hi: int, n_cols: int):
-    return lambda: gen._scattered_rows(gen.RNG.integers(lo, hi + 1, n_rows), n_cols)
 
 
 def hot_columns(n_rows: int, length: int, n_cols: int, exponent: float):
@@ -36,11 +35,6 @@ def hot_columns(n_rows: int, length: int, n_cols: int, exponent: float):
         rows = np.repeat(np.arange(n_rows, dtype=np.int64), length)
         return twelve._coo(rows, place[rank], (n_rows, n_cols))
     return build
-
-
-def windows(n: int, lo: int, hi: int, reach: int):
-    """Rows of lo..hi columns uniform within +-reach of the diagonal (a wide kNN window)."""
-    return lambda: twelve.long_local(n, lo, hi, reach)
 
 
 THIRTY_FIRST = {

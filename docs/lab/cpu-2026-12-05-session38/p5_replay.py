@@ -4,6 +4,10 @@ where the median tile of 4,096 nonzeros gathers from at least L distinct 128-byt
 per cut, the class's records that move and the held-out and large tables' figures that change.
 
     PYTHONPATH=. python3 p5_replay.py SPANS.json CUT [CUT ...] -- RECORD_FILES...
+
+Written for the code before P5 (ef52a81; p5_replay.txt is that run). With P5 in the code the rule
+reads the lines itself, so "cut inf" is P5 too: replay it with rule_trial.py --trial
+packed-lines=inf (p5_replay_after.txt).
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ def main(argv) -> int:
                           near_cache=json.loads(Path("/tmp/near.json").read_text()),
                           spans=fit_auto.read_spans(Path(argv[0])))
     for cut in [math.inf, *cuts]:
-        def pick(i):
+        def pick(i, cut=cut):
             code = fit_auto.picked(i, AUTO)
             lines = spans.get(i["name"], {}).get("tile_lines_median", 0.0)
-            if fit_auto._class(i, AUTO) == "regular-large-packed" and lines >= cut and "staged" in i["times"]:
+            packed = fit_auto._class(i, AUTO) == "regular-large-packed"
+            if packed and lines >= cut and "staged" in i["times"]:
                 return "staged"
             return code
         print(f"cut {cut}:")
@@ -49,8 +54,9 @@ def main(argv) -> int:
             for i in items:
                 if pick(i) != fit_auto.picked(i, AUTO):
                     t = i["times"]
+                    lines = spans[i["name"]]["tile_lines_median"]
                     print(f"    moves: {i['name'][-40:]:40s} {i['half']:8s} mean {i['stats'].mean:6.1f} lines "
-                          f"{spans[i['name']]['tile_lines_median']:6.0f} staged/segmented {t['segmented'] / t['staged']:.3f}")
+                          f"{lines:6.0f} staged/segmented {t['segmented'] / t['staged']:.3f}")
     return 0
 
 

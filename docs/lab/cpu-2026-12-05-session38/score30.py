@@ -54,14 +54,15 @@ def main(paths) -> int:
     blocks = [(k, v) for k, v in sorted(r.items()) if k[0] == "block-sparse@40M"]
     verdict("R (runs-4x8/2x16 at least 1.3x vector; block-sparse@40M 0.90-1.10)", rerun + blocks,
             all(v[0] >= 1.3 for _, v in rerun) and all(0.90 <= v[0] <= 1.10 for _, v in blocks))
-    moved = controls + [(k, v) for k, v in sorted(r.items()) if k in (("block-sparse@40M", "float32"),
-                        ("block-sparse@40M", "float64"), ("block-sparse@10M", "float64"))]
+    blocks_moved = (("block-sparse@40M", "float32"), ("block-sparse@40M", "float64"), ("block-sparse@10M", "float64"))
+    moved = controls + [(k, v) for k, v in sorted(r.items()) if k in blocks_moved]
     below = [k for k, v in moved if v[0] < 0.95]
     verdict(f"the decision's clause (staged below 0.95x vector on at most one of the controls and the moved "
             f"block-sparse runs): {len(below)} {below}", moved, len(below) <= 1)
-    others = [(k, v) for k, v in sorted(r.items()) if k[0].startswith(("runs-3x12", "runs-6x4-local-5000"))
-              or k == ("block-sparse@10M", "float32")]
-    verdict("(not predicted: set 23's runs, block-sparse@10M float32, where x is 1 MB and M3 keeps vector)", others, True)
+    set23 = ("runs-3x12", "runs-6x4-local-5000")
+    others = [(k, v) for k, v in sorted(r.items()) if k[0].startswith(set23) or k == ("block-sparse@10M", "float32")]
+    verdict("(not predicted: set 23's runs, block-sparse@10M float32, where x is 1 MB and M3 keeps vector)",
+            others, True)
     return 0
 
 

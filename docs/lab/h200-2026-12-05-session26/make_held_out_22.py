@@ -27,11 +27,16 @@ def local(n: int, lo: int, hi: int, reach: int):
     return lambda: twelve.long_local(n, lo, hi, reach)
 
 
-def local_runs(n: int, runs: int, width: int, reach: int):
-    """Rows of ``runs`` runs of ``width`` consecutive columns, each run within +-reach of the diagonal."""
+def local_runs(n: int, runs, width: int, reach: int, align: int = 1):
+    """Rows of ``runs`` runs (a number, or (lo, hi) drawn per row) of ``width`` consecutive
+    columns, each run's start within +-reach of the diagonal and rounded down to a multiple of
+    ``align`` (1: anywhere; session 38's set 30 added the range and ``align``, which leave this
+    set's matrices as they were). Runs that overlap merge, so a few rows come out shorter."""
     def build():
-        rows = np.repeat(np.arange(n, dtype=np.int64), runs)
+        per = np.full(n, runs) if np.isscalar(runs) else gen.RNG.integers(runs[0], runs[1] + 1, n)
+        rows = np.repeat(np.arange(n, dtype=np.int64), per)
         starts = np.clip(rows + gen.RNG.integers(-reach, reach + 1, rows.size), 0, n - width)
+        starts -= starts % align
         cols = (starts[:, None] + np.arange(width)).ravel()
         return twelve._coo(np.repeat(rows, width), cols, (n, n))
     return build
