@@ -415,7 +415,7 @@ AUTO = AutoThresholds()
 #       then tested on set 31 (H100, written with the prediction before its
 #       run): staged 1.01-1.12x segmented on all 7 scattered matrices
 #       (geomean 1.07), segmented ahead on all 3 controls (staged 0.72-0.98)
-#   "runs": large regular rows of more than short_mean and at most
+#   "runs": large regular rows, not short ones, of at most
 #       STAGED_THREAD_ROW on average over an x larger than staged_x_bytes
 #       whose neighbouring columns are close too often for the gates above
 #       (near share from local_near): rows made of runs of consecutive
@@ -577,8 +577,8 @@ def describe_choice(A) -> dict:
     family, param = parse_kernel(name)
     pack, near, x_bytes, span, lines = _rule_inputs(A)
     info = {"kernel": name, "class": matrix_class(s, pack, near, x_bytes=x_bytes, span=span, lines=lines),
-            "mean_row": s.mean,
-            "max_row": s.max, "cv": s.cv, "source": A._cache.get(AUTO_SOURCE_KEY, "rule"), "rule": rule_kernel(A)}
+            "mean_row": s.mean, "max_row": s.max, "cv": s.cv, "source": A._cache.get(AUTO_SOURCE_KEY, "rule"),
+            "rule": rule_kernel(A)}
     if NEAR_SHARE_KEY in A._cache:  # the rule read it (mid-size irregular, large regular rows), or a launcher did
         info["near_share"] = A._cache[NEAR_SHARE_KEY]
     if TILE_SPAN_KEY in A._cache:  # the rule read them (large packed rows)
