@@ -41,13 +41,13 @@ from ..errors import InputError
 from ..linalg._kernels import FLAG, kernels_for
 from ..linalg._krylov import (
     IterationCounter,
-    _upper_triangular_solve,
     cg_iterations,
     givens_step,
     gmres_options,
     inner_tolerance,
     loop_iterations,
     minres_iterations,
+    upper_triangular_solve,
 )
 from ..linalg._system import DEFAULT_GPU_CHECK_EVERY, absolute_tolerance, default_maxiter
 from .vector import DistVector
@@ -368,7 +368,7 @@ def _gmres(system, rtol, atol, restart, maxiter, callback, callback_type):
                 callback(residual_estimate / b_norm)
             if residual_estimate <= ptol or breakdown:
                 break
-        y = _upper_triangular_solve(H[:col + 1, :col + 1], g[:col + 1])
+        y = upper_triangular_solve(H[:col + 1, :col + 1], g[:col + 1])
         x += xp.asarray(y.astype(system.dtype)) @ V[:col + 1]
         r = system.b - system.matvec(x)
         r_norm = system.norm(r)

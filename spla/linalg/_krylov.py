@@ -512,7 +512,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
                 callback(residual_estimate / b_norm)
             if residual_estimate <= ptol or breakdown:
                 break
-        y = _upper_triangular_solve(H[:col + 1, :col + 1], g[:col + 1])
+        y = upper_triangular_solve(H[:col + 1, :col + 1], g[:col + 1])
         x += xp.asarray(y.astype(system.dtype)) @ V[:col + 1]
         r = system.b - system.matvec(x)
         r_norm = _norm(xp, r)
@@ -561,7 +561,7 @@ def inner_tolerance(residual_estimate: float, ptol: float, factor: float, eps: f
     return residual_estimate * min(factor, atol / r_norm), factor
 
 
-def _upper_triangular_solve(R, g):
+def upper_triangular_solve(R, g):
     """Back substitution that skips zero pivots (a singular Hessenberg after breakdown), like SciPy."""
     m = R.shape[0]
     y = g.astype(np.float64).copy()
