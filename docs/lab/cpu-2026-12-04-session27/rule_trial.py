@@ -28,6 +28,8 @@ Trials:
   packed-lines=L  (session 38) AutoThresholds.packed_lines = L: float32 packed rows (segmented) run
             staged where a sampled tile reads at least L distinct lines of x (inf: never, the rule
             before P5); lines come from the records or --spans
+  mid-nnz=N  (session 38) AutoThresholds.mid_nnz = N: smaller irregular matrices from N nonzeros
+            whose columns are rarely close run staged (the code: 296,491, fitted per call and device)
   local-near=N  (session 38) AutoThresholds.local_near = N: large regular rows of at most 128 on
             average take the regular-large classes (staged) below a near share of N (the code: 0.45;
             above 1, at any near share: the runs of columns of auto's medium class)
@@ -120,6 +122,8 @@ def trial(text: str) -> tuple[str, dict]:
         return text, {"AUTO": dataclasses.replace(spmv.AUTO, packed_span=float(value))}
     if name == "packed-lines" and value:
         return text, {"AUTO": dataclasses.replace(spmv.AUTO, packed_lines=float(value))}
+    if name == "mid-nnz" and value:
+        return text, {"AUTO": dataclasses.replace(spmv.AUTO, mid_nnz=int(float(value)))}
     if name == "local-near" and value:
         return text, {"AUTO": dataclasses.replace(spmv.AUTO, local_near=float(value))}
     if name == "structured-from" and value:
