@@ -199,6 +199,11 @@ for s in "$@"; do
            [ -d /tmp/h31 ] || step make31 python3 "$S38/make_held_out_31.py" /tmp/h31
            step bench31 python3 scripts/bench_corpus.py --out "$R/held-out-31" --scale none --dtypes float32 \
                 --sources "$(sources /tmp/h31)" --budget-min 4 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31)"; exit 2 ;;
+    # session 38, I2 (not run in session 38): small irregular matrices of short rows, staged against adaptive2
+    bench32) S38=docs/lab/cpu-2026-12-05-session38
+           [ -d /tmp/h32 ] || step make32 python3 "$S38/make_held_out_32.py" /tmp/h32
+           step bench32 python3 scripts/bench_corpus.py --out "$R/held-out-32" --scale none \
+                --sources "$(sources /tmp/h32)" --budget-min 3 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32)"; exit 2 ;;
   esac
 done

@@ -30,6 +30,9 @@ Trials:
             before P5); lines come from the records or --spans
   mid-nnz=N  (session 38) AutoThresholds.mid_nnz = N: smaller irregular matrices from N nonzeros
             whose columns are rarely close run staged (the code: 296,491, fitted per call and device)
+  i2=N,M    (session 38) irregular matrices (auto: adaptive2) from N nonzeros whose rows average at
+            most M and whose columns are rarely close (near share under mid_near) run staged, as
+            irregular-mid does from mid_nnz
   local-near=N  (session 38) AutoThresholds.local_near = N: large regular rows of at most 128 on
             average take the regular-large classes (staged) below a near share of N (the code: 0.45;
             above 1, at any near share: the runs of columns of auto's medium class)
@@ -91,6 +94,15 @@ def _m3(s, pack, near, t, x_bytes, **span):
     return klass
 
 
+def _i2(min_nnz: float, max_mean: float):
+    def klass(s, pack, near, t, x_bytes, **tiles):
+        base = CODE_CLASS(s, pack, near, t, x_bytes, **tiles)
+        if base == "irregular" and s.nnz >= min_nnz and s.mean <= max_mean and near() < t.mid_near:
+            return "irregular-mid"
+        return base
+    return klass
+
+
 def _packed_low(near_cut: float, cv_cut: float):
     """Packed rows (segmented) go to staged from a near share of near_cut where their lengths vary
     (cv at least cv_cut): the code's packed_near, lowered for rows that are not all one length."""
@@ -122,6 +134,9 @@ def trial(text: str) -> tuple[str, dict]:
         return text, {"AUTO": dataclasses.replace(spmv.AUTO, packed_span=float(value))}
     if name == "packed-lines" and value:
         return text, {"AUTO": dataclasses.replace(spmv.AUTO, packed_lines=float(value))}
+    if name == "i2" and value:
+        min_nnz, max_mean = (float(v) for v in value.split(","))
+        return text, {"matrix_class": _i2(min_nnz, max_mean)}
     if name == "mid-nnz" and value:
         return text, {"AUTO": dataclasses.replace(spmv.AUTO, mid_nnz=int(float(value)))}
     if name == "local-near" and value:
