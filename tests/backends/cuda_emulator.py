@@ -94,10 +94,11 @@ def _library(source: runtime.KernelSource):
     folder = _build_folder()
     defines = [o for o in source.options if o.startswith("-D")]
     stubs = "\n".join(
-        f'extern "C" int spla_emu_{i}(unsigned grid_x, unsigned grid_y, unsigned threads, unsigned shared,\n'
-        f"                           void** params, int cooperative, unsigned long long seed,\n"
+        f'extern "C" int spla_emu_{i}(unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,\n'
+        f"                           unsigned shared, void** params, int cooperative, unsigned long long seed,\n"
         f"                           const char** error) {{\n"
-        f"    return spla_emu::launch(&{name}, grid_x, grid_y, threads, shared, params, cooperative, seed, error);\n}}"
+        f"    return spla_emu::launch(&{name}, grid_x, grid_y, block_x, block_y, shared, params, cooperative, seed,\n"
+        f"                            error);\n}}"
         for i, name in enumerate(source.names))
     code = f'#include "{HEADER}"\n#include "{folder / source.filename}"\n{stubs}\n'
     stem = f"{Path(source.filename).stem}-{hashlib.sha256((code + ''.join(defines)).encode()).hexdigest()[:16]}"
@@ -117,20 +118,22 @@ def _library(source: runtime.KernelSource):
     for i, name in enumerate(source.names):
         function = getattr(library, f"spla_emu_{i}")
         function.restype = ctypes.c_int
-        function.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p,
-                             ctypes.c_int, ctypes.c_ulonglong, ctypes.POINTER(ctypes.c_char_p)]
+        function.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+                             ctypes.c_void_p, ctypes.c_int, ctypes.c_ulonglong, ctypes.POINTER(ctypes.c_char_p)]
         functions[name] = function
     _libraries[key] = (library, functions)
     return _libraries[key]
 
 
-def launch(source: runtime.KernelSource, name: str, grid, block: int, shared_mem: int, params: int,
+def launch(source: runtime.KernelSource, name: str, grid, block, shared_mem: int, params: int,
            seed: int = 0, cooperative: bool = False) -> None:
     """Run kernel ``name`` of ``source`` over ``grid`` (blocks in x, or (x, y)) of ``block`` threads
-    with the packed arguments at ``params`` (``void**``, as cuLaunchKernel's); ``seed`` orders the
-    blocks and threads (0: in order); ``cooperative``: every block resident at once."""
+    (in x, or (x, y)) with the packed arguments at ``params`` (``void**``, as cuLaunchKernel's);
+    ``seed`` orders the blocks and threads (0: in order); ``cooperative``: every block resident at once."""
     grid_x, grid_y = (grid, 1) if isinstance(grid, int) else (tuple(grid) + (1,))[:2]
+    block_x, block_y = (block, 1) if isinstance(block, int) else (tuple(block) + (1,))[:2]
     function = _library(source)[1][name]
     error = ctypes.c_char_p()
-    if function(grid_x, grid_y, block, shared_mem, params, int(cooperative), seed, ctypes.byref(error)) != 0:
+    if function(grid_x, grid_y, block_x, block_y, shared_mem, params, int(cooperative), seed,
+                ctypes.byref(error)) != 0:
         raise RuntimeError(f"{name} on the CPU: {error.value.decode()}")

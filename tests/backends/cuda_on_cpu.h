@@ -60,7 +60,8 @@ struct Fiber {
     ucontext_t context{};
     jmp_buf resume;
     char* stack = nullptr;  // STACK_BYTES above a guard page (mmap: pages are taken only as used)
-    dim3 index;
+    dim3 index;           // threadIdx: x fastest, then y (a block of block_dim.x x block_dim.y threads)
+    unsigned linear = 0;  // x + y * block_dim.x: its warp and lane, as on the GPU
     Block* block = nullptr;
     bool started = false, done = false;
 };
@@ -103,9 +104,9 @@ inline void give_way() {
     yield();
 }
 
-inline int lane() { return static_cast<int>(current->index.x % WARP); }
+inline int lane() { return static_cast<int>(current->linear % WARP); }
 inline Block& my_block() { return *current->block; }
-inline Warp& my_warp() { return my_block().warps[current->index.x / WARP]; }
+inline Warp& my_warp() { return my_block().warps[current->linear / WARP]; }
 
 // Every thread of the block (that has not returned) arrives before any goes on.
 inline void sync_block() {
@@ -212,18 +213,20 @@ inline std::vector<char*>& stacks(std::size_t count) {
     return all;
 }
 
-// Runs `call(arg)` as every thread of a grid of grid_x x grid_y blocks of `threads`; 0, or 1 with
+// Runs `call(arg)` as every thread of a grid of grid_x x grid_y blocks of block_x x block_y threads; 0, or 1 with
 // `error`. The blocks run RESIDENT_BLOCKS at a time (all at once where `cooperative`: a
 // cooperative launch has every block resident, and its grid barriers need them), their threads
 // interleaved at barriers; with a seed (not 0), in a shuffled block order and a shuffled thread
 // order each round.
-inline int run_grid(void (*call)(void*), void* arg, unsigned grid_x, unsigned grid_y, unsigned threads,
-                    unsigned shared_bytes, bool cooperative, unsigned long long seed, const char** error) {
+inline int run_grid(void (*call)(void*), void* arg, unsigned grid_x, unsigned grid_y, unsigned block_x,
+                    unsigned block_y, unsigned shared_bytes, bool cooperative, unsigned long long seed,
+                    const char** error) {
     body = call;
     body_arg = arg;
     preempt = seed != 0;
     grid_dim = dim3{grid_x, grid_y, 1};
-    block_dim = dim3{threads, 1, 1};
+    block_dim = dim3{block_x, block_y, 1};
+    const unsigned threads = block_x * block_y;
     const unsigned n_blocks = grid_x * grid_y;
     const unsigned resident = cooperative ? n_blocks : std::min(n_blocks, RESIDENT_BLOCKS);
     std::vector<char*>& stack = stacks(static_cast<std::size_t>(resident) * threads);
@@ -244,14 +247,15 @@ inline int run_grid(void (*call)(void*), void* arg, unsigned grid_x, unsigned gr
         for (unsigned w = 0; w < wave; ++w) {
             Block& b = blocks[w];
             b = Block{};
-            b.index = dim3{queue[first + w] % grid_x, queue[first + w] / grid_x, 1};
+            b.index = dim3{queue[first + w] % grid_x, queue[first + w] / grid_x, 0};
             b.warps.assign((threads + WARP - 1) / WARP, Warp{});
             b.dynamic_shared.assign(shared_bytes, 0xff);  // not zeroed on the GPU either
             b.live = threads;
             for (unsigned t = 0; t < threads; ++t) {
                 Fiber& f = fibers[static_cast<std::size_t>(w) * threads + t];
                 f.stack = stack[static_cast<std::size_t>(w) * threads + t];
-                f.index = dim3{t, 1, 1};
+                f.index = dim3{t % block_x, t / block_x, 0};
+                f.linear = t;
                 f.block = &b;
                 f.started = f.done = false;
                 getcontext(&f.context);
@@ -307,10 +311,11 @@ void call_kernel(void* arg) {
 }
 
 template <typename... A>
-int launch(void (*kernel)(A...), unsigned grid_x, unsigned grid_y, unsigned threads, unsigned shared_bytes,
-           void** params, int cooperative, unsigned long long seed, const char** error) {
+int launch(void (*kernel)(A...), unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,
+           unsigned shared_bytes, void** params, int cooperative, unsigned long long seed, const char** error) {
     Call<A...> c{kernel, params};
-    return run_grid(call_kernel<A...>, &c, grid_x, grid_y, threads, shared_bytes, cooperative != 0, seed, error);
+    return run_grid(call_kernel<A...>, &c, grid_x, grid_y, block_x, block_y, shared_bytes, cooperative != 0, seed,
+                    error);
 }
 
 }  // namespace spla_emu
@@ -334,8 +339,8 @@ inline int __syncthreads_or(int predicate) {
 inline void __syncwarp(unsigned mask = 0xffffffffu) { spla_emu::sync_lanes(mask); }
 inline unsigned __activemask() {  // the warp's lanes that have not returned
     unsigned mask = 0;
-    const unsigned first = threadIdx.x / spla_emu::WARP * spla_emu::WARP;
-    for (unsigned l = 0; l < spla_emu::WARP && first + l < blockDim.x; ++l)
+    const unsigned first = spla_emu::current->linear / spla_emu::WARP * spla_emu::WARP;
+    for (unsigned l = 0; l < spla_emu::WARP && first + l < blockDim.x * blockDim.y; ++l)
         if (!spla_emu::my_block().fibers[first + l]->done) mask |= 1u << l;
     return mask;
 }
@@ -431,6 +436,10 @@ using std::isinf;
 using std::isnan;
 template <typename A, typename B> std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
 template <typename A, typename B> std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
+
+// ---- addresses: kernels/gemm/gemm_common.cuh's cp.async and tensor-core wrappers name these. Their
+// inline PTX is never emitted here (no emulated kernel calls them), but the names must resolve.
+inline unsigned __cvta_generic_to_shared(const void* p) { return static_cast<unsigned>(reinterpret_cast<uintptr_t>(p)); }
 
 // ---- vector types (16-byte packs are read whole, as on the GPU)
 struct alignas(8) float2 { float x, y; };

@@ -54,6 +54,9 @@ class FakeArray:
         part = self.a[key.a if isinstance(key, FakeArray) else key]
         return part.view(HostView) if isinstance(part, np.ndarray) else part
 
+    def __setitem__(self, key, value):  # gemm's zero padding: padded[:, :K] = A
+        self.a[key] = value.a if isinstance(value, FakeArray) else value
+
     def view(self, dtype):
         return FakeArray(self.a.view(dtype))
 
@@ -70,7 +73,8 @@ def _read_arguments(params: int, name: str, filename: str) -> tuple:
     """The arguments a packed launch hands the driver, read as the kernel's parameters:
     a pointer (as an int), or a scalar of the parameter's type (``V`` or ``T``, then ``I``, from
     ``name``'s template arguments)."""
-    template_args = name[name.index("<") + 1:-1].split(", ") + [""]  # V, then I where the kernel has one
+    # V, then I where the kernel has them (GEMM's float32 kernels have none)
+    template_args = (name[name.index("<") + 1:-1].split(", ") if "<" in name else [""]) + [""]
     value, index = template_args[0], template_args[1]
     c_types = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}
     args = []
@@ -114,7 +118,8 @@ class RawKernel:
                 slots[i:i + 1].view(np.uint8)[:arg.itemsize] = np.frombuffer(arg.tobytes(), np.uint8)
         addresses = slots.ctypes.data + 8 * np.arange(len(args), dtype=np.uint64)
         gx, gy = (tuple(grid) + (1,))[:2]
-        self._launch_kernel(self.kernel.ptr, gx, gy, 1, block[0], 1, 1, shared_mem, 0, addresses.ctypes.data, 0,
+        bx, by = (tuple(block) + (1,))[:2]
+        self._launch_kernel(self.kernel.ptr, gx, gy, 1, bx, by, 1, shared_mem, 0, addresses.ctypes.data, 0,
                             cooperative=enable_cooperative_groups)
 
 
@@ -146,12 +151,14 @@ def _fake_cupy(launches, emulate):
 
     def launch_kernel(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra, cooperative=False):
         kernel = kernels[f]
-        assert (gz, by, bz, extra) == (1, 1, 1, 0)
+        assert (gz, bz, extra) == (1, 1, 0)
         grid = (gx,) if gy == 1 else (gx, gy)
-        launches.append((kernel.name, grid, (bx,), _read_arguments(params, kernel.name, kernel.filename),
+        block = (bx,) if by == 1 else (bx, by)
+        launches.append((kernel.name, grid, block, _read_arguments(params, kernel.name, kernel.filename),
                          shared_mem))
         if emulate is not None:
-            emulate(kernel.source, kernel.name, grid, bx, shared_mem, params, cooperative=cooperative)
+            emulate(kernel.source, kernel.name, grid, block if by > 1 else bx, shared_mem, params,
+                    cooperative=cooperative)
 
     fake = types.SimpleNamespace(
         __name__="cupy",

@@ -1,7 +1,7 @@
 """What spla's kernels compute, on a machine without a GPU: each kernel file of kernels/ is
 compiled by g++ with CUDA's built-ins emulated (cuda_emulator.py) and launched by the real host
-path (SpMV's plans, launchers and packed arguments; SpMM's, gemv's, the structure passes' and the
-solvers' launches) through the stand-in CuPy of fake_cupy.py.
+path (SpMV's plans, launchers and packed arguments; SpMM's, gemv's, GEMM's, the structure passes'
+and the solvers' launches) through the stand-in CuPy of fake_cupy.py.
 
 The inputs are whole numbers small enough that every sum is exact in the value type, so a kernel
 must give the float64 result exactly whatever order it adds in: a product dropped, read twice or
@@ -376,6 +376,32 @@ def test_gemv_gives_the_exact_product(emulated, rng, dtype, shape):
     got = gemm.gemv(FakeArray(M), FakeArray(x), FakeArray(y.copy()), alpha=3.0, beta=0.5)
     assert emulated.launches[-1][0].startswith("spla_gemm_gemv<")
     assert np.array_equal(got.get(), 3 * (M.astype(np.float64) @ x) + 0.5 * y)
+
+# GEMM's steps whose code g++ can run: 06_dbuf and 08_splitk copy tiles with cp.async and 07/09 use
+# the tensor cores, all inline PTX, so only the GPU suite runs them
+GEMM_STEPS = ["naive", "tiled16", "tiled32", "padded", "vec4", "regblock"]
+
+
+@pytest.mark.parametrize("kernel", GEMM_STEPS)
+@pytest.mark.parametrize("shape", [(1, 1, 1), (37, 5, 11), (130, 70, 9), (65, 129, 33)])
+def test_gemm_steps_give_the_exact_product(emulated, rng, kernel, shape):
+    """The teaching sequence of kernels/gemm/ (2-D blocks for the first three, float4 loads of K
+    padded to a multiple of 4 for the others), edges of every tile included: C = alpha A B + beta C,
+    and C is not read where beta is 0 (NaN there stays out)."""
+    from spla.backends.cuda import gemm
+    from spla.planning.gemm import plan_gemm
+
+    M, N, K = shape
+    A = _whole(rng, np.float32, M * K).reshape(M, K)
+    B = _whole(rng, np.float32, K * N).reshape(K, N)
+    C = _whole(rng, np.float32, M * N).reshape(M, N)
+    plan = plan_gemm(kernel, np.float32, shape)
+    got = gemm.gemm(FakeArray(A), FakeArray(B), FakeArray(C.copy()), plan, alpha=2.0, beta=0.5)
+    assert emulated.launches[-1][0].startswith(plan.kernel.function)
+    assert np.array_equal(got.get(), 2 * (A.astype(np.float64) @ B) + 0.5 * C)
+    fresh = gemm.gemm(FakeArray(A), FakeArray(B), FakeArray(np.full((M, N), np.nan, np.float32)), plan)
+    assert np.array_equal(fresh.get(), A.astype(np.float64) @ B)
+
 
 # ---- the structure passes (kernels/detect_structure.cu, csr_structure.cu) against their host twins
 
