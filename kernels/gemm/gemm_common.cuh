@@ -84,6 +84,16 @@ __device__ __forceinline__ bool rows_aligned8(const float* C, int ldc) {
     return ldc % 2 == 0 && (reinterpret_cast<unsigned long long>(C) & 7u) == 0;
 }
 
+#ifdef SPLA_CPU_EMULATION
+// The CPU test suite's stand-ins (tests/backends/cuda_on_cpu.h): each copy lands when its group
+// is waited for, the latest the GPU allows.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
+    spla_emu::cp_async16(smem, gmem, valid);
+}
+__device__ __forceinline__ void cp_async_commit() { spla_emu::cp_async_commit(); }
+template <int pending>
+__device__ __forceinline__ void cp_async_wait() { spla_emu::cp_async_wait(pending); }
+#else
 // 16-byte asynchronous global->shared copy (sm_80+). When `valid` is false
 // nothing is read and the 16 shared bytes are zero-filled (src-size 0), which
 // is how the boundary tiles get their zeros without a branch in the main loop.
@@ -101,6 +111,7 @@ template <int pending>
 __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
 }
+#endif
 
 // fp32 -> tf32 with round-to-nearest (ties away from zero). Feeding raw fp32
 // bits would truncate the low 13 mantissa bits instead, a bias of about 2^-11

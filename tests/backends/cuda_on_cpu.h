@@ -15,9 +15,12 @@
 // finished by a tile that is not the last to arrive) gives different bits or a wrong sum under
 // some seed, which the tests look for. A barrier some threads can never reach (a lane of a warp
 // collective's mask has returned) ends the launch with an error, as a hang on the GPU would.
-// Shared memory is each block's own, 0xff bytes until written. Not modelled: a thread's own
-// memory ordering (it runs alone until it waits), and speed.
+// Shared memory is each block's own, 0xff bytes until written. cp.async (kernels/gemm's copies
+// of tiles) lands only when the thread waits for its group, the latest the GPU allows: a tile
+// read before its wait, or another thread's tile read without a barrier after it, reads stale
+// bytes. Not modelled: a thread's own memory ordering (it runs alone until it waits), and speed.
 #pragma once
+#define SPLA_CPU_EMULATION 1  // kernels/gemm/gemm_common.cuh: cp.async through spla_emu, not inline PTX
 
 #include <setjmp.h>
 #include <sys/mman.h>
@@ -56,6 +59,12 @@ struct Block;
 // A fiber starts on its own stack through makecontext/swapcontext, and from then on switches
 // with _setjmp/_longjmp, which save no signal mask: no system call a switch (swapcontext makes
 // one, and a warp's shuffle takes 64 switches).
+struct AsyncCopy {  // a cp.async of 16 bytes, or 16 zero bytes where not valid
+    void* dst;
+    const void* src;
+    bool valid;
+};
+
 struct Fiber {
     ucontext_t context{};
     jmp_buf resume;
@@ -64,6 +73,8 @@ struct Fiber {
     unsigned linear = 0;  // x + y * block_dim.x: its warp and lane, as on the GPU
     Block* block = nullptr;
     bool started = false, done = false;
+    std::vector<AsyncCopy> open;                  // cp.async issued since the last commit
+    std::vector<std::vector<AsyncCopy>> groups;   // committed groups not yet waited for, oldest first
 };
 
 struct Warp {  // warp collectives in progress: the lanes' values, who has arrived, who was let go
@@ -258,6 +269,8 @@ inline int run_grid(void (*call)(void*), void* arg, unsigned grid_x, unsigned gr
                 f.linear = t;
                 f.block = &b;
                 f.started = f.done = false;
+                f.open.clear();
+                f.groups.clear();
                 getcontext(&f.context);
                 f.context.uc_stack.ss_sp = f.stack;
                 f.context.uc_stack.ss_size = STACK_BYTES;
@@ -384,6 +397,25 @@ inline int __all_sync(unsigned mask, int predicate) { return __ballot_sync(mask,
 // would between a thread's write and its atomic: a "last block" that takes its ticket before
 // another block's partial is in then shows).
 inline void __threadfence() { spla_emu::give_way(); }
+
+// ---- cp.async: issue, commit a group, wait until at most `pending` groups are in flight
+namespace spla_emu {
+inline void cp_async16(void* dst, const void* src, bool valid) { current->open.push_back({dst, src, valid}); }
+inline void cp_async_commit() {
+    current->groups.push_back(std::move(current->open));
+    current->open.clear();
+}
+inline void cp_async_wait(std::size_t pending) {
+    auto& groups = current->groups;
+    std::size_t landed = 0;
+    for (; groups.size() - landed > pending; ++landed)
+        for (const AsyncCopy& c : groups[landed]) {
+            if (c.valid) std::memcpy(c.dst, c.src, 16);
+            else std::memset(c.dst, 0, 16);
+        }
+    groups.erase(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(landed));
+}
+}  // namespace spla_emu
 inline void __threadfence_block() {}
 inline void __nanosleep(unsigned) { spla_emu::yield(); }
 template <typename T> T __ldg(const T* p) { return *p; }
@@ -436,10 +468,6 @@ using std::isinf;
 using std::isnan;
 template <typename A, typename B> std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
 template <typename A, typename B> std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
-
-// ---- addresses: kernels/gemm/gemm_common.cuh's cp.async and tensor-core wrappers name these. Their
-// inline PTX is never emitted here (no emulated kernel calls them), but the names must resolve.
-inline unsigned __cvta_generic_to_shared(const void* p) { return static_cast<unsigned>(reinterpret_cast<uintptr_t>(p)); }
 
 // ---- vector types (16-byte packs are read whole, as on the GPU)
 struct alignas(8) float2 { float x, y; };

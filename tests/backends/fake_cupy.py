@@ -57,6 +57,9 @@ class FakeArray:
     def __setitem__(self, key, value):  # gemm's zero padding: padded[:, :K] = A
         self.a[key] = value.a if isinstance(value, FakeArray) else value
 
+    def fill(self, value):  # split-K's C = 0 before its slices add in
+        self.a.fill(value)
+
     def view(self, dtype):
         return FakeArray(self.a.view(dtype))
 
@@ -87,6 +90,12 @@ def _read_arguments(params: int, name: str, filename: str) -> tuple:
         dtype = np.dtype(c_types[base])
         args.append(np.frombuffer(ctypes.string_at(slot, dtype.itemsize), dtype)[0])
     return tuple(args)
+
+
+def _multiply(a, b, out):
+    """cupy.multiply(a, scalar, out=out) (split-K's C = beta * C before its slices add in)."""
+    np.multiply(a.a, b, out=out.a)
+    return out
 
 
 def _empty(shape, dtype=float):
@@ -169,6 +178,7 @@ def _fake_cupy(launches, emulate):
         zeros=lambda n, dtype=float: FakeArray(np.zeros(n, dtype)),
         ascontiguousarray=lambda a, dtype=None: FakeArray(np.asarray(a.a, dtype)),
         concatenate=lambda arrays: FakeArray(np.concatenate(arrays)),  # of host pieces (FakeArray[...] is one)
+        multiply=_multiply,
         uint16=np.uint16, uint32=np.uint32, float64=np.float64,
         cuda=types.SimpleNamespace(
             runtime=types.SimpleNamespace(getDevice=lambda: 0, CUDARuntimeError=_DriverError),

@@ -377,9 +377,10 @@ def test_gemv_gives_the_exact_product(emulated, rng, dtype, shape):
     assert emulated.launches[-1][0].startswith("spla_gemm_gemv<")
     assert np.array_equal(got.get(), 3 * (M.astype(np.float64) @ x) + 0.5 * y)
 
-# GEMM's steps whose code g++ can run: 06_dbuf and 08_splitk copy tiles with cp.async and 07/09 use
-# the tensor cores, all inline PTX, so only the GPU suite runs them
-GEMM_STEPS = ["naive", "tiled16", "tiled32", "padded", "vec4", "regblock"]
+# GEMM's fp32 steps, auto's kernels among them (dbuf, dbuf64, splitk, splitk_n8: their cp.async copies
+# land at the wait, cuda_on_cpu.h); 07_tf32 and 09_tf32_wgmma use the tensor cores, which only the
+# GPU suite runs
+GEMM_STEPS = ["naive", "tiled16", "tiled32", "padded", "vec4", "regblock", "dbuf", "dbuf64", "splitk", "splitk_n8"]
 
 
 @pytest.mark.parametrize("kernel", GEMM_STEPS)
