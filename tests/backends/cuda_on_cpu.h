@@ -56,15 +56,15 @@ constexpr unsigned RESIDENT_BLOCKS = 4;          // blocks whose threads interle
 
 struct Block;
 
-// A fiber starts on its own stack through makecontext/swapcontext, and from then on switches
-// with _setjmp/_longjmp, which save no signal mask: no system call a switch (swapcontext makes
-// one, and a warp's shuffle takes 64 switches).
 struct AsyncCopy {  // a cp.async of 16 bytes, or 16 zero bytes where not valid
     void* dst;
     const void* src;
     bool valid;
 };
 
+// A fiber starts on its own stack through makecontext/swapcontext, and from then on switches
+// with _setjmp/_longjmp, which save no signal mask: no system call a switch (swapcontext makes
+// one, and a warp's shuffle takes 64 switches).
 struct Fiber {
     ucontext_t context{};
     jmp_buf resume;
@@ -398,24 +398,6 @@ inline int __all_sync(unsigned mask, int predicate) { return __ballot_sync(mask,
 // another block's partial is in then shows).
 inline void __threadfence() { spla_emu::give_way(); }
 
-// ---- cp.async: issue, commit a group, wait until at most `pending` groups are in flight
-namespace spla_emu {
-inline void cp_async16(void* dst, const void* src, bool valid) { current->open.push_back({dst, src, valid}); }
-inline void cp_async_commit() {
-    current->groups.push_back(std::move(current->open));
-    current->open.clear();
-}
-inline void cp_async_wait(std::size_t pending) {
-    auto& groups = current->groups;
-    std::size_t landed = 0;
-    for (; groups.size() - landed > pending; ++landed)
-        for (const AsyncCopy& c : groups[landed]) {
-            if (c.valid) std::memcpy(c.dst, c.src, 16);
-            else std::memset(c.dst, 0, 16);
-        }
-    groups.erase(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(landed));
-}
-}  // namespace spla_emu
 inline void __threadfence_block() {}
 inline void __nanosleep(unsigned) { spla_emu::yield(); }
 template <typename T> T __ldg(const T* p) { return *p; }
@@ -468,6 +450,25 @@ using std::isinf;
 using std::isnan;
 template <typename A, typename B> std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
 template <typename A, typename B> std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
+
+// ---- cp.async: issue, commit a group, wait until at most `pending` groups are in flight
+namespace spla_emu {
+inline void cp_async16(void* dst, const void* src, bool valid) { current->open.push_back({dst, src, valid}); }
+inline void cp_async_commit() {
+    current->groups.push_back(std::move(current->open));
+    current->open.clear();
+}
+inline void cp_async_wait(std::size_t pending) {
+    auto& groups = current->groups;
+    std::size_t landed = 0;
+    for (; groups.size() - landed > pending; ++landed)
+        for (const AsyncCopy& c : groups[landed]) {
+            if (c.valid) std::memcpy(c.dst, c.src, 16);
+            else std::memset(c.dst, 0, 16);
+        }
+    groups.erase(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(landed));
+}
+}  // namespace spla_emu
 
 // ---- vector types (16-byte packs are read whole, as on the GPU)
 struct alignas(8) float2 { float x, y; };

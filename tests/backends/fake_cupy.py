@@ -166,8 +166,7 @@ def _fake_cupy(launches, emulate):
         launches.append((kernel.name, grid, block, _read_arguments(params, kernel.name, kernel.filename),
                          shared_mem))
         if emulate is not None:
-            emulate(kernel.source, kernel.name, grid, block if by > 1 else bx, shared_mem, params,
-                    cooperative=cooperative)
+            emulate(kernel.source, kernel.name, grid, block, shared_mem, params, cooperative=cooperative)
 
     fake = types.SimpleNamespace(
         __name__="cupy",
