@@ -204,6 +204,17 @@ for s in "$@"; do
            [ -d /tmp/h32 ] || step make32 python3 "$S38/make_held_out_32.py" /tmp/h32
            step bench32 python3 scripts/bench_corpus.py --out "$R/held-out-32" --scale none \
                 --sources "$(sources /tmp/h32)" --budget-min 3 ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32)"; exit 2 ;;
+    # session 39, O1 (../cpu-2026-12-05-session39/README.md): adaptive2's heavy descriptors first or in
+    # row order, crossed with adaptive's kernel; the matrices the lead came from, then fresh set 33
+    order39) S39=docs/lab/cpu-2026-12-05-session39
+           [ -d /tmp/h26 ] || step make26 python3 docs/lab/cpu-2026-12-04-session28/make_held_out_26.py /tmp/h26
+           [ -d /tmp/h32 ] || step make32 python3 docs/lab/cpu-2026-12-05-session38/make_held_out_32.py /tmp/h32
+           [ -d /tmp/h33 ] || step make33 python3 "$S39/make_held_out_33.py" /tmp/h33
+           step order-report python3 "$S39/ab_order.py" /tmp/h33/*.npz corpus:powerlaw-heavy:1e7 corpus:hub-rows:1e7 \
+                --out "$R/order-report"
+           step order-lead python3 "$S39/ab_order.py" /tmp/h26/*.npz /tmp/h32/*.npz gen:powerlaw:30000:8:seed=43 \
+                gen:blockdense:100000:50:1000:0.9:seed=40 gen:blockdense:60000:10:800:0.7:seed=80 gen:rmat:15:8:seed=44 \
+                --out "$R/order-lead" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39)"; exit 2 ;;
   esac
 done
