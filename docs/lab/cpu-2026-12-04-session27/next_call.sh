@@ -215,6 +215,13 @@ for s in "$@"; do
            step order-lead python3 "$S39/ab_order.py" /tmp/h26/*.npz /tmp/h32/*.npz gen:powerlaw:30000:8:seed=43 \
                 gen:blockdense:100000:50:1000:0.9:seed=40 gen:blockdense:60000:10:800:0.7:seed=80 gen:rmat:15:8:seed=44 \
                 --out "$R/order-lead" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39)"; exit 2 ;;
+    # session 39: held-out records whose adaptive2 times predate A1 (session 31's small plans) and
+    # later kernel changes: set 26 (timed at 1e3248e, before A1 was taken), session 18's generated
+    # held-out matrices (held-out-call4), session 25's (held-out-19) and set 12's preferential-small; these replace them in a replay
+    refresh39) [ -d /tmp/h26 ] || step make26 python3 docs/lab/cpu-2026-12-04-session28/make_held_out_26.py /tmp/h26
+           step make12 python3 docs/lab/h200-2026-12-04-session23/make_held_out_12.py /tmp/h12 preferential-small
+           step refresh39 python3 scripts/bench_corpus.py --out "$R/held-out-refresh" --scale none --budget-min 5 \
+                --sources "$(sources /tmp/h26),/tmp/h12/preferential-small.npz,gen:powerlaw:250000:8:seed=31,gen:powerlaw:120000:10:seed=32,gen:powerlaw:500000:3:seed=33,gen:rmat:18:6:seed=34,gen:rmat:17:20:seed=35,gen:rmat:19:5:seed=36,gen:hugerows:400000:40:10000:seed=37,gen:blockdense:300000:150:3000:0.6:seed=38,gen:hugerows:200000:10:30000:seed=39,gen:blockdense:100000:50:1000:0.9:seed=40,gen:random:200000:8:seed=41,gen:powerlaw:30000:8:seed=43,gen:rmat:15:8:seed=44,gen:powerlaw:1500000:6:seed=45,gen:powerlaw:45000:9:seed=71,gen:powerlaw:90000:7:seed=72,gen:powerlaw:60000:12:seed=73,gen:powerlaw:110000:8:seed=77,gen:rmat:15:12:seed=74,gen:rmat:16:10:seed=75,gen:rmat:15:24:seed=76,gen:rmat:17:6:seed=79,gen:blockdense:60000:10:800:0.7:seed=80,gen:hugerows:80000:6:8000:seed=81" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39)"; exit 2 ;;
   esac
 done
