@@ -449,9 +449,11 @@ def longest_row_steps(s: RowStats, pack: int) -> float:
     return s.max / (lanes_for(s.mean, pack, s.n_rows) * pack)
 
 
-def matrix_class(s: RowStats, pack: int, near: Callable[[], float], t: AutoThresholds = AUTO,
-                 x_bytes: float = math.inf, *, span: Callable[[], float] | None = None,
-                 lines: Callable[[], float] | None = None) -> str:
+Lazy = Callable[[], float]  # a statistic of A, computed when the rule first asks for it
+
+
+def matrix_class(s: RowStats, pack: int, near: Lazy, t: AutoThresholds = AUTO, x_bytes: float = math.inf, *,
+                 span: Lazy | None = None, lines: Lazy | None = None) -> str:
     """The auto rule's class of a matrix: "empty" or a key of :data:`AUTO_RULE`. ``pack``: the
     entries of a 16-byte pack of its values and indices (:func:`pack_entries`); ``near()``: its
     :func:`~spla.planning.stats.near_share`, asked only of an irregular matrix of mid size or a
@@ -503,9 +505,9 @@ STRUCTURED_CLASSES = ("regular-large", "regular-large-packed", "regular-large-l2
                       "short-few-rows", "medium")
 
 
-def rule_choice(stats: RowStats, pack: int, near: Callable[[], float], has_structure: Callable[[str], bool],
-                t: AutoThresholds = AUTO, x_bytes: float = math.inf, *, span: Callable[[], float] | None = None,
-                lines: Callable[[], float] | None = None) -> str:
+def rule_choice(stats: RowStats, pack: int, near: Lazy, has_structure: Callable[[str], bool],
+                t: AutoThresholds = AUTO, x_bytes: float = math.inf, *, span: Lazy | None = None,
+                lines: Lazy | None = None) -> str:
     """The rule's kernel for a matrix of these row statistics: the class's kernel, or the first
     structured one (:data:`STRUCTURES`: ``dia``, ``band``) that auto considers for a regular
     matrix of them and that ``has_structure(name)`` confirms (asked only then: detection may
@@ -524,9 +526,6 @@ def rule_choice(stats: RowStats, pack: int, near: Callable[[], float], has_struc
 def x_bytes_of(A) -> int:
     """The bytes of the x that A multiplies (the rule's ``x_bytes``)."""
     return A.n_cols * A.dtype.itemsize
-
-
-Lazy = Callable[[], float]  # a statistic of A, computed when the rule first asks for it
 
 
 def _rule_inputs(A) -> tuple[int, Lazy, int, Lazy, Lazy]:
