@@ -220,6 +220,26 @@ def test_a_staged_variant_keeps_the_planned_block(rng, launches, monkeypatch):
     assert names == ["spla_spmv_staged<float, int, 4>", "spla_spmv_staged_finish<float>"]
 
 
+def test_an_adaptive2_variant_keeps_the_plan(rng, launches):
+    """adaptive2 is one raw kernel over its plan's arrays: a variant swaps the kernel and keeps the
+    plan's grid, block and arguments; its block is the plan's, so no block variants."""
+    from spla.errors import KernelError
+
+    A = _device(sp.random(600, 500, density=0.02, format="csr", random_state=rng))
+    x = FakeArray(rng.random(500).astype(np.float32))
+    out = FakeArray(np.zeros(600, np.float32))
+    ops_spmv.spmv(A, x, kernel="adaptive2", out=out)
+    bound = ops_spmv.bound_launcher(A, "adaptive2")
+    name, grid, block, args, _ = launches[-1]
+    other = runtime.KernelSource.function(cuda_spmv.SOURCES["adaptive"], "spla_spmv_adaptive<float, int>")
+    with pytest.raises(KernelError, match="no block variants"):
+        bound.variant(other, threads_per_tile=128)
+    bound.variant(other).launch(x, out, np.float32(2), np.float32(0))
+    v_name, v_grid, v_block, v_args, _ = launches[-1]
+    assert name == "spla_spmv_adaptive2<float, int>" and v_name == "spla_spmv_adaptive<float, int>"
+    assert (v_grid, v_block) == (grid, block) and v_args[:2] == args[:2]  # the plan's descriptors and count
+
+
 def test_staged_finish_launch_takes_many_cut_rows(rng, launches, monkeypatch):
     """Past STAGED_ONE_LAUNCH_CUT cut rows the kernel leaves them (no counters: a null pointer)
     to the finish kernel, launched next over every cut row with the same y, alpha and beta."""

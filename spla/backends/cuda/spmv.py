@@ -189,13 +189,15 @@ class Launcher:
 
         ``threads_per_tile``: a block size set in the variant (``-D``), the grid re-derived
         for one tile per warp (not staged: its tiles are planned for its block); ``grid``: an
-        explicit grid. Launchers of one raw kernel take it, and staged, whose finish launch
-        still follows the swapped kernel.
+        explicit grid. Launchers of one raw kernel take it (adaptive's and adaptive2's where no
+        rows go to dense panels), and staged, whose finish launch still follows the swapped kernel.
         """
-        if not isinstance(self, (_RowLauncher, _SegmentedLauncher, _StagedLauncher)):
-            raise KernelError(f"{type(self).__name__} does not launch one raw kernel; it has no variants")
-        if threads_per_tile is not None and isinstance(self, _StagedLauncher):
-            raise KernelError("staged's tiles are planned for its compiled block (STAGED_THREADS): no block variants")
+        one_kernel = (isinstance(self, (_RowLauncher, _SegmentedLauncher, _StagedLauncher))
+                      or (isinstance(self, _AdaptiveLauncher) and self.has_rows and not self.panels))
+        if not one_kernel:
+            raise KernelError(f"{type(self).__name__} does not launch one raw kernel here; it has no variants")
+        if threads_per_tile is not None and isinstance(self, (_StagedLauncher, _AdaptiveLauncher)):
+            raise KernelError(f"{type(self).__name__}'s work is planned for its compiled block: no block variants")
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
         copy.row_lanes = None  # another kernel: no fused kernel knows its mapping
