@@ -19,8 +19,12 @@ without them then fails there), else spla_spmv_segmented.
 
 Every variant is checked against the float64 SciPy reference before it is
 timed (a wrong variant is reported, not timed). Variants and cuSPARSE are timed
-in turns, --rounds times, so drift on a shared machine hits all of them alike;
-the figure is the median over rounds of each round's median. Use it to decide
+in turns, --rounds times, so drift on a shared machine hits all of them alike,
+both ways spla.bench times SpMV (spla.bench.spmv.time_rounds): the figure is the
+device time of a call (calls queued behind a held stream, host cost excluded),
+the median over rounds, with the per-call time from Python beside it. (Until
+session 39 it was one CUDA-event timing a call, which on a kernel of a few
+microseconds also counted the launch's latency.) Use it to decide
 what goes into kernels/, then record the outcome in BENCHMARKS.md: the
 committed kernel is what scripts/bench_spmv.py measures.
 """
@@ -113,6 +117,7 @@ def main(argv=None) -> int:
 
     from spla import bench
     from spla.bench import corpus
+    from spla.bench.spmv import time_rounds
     from spla.ops import spmv as ops_spmv
     from spla.planning import spmv as rules
 
@@ -148,15 +153,19 @@ def main(argv=None) -> int:
 
                 if check.record(row, first_run, dtype, f"{dtype} {name}"):
                     runs[name] = lambda launcher=variant["launcher"]: launcher.launch(x, out, one, zero)
-            samples = bench.time_in_turns(runs, rounds=args.rounds, budget_s=args.budget)
-            anchor = float(np.median(samples["cusparse"]))
+            per_call, device = time_rounds(cupy, runs, args.rounds, args.budget)
+            anchor = float(np.median(device["cusparse"])) / 1e3
             print(f"  {dtype}: cusparse {anchor:.4f} ms", flush=True)
             for row in records:
                 if row["source"] == source and row["dtype"] == dtype and row["status"] == "ok":
-                    ms = float(np.median(samples[row["variant"]]))
-                    row.update(ms=ms, rounds_ms=samples[row["variant"]], cusparse_ms=anchor, speedup=anchor / ms)
+                    rounds_ms = [us / 1e3 for us in device[row["variant"]]]
+                    ms = float(np.median(rounds_ms))
+                    row.update(ms=ms, rounds_ms=rounds_ms, cusparse_ms=anchor, speedup=anchor / ms,
+                               per_call_us=float(np.median(per_call[row["variant"]])),
+                               cusparse_per_call_us=float(np.median(per_call["cusparse"])))
                     print(f"  {dtype} {row['variant']:<16} {ms:.4f} ms  {anchor / ms:.3f}x cuSPARSE  "
-                          f"rounds {' '.join(f'{v:.4f}' for v in samples[row['variant']])}", flush=True)
+                          f"per call {row['per_call_us']:.1f} us  rounds {' '.join(f'{v:.4f}' for v in rounds_ms)}",
+                          flush=True)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "ab.json").write_text(json.dumps({"environment": bench.environment(), "kernel": args.kernel,

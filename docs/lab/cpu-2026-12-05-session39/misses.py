@@ -1,5 +1,5 @@
-"""The held-out records where the code's auto pick runs at under 1/1.15 of the best spla kernel
-(device time), with the five fastest kernels and the lean cuSPARSE call. From the repository root,
+"""The held-out records where the code's auto pick runs at under fit_auto.WITHIN (0.85) of the best
+spla kernel by device time, with the five fastest kernels and the lean cuSPARSE call. From the repository root,
 with /tmp/stats.json and /tmp/near.json as rule_trial.py's docstring makes them:
 
     S=docs/lab/h100-2026-12-05-session39
@@ -26,7 +26,7 @@ def main(files) -> int:
                           spans=fit_auto.read_spans(LAB / "cpu-2026-12-05-session36" / "spans-packed.json"))
     lines = []
     for item, (pick, share) in zip(items, rule_trial.picks(items, {})):
-        if item["half"] == "held-out" and share < 1 / 1.15:
+        if item["half"] == "held-out" and share < fit_auto.WITHIN:
             t = item["times"]
             fastest = " ".join(f"{k}={t[k]:.1f}" for k in sorted(t, key=t.get)[:5])
             lines.append((share, f"{share:.2f} {item['dtype']} {Path(item['name']).stem[:34]:34s} "
