@@ -153,6 +153,9 @@ def main(argv=None) -> int:
 
                 if check.record(row, first_run, dtype, f"{dtype} {name}"):
                     runs[name] = lambda launcher=variant["launcher"]: launcher.launch(x, out, one, zero)
+            for run in runs.values():  # bound before timing: a first call may set up and synchronise
+                run()
+            cupy.cuda.get_current_stream().synchronize()
             per_call, device = time_rounds(cupy, runs, args.rounds, args.budget)
             anchor = float(np.median(device["cusparse"])) / 1e3
             print(f"  {dtype}: cusparse {anchor:.4f} ms", flush=True)
