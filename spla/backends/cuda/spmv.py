@@ -197,7 +197,7 @@ class Launcher:
         if not one_kernel:
             raise KernelError(f"{type(self).__name__} does not launch one raw kernel here; it has no variants")
         if threads_per_tile is not None and isinstance(self, (_StagedLauncher, _AdaptiveLauncher)):
-            raise KernelError(f"{type(self).__name__}'s work is planned for its compiled block: no block variants")
+            raise KernelError("staged's tiles and adaptive's plans are made for the compiled block: no block variants")
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
         copy.row_lanes = None  # another kernel: no fused kernel knows its mapping
