@@ -253,6 +253,20 @@ for s in "$@"; do
                   --variant "b8s8=file:$V -DSPLA_AB_BATCH=8 -DSPLA_AB_STREAM_BATCH=8" \
                   --rounds 3 --budget 0.02 --out "$R/batch34-$part"
            done ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b)"; exit 2 ;;
+    # session 39, B3 (written for the next session): batches of 4 held to float32's 32 registers, fresh set 35
+    batch40) S39=docs/lab/cpu-2026-12-05-session39 V=docs/lab/cpu-2026-12-05-session39/spmv_adaptive2_batch.cu
+           [ -d /tmp/h35 ] || step make35 python3 "$S39/make_held_out_35.py" /tmp/h35
+           for part in small large; do
+             if [ $part = small ]; then src="/tmp/h35/*.npz"; else
+               src="corpus:multimodal:2e6 corpus:empty-rows:1e6 corpus:rmat-graph500:1e6 corpus:powerlaw-heavy:1e7
+                    corpus:hub-rows:1e7 shared-matrices/wiki-Vote.mtx.gz shared-matrices/ca-HepPh.mtx.gz
+                    shared-matrices/Groebner_id2003_aug.mtx.gz shared-matrices/vsp_model1_crew1_cr42_south31.mtx.gz
+                    shared-matrices/p2p-Gnutella31.mtx.gz"; fi
+             step "batch35-$part" python3 scripts/ab_kernel.py $src --kernel adaptive2 --dtype float32 float64 \
+                  --variant committed= --variant "b4s4m8=file:$V -DSPLA_AB_BATCH=4 -DSPLA_AB_STREAM_BATCH=4 -DSPLA_AB_MIN_BLOCKS=8" \
+                  --variant "b8=file:$V -DSPLA_AB_BATCH=8" --variant "s8=file:$V -DSPLA_AB_STREAM_BATCH=8" \
+                  --rounds 3 --budget 0.02 --out "$R/batch35-$part"
+           done ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40)"; exit 2 ;;
   esac
 done

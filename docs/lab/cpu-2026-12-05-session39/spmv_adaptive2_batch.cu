@@ -1,5 +1,6 @@
 // LAB COPY of kernels/spmv_adaptive2.cu (session 39): batched loads behind -DSPLA_AB_BATCH=B (rows, block
-// and split paths) and -DSPLA_AB_STREAM_BATCH=B (stream blocks); without them, the committed kernel.
+// and split paths) and -DSPLA_AB_STREAM_BATCH=B (stream blocks), float32's register bound behind
+// -DSPLA_AB_MIN_BLOCKS=N; without them, the committed kernel.
 // spmv_adaptive2: spmv_adaptive.cu with balanced medium rows and more loads in flight (step 5).
 //
 // What changed from spmv_adaptive.cu (kept as it was, so both are measured):
@@ -95,8 +96,18 @@ __device__ __forceinline__ V strided_dot(const I* __restrict__ indices, const V*
 
 }  // namespace
 
+#if SPLA_AB_MIN_BLOCKS
+// LAB VARIANT (B3): float32 held to the registers that let an SM hold SPLA_AB_MIN_BLOCKS blocks (8: 32
+// registers, as the committed kernel compiles); float64 to 6 (its committed 40 registers)
+template <typename V>
+constexpr int adaptive2_min_blocks() { return sizeof(V) == 4 ? SPLA_AB_MIN_BLOCKS : 6; }
+#define SPLA_AB_BOUNDS __launch_bounds__(ADAPTIVE2_THREADS, adaptive2_min_blocks<V>())
+#else
+#define SPLA_AB_BOUNDS __launch_bounds__(ADAPTIVE2_THREADS)
+#endif
+
 template <typename V, typename I>
-__global__ void __launch_bounds__(ADAPTIVE2_THREADS)
+__global__ void SPLA_AB_BOUNDS
 spla_spmv_adaptive2(const long long* __restrict__ blocks, long long n_blocks, const long long* __restrict__ row_list,
                     const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
                     const V* __restrict__ x, V* __restrict__ y, V alpha, V beta, long long chunk,
