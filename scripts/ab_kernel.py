@@ -32,9 +32,11 @@ committed kernel is what scripts/bench_spmv.py measures.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -136,7 +138,7 @@ def main(argv=None) -> int:
             ops_spmv.spmv(A, x, kernel=args.kernel, out=out)  # binds the launcher the variants copy
             bound = ops_spmv.bound_launcher(A, args.kernel)
             one, zero = A.dtype.type(1), A.dtype.type(0)
-            runs = {"cusparse": lambda: ops_spmv.spmv(A, x, kernel="cusparse", out=out)}
+            runs: dict[str, Callable[[], object]] = {"cusparse": lambda: ops_spmv.spmv(A, x, kernel="cusparse", out=out)}
             for tag, (name, path, options, launch) in enumerate(args.variant):
                 row = {"source": source, "dtype": dtype, "variant": name, "options": list(options),
                        "file": str(path) if path else None, "launch": launch}
@@ -152,7 +154,7 @@ def main(argv=None) -> int:
                     return launcher.launch(x, out, one, zero)
 
                 if check.record(row, first_run, dtype, f"{dtype} {name}"):
-                    runs[name] = lambda launcher=variant["launcher"]: launcher.launch(x, out, one, zero)
+                    runs[name] = functools.partial(variant["launcher"].launch, x, out, one, zero)
             for run in runs.values():  # bound before timing: a first call may set up and synchronise
                 run()
             cupy.cuda.get_current_stream().synchronize()

@@ -84,8 +84,8 @@ class SpmvCheck:
     ``|| |A| |x| ||``, the scale errors are measured against.
     """
 
-    x: object
-    reference: object
+    x: np.ndarray
+    reference: np.ndarray
     magnitude: float
 
     @classmethod
