@@ -62,16 +62,22 @@ def runs_for(A, x, out):
     return runs
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+def parse(argv, doc: str):
+    """The A/B scripts' arguments: sources, dtypes, rounds, budget a timing, output folder."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=doc)
     parser.add_argument("sources", nargs="+")
     parser.add_argument("--dtype", nargs="+", default=["float32", "float64"], choices=["float32", "float64"])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--budget", type=float, default=0.02, help="seconds a timing (default 0.02)")
     parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
+
+def measure(args, runs_for, plan_facts, base: str, filename: str) -> int:
+    """Each source in each dtype: ``runs_for(A, x, out)``'s calls checked against the float64 SciPy
+    product, then timed in round-robin rounds (device time and per call); a line a run with each
+    call's speed over ``base``'s; every record, with ``plan_facts(host)``, in args.out/filename."""
     import cupy
 
     from spla.bench import check, corpus
@@ -100,18 +106,21 @@ def main(argv=None) -> int:
             for name in checked:
                 rows[name].update(device_us=statistics.median(device[name]), device_rounds_us=device[name],
                                   per_call_us=statistics.median(per_call[name]), per_call_rounds_us=per_call[name])
-            base = rows["adaptive2"].get("device_us")
-            line = " ".join(f"{n} {r['device_us']:.1f}" + (f" ({base / r['device_us']:.2f}x)" if base else "")
+            base_us = rows[base].get("device_us")
+            line = " ".join(f"{n} {r['device_us']:.1f}" + (f" ({base_us / r['device_us']:.2f}x)" if base_us else "")
                             for n, r in rows.items() if "device_us" in r)
             print(f"  {dtype}: {line}", flush=True)
             results.append({"source": source, "dtype": dtype, "rows": host.n_rows, "nnz": host.nnz, **facts,
                             "kernels": list(rows.values())})
-            del A, x, out
+            del A, x, out, rows, checked
             cupy.get_default_memory_pool().free_all_blocks()
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "rows_path.json").write_text(json.dumps({"environment": environment(), "results": results},
-                                                        indent=1))
+    (args.out / filename).write_text(json.dumps({"environment": environment(), "results": results}, indent=1))
     return 0 if all(k.get("status") == "ok" for r in results for k in r["kernels"]) else 1
+
+
+def main(argv=None) -> int:
+    return measure(parse(argv, __doc__), runs_for, plan_facts, "adaptive2", "rows_path.json")
 
 
 if __name__ == "__main__":

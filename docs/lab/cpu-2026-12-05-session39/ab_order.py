@@ -21,15 +21,15 @@ variant's device us and its speed over a2.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
-import statistics
+import functools
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cpu-2026-12-04-session28"))
+import ab_rows_path  # noqa: E402  (its check-and-time loop, measure)
 
 OTHERS = ("cusparse:1", "cusparse:2", "staged", "segmented")
 
@@ -73,61 +73,18 @@ def plan_facts(A) -> dict:
                 np.sort(v1.blocks[: v1.n_main_blocks], axis=0), np.sort(v2.blocks[: v2.n_main_blocks], axis=0)))}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("sources", nargs="+")
-    parser.add_argument("--dtype", nargs="+", default=["float32", "float64"], choices=["float32", "float64"])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--budget", type=float, default=0.02, help="seconds a timing (default 0.02)")
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
-
-    import cupy
-
-    from spla.bench import check, corpus
-    from spla.bench.spmv import time_rounds
-    from spla.bench.timing import environment
+def runs_for(A, x, out) -> dict:
+    """{variant or kernel: call}, each bound once."""
     from spla.ops.spmv import bind
 
-    results = []
-    for source in args.sources:
-        began = time.perf_counter()
-        host = corpus.load(source, dtype=np.float64)
-        verify = check.SpmvCheck.for_matrix(host)
-        facts = plan_facts(host)
-        print(f"{source}: {host.n_rows:,} rows, {host.nnz:,} nnz, {facts} ({time.perf_counter() - began:.1f} s)",
-              flush=True)
-        for dtype in args.dtype:
-            A = host.astype(dtype).to_device()
-            x = cupy.asarray(np.asarray(verify.x).astype(dtype))
-            out = cupy.empty(A.n_rows, dtype=dtype)
-            one, zero = A.dtype.type(1), A.dtype.type(0)
-            launchers = {name: bind(A, kernel, plan) for name, (kernel, plan) in plans(A).items()}
-            launchers.update({name: bind(A, name) for name in OTHERS})
-            rows, checked = {}, {}
-            for name, launcher in launchers.items():
-                def run(launcher=launcher, x=x, out=out, one=one, zero=zero):
-                    return launcher.launch(x, out, one, zero)
-                rows[name] = {"kernel": name}
-                out.fill(np.nan)  # poison: a variant that skips a row fails the check
-                if verify.record(rows[name], lambda run=run: run().copy(), dtype, f"{dtype} {name}"):
-                    checked[name] = run
-            per_call, device = time_rounds(cupy, checked, args.rounds, args.budget)
-            for name in checked:
-                rows[name].update(device_us=statistics.median(device[name]), device_rounds_us=device[name],
-                                  per_call_us=statistics.median(per_call[name]), per_call_rounds_us=per_call[name])
-            base = rows["a2"].get("device_us")
-            line = " ".join(f"{n} {r['device_us']:.1f}" + (f" ({base / r['device_us']:.2f}x)" if base else "")
-                            for n, r in rows.items() if "device_us" in r)
-            print(f"  {dtype}: {line}", flush=True)
-            results.append({"source": source, "dtype": dtype, "rows": host.n_rows, "nnz": host.nnz, **facts,
-                            "kernels": list(rows.values())})
-            del A, x, out, launchers
-            cupy.get_default_memory_pool().free_all_blocks()
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "order.json").write_text(json.dumps({"environment": environment(), "results": results}, indent=1))
-    return 0 if all(k.get("status") == "ok" for r in results for k in r["kernels"]) else 1
+    one, zero = A.dtype.type(1), A.dtype.type(0)
+    launchers = {name: bind(A, kernel, plan) for name, (kernel, plan) in plans(A).items()}
+    launchers.update({name: bind(A, name) for name in OTHERS})
+    return {name: functools.partial(launcher.launch, x, out, one, zero) for name, launcher in launchers.items()}
+
+
+def main(argv=None) -> int:
+    return ab_rows_path.measure(ab_rows_path.parse(argv, __doc__), runs_for, plan_facts, "a2", "order.json")
 
 
 if __name__ == "__main__":
