@@ -34,6 +34,24 @@ step() {  # name, command...: the command's output to $R/name.log, its tail and 
   pack
 }
 sources() { ls "$1"/*.npz | paste -sd, -; }
+# session 39: ab_kernel.py on adaptive2 against variants of BATCH_V, over the given small matrices, then over
+# the larger corpus and real ones that guard the 10M plans (steps NAME-small and NAME-large).
+# batch_ab NAME "SMALL SOURCES" BUDGET_S VARIANT...
+BATCH_V=docs/lab/cpu-2026-12-05-session39/spmv_adaptive2_batch.cu
+BATCH_GUARD="corpus:multimodal:2e6 corpus:empty-rows:1e6 corpus:rmat-graph500:1e6 corpus:powerlaw-heavy:1e7
+  corpus:hub-rows:1e7 shared-matrices/wiki-Vote.mtx.gz shared-matrices/ca-HepPh.mtx.gz
+  shared-matrices/Groebner_id2003_aug.mtx.gz shared-matrices/vsp_model1_crew1_cr42_south31.mtx.gz
+  shared-matrices/p2p-Gnutella31.mtx.gz"
+batch_ab() {
+  local name=$1 small=$2 budget=$3 part src; shift 3
+  local variants=(--variant committed=) v
+  for v in "$@"; do variants+=(--variant "$v"); done
+  for part in small large; do
+    if [ $part = small ]; then src=$small; else src=$BATCH_GUARD; fi
+    step "$name-$part" python3 scripts/ab_kernel.py $src --kernel adaptive2 --dtype float32 float64 "${variants[@]}" \
+         --rounds 3 --budget "$budget" --out "$R/$name-$part"
+  done
+}
 # the l2 step's counts: L2 sectors, DRAM bytes and L1 sectors of global loads, to put in bytes a nonzero
 L2_METRICS=lts__t_sectors.sum,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct
 
@@ -224,49 +242,21 @@ for s in "$@"; do
                 --sources "$(sources /tmp/h26),/tmp/h12/preferential-small.npz,gen:powerlaw:250000:8:seed=31,gen:powerlaw:120000:10:seed=32,gen:powerlaw:500000:3:seed=33,gen:rmat:18:6:seed=34,gen:rmat:17:20:seed=35,gen:rmat:19:5:seed=36,gen:hugerows:400000:40:10000:seed=37,gen:blockdense:300000:150:3000:0.6:seed=38,gen:hugerows:200000:10:30000:seed=39,gen:blockdense:100000:50:1000:0.9:seed=40,gen:random:200000:8:seed=41,gen:powerlaw:30000:8:seed=43,gen:rmat:15:8:seed=44,gen:powerlaw:1500000:6:seed=45,gen:powerlaw:45000:9:seed=71,gen:powerlaw:90000:7:seed=72,gen:powerlaw:60000:12:seed=73,gen:powerlaw:110000:8:seed=77,gen:rmat:15:12:seed=74,gen:rmat:16:10:seed=75,gen:rmat:15:24:seed=76,gen:rmat:17:6:seed=79,gen:blockdense:60000:10:800:0.7:seed=80,gen:hugerows:80000:6:8000:seed=81" ;;
     # session 39, B1-B2 (../cpu-2026-12-05-session39/README.md): adaptive2's loads in predicated batches,
     # four variants of the kernel file against the committed one, in turns beside cuSPARSE
-    batch39) S39=docs/lab/cpu-2026-12-05-session39 V=docs/lab/cpu-2026-12-05-session39/spmv_adaptive2_batch.cu
-           [ -d /tmp/h26 ] || step make26 python3 docs/lab/cpu-2026-12-04-session28/make_held_out_26.py /tmp/h26
+    batch39) [ -d /tmp/h26 ] || step make26 python3 docs/lab/cpu-2026-12-04-session28/make_held_out_26.py /tmp/h26
            [ -d /tmp/h32 ] || step make32 python3 docs/lab/cpu-2026-12-05-session38/make_held_out_32.py /tmp/h32
-           [ -d /tmp/h33 ] || step make33 python3 "$S39/make_held_out_33.py" /tmp/h33
-           for part in small large; do
-             if [ $part = small ]; then src="/tmp/h26/*.npz /tmp/h32/*.npz /tmp/h33/*.npz"; else
-               src="corpus:multimodal:2e6 corpus:empty-rows:1e6 corpus:rmat-graph500:1e6 corpus:powerlaw-heavy:1e7
-                    corpus:hub-rows:1e7 shared-matrices/wiki-Vote.mtx.gz shared-matrices/ca-HepPh.mtx.gz
-                    shared-matrices/Groebner_id2003_aug.mtx.gz shared-matrices/vsp_model1_crew1_cr42_south31.mtx.gz
-                    shared-matrices/p2p-Gnutella31.mtx.gz"; fi
-             step "batch-$part" python3 scripts/ab_kernel.py $src --kernel adaptive2 --dtype float32 float64 \
-                  --variant committed= --variant "b8=file:$V -DSPLA_AB_BATCH=8" --variant "b16=file:$V -DSPLA_AB_BATCH=16" \
-                  --variant "s8=file:$V -DSPLA_AB_STREAM_BATCH=8" --variant "b8s8=file:$V -DSPLA_AB_BATCH=8 -DSPLA_AB_STREAM_BATCH=8" \
-                  --rounds 3 --budget 0.03 --out "$R/batch-$part"
-           done ;;
+           [ -d /tmp/h33 ] || step make33 python3 docs/lab/cpu-2026-12-05-session39/make_held_out_33.py /tmp/h33
+           batch_ab batch "/tmp/h26/*.npz /tmp/h32/*.npz /tmp/h33/*.npz" 0.03 "b8=file:$BATCH_V -DSPLA_AB_BATCH=8" \
+                "b16=file:$BATCH_V -DSPLA_AB_BATCH=16" "s8=file:$BATCH_V -DSPLA_AB_STREAM_BATCH=8" \
+                "b8s8=file:$BATCH_V -DSPLA_AB_BATCH=8 -DSPLA_AB_STREAM_BATCH=8" ;;
     # session 39, B2': s8 by device time (ab_kernel.py's new figure), decided on fresh set 34
-    batch39b) S39=docs/lab/cpu-2026-12-05-session39 V=docs/lab/cpu-2026-12-05-session39/spmv_adaptive2_batch.cu
-           [ -d /tmp/h34 ] || step make34 python3 "$S39/make_held_out_34.py" /tmp/h34
-           for part in small large; do
-             if [ $part = small ]; then src="/tmp/h34/*.npz"; else
-               src="corpus:multimodal:2e6 corpus:empty-rows:1e6 corpus:rmat-graph500:1e6 corpus:powerlaw-heavy:1e7
-                    corpus:hub-rows:1e7 shared-matrices/wiki-Vote.mtx.gz shared-matrices/ca-HepPh.mtx.gz
-                    shared-matrices/Groebner_id2003_aug.mtx.gz shared-matrices/vsp_model1_crew1_cr42_south31.mtx.gz
-                    shared-matrices/p2p-Gnutella31.mtx.gz"; fi
-             step "batch34-$part" python3 scripts/ab_kernel.py $src --kernel adaptive2 --dtype float32 float64 \
-                  --variant committed= --variant "s8=file:$V -DSPLA_AB_STREAM_BATCH=8" --variant "b8=file:$V -DSPLA_AB_BATCH=8" \
-                  --variant "b8s8=file:$V -DSPLA_AB_BATCH=8 -DSPLA_AB_STREAM_BATCH=8" \
-                  --rounds 3 --budget 0.02 --out "$R/batch34-$part"
-           done ;;
+    batch39b) [ -d /tmp/h34 ] || step make34 python3 docs/lab/cpu-2026-12-05-session39/make_held_out_34.py /tmp/h34
+           batch_ab batch34 "/tmp/h34/*.npz" 0.02 "s8=file:$BATCH_V -DSPLA_AB_STREAM_BATCH=8" \
+                "b8=file:$BATCH_V -DSPLA_AB_BATCH=8" "b8s8=file:$BATCH_V -DSPLA_AB_BATCH=8 -DSPLA_AB_STREAM_BATCH=8" ;;
     # session 39, B3 (written for the next session): batches of 4 held to float32's 32 registers, fresh set 35
-    batch40) S39=docs/lab/cpu-2026-12-05-session39 V=docs/lab/cpu-2026-12-05-session39/spmv_adaptive2_batch.cu
-           [ -d /tmp/h35 ] || step make35 python3 "$S39/make_held_out_35.py" /tmp/h35
-           for part in small large; do
-             if [ $part = small ]; then src="/tmp/h35/*.npz"; else
-               src="corpus:multimodal:2e6 corpus:empty-rows:1e6 corpus:rmat-graph500:1e6 corpus:powerlaw-heavy:1e7
-                    corpus:hub-rows:1e7 shared-matrices/wiki-Vote.mtx.gz shared-matrices/ca-HepPh.mtx.gz
-                    shared-matrices/Groebner_id2003_aug.mtx.gz shared-matrices/vsp_model1_crew1_cr42_south31.mtx.gz
-                    shared-matrices/p2p-Gnutella31.mtx.gz"; fi
-             step "batch35-$part" python3 scripts/ab_kernel.py $src --kernel adaptive2 --dtype float32 float64 \
-                  --variant committed= --variant "b4s4m8=file:$V -DSPLA_AB_BATCH=4 -DSPLA_AB_STREAM_BATCH=4 -DSPLA_AB_MIN_BLOCKS=8" \
-                  --variant "b8=file:$V -DSPLA_AB_BATCH=8" --variant "s8=file:$V -DSPLA_AB_STREAM_BATCH=8" \
-                  --rounds 3 --budget 0.02 --out "$R/batch35-$part"
-           done ;;
+    batch40) [ -d /tmp/h35 ] || step make35 python3 docs/lab/cpu-2026-12-05-session39/make_held_out_35.py /tmp/h35
+           batch_ab batch35 "/tmp/h35/*.npz" 0.02 \
+                "b4s4m8=file:$BATCH_V -DSPLA_AB_BATCH=4 -DSPLA_AB_STREAM_BATCH=4 -DSPLA_AB_MIN_BLOCKS=8" \
+                "b8=file:$BATCH_V -DSPLA_AB_BATCH=8" "s8=file:$BATCH_V -DSPLA_AB_STREAM_BATCH=8" ;;
     *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40)"; exit 2 ;;
   esac
 done
