@@ -414,7 +414,8 @@ AUTO = AutoThresholds()
 #       lines) kept segmented ahead. Read off the records (session 38),
 #       then tested on set 31 (H100, written with the prediction before its
 #       run): staged 1.01-1.12x segmented on all 7 scattered matrices
-#       (geomean 1.07), segmented ahead on all 3 controls (staged 0.72-0.98)
+#       (geomean 1.07), segmented ahead on all 3 controls (staged 0.72-0.98);
+#       on an H200 (session 39) 7/7 again, geomean 1.07, controls 2 of 3
 #   "runs": large regular rows, not short ones, of at most
 #       STAGED_THREAD_ROW on average over an x larger than staged_x_bytes
 #       whose neighbouring columns are close too often for the gates above
@@ -431,7 +432,8 @@ AUTO = AutoThresholds()
 #       4x4 blocks in float64: 0.91). Re-run stale records agree (sets 22-23:
 #       1.07-1.91x; block-sparse at 40M 1.01-1.07x). Over an x of at most
 #       staged_x_bytes the class stays medium: block-sparse@10M in float32
-#       (1 MB of x) ran vector 1.18x staged in the same run
+#       (1 MB of x) ran vector 1.18x staged in the same run. On an H200
+#       (session 39) set 30 gave 16 of 16, geomean 1.27x, and 6 of 6
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
