@@ -49,7 +49,7 @@ from ..linalg._krylov import (
     minres_iterations,
     upper_triangular_solve,
 )
-from ..linalg._system import DEFAULT_GPU_CHECK_EVERY, absolute_tolerance, default_maxiter
+from ..linalg._system import DEFAULT_GPU_CHECK_EVERY, absolute_tolerance, default_maxiter, or_identity
 from .vector import DistVector
 
 NONFINITE = -1
@@ -265,7 +265,7 @@ def _bicgstab(system, rtol, atol, maxiter, callback):
     if done is not None:
         return done
     K, reduce = system.kernels, system.reduce
-    psolve = system.psolve if system.psolve is not None else (lambda v: v)
+    psolve = or_identity(system.psolve)
     # the solver's own vectors go straight to the product; a user preconditioner's output is checked
     matvec = system.product if system.psolve is None or system.inverse_diagonal is not None else system.matvec
     rhotol = float(np.finfo(system.dtype).eps) ** 2  # SciPy's breakdown threshold
@@ -323,7 +323,7 @@ def _gmres(system, rtol, atol, restart, maxiter, callback, callback_type):
     if done is not None:
         return done
     callback_type, restart = gmres_options(callback_type, restart, n)
-    psolve = system.psolve if system.psolve is not None else (lambda v: v)
+    psolve = or_identity(system.psolve)
     eps = float(np.finfo(system.dtype).eps)
     ptol_max_factor = 1.0
     ptol = system.norm(psolve(system.b)) * min(ptol_max_factor, atol / b_norm)
@@ -424,7 +424,7 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     active = (start_residuals >= tolerances) & ~zero_rhs & ~nonfinite
     info[~active] = 0
     info[nonfinite] = -1
-    Z = system.psolve(R) if system.psolve is not None else R
+    Z = or_identity(system.psolve)(R)
     rho = system.reduced((R * Z).sum(axis=0))
     P = Z.copy()
     active_mask = xp.asarray(active)
@@ -437,7 +437,7 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         alpha = xp.where(usable, rho / xp.where(usable, pq, 1), 0).astype(system.dtype)
         X += alpha * P
         R -= alpha * Q
-        Z = system.psolve(R) if system.psolve is not None else R
+        Z = or_identity(system.psolve)(R)
         sums = system.reduced(xp.concatenate(((R * Z).sum(axis=0), (R * R).sum(axis=0))))
         rho_new, rr = sums[:k], sums[k:]
         beta = xp.where(active_mask & (rho != 0), rho_new / xp.where(rho != 0, rho, 1), 0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import device as _device
-from ._system import _is_linear_operator, absolute_tolerance, default_maxiter, make_system
+from ._system import _is_linear_operator, absolute_tolerance, default_maxiter, make_system, or_identity
 
 
 def _spmm_for(system, A):
@@ -92,7 +92,7 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     active = (start_residuals >= tolerances) & ~zero_rhs & ~nonfinite
     info[~active] = 0
     info[nonfinite] = -1
-    Z = system.psolve(R) if system.psolve is not None else R
+    Z = or_identity(system.psolve)(R)
     rho = (R * Z).sum(axis=0)
     P = Z.copy()
     active_mask = xp.asarray(active)
@@ -105,7 +105,7 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         alpha = xp.where(usable, rho / xp.where(usable, pq, 1), 0).astype(system.dtype)
         X += alpha * P
         R -= alpha * Q
-        Z = system.psolve(R) if system.psolve is not None else R
+        Z = or_identity(system.psolve)(R)
         rho_new = (R * Z).sum(axis=0)
         beta = xp.where(active_mask & (rho != 0), rho_new / xp.where(rho != 0, rho, 1), 0).astype(system.dtype)
         P *= beta

@@ -48,7 +48,7 @@ from ..backends.cpu import dot as cpu_dot
 from ..device import array_module, to_host
 from ..errors import InputError
 from ._kernels import FLAG, kernels_for
-from ._system import absolute_tolerance, default_maxiter, make_system
+from ._system import absolute_tolerance, default_maxiter, make_system, or_identity
 
 _PARAMETERS_DOC = """
     Parameters
@@ -409,7 +409,7 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     if done is not None:
         return done
     K = kernels_for(xp, n, system.dtype)
-    psolve = system.psolve if system.psolve is not None else (lambda v: v)
+    psolve = or_identity(system.psolve)
     rhotol = float(np.finfo(system.dtype).eps) ** 2  # SciPy's (Fortran-inherited) breakdown threshold
     r = _initial_residual(system)
     if _norm(xp, r) < atol:
@@ -466,7 +466,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     if done is not None:
         return done
     callback_type, restart = gmres_options(callback_type, restart, n)
-    psolve = system.psolve if system.psolve is not None else (lambda v: v)
+    psolve = or_identity(system.psolve)
     eps = float(np.finfo(system.dtype).eps)
     # SciPy's inner tolerance control (gh-8400): the Arnoldi loop watches the
     # preconditioned residual estimate, rescaled after each outer residual.
@@ -595,7 +595,7 @@ def minres_iterations(x, r1, b, *, matvec, psolve, dot, fetch, norm, shift, maxi
     xp = array_module(r1)
     dtype = r1.dtype.type
     eps = float(np.finfo(r1.dtype).eps)
-    psolve = psolve if psolve is not None else (lambda v: v)
+    psolve = or_identity(psolve)
     if norm(r1) < atol:
         return x, 0
     y = psolve(r1)

@@ -26,6 +26,15 @@ from ..errors import InputError
 DEFAULT_GPU_CHECK_EVERY = 8
 
 
+def or_identity(psolve: Callable | None) -> Callable:
+    """A preconditioner to call unconditionally: ``psolve``, or the identity where there is none."""
+    return psolve if psolve is not None else _identity
+
+
+def _identity(v):
+    return v
+
+
 @dataclass
 class System:
     """A normalised linear system; see :func:`make_system`."""
