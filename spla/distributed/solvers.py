@@ -119,17 +119,11 @@ class _System:
         """Device values on the host: the one synchronisation a check costs."""
         return values.get() if hasattr(values, "get") else np.asarray(values)
 
-    def dots(self, *pairs):
-        """Global dot products of local slices, in one Allreduce; a host float64 array."""
-        xp = self.xp
-        if xp is np:
-            local = np.fromiter((np.vdot(a, b) for a, b in pairs), dtype=np.float64, count=len(pairs))
-        else:  # stays on the device until the reduction
-            local = xp.stack([xp.vdot(a, b) for a, b in pairs]).astype(xp.float64)
-        return self.comm.allreduce_sum(local)
-
     def norm(self, v) -> float:
-        return math.sqrt(max(float(self.dots((v, v))[0]), 0.0))
+        """The global 2-norm of distributed local slices, in one Allreduce (summed on the device
+        until the reduction)."""
+        local = self.xp.asarray(self.xp.vdot(v, v).real, dtype=self.xp.float64).reshape(1)
+        return math.sqrt(max(float(self.comm.allreduce_sum(local)[0]), 0.0))
 
     def column_dots(self, a, b):
         return self.comm.allreduce_sum((a * b).sum(axis=0).astype(self.xp.float64))
