@@ -16,6 +16,14 @@
 // row, and writes y by R where y is aligned. Few diagonals want more rows (float32 2D Poisson:
 // 0.139 ms at R = 1, 0.118 ms at R = 4, the copy bandwidth's 96%); many want fewer (33: R = 1).
 //
+// spla_spmv_dia_palette: the same sums over a matrix whose stored values take at most 255 bit patterns
+// (a stencil of constant coefficients takes two or three): each slot holds a one-byte code, 0 for
+// no entry, else the value's place in a table the block keeps in shared memory, so a diagonal
+// reads a byte a row, not 4 or 8. table[code] holds the slot's value bit for bit (table[0] is zero),
+// so the test of the value keeps the padding out as before and the sums are dia's. On the corpus's
+// stencils of 10-200M nonzeros: 1.2-2.4x the values' entry (session 40; planning/dia.py's
+// PALETTE_MIN_BYTES says from where the launcher takes it).
+//
 // Constraints: blocks of at most SPLA_ROW_BLOCK threads; a grid-stride loop over groups of R
 // rows covers any n_rows; offsets sorted, at most MAX_DIAGONALS of them (planning/dia.py);
 // stride a multiple of R and values aligned to R values (a fresh allocation); x holds n_cols
@@ -52,11 +60,18 @@ struct alignas(R * sizeof(V)) DiaRows {
     V v[R];
 };
 
-template <typename V, int R>
-__global__ void SPLA_DIA_BOUNDS spla_spmv_dia(long long n_rows, long long n_cols, long long stride,
-                                              int n_diagonals, const long long* __restrict__ offsets,
-                                              const V* __restrict__ values, const V* __restrict__ x,
-                                              V* __restrict__ y, V alpha, V beta) {
+// R codes of one diagonal (the palette entry's), loaded as one aligned access.
+template <int R>
+struct alignas(R) DiaCodes {
+    unsigned char c[R];
+};
+
+// The kernels' body. PALETTE: ``values`` are one-byte codes into ``table`` (see the file's notes).
+template <typename V, int R, bool PALETTE>
+__device__ __forceinline__ void dia_rows(long long n_rows, long long n_cols, long long stride, int n_diagonals,
+                                         const long long* __restrict__ offsets, const V* __restrict__ values,
+                                         const unsigned char* __restrict__ codes, const V* table,
+                                         const V* __restrict__ x, V* __restrict__ y, V alpha, V beta) {
     using Rows = DiaRows<V, R>;
     const long long n_groups = (n_rows + R - 1) / R;
     const bool y_aligned = reinterpret_cast<unsigned long long>(y) % sizeof(Rows) == 0;
@@ -67,7 +82,14 @@ __global__ void SPLA_DIA_BOUNDS spla_spmv_dia(long long n_rows, long long n_cols
         for (int k = 0; k < R; ++k) sum[k] = V(0);
 #pragma unroll DIA_UNROLL
         for (int d = 0; d < n_diagonals; ++d) {
-            const Rows v = *reinterpret_cast<const Rows*>(values + d * stride + row0);
+            Rows v;
+            if (PALETTE) {
+                const DiaCodes<R> c = *reinterpret_cast<const DiaCodes<R>*>(codes + d * stride + row0);
+#pragma unroll
+                for (int k = 0; k < R; ++k) v.v[k] = table[c.c[k]];  // table[0] is zero: no entry
+            } else {
+                v = *reinterpret_cast<const Rows*>(values + d * stride + row0);
+            }
             const long long col0 = row0 + __ldg(offsets + d);
 #if SPLA_DIA_EARLY_X
             V xv[R];
@@ -105,4 +127,27 @@ __global__ void SPLA_DIA_BOUNDS spla_spmv_dia(long long n_rows, long long n_cols
             }
         }
     }
+}
+
+template <typename V, int R>
+__global__ void SPLA_DIA_BOUNDS spla_spmv_dia(long long n_rows, long long n_cols, long long stride,
+                                              int n_diagonals, const long long* __restrict__ offsets,
+                                              const V* __restrict__ values, const V* __restrict__ x,
+                                              V* __restrict__ y, V alpha, V beta) {
+    dia_rows<V, R, false>(n_rows, n_cols, stride, n_diagonals, offsets, values, nullptr, nullptr, x, y, alpha, beta);
+}
+
+// palette: the table's n_palette entries (at most 256; entry 0 is zero, for no entry), copied to
+// shared memory once a block. (Read in place through the read-only cache instead, the calls ran
+// 0.90-1.02x as fast: session 40, 36 stencils of 2-40M nonzeros.)
+template <typename V, int R>
+__global__ void SPLA_DIA_BOUNDS spla_spmv_dia_palette(long long n_rows, long long n_cols, long long stride,
+                                                      int n_diagonals, const long long* __restrict__ offsets,
+                                                      const unsigned char* __restrict__ codes,
+                                                      const V* __restrict__ palette, int n_palette,
+                                                      const V* __restrict__ x, V* __restrict__ y, V alpha, V beta) {
+    __shared__ V table[256];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) table[i] = i < n_palette ? palette[i] : V(0);
+    __syncthreads();
+    dia_rows<V, R, true>(n_rows, n_cols, stride, n_diagonals, offsets, nullptr, codes, table, x, y, alpha, beta);
 }

@@ -25,6 +25,10 @@ more than :data:`MAX_DIAGONALS` diagonals, when padding would exceed
 :data:`MAX_FILL` of the nonzeros, with explicit zeros, or when the diagonals
 would not fit in free device memory (auto then runs a CSR kernel); the reason
 is kept for ``kernel="dia"``'s error.
+
+A matrix whose stored values take few bit patterns (a stencil of constant coefficients: two or
+three) runs the kernel's palette entry (:func:`palette`): a byte a slot in place of the value, the
+values in a table of at most :data:`PALETTE_VALUES`, with the same products.
 """
 
 from __future__ import annotations
@@ -35,12 +39,13 @@ from typing import Any
 import numpy as np
 
 from .. import csr_passes
+from ..device import array_module, to_host
 from . import ceil_div, structured
 from .stats import row_stats
 from .structured import Refusal
 
-__all__ = ["AUTO_MIN_ROWS", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe", "rows_choices",
-           "rows_for", "structure"]
+__all__ = ["AUTO_MIN_ROWS", "NEEDS", "PALETTE_VALUES", "Palette", "Refusal", "Structure", "applies", "auto_considers",
+           "describe", "palette", "rows_choices", "rows_for", "structure"]
 
 #: What ``kernel="dia"`` asks of a matrix (its error's text).
 NEEDS = "a matrix whose entries lie on a few diagonals"
@@ -110,6 +115,96 @@ class Structure:
     def stride(self) -> int:
         """Values a diagonal stores: n_rows rounded up to :data:`STRIDE_ROWS`."""
         return int(self.values.shape[1])
+
+
+#: Distinct stored values (bit patterns) the palette entry takes: a slot's code is a byte, 0 for no entry.
+PALETTE_VALUES = 255
+#: The value types whose dia reads codes where the values fit a palette (the launcher reads it when
+#: a matrix binds; scripts' A/B runs switch it).
+PALETTE_DTYPES = ("float32", "float64")
+#: Bytes of dia's values from which the palette entry is taken, by dtype. Where it pays was fitted on
+#: the corpus's 7- and 27-point stencils of 2-40M nonzeros (session 40, an H100, device time, calls back to
+#: back): in float32 the palette ran 0.95-0.96x the values' entry at 16 MB of values, which its calls find
+#: in L2, and 1.22-1.72x from 40 MB (midpoint 25 MB); in float64 1.06-1.07x at 16 MB and up to 2.35x
+#: above. Reported on the 5-, 9- and 25-point stencils: 15 of 15 runs on the right side of those cuts.
+#: But the detection costs 1.2-1.9 ms below 40 MB (an H200, call 4: 130-330 dia calls, which a short run
+#: would not win back) and at most 100 calls from about 128 MB (3.0 ms at 157-314 MB, 11-12 ms at 0.8-1.6
+#: GB: 38-76 calls), so the palette is taken from there in both dtypes.
+PALETTE_MIN_BYTES = {"float32": 128_000_000, "float64": 128_000_000}
+#: Slots a pass of the palette's detection codes at once (its temporaries: 8 bytes a slot).
+PALETTE_CHUNK = 1 << 24
+
+
+@dataclass(frozen=True, eq=False)
+class Palette:
+    """A's diagonals as codes: ``codes`` (uint8, the shape of Structure.values: 0 where a row has no
+    entry, else the value's place in ``table``) and ``table`` (A's dtype, ``table[0]`` zero, then
+    each distinct stored value once, at most :data:`PALETTE_VALUES`), on A's side."""
+
+    codes: Any
+    table: Any
+
+    @property
+    def n_values(self) -> int:
+        return int(self.table.size) - 1
+
+
+def palette(A, found: Structure) -> Palette | None:
+    """A's diagonals ``found`` as a :class:`Palette`, or None where A's dtype is not in
+    :data:`PALETTE_DTYPES`, its values take fewer than :data:`PALETTE_MIN_BYTES` or more than
+    :data:`PALETTE_VALUES` bit patterns, or the codes do not fit (they are an optimisation: the
+    values serve as well). Made once on A's side and cached on A: the launcher's choice, and what
+    ``spla info`` reports."""
+    dtype = np.dtype(A.dtype)
+    values_bytes = found.n_diagonals * found.stride * dtype.itemsize
+    if dtype.name not in PALETTE_DTYPES or values_bytes < PALETTE_MIN_BYTES[dtype.name]:
+        return None
+    key = "dia-palette"
+    if key not in A._cache:
+        try:
+            A._cache[key] = _palette(found.values)
+        except MemoryError:  # CuPy's OutOfMemoryError is one
+            A._cache[key] = None
+    return A._cache[key]
+
+
+def _palette(values) -> Palette | None:
+    """The codes of ``values`` (n_diagonals x stride; zero is no entry, as the detection refuses
+    stored zeros). A random sample's patterns are the candidates (one small read; a sample of more
+    than PALETTE_VALUES refuses at once); a binary search codes every slot and counts those off the
+    table, read once at the end; where the sample missed some, they are gathered and the search runs
+    once more."""
+    xp = array_module(values)
+    bits = values.view(f"u{values.dtype.itemsize}").reshape(-1)
+    if bits.size == 0:
+        return None
+    keys = _distinct(np.asarray(to_host(bits[np.random.default_rng(0).integers(0, bits.size, size=SAMPLE)])))
+    keys = keys[keys != 0]
+    chunks = [(start, bits[start:start + PALETTE_CHUNK]) for start in range(0, bits.size, PALETTE_CHUNK)]
+    for _ in range(2):
+        if keys.size > PALETTE_VALUES:
+            return None
+        table, codes = xp.asarray(keys), xp.zeros(bits.size, dtype=xp.uint8)
+        off_table = xp.zeros((), dtype=xp.int64)  # summed where it lives: one host read for all the chunks
+        for start, part in chunks:
+            codes[start:start + part.size], known = _coded(xp, table, part)
+            off_table += (~known).sum()
+        if int(off_table) == 0:
+            return Palette(codes=codes.reshape(values.shape),
+                           table=xp.concatenate((xp.zeros(1, dtype=values.dtype), table.view(values.dtype))))
+        missed = [_distinct(np.asarray(to_host(part[~_coded(xp, table, part)[1]]))) for _, part in chunks]
+        keys = _distinct(np.concatenate([keys, *missed]))
+    raise AssertionError("dia palette: values off their own table")
+
+
+def _coded(xp, table, part):
+    """(codes, known) of the slots ``part``: a slot's code is 0 for padding, else 1 + its place on
+    ``table`` (sorted bit patterns); known, whether it is padding or on the table."""
+    padding = part == 0
+    if table.size == 0:
+        return xp.zeros(part.size, dtype=xp.uint8), padding
+    at = xp.minimum(xp.searchsorted(table, part), table.size - 1)
+    return xp.where(padding, 0, at + 1), padding | (table[at] == part)
 
 
 def describe(found: Structure) -> str:

@@ -597,6 +597,9 @@ def describe_choice(A) -> dict:
         if isinstance(found, dia.Structure):
             info["diagonals"] = found.n_diagonals
             info["rows_a_thread"] = bound_param(A, family, param)
+            coded = dia.palette(A, found) if A.on_gpu else None  # (the launcher's choice: a GPU matrix's)
+            if coded is not None:
+                info["structure"] += f", a byte a slot for its {coded.n_values} distinct values"
     return info
 
 

@@ -184,16 +184,29 @@ def test_staged_paths_give_the_same_bits(emulated, rng, monkeypatch, dtype):
     assert all(np.array_equal(r.view(np.uint8), first.view(np.uint8)) for r in results.values())
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("kernel", ["dia", "dia:1", "band", "band:2", "band:16"])
-def test_structured_kernel_gives_the_exact_product(emulated, rng, kernel, dtype):
-    """dia and band, their structure found on the host and handed to the stand-in device matrix
-    (the detection itself runs on the GPU): a 2-D stencil with rows cut at the grid's edges, and a
-    band whose rows change width."""
-    from spla.io import generators
-    from spla.planning import band, dia
+def _dia_on_device(A, host, palette: bool, monkeypatch):
+    """dia's structure (and its palette, or None) found on the host and handed to the stand-in
+    device matrix A (the detection itself runs on the GPU)."""
+    from spla.planning import dia
 
-    family = kernel.split(":")[0]
+    found = dia.structure(host)
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": 0, "float64": 0})  # these are small
+    A._cache["dia"] = dia.Structure(FakeArray(found.offsets), FakeArray(found.values), found.n_diagonals)
+    coded = dia.palette(host, found) if palette else None
+    assert coded is not None or not palette
+    A._cache["dia-palette"] = coded and dia.Palette(FakeArray(coded.codes), FakeArray(coded.table))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel", ["dia", "dia:1", "dia-palette", "dia-palette:1", "band", "band:2", "band:16"])
+def test_structured_kernel_gives_the_exact_product(emulated, rng, monkeypatch, kernel, dtype):
+    """dia (over its values and over a palette's codes) and band, their structure found on the host:
+    a 2-D stencil with rows cut at the grid's edges, and a band whose rows change width."""
+    from spla.io import generators
+    from spla.planning import band
+
+    family, palette = kernel.split(":")[0].removesuffix("-palette"), "-palette" in kernel
+    kernel = kernel.replace("-palette", "")
     if family == "dia":
         pattern = generators.poisson2d(37).to_scipy()
     else:
@@ -201,17 +214,45 @@ def test_structured_kernel_gives_the_exact_product(emulated, rng, kernel, dtype)
         pattern[200, 190:215] = 1  # a wider row in the band
         pattern = pattern.tocsr()
     host = CSRMatrix.from_scipy(pattern.astype(dtype), dtype=dtype)
-    host.data[:] = _whole(rng, dtype, host.nnz)
+    # (a palette's matrix: 40 whole numbers at most)
+    host.data[:] = rng.choice(_whole(rng, dtype, 40), host.nnz) if palette else _whole(rng, dtype, host.nnz)
     A, _ = _device(host.indptr, host.indices, host.data, host.shape)
     if family == "dia":
-        found = dia.structure(host)
-        A._cache["dia"] = dia.Structure(FakeArray(found.offsets), FakeArray(found.values), found.n_diagonals)
+        _dia_on_device(A, host, palette, monkeypatch)
     else:
         A._cache["band"] = band.Structure(FakeArray(band.structure(host).first))
     x = _whole(rng, dtype, host.shape[1])
     got = ops_spmv.spmv(A, FakeArray(x), kernel=kernel).get()
-    assert emulated.launches[-1][0].startswith(f"spla_spmv_{family}<")
+    assert emulated.launches[-1][0].startswith(f"spla_spmv_{family}{'_palette' if palette else ''}<")
     assert np.array_equal(got, host.to_scipy().astype(np.float64) @ x.astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dia_palette_gives_the_bits_of_the_values(emulated, rng, monkeypatch, dtype):
+    """dia's palette entry reads a code a slot and its value from the block's table: the bits of the
+    entry that reads the values, on real values of a 3-D stencil (three coefficients and a fourth
+    on some rows, which a sample misses), with alpha and beta, at every rows a thread."""
+    from spla.io import generators
+    from spla.planning import dia
+
+    host = generators.poisson3d(11).astype(dtype)
+    host.data[:] = rng.choice(rng.standard_normal(3), host.nnz).astype(dtype)
+    host.data[host.indptr[5]] = np.pi  # one value of its own
+    x = FakeArray(rng.standard_normal(host.shape[1]).astype(dtype))
+    y = rng.standard_normal(host.shape[0]).astype(dtype)
+    for rows in dia.rows_choices(dtype):
+        results = []
+        for palette in (False, True):
+            A, _ = _device(host.indptr, host.indices, host.data, host.shape)
+            _dia_on_device(A, host, palette, monkeypatch)
+            if palette:
+                assert A._cache["dia-palette"].n_values == 4
+            out = FakeArray(y.copy())
+            results.append(ops_spmv.spmv(A, x, y=out, out=out, alpha=1.5, beta=-0.5, kernel=f"dia:{rows}").get())
+            assert ops_spmv.bound_launcher(A, f"dia:{rows}").entry == ("_palette" if palette else "")
+        assert np.array_equal(results[0].view(np.uint8), results[1].view(np.uint8))
+        want = 1.5 * (host.to_scipy().astype(np.float64) @ x.get().astype(np.float64)) - 0.5 * y
+        np.testing.assert_allclose(results[1], want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
 
 
 @pytest.mark.parametrize("value", [1.0, -2.5], ids=["ones", "one-value"])

@@ -135,23 +135,35 @@ def test_public_spmv_takes_the_cached_launcher(rng, launches, monkeypatch):
     assert second.shape == first.shape
 
 
-def test_dia_launch_arguments_follow_the_kernel_signature(launches):
+@pytest.mark.parametrize("palette", [False, True], ids=["values", "palette"])
+def test_dia_launch_arguments_follow_the_kernel_signature(launches, monkeypatch, palette):
     from spla.io import generators
     from spla.planning import dia
+
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": 0, "float64": 0})  # a palette at any size
 
     host = generators.poisson2d(30).astype(np.float32)
     A = _device(host.to_scipy())
     found = dia.structure(host)  # detected on the host, handed to the stand-in device matrix
     A._cache["dia"] = dia.Structure(FakeArray(found.offsets), FakeArray(found.values), found.n_diagonals)
+    coded = dia.palette(host, found)  # 2D Poisson's two values (4 and -1)
+    assert coded is not None and coded.n_values == 2
+    A._cache["dia-palette"] = dia.Palette(FakeArray(coded.codes), FakeArray(coded.table)) if palette else None
     x = FakeArray(np.ones(A.n_cols, dtype=np.float32))
     out = ops_spmv.spmv(A, x, kernel="dia:4")  # (the rule takes 1 on 900 rows: one wave at any R)
     name, grid, block, args, _ = launches[-1]
-    params = _signature("spmv_dia.cu", "spla_spmv_dia")
-    assert name == "spla_spmv_dia<float, 4>" and len(args) == len(params)
+    entry = "spla_spmv_dia_palette" if palette else "spla_spmv_dia"
+    params = _signature("spmv_dia.cu", entry)
+    assert name == f"{entry}<float, 4>" and len(args) == len(params)
     assert args[params.index("n_rows")] == 900 and args[params.index("n_cols")] == 900
     assert args[params.index("stride")] == 904 and args[params.index("n_diagonals")] == 5
     assert args[params.index("offsets")] == ptr(A._cache["dia"].offsets)
-    assert args[params.index("values")] == ptr(A._cache["dia"].values)
+    if palette:
+        assert args[params.index("codes")] == ptr(A._cache["dia-palette"].codes)
+        assert args[params.index("palette")] == ptr(A._cache["dia-palette"].table)
+        assert args[params.index("n_palette")] == 3
+    else:
+        assert args[params.index("values")] == ptr(A._cache["dia"].values)
     assert args[params.index("x")] == ptr(x) and args[params.index("y")] == ptr(out)
     assert block == (cuda_spmv.ROW_BLOCK,) and grid == (-(-900 // (4 * cuda_spmv.ROW_BLOCK)),)
 

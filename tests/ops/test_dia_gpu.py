@@ -13,6 +13,7 @@ import spla
 from spla import CSRMatrix
 from spla.errors import KernelError
 from spla.io import generators
+from spla.ops import spmv as ops_spmv
 from spla.planning import dia
 from spla.planning.spmv import describe_choice
 
@@ -55,6 +56,32 @@ def test_alpha_beta_and_in_place(rng, dtype):
                                atol=1e-5)
     spla.spmv(A, x, y, alpha=2.5, beta=-0.75, kernel="dia", out=y)
     np.testing.assert_allclose(y.get(), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_palette_found_on_the_device_gives_the_values_entrys_bits(rng, monkeypatch, dtype):
+    """A stencil of six coefficients runs dia's palette entry (codes found on the GPU), with the
+    bits of the entry that reads the values, and ``spla info`` says so; a band of random values
+    keeps the values."""
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": 0, "float64": 0})  # (from 16 MB otherwise)
+    host = generators.poisson3d(36).astype(dtype)  # rows enough for auto to run dia
+    host.data[:] = rng.choice(rng.standard_normal(5), host.nnz)
+    host.data[host.indptr[100]] = np.pi  # a sixth value in one slot of 326,592: the sample misses it, a pass finds it
+    x = cupy.asarray(rng.uniform(-1, 1, host.n_cols).astype(dtype))
+    coded = host.to_device()
+    got = spla.spmv(coded, x, kernel="dia")
+    assert ops_spmv.bound_launcher(coded, "dia").entry == "_palette"
+    assert dia.palette(coded, dia.structure(coded)).n_values == 6
+    assert describe_choice(coded)["structure"] == "7 diagonals, a byte a slot for its 6 distinct values"
+    monkeypatch.setattr(dia, "PALETTE_DTYPES", ())
+    plain = host.astype(dtype, copy=True).to_device()  # a device copy of its own (to_device's is cached)
+    want = spla.spmv(plain, x, kernel="dia")
+    assert ops_spmv.bound_launcher(plain, "dia").entry == ""
+    np.testing.assert_array_equal(got.get().view(np.uint8), want.get().view(np.uint8))
+    monkeypatch.setattr(dia, "PALETTE_DTYPES", ("float32", "float64"))
+    band = generators.banded(3000, 30).astype(dtype).to_device()
+    spla.spmv(band, cupy.ones(3000, dtype=dtype), kernel="dia")
+    assert ops_spmv.bound_launcher(band, "dia").entry == "" and dia.palette(band, dia.structure(band)) is None
 
 
 def test_special_values_reach_only_the_rows_that_hold_their_column():

@@ -190,3 +190,58 @@ def test_tiny_matrices_are_sampled_whole():
     A = CSRMatrix.from_scipy(sp.csr_matrix(np.array([[1.0, 2.0]])))
     found = dia.structure(A)
     assert isinstance(found, dia.Structure) and list(found.offsets) == [0, 1]
+
+
+@pytest.fixture
+def any_size(monkeypatch):
+    """dia's palette at any size of values (the launcher takes it from PALETTE_MIN_BYTES)."""
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": 0, "float64": 0})
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_palette_codes_every_slot_bit_for_bit(any_size, rng, dtype):
+    """A stencil of constant coefficients has a table of its two values; every slot's code picks its
+    value's bits back (padding: code 0, table[0] zero), and so does a matrix of 255 values."""
+    A = generators.poisson3d(12).astype(dtype)
+    found = dia.structure(A)
+    coded = dia.palette(A, found)
+    assert coded.n_values == 2 and coded.codes.dtype == np.uint8 and coded.codes.shape == found.values.shape
+    assert coded.table[0] == 0 and sorted(coded.table[1:].tolist()) == [-1.0, 6.0]
+    np.testing.assert_array_equal(coded.table[coded.codes].view(np.uint8), found.values.view(np.uint8))
+    many = A.copy()
+    many.data[:] = rng.choice(rng.standard_normal(255), many.nnz).astype(dtype)
+    found = dia.structure(many)
+    coded = dia.palette(many, found)
+    assert coded is not None and coded.n_values == np.unique(many.data).size <= dia.PALETTE_VALUES
+    np.testing.assert_array_equal(coded.table[coded.codes].view(np.uint8), found.values.view(np.uint8))
+
+
+def test_palette_finds_values_its_sample_missed_and_refuses_too_many(any_size, monkeypatch, rng):
+    """Values the sample of 4,096 slots missed are found by the coding pass (in chunks here) and coded
+    in a second one; more than 255 values, in the sample or past it, is no palette."""
+    monkeypatch.setattr(dia, "PALETTE_CHUNK", 1000)
+    A = generators.poisson3d(20)  # 8,000 rows x 7 diagonals: 56,000 slots, a sample misses most
+    A.data[A.indptr[100:110]] = np.arange(10) + 0.5  # ten rows' first values, one of their own each
+    found = dia.structure(A)
+    coded = dia.palette(A, found)
+    assert coded.n_values == 12
+    np.testing.assert_array_equal(coded.table[coded.codes], found.values)
+    past = generators.poisson3d(20)
+    past.data[past.indptr[:300]] = np.arange(300) + 0.5  # 300 values, about 20 of them sampled
+    assert dia.palette(past, dia.structure(past)) is None
+    random = generators.poisson3d(20)
+    random.data[:] = rng.standard_normal(random.nnz)
+    assert dia.palette(random, dia.structure(random)) is None
+
+
+def test_palette_is_taken_from_its_size_in_its_dtypes(monkeypatch):
+    """The launcher's rule: values of at least PALETTE_MIN_BYTES in a dtype of PALETTE_DTYPES."""
+    A = generators.poisson2d(40).astype(np.float32)  # 5 x 1,600 slots of 4 bytes: 32,000 bytes
+    found = dia.structure(A)
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": found.values.nbytes + 1, "float64": 0})
+    assert dia.palette(A, found) is None and "dia-palette" not in A._cache  # no detection at all
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": found.values.nbytes, "float64": 0})
+    assert dia.palette(A, found).n_values == 2
+    B = generators.poisson2d(40).astype(np.float32)
+    monkeypatch.setattr(dia, "PALETTE_DTYPES", ("float64",))
+    assert dia.palette(B, dia.structure(B)) is None

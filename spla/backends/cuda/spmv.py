@@ -46,7 +46,7 @@ STAGED_DEFINES = (f"-DSPLA_STAGED_THREADS={segmented.STAGED_THREADS}",
 
 def kernel_name(family: str, dtype, index_dtype, param=None) -> str:
     """The name expression of one instantiation (dia's has no index type: it stores no indices)."""
-    types = (dtype,) if family == "dia" else (dtype, index_dtype)
+    types = (dtype,) if family.startswith("dia") else (dtype, index_dtype)
     return template(f"spla_spmv_{family}", *types, *(() if param is None else (param,)))
 
 
@@ -78,9 +78,11 @@ SOURCES = {
                                                       for entry in ("", "_narrow") for dtype in VALUE_TYPES
                                                       for index in INDEX_TYPES for t in segmented.STAGED_ENTRIES],
                                    STAGED_DEFINES),
-    # diagonals carry no column indices: one instance per value type and rows a thread
-    "dia": KernelSource("spmv_dia.cu", [kernel_name("dia", dtype, None, rows) for dtype in VALUE_TYPES
-                                        for rows in dia.rows_choices(dtype)], (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}",)),
+    # diagonals carry no column indices: one instance per value type and rows a thread, of the values'
+    # entry and of the palette's (one-byte codes into a table of A's values: dia.palette)
+    "dia": KernelSource("spmv_dia.cu", [kernel_name(f"dia{entry}", dtype, None, rows) for entry in ("", "_palette")
+                                        for dtype in VALUE_TYPES for rows in dia.rows_choices(dtype)],
+                        (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}",)),
     "band": _declare("spmv_band.cu", "spla_spmv_band", lambda dtype: LANE_WIDTHS),
 }
 
@@ -375,10 +377,13 @@ class _DiaLauncher(_RowLauncher):
     their own product from CSR, keep a thread per row."""
 
     def __init__(self, cupy, A, structure: dia.Structure, rows: int):
-        super().__init__(cupy, A, function(cupy, "dia", A.dtype, A.index_dtype, rows),
+        coded = dia.palette(A, structure)  # a byte a slot, where A's values fit a table
+        self.entry = "" if coded is None else "_palette"
+        slots = (structure.values,) if coded is None else (coded.codes, coded.table, np.int32(coded.table.size))
+        super().__init__(cupy, A, function(cupy, "dia", A.dtype, A.index_dtype, rows, self.entry),
                          _grid(ceil_div(A.n_rows, rows), ROW_BLOCK), ROW_BLOCK,
                          head=(np.int64(A.n_rows), np.int64(A.n_cols), np.int64(structure.stride),
-                               np.int32(structure.n_diagonals), structure.offsets, structure.values))
+                               np.int32(structure.n_diagonals), structure.offsets, *slots))
         self.row_kernel = _row_launcher(cupy, A, "scalar", None)
 
 
