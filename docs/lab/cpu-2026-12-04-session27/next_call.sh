@@ -257,6 +257,41 @@ for s in "$@"; do
            batch_ab batch35 "/tmp/h35/*.npz" 0.02 \
                 "b4s4m8=file:$BATCH_V -DSPLA_AB_BATCH=4 -DSPLA_AB_STREAM_BATCH=4 -DSPLA_AB_MIN_BLOCKS=8" \
                 "b8=file:$BATCH_V -DSPLA_AB_BATCH=8" "s8=file:$BATCH_V -DSPLA_AB_STREAM_BATCH=8" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40)"; exit 2 ;;
+    # session 40, P1 (../cpu-2026-12-05-session40/README.md): dia's palette entry against its values entry,
+    # on the corpus's stencils (constant coefficients), then what the palette costs once a matrix
+    palette40) STENCILS="corpus:stencil5:4e7 corpus:stencil7:4e7 corpus:stencil9:4e7 corpus:stencil25:4e7
+                 corpus:stencil27:4e7 corpus:stencil5:2e8 corpus:stencil27:2e8 corpus:stencil7:2e6"
+           # shellcheck disable=SC2086  # STENCILS is a list of words
+           step palette-ab python3 docs/lab/h200-2026-12-05-session26/ab_switch.py $STENCILS --switch dia.PALETTE_DTYPES \
+                --modes "values=()" "palette=('float32','float64')" --kernel dia --others staged --auto \
+                --rounds 3 --out "$R/palette-ab.json"
+           # shellcheck disable=SC2086
+           step palette-cost python3 docs/lab/cpu-2026-12-05-session40/palette_cost.py $STENCILS ;;
+    # session 40, P2: the palette over the values on a ladder of sizes (fit: stencil7, stencil27; report: the
+    # others), its table in shared memory or read through the read-only cache, and the detection's cost
+    palette40b) LADDER=$(for f in stencil7 stencil27 stencil5 stencil9 stencil25; do for n in 4e6 1e7 2e7; do
+                   echo -n "corpus:$f:$n "; done; done)
+           # shellcheck disable=SC2086  # LADDER is a list of words
+           step palette-ladder python3 docs/lab/h200-2026-12-05-session26/ab_switch.py $LADDER corpus:stencil7:2e6 \
+                --switch dia.PALETTE_DTYPES --modes "values=()" "palette=('float32','float64')" --kernel dia \
+                --others --rounds 3 --out "$R/palette-ladder.json"
+           # shellcheck disable=SC2086
+           step palette-table python3 scripts/ab_kernel.py corpus:stencil7:2e6 corpus:stencil27:2e6 $LADDER \
+                corpus:stencil27:4e7 --kernel dia --dtype float32 float64 --variant shared= \
+                --variant ldg=-DSPLA_DIA_TABLE_LDG=1 --rounds 3 --budget 0.02 --out "$R/palette-table"
+           step palette-cost python3 docs/lab/cpu-2026-12-05-session40/palette_cost.py corpus:stencil7:2e6 \
+                corpus:stencil27:4e7 corpus:stencil5:2e8 corpus:stencil27:2e8 ;;
+    # session 40, after P2: the detection's cost once it codes in chunks (P2c), and the launcher's rule at work
+    palette40c) step palette-cost-chunked python3 docs/lab/cpu-2026-12-05-session40/palette_cost.py corpus:stencil7:2e6 \
+                corpus:stencil7:4e6 corpus:stencil27:1e7 corpus:stencil27:4e7 corpus:stencil5:2e8 corpus:stencil27:2e8
+           step palette-rule python3 docs/lab/h200-2026-12-05-session26/ab_switch.py corpus:stencil7:4e6 \
+                corpus:stencil9:4e6 corpus:stencil27:1e7 --switch dia.PALETTE_DTYPES --modes "values=()" \
+                "palette=('float32','float64')" --kernel dia --others --auto --rounds 3 --out "$R/palette-rule.json" ;;
+    # session 40, the final rule (dia.PALETTE_MIN_BYTES = 128 MB) on the issue's large stencils, auto against the lean call
+    palette40d) step palette-final python3 docs/lab/h200-2026-12-05-session26/ab_switch.py corpus:stencil5:4e7 \
+                corpus:stencil27:4e7 corpus:stencil25:4e7 corpus:stencil27:2e7 corpus:stencil5:2e8 corpus:stencil27:2e8 \
+                --switch dia.PALETTE_DTYPES --modes "values=()" "palette=('float32','float64')" --kernel dia \
+                --others staged --auto --rounds 3 --out "$R/palette-final.json" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d)"; exit 2 ;;
   esac
 done
