@@ -155,9 +155,8 @@ def palette(A, found: Structure) -> Palette | None:
     :data:`PALETTE_VALUES` bit patterns, or the codes do not fit (they are an optimisation: the
     values serve as well). Made once on A's side and cached on A: the launcher's choice, and what
     ``spla info`` reports."""
-    dtype = np.dtype(A.dtype)
-    values_bytes = found.n_diagonals * found.stride * dtype.itemsize
-    if dtype.name not in PALETTE_DTYPES or values_bytes < PALETTE_MIN_BYTES[dtype.name]:
+    dtype = np.dtype(A.dtype).name
+    if dtype not in PALETTE_DTYPES or found.values.nbytes < PALETTE_MIN_BYTES[dtype]:
         return None
     key = "dia-palette"
     if key not in A._cache:

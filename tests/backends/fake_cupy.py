@@ -36,7 +36,7 @@ class FakeArray:
     def __init__(self, a):
         self.a = np.ascontiguousarray(a) if np.ndim(a) else np.asarray(a)
         self.shape, self.dtype, self.ndim, self.size = self.a.shape, self.a.dtype, self.a.ndim, self.a.size
-        self.strides, self.itemsize = self.a.strides, self.a.itemsize
+        self.strides, self.itemsize, self.nbytes = self.a.strides, self.a.itemsize, self.a.nbytes
         self.data = types.SimpleNamespace(ptr=self.a.ctypes.data)
         self.flags = types.SimpleNamespace(c_contiguous=True)
         self._c_contiguous = True
