@@ -13,12 +13,18 @@
 // not strictly increase (not canonical). counts = {missed, zeros, rows not canonical}.
 // spla_band_first: a thread a row (grid-stride): the row's first column (0 for an empty row), and
 // whether its last column is first + length - 1 (counts[0]: rows with entries where it is not).
+// spla_palette_codes: a thread a slot of dia's values (grid-stride): the slot's code is the place of
+// its bit pattern in the sorted table (at most SPLA_PALETTE_VALUES + 1 patterns, the first 0, in
+// shared memory), so a zero slot (no entry) is 0. A slot off the table gets code 0 as well; it is
+// counted and its bits kept in missed[] (the first `capacity`), a warp's misses with one atomic.
+// counts = {missed}.
 //
 // Constraints: indptr non-decreasing from 0 to nnz; counts zeroed by the caller (atomics); the
-// candidates sorted and at most SPLA_MAX_DIAGONALS; blockDim.x a multiple of 32 (the counts are
-// summed a warp at a time, every lane taking part).
+// candidates sorted and at most SPLA_MAX_DIAGONALS, the palette's table sorted (as unsigned bits),
+// 0 first, at most SPLA_PALETTE_VALUES + 1 patterns; blockDim.x a multiple of 32 (the counts are summed a warp at a time, every
+// lane taking part).
 #include "common.cuh"
-#include "launch_config.cuh"  // SPLA_MAX_DIAGONALS, as the host passes it
+#include "launch_config.cuh"  // SPLA_MAX_DIAGONALS and SPLA_PALETTE_VALUES, as the host passes them
 
 namespace {
 
@@ -45,6 +51,18 @@ __device__ __forceinline__ void add_warp_total(unsigned long long v, unsigned lo
         atomicAdd(total, v);
     }
 }
+
+// The unsigned type of a value's bits: a palette tells values apart by their bits (-0.0 is not 0.0).
+template <int BYTES>
+struct BitsOf;
+template <>
+struct BitsOf<4> {
+    using type = unsigned int;
+};
+template <>
+struct BitsOf<8> {
+    using type = unsigned long long;
+};
 
 }  // namespace
 
@@ -123,4 +141,50 @@ __global__ void spla_band_first(const I* __restrict__ indptr, const I* __restric
         first[row] = column;
     }
     add_warp_total(broken, counts);
+}
+
+template <typename V>
+__global__ void spla_palette_codes(const V* __restrict__ values, long long n, const V* __restrict__ table,
+                                   int n_table, unsigned char* __restrict__ codes, V* __restrict__ missed,
+                                   long long capacity, unsigned long long* __restrict__ counts) {
+    using U = typename BitsOf<sizeof(V)>::type;
+    const U* bits = reinterpret_cast<const U*>(values);
+    __shared__ U patterns[SPLA_PALETTE_VALUES + 1];
+    for (int k = threadIdx.x; k < n_table; k += blockDim.x) {
+        patterns[k] = reinterpret_cast<const U*>(table)[k];
+    }
+    __syncthreads();
+    const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
+    // the warp's lanes step together (i - lane is the warp's first slot), so a step's misses are one ballot
+    for (long long i = spla::global_thread_id(); i - lane < n; i += spla::grid_threads()) {
+        const U b = i < n ? bits[i] : U(0);
+        int lo = 0;  // the first pattern >= b
+        int hi = n_table;
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (patterns[mid] < b) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        const bool miss = lo == n_table || patterns[lo] != b;
+        if (i < n) {
+            codes[i] = miss ? static_cast<unsigned char>(0) : static_cast<unsigned char>(lo);
+        }
+        const unsigned misses = __ballot_sync(spla::FULL_MASK, miss);
+        if (misses == 0u) {
+            continue;
+        }
+        const int leader = __ffs(misses) - 1;
+        unsigned long long first = 0;
+        if (lane == leader) {
+            first = atomicAdd(counts, static_cast<unsigned long long>(__popc(misses)));
+        }
+        first = __shfl_sync(spla::FULL_MASK, first, leader);
+        const unsigned long long slot = first + __popc(misses & ((1u << lane) - 1u));
+        if (miss && slot < static_cast<unsigned long long>(capacity)) {
+            reinterpret_cast<U*>(missed)[slot] = b;
+        }
+    }
 }

@@ -34,3 +34,6 @@
 #ifndef SPLA_MAX_DIAGONALS
 #define SPLA_MAX_DIAGONALS 64
 #endif
+#ifndef SPLA_PALETTE_VALUES
+#define SPLA_PALETTE_VALUES 255
+#endif

@@ -1,8 +1,9 @@
 """Passes over a CSR matrix's arrays, where they live, for the structure detection of
 :mod:`spla.planning.dia` and :mod:`spla.planning.band`: NumPy on the host, one kernel each on the
 GPU (:mod:`spla.backends.cuda.detect`, kernels/detect_structure.cu) giving the same answers
-(tests/ops/test_detect_gpu.py); and whether a matrix stores one value (:func:`uniform_values`).
-Planning and the backends ask these, and planning never asks a backend.
+(tests/ops/test_detect_gpu.py); whether a matrix stores one value (:func:`uniform_values`); and
+the codes of dia's values on a palette (:func:`palette_codes`). Planning and the backends ask
+these, and planning never asks a backend.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DiagonalCheck", "check_diagonals", "row_runs", "sampled_diagonals", "uniform_values"]
+__all__ = ["DiagonalCheck", "PaletteCodes", "check_diagonals", "palette_codes", "row_runs", "sampled_diagonals",
+           "uniform_values"]
 
 #: uniform_values reads host values in pieces that start at FIRST_PIECE and double up to
 #: UNIFORM_PIECE, so a matrix of many values is told apart at its first few (a pattern matrix is
@@ -99,3 +101,27 @@ def row_runs(A):
     first = np.where(filled, indices[np.minimum(starts, last_entry)], 0).astype(A.indices.dtype)
     last = indices[np.clip(ends - 1, 0, last_entry)]
     return first, int((filled & (last - first != ends - starts - 1)).sum())
+
+
+@dataclass(frozen=True)
+class PaletteCodes:
+    """What :func:`palette_codes` found."""
+
+    codes: object  #: uint8 on the values' side, their shape: 0 for a zero slot or one off the table
+    missed: int  #: slots off the table
+    missed_bits: np.ndarray  #: bits of the first ``capacity`` of those, repeats kept (host, unsigned)
+
+
+def palette_codes(values, table, capacity: int) -> PaletteCodes:
+    """The code of each slot of ``values`` on ``table`` (values' dtype, on their side: sorted as
+    unsigned bit patterns, the first 0): the place of its bits in table, so 0 for a zero slot.
+    Slots off the table get 0 too and are counted, with the bits of the first ``capacity`` kept."""
+    if not isinstance(values, np.ndarray):
+        from .backends.cuda import detect
+
+        return PaletteCodes(*detect.palette_codes(values, table, capacity))
+    unsigned = f"u{values.dtype.itemsize}"
+    bits, patterns = values.view(unsigned), table.view(unsigned)
+    at = np.minimum(np.searchsorted(patterns, bits), patterns.size - 1)
+    on = patterns[at] == bits
+    return PaletteCodes(np.where(on, at, 0).astype(np.uint8), int((~on).sum()), bits[~on][:capacity])

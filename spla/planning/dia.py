@@ -122,17 +122,18 @@ PALETTE_VALUES = 255
 #: The value types whose dia reads codes where the values fit a palette (the launcher reads it when
 #: a matrix binds; scripts' A/B runs switch it).
 PALETTE_DTYPES = ("float32", "float64")
-#: Bytes of dia's values from which the palette entry is taken, by dtype. Where it pays was fitted on
-#: the corpus's 7- and 27-point stencils of 2-40M nonzeros (session 40, an H100, device time, calls back to
-#: back): in float32 the palette ran 0.95-0.96x the values' entry at 16 MB of values, which its calls find
-#: in L2, and 1.22-1.72x from 40 MB (midpoint 25 MB); in float64 1.06-1.07x at 16 MB and up to 2.35x
-#: above. Reported on the 5-, 9- and 25-point stencils: 15 of 15 runs on the right side of those cuts.
-#: But the detection costs 1.2-1.9 ms below 40 MB (an H200, call 4: 130-330 dia calls, which a short run
-#: would not win back) and at most 100 calls from about 128 MB (3.0 ms at 157-314 MB, 11-12 ms at 0.8-1.6
-#: GB: 38-76 calls), so the palette is taken from there in both dtypes.
-PALETTE_MIN_BYTES = {"float32": 128_000_000, "float64": 128_000_000}
-#: Slots a pass of the palette's detection codes at once (its temporaries: 8 bytes a slot).
-PALETTE_CHUNK = 1 << 24
+#: Bytes a dia call touches (its values, x and y) from which the palette entry is taken: below it they
+#: stay in L2 between calls, and reading a byte a slot instead of the value saves nothing. Fitted on the
+#: corpus's 7- and 27-point stencils of 2-16M nonzeros in both dtypes (session 41, an H100, device time in
+#: turns): the cut where the palette pays its detection (0.24-0.52 ms there) back within 100 calls is
+#: 38 MB, every fit run on its side (values alone: 2 of 28 off). Reported on the 5-, 9- and 25-point
+#: stencils: 39 of 42 runs on their side, the other three within 6 MB of it and each faster with the
+#: palette, paying it back in 98-428 calls. 38 MB is three quarters of the 50 MB L2 of the H100 and the
+#: H200; a GPU of another L2 size would move it (not measured).
+PALETTE_MIN_BYTES = 38_000_000
+#: Slots off the table whose bits a pass of the palette's detection keeps, and the passes it makes.
+PALETTE_MISSED = 1 << 16
+PALETTE_PASSES = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,12 +152,13 @@ class Palette:
 
 def palette(A, found: Structure) -> Palette | None:
     """A's diagonals ``found`` as a :class:`Palette`, or None where A's dtype is not in
-    :data:`PALETTE_DTYPES`, its values take fewer than :data:`PALETTE_MIN_BYTES` or more than
+    :data:`PALETTE_DTYPES`, a call touches fewer than :data:`PALETTE_MIN_BYTES`, its values take more than
     :data:`PALETTE_VALUES` bit patterns, or the codes do not fit (they are an optimisation: the
     values serve as well). Made once on A's side and cached on A: the launcher's choice, and what
     ``spla info`` reports."""
     dtype = np.dtype(A.dtype).name
-    if dtype not in PALETTE_DTYPES or found.values.nbytes < PALETTE_MIN_BYTES[dtype]:
+    touched = found.values.nbytes + (A.n_rows + A.n_cols) * found.values.itemsize  # the values, x and y
+    if dtype not in PALETTE_DTYPES or touched < PALETTE_MIN_BYTES:
         return None
     key = "dia-palette"
     if key not in A._cache:
@@ -169,41 +171,27 @@ def palette(A, found: Structure) -> Palette | None:
 
 def _palette(values) -> Palette | None:
     """The codes of ``values`` (n_diagonals x stride; zero is no entry, as the detection refuses
-    stored zeros). A random sample's patterns are the candidates (one small read; a sample of more
-    than PALETTE_VALUES refuses at once); a binary search codes every slot and counts those off the
-    table, read once at the end; where the sample missed some, they are gathered and the search runs
-    once more."""
+    stored zeros). A sample's bit patterns, every (size / SAMPLE)-th slot, make the table (one small
+    read; more than PALETTE_VALUES refuses at once). One pass (csr_passes.palette_codes: on the GPU a
+    launch and a read) codes every slot on it and keeps the bits of up to PALETTE_MISSED slots off
+    it; where there are any, those join the table and the pass runs again, at most PALETTE_PASSES in
+    all. A strided sample, not a random one: no positions to draw and send, and a value it misses
+    costs a pass, not a wrong code."""
     xp = array_module(values)
-    bits = values.view(f"u{values.dtype.itemsize}").reshape(-1)
-    if bits.size == 0:
+    if values.size == 0:
         return None
-    keys = _distinct(np.asarray(to_host(bits[np.random.default_rng(0).integers(0, bits.size, size=SAMPLE)])))
-    keys = keys[keys != 0]
-    chunks = [(start, bits[start:start + PALETTE_CHUNK]) for start in range(0, bits.size, PALETTE_CHUNK)]
-    for _ in range(2):
-        if keys.size > PALETTE_VALUES:
+    unsigned = np.dtype(f"u{values.dtype.itemsize}")
+    patterns = _distinct(np.asarray(to_host(values.reshape(-1)[::max(1, values.size // SAMPLE)])).view(unsigned))
+    for _ in range(PALETTE_PASSES):
+        patterns = _distinct(np.concatenate([np.zeros(1, dtype=unsigned), patterns]))  # 0 first: no entry
+        if patterns.size > PALETTE_VALUES + 1:
             return None
-        table, codes = xp.asarray(keys), xp.zeros(bits.size, dtype=xp.uint8)
-        off_table = xp.zeros((), dtype=xp.int64)  # summed where it lives: one host read for all the chunks
-        for start, part in chunks:
-            codes[start:start + part.size], known = _coded(xp, table, part)
-            off_table += (~known).sum()
-        if int(off_table) == 0:
-            return Palette(codes=codes.reshape(values.shape),
-                           table=xp.concatenate((xp.zeros(1, dtype=values.dtype), table.view(values.dtype))))
-        missed = [_distinct(np.asarray(to_host(part[~_coded(xp, table, part)[1]]))) for _, part in chunks]
-        keys = _distinct(np.concatenate([keys, *missed]))
-    raise AssertionError("dia palette: values off their own table")
-
-
-def _coded(xp, table, part):
-    """(codes, known) of the slots ``part``: a slot's code is 0 for padding, else 1 + its place on
-    ``table`` (sorted bit patterns); known, whether it is padding or on the table."""
-    padding = part == 0
-    if table.size == 0:
-        return xp.zeros(part.size, dtype=xp.uint8), padding
-    at = xp.minimum(xp.searchsorted(table, part), table.size - 1)
-    return xp.where(padding, 0, at + 1), padding | (table[at] == part)
+        table = xp.asarray(patterns).view(values.dtype)
+        coded = csr_passes.palette_codes(values, table, PALETTE_MISSED)
+        if coded.missed == 0:
+            return Palette(codes=coded.codes, table=table)
+        patterns = np.concatenate([patterns, coded.missed_bits])
+    return None  # values off the table kept coming past what a pass keeps
 
 
 def describe(found: Structure) -> str:

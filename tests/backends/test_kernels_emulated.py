@@ -190,7 +190,7 @@ def _dia_on_device(A, host, palette: bool, monkeypatch):
     from spla.planning import dia
 
     found = dia.structure(host)
-    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": 0, "float64": 0})  # these are small
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0)  # these are small
     A._cache["dia"] = dia.Structure(FakeArray(found.offsets), FakeArray(found.values), found.n_diagonals)
     coded = dia.palette(host, found) if palette else None
     assert coded is not None or not palette
@@ -503,6 +503,35 @@ def test_structure_passes_match_the_host(emulated, rng, case, index_dtype):
     assert got[csr_structure.LONGEST_ROW] == np.diff(host.indptr).max()
     launched = {launch[0].split("<")[0] for launch in emulated.launches}
     assert launched == {"spla_dia_sample", "spla_dia_check", "spla_band_first", "spla_csr_structure"}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("capacity", [10_000, 7])
+def test_palette_codes_match_the_host(emulated, monkeypatch, rng, dtype, capacity):
+    """dia's palette pass on the GPU (kernels/detect_structure.cu, spla_palette_codes) gives its host
+    twin's codes and count of slots off the table: zero slots, -0.0 (not 0.0's bits), values on the
+    table and off it, over more slots than the grid's threads; the bits it keeps are of slots off the
+    table, all of them where they fit (else the first ``capacity`` to arrive)."""
+    from spla import csr_passes
+    from spla.backends.cuda import detect, runtime
+
+    monkeypatch.setattr(detect, "MAX_BLOCKS", 2)  # 512 threads for 2,700 slots: the grid strides
+    stored = np.array([1.5, -2.0, 3.25, -0.0, 7.0], dtype=dtype)
+    values = rng.choice(np.append(stored, 0.0).astype(dtype), size=(3, 900))
+    values[1, rng.choice(900, 40, replace=False)] = rng.standard_normal(40)  # off the table
+    unsigned = np.dtype(f"u{np.dtype(dtype).itemsize}")
+    table = np.sort(np.append(stored[:4], 0.0).astype(dtype).view(unsigned)).view(dtype)  # 7.0 is off it too
+    want = csr_passes.palette_codes(values, table, capacity)
+    got = csr_passes.palette_codes(FakeArray(values), FakeArray(table), capacity)
+    assert want.missed == got.missed > 40 and (want.missed > capacity) == (capacity == 7)
+    np.testing.assert_array_equal(got.codes.get(), want.codes)
+    assert got.codes.get().max() == table.size - 1 and (want.codes == 0).sum() > want.missed  # zero slots too
+    assert got.missed_bits.size == min(want.missed, capacity) and got.missed_bits.dtype == unsigned
+    off = values.view(unsigned)[(want.codes == 0) & (values.view(unsigned) != 0)]
+    assert set(got.missed_bits.tolist()) <= set(off.tolist()) and off.size == want.missed
+    if capacity > want.missed:
+        np.testing.assert_array_equal(np.sort(got.missed_bits), np.sort(want.missed_bits))
+    assert {launch[0] for launch in emulated.launches} == {f"spla_palette_codes<{runtime.ctype(dtype)}>"}
 
 
 # ---- the solvers' kernels: CG's (solver_blas1.cu, solver_cg_product.cu, through spla/backends/cuda/solvers.py),

@@ -140,7 +140,7 @@ def test_dia_launch_arguments_follow_the_kernel_signature(launches, monkeypatch,
     from spla.io import generators
     from spla.planning import dia
 
-    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": 0, "float64": 0})  # a palette at any size
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0)  # a palette at any size
 
     host = generators.poisson2d(30).astype(np.float32)
     A = _device(host.to_scipy())

@@ -113,3 +113,40 @@ def test_missed_entries_past_the_capacity_are_counted_not_kept():
     assert on_device.canonical and on_host.canonical
     assert on_device.missed_diagonals.size == 10 and set(on_device.missed_diagonals) <= set(on_host.missed_diagonals)
     np.testing.assert_array_equal(device_values.get(), host_values)
+
+
+def _palette_cases(rng):
+    """Stencils whose values fit dia's palette or do not: two values over 3.6M slots (more than the
+    pass's grid has threads), ten rows of a value of their own (the sample misses them: a second
+    pass), 255 values, and 300 (too many, found past the sample)."""
+    big = generators.poisson3d(80)
+    own = generators.poisson3d(20)
+    own.data[own.indptr[100:110]] = np.arange(10) + 0.5
+    many = generators.poisson3d(20)
+    many.data[:] = rng.choice(rng.standard_normal(255), many.nnz)
+    past = generators.poisson3d(20)
+    past.data[past.indptr[:300]] = np.arange(300) + 0.5
+    return {"two-values": big, "own-rows": own, "255-values": many, "300-values": past}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_the_device_finds_the_hosts_palette(monkeypatch, rng, dtype):
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0)  # any size
+    for name, made in _palette_cases(rng).items():
+        host = made.astype(dtype)
+        device = host.copy().to_device()
+        want, got = dia.palette(host, dia.structure(host)), dia.palette(device, dia.structure(device))
+        assert (want is None) == (got is None) == (name == "300-values"), name
+        if want is not None:
+            np.testing.assert_array_equal(got.codes.get(), want.codes)
+            np.testing.assert_array_equal(got.table.get().view(np.uint8), want.table.view(np.uint8))
+
+
+def test_palette_slots_past_the_capacity_are_counted_not_kept(rng):
+    values = rng.choice(np.array([0.0, 1.5, -2.0, 4.0]), size=(5, 300_000))
+    table = np.sort(np.array([0.0, 1.5, -2.0]).view(np.uint64)).view(np.float64)  # 4.0 is off it
+    want = csr_passes.palette_codes(values, table, capacity=10)
+    got = csr_passes.palette_codes(cupy.asarray(values), cupy.asarray(table), capacity=10)
+    assert got.missed == want.missed > 300_000 and got.missed_bits.size == 10
+    assert set(got.missed_bits.tolist()) == {np.float64(4.0).view(np.uint64)}
+    np.testing.assert_array_equal(got.codes.get(), want.codes)

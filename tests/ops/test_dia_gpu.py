@@ -63,7 +63,7 @@ def test_palette_found_on_the_device_gives_the_values_entrys_bits(rng, monkeypat
     """A stencil of six coefficients runs dia's palette entry (codes found on the GPU), with the
     bits of the entry that reads the values, and ``spla info`` says so; a band of random values
     keeps the values."""
-    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": 0, "float64": 0})  # (from 16 MB otherwise)
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0)  # (from 38 MB otherwise)
     host = generators.poisson3d(36).astype(dtype)  # rows enough for auto to run dia
     host.data[:] = rng.choice(rng.standard_normal(5), host.nnz)
     host.data[host.indptr[100]] = np.pi  # a sixth value in one slot of 326,592: the sample misses it, a pass finds it

@@ -195,7 +195,7 @@ def test_tiny_matrices_are_sampled_whole():
 @pytest.fixture
 def any_size(monkeypatch):
     """dia's palette at any size of values (the launcher takes it from PALETTE_MIN_BYTES)."""
-    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": 0, "float64": 0})
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -217,15 +217,22 @@ def test_palette_codes_every_slot_bit_for_bit(any_size, rng, dtype):
 
 
 def test_palette_finds_values_its_sample_missed_and_refuses_too_many(any_size, monkeypatch, rng):
-    """Values the sample of 4,096 slots missed are found by the coding pass (in chunks here) and coded
-    in a second one; more than 255 values, in the sample or past it, is no palette."""
-    monkeypatch.setattr(dia, "PALETTE_CHUNK", 1000)
-    A = generators.poisson3d(20)  # 8,000 rows x 7 diagonals: 56,000 slots, a sample misses most
-    A.data[A.indptr[100:110]] = np.arange(10) + 0.5  # ten rows' first values, one of their own each
-    found = dia.structure(A)
+    """Values the sample of 4,096 slots missed are kept by the coding pass (the bits of up to
+    PALETTE_MISSED slots a pass) and coded by the next, at most PALETTE_PASSES passes; more than 255
+    values, in the sample or past it, is no palette."""
+    def ten_rows_of_their_own():
+        A = generators.poisson3d(20)  # 8,000 rows x 7 diagonals: 56,000 slots, a sample misses most
+        A.data[A.indptr[100:110]] = np.arange(10) + 0.5  # ten rows' first values, one of their own each
+        return A, dia.structure(A)
+
+    monkeypatch.setattr(dia, "PALETTE_MISSED", 5)  # passes keep 5 and 5 of the ten, the third codes all
+    A, found = ten_rows_of_their_own()
     coded = dia.palette(A, found)
     assert coded.n_values == 12
     np.testing.assert_array_equal(coded.table[coded.codes], found.values)
+    monkeypatch.setattr(dia, "PALETTE_MISSED", 4)  # 4 and 4 kept: two still off the keys after the third
+    assert dia.palette(*ten_rows_of_their_own()) is None
+    monkeypatch.setattr(dia, "PALETTE_MISSED", 1 << 16)
     past = generators.poisson3d(20)
     past.data[past.indptr[:300]] = np.arange(300) + 0.5  # 300 values, about 20 of them sampled
     assert dia.palette(past, dia.structure(past)) is None
@@ -235,12 +242,15 @@ def test_palette_finds_values_its_sample_missed_and_refuses_too_many(any_size, m
 
 
 def test_palette_is_taken_from_its_size_in_its_dtypes(monkeypatch):
-    """The launcher's rule: values of at least PALETTE_MIN_BYTES in a dtype of PALETTE_DTYPES."""
-    A = generators.poisson2d(40).astype(np.float32)  # 5 x 1,600 slots of 4 bytes: 32,000 bytes
+    """The launcher's rule: a call that touches at least PALETTE_MIN_BYTES (values, x and y), in a
+    dtype of PALETTE_DTYPES."""
+    A = generators.poisson2d(40).astype(np.float32)  # 5 x 1,600 slots and 1,600 rows of 4 bytes
     found = dia.structure(A)
-    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": found.values.nbytes + 1, "float64": 0})
+    touched = found.values.nbytes + 2 * 1600 * 4
+    assert found.values.nbytes >= 5 * 1600 * 4
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", touched + 1)
     assert dia.palette(A, found) is None and "dia-palette" not in A._cache  # no detection at all
-    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", {"float32": found.values.nbytes, "float64": 0})
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", touched)
     assert dia.palette(A, found).n_values == 2
     B = generators.poisson2d(40).astype(np.float32)
     monkeypatch.setattr(dia, "PALETTE_DTYPES", ("float64",))

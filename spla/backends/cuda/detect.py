@@ -1,7 +1,8 @@
 """The GPU side of :mod:`spla.csr_passes` (kernels/detect_structure.cu): the diagonals of sampled
 entries and the check of every entry against candidate diagonals (dia), each row's first column
-and whether the row is one run of columns (band). One launch each and one host read of its
-counts, where CuPy's array operations took a dozen launches and three reads.
+and whether the row is one run of columns (band), and the codes of dia's values on a palette. One
+launch each and one host read of its counts, where CuPy's array operations took a dozen launches
+and three reads.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ SOURCE = KernelSource(
     "detect_structure.cu",
     [template("spla_dia_sample", i) for i in INDEX_TYPES]
     + [template("spla_dia_check", v, i) for v in VALUE_TYPES for i in INDEX_TYPES]
-    + [template("spla_band_first", i) for i in INDEX_TYPES],
-    (f"-DSPLA_MAX_DIAGONALS={dia.MAX_DIAGONALS}",))
+    + [template("spla_band_first", i) for i in INDEX_TYPES]
+    + [template("spla_palette_codes", v) for v in VALUE_TYPES],
+    (f"-DSPLA_MAX_DIAGONALS={dia.MAX_DIAGONALS}", f"-DSPLA_PALETTE_VALUES={dia.PALETTE_VALUES}"))
 
 
 def _row_blocks(n_rows: int) -> int:
@@ -68,3 +70,21 @@ def band_first(A):
     counts = cupy.zeros(1, dtype=np.uint64)
     kernel((_row_blocks(A.n_rows),), (THREADS,), (A.indptr, A.indices, np.int64(A.n_rows), first, counts))
     return first, int(counts.get()[0])
+
+
+def palette_codes(values, table, capacity: int):
+    """``values``' codes on ``table`` (device, values' dtype: sorted bit patterns, 0 first, at most
+    dia.PALETTE_VALUES + 1): uint8 of values' shape, the place of each slot's bits in table, 0 off
+    it; and how many slots are off it, with the bits of the first ``capacity`` of those (host)."""
+    if table.size > dia.PALETTE_VALUES + 1:
+        raise ValueError(f"a palette of {table.size - 1} values, at most {dia.PALETTE_VALUES}")
+    cupy = _device.require_cupy()
+    kernel = SOURCE.function(template("spla_palette_codes", values.dtype))
+    codes = cupy.empty(values.shape, dtype=np.uint8)
+    missed = cupy.empty(max(capacity, 1), dtype=values.dtype)
+    counts = cupy.zeros(1, dtype=np.uint64)
+    kernel((_row_blocks(values.size),), (THREADS,),
+           (values, np.int64(values.size), table, np.int32(table.size), codes, missed, np.int64(capacity), counts))
+    n_missed = int(counts.get()[0])
+    kept = missed[:min(n_missed, capacity)].get() if n_missed else np.zeros(0, dtype=values.dtype)
+    return codes, n_missed, kept.view(f"u{values.dtype.itemsize}")
