@@ -292,6 +292,30 @@ for s in "$@"; do
                 corpus:stencil27:4e7 corpus:stencil25:4e7 corpus:stencil27:2e7 corpus:stencil5:2e8 corpus:stencil27:2e8 \
                 --switch dia.PALETTE_DTYPES --modes "values=()" "palette=('float32','float64')" --kernel dia \
                 --others staged --auto --rounds 3 --out "$R/palette-final.json" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d)"; exit 2 ;;
+    # session 41: the palette found in one kernel beside session 40's chunked passes (P3a-b), and the rule at
+    # the speed cuts (25 MB float32, 16 MB float64) on stencils on both sides of them (P3c)
+    palette41) step palette-cost2 python3 docs/lab/cpu-2026-12-05-session41/palette_cost2.py corpus:stencil7:2e6 \
+                corpus:stencil7:4e6 corpus:stencil27:1e7 corpus:stencil27:2e7 corpus:stencil27:4e7 corpus:stencil5:2e8 \
+                corpus:stencil27:2e8 ;;
+    palette41b) step palette-rule41 python3 docs/lab/h200-2026-12-05-session26/ab_switch.py corpus:stencil7:2e6 \
+                corpus:stencil5:4e6 corpus:stencil9:4e6 corpus:stencil25:1e7 corpus:stencil7:1e7 corpus:stencil27:2e7 \
+                --switch dia.PALETTE_DTYPES --modes "values=()" "palette=('float32','float64')" --kernel dia \
+                --others --auto --rounds 3 --out "$R/palette-rule41.json" ;;
+    palette41c) step palette-steps python3 docs/lab/cpu-2026-12-05-session41/palette_steps.py corpus:stencil7:2e6
+           step palette-steps32 python3 docs/lab/cpu-2026-12-05-session41/palette_steps.py corpus:stencil7:4e6 \
+                --dtype float32 ;;
+    # session 41, call 3: the detection with a strided sample and one table, and where the palette pays its
+    # detection back within 100 calls (fit: stencil7, stencil27; report: stencil5, stencil9, stencil25)
+    palette41d) LADDER=$(for f in stencil7 stencil27 stencil5 stencil9 stencil25; do for n in 2e6 3e6 4e6 6e6 8e6 1.2e7 1.6e7; do
+                   echo -n "corpus:$f:$n "; done; done)
+           # shellcheck disable=SC2086  # LADDER is a list of words
+           step palette-ladder41 python3 docs/lab/cpu-2026-12-05-session41/palette_cost2.py $LADDER \
+                --json "$R/palette-ladder41.json" ;;
+    # session 41, call 4: the committed rule (38 MB touched) with auto, on stencils of sizes the ladder had not
+    palette41e) step palette-rule41e python3 docs/lab/h200-2026-12-05-session26/ab_switch.py corpus:stencil5:5e6 \
+                corpus:stencil25:5e6 corpus:stencil7:5e6 corpus:stencil9:7e6 corpus:stencil9:8.5e6 corpus:stencil27:1e7 \
+                --switch dia.PALETTE_DTYPES --modes "values=()" "palette=('float32','float64')" --kernel dia \
+                --others --auto --rounds 3 --out "$R/palette-rule41e.json" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e)"; exit 2 ;;
   esac
 done
