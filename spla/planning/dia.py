@@ -39,10 +39,12 @@ from typing import Any
 import numpy as np
 
 from .. import csr_passes
-from ..device import array_module, to_host
 from . import ceil_div, structured
+from .palette import VALUES as PALETTE_VALUES
+from .palette import Palette
+from .palette import find as find_palette
 from .stats import row_stats
-from .structured import Refusal
+from .structured import Refusal, distinct
 
 __all__ = ["AUTO_MIN_ROWS", "NEEDS", "PALETTE_VALUES", "Palette", "Refusal", "Structure", "applies", "auto_considers",
            "describe", "palette", "rows_choices", "rows_for", "structure"]
@@ -117,8 +119,6 @@ class Structure:
         return int(self.values.shape[1])
 
 
-#: Distinct stored values (bit patterns) the palette entry takes: a slot's code is a byte, 0 for no entry.
-PALETTE_VALUES = 255
 #: The value types whose dia reads codes where the values fit a palette (the launcher reads it when
 #: a matrix binds; scripts' A/B runs switch it).
 PALETTE_DTYPES = ("float32", "float64")
@@ -131,31 +131,12 @@ PALETTE_DTYPES = ("float32", "float64")
 #: palette, paying it back in 98-428 calls. 38 MB is three quarters of the 50 MB L2 of the H100 and the
 #: H200; a GPU of another L2 size would move it (not measured).
 PALETTE_MIN_BYTES = 38_000_000
-#: Slots off the table whose bits a pass of the palette's detection keeps, and the passes it makes.
-PALETTE_MISSED = 1 << 16
-PALETTE_PASSES = 3
-
-
-@dataclass(frozen=True, eq=False)
-class Palette:
-    """A's diagonals as codes: ``codes`` (uint8, the shape of Structure.values: 0 where a row has no
-    entry, else the value's place in ``table``) and ``table`` (A's dtype, ``table[0]`` zero, then
-    each distinct stored value once, at most :data:`PALETTE_VALUES`), on A's side."""
-
-    codes: Any
-    table: Any
-
-    @property
-    def n_values(self) -> int:
-        return int(self.table.size) - 1
-
-
 def palette(A, found: Structure) -> Palette | None:
-    """A's diagonals ``found`` as a :class:`Palette`, or None where A's dtype is not in
-    :data:`PALETTE_DTYPES`, a call touches fewer than :data:`PALETTE_MIN_BYTES`, its values take more than
-    :data:`PALETTE_VALUES` bit patterns, or the codes do not fit (they are an optimisation: the
-    values serve as well). Made once on A's side and cached on A: the launcher's choice, and what
-    ``spla info`` reports."""
+    """A's diagonals ``found`` as a :class:`~spla.planning.palette.Palette` (a slot's code is 0 where
+    a row has no entry), or None where A's dtype is not in :data:`PALETTE_DTYPES`, a call touches
+    fewer than :data:`PALETTE_MIN_BYTES`, its values take more than :data:`PALETTE_VALUES` bit
+    patterns, or the codes do not fit (they are an optimisation: the values serve as well). Made
+    once on A's side and cached on A: the launcher's choice, and what ``spla info`` reports."""
     dtype = np.dtype(A.dtype).name
     touched = found.values.nbytes + (A.n_rows + A.n_cols) * found.values.itemsize  # the values, x and y
     if dtype not in PALETTE_DTYPES or touched < PALETTE_MIN_BYTES:
@@ -163,35 +144,10 @@ def palette(A, found: Structure) -> Palette | None:
     key = "dia-palette"
     if key not in A._cache:
         try:
-            A._cache[key] = _palette(found.values)
+            A._cache[key] = find_palette(found.values)
         except MemoryError:  # CuPy's OutOfMemoryError is one
             A._cache[key] = None
     return A._cache[key]
-
-
-def _palette(values) -> Palette | None:
-    """The codes of ``values`` (n_diagonals x stride; zero is no entry, as the detection refuses
-    stored zeros). A sample's bit patterns, every (size / SAMPLE)-th slot, make the table (one small
-    read; more than PALETTE_VALUES refuses at once). One pass (csr_passes.palette_codes: on the GPU a
-    launch and a read) codes every slot on it and keeps the bits of up to PALETTE_MISSED slots off
-    it; where there are any, those join the table and the pass runs again, at most PALETTE_PASSES in
-    all. A strided sample, not a random one: no positions to draw and send, and a value it misses
-    costs a pass, not a wrong code."""
-    xp = array_module(values)
-    if values.size == 0:
-        return None
-    unsigned = np.dtype(f"u{values.dtype.itemsize}")
-    patterns = _distinct(np.asarray(to_host(values.reshape(-1)[::max(1, values.size // SAMPLE)])).view(unsigned))
-    for _ in range(PALETTE_PASSES):
-        patterns = _distinct(np.concatenate([np.zeros(1, dtype=unsigned), patterns]))  # 0 first: no entry
-        if patterns.size > PALETTE_VALUES + 1:
-            return None
-        table = xp.asarray(patterns).view(values.dtype)
-        coded = csr_passes.palette_codes(values, table, PALETTE_MISSED)
-        if coded.missed == 0:
-            return Palette(codes=coded.codes, table=table)
-        patterns = np.concatenate([patterns, coded.missed_bits])
-    return None  # values off the table kept coming past what a pass keeps
 
 
 def describe(found: Structure) -> str:
@@ -220,7 +176,7 @@ def _detect(xp, A) -> Structure | Refusal:
     # the sample's diagonals from its own entries first: a matrix whose sample already lies on too
     # many (a mesh, a road network: most that auto asks about) is refused before any pass over all
     # of its entries (the canonical-form check included)
-    candidates = _distinct(csr_passes.sampled_diagonals(A, sample))
+    candidates = distinct(csr_passes.sampled_diagonals(A, sample))
     stride = _stride(n_rows)
     for _ in range(2):  # the sample's diagonals, then with those of the entries it missed
         refusal = _too_many(candidates, n_rows, nnz)
@@ -237,17 +193,9 @@ def _detect(xp, A) -> Structure | Refusal:
                              n_diagonals=int(candidates.size))
         if found.missed > capacity:  # a diagonal this full would have been sampled
             return Refusal(f"{found.missed:,} of its entries lie off the {candidates.size} diagonals a sample finds")
-        candidates = _distinct(np.concatenate((candidates, found.missed_diagonals)))
+        candidates = distinct(np.concatenate((candidates, found.missed_diagonals)))
     # the second pass covers every entry by construction
     raise AssertionError("DIA detection: entries off their own diagonals")
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """np.unique by a sort (the sampled diagonals, and with those of missed entries): NumPy 2's
-    hashing unique took 320 us of a refusal's 478 us (4,096 sampled diagonals, on the H200's
-    host, session 32); the sort leaves 187 us."""
-    ordered = np.sort(values)
-    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if ordered.size else ordered
 
 
 def _stride(n_rows: int) -> int:

@@ -69,3 +69,11 @@ def cached(A, key: str, detect: Callable) -> object:
             found = Refusal("device memory ran out while storing its structure")
         A._cache[key] = found
     return found
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """np.unique by a sort (dia's sampled diagonals, a palette's sampled bit patterns): NumPy 2's
+    hashing unique took 320 us of a refusal's 478 us (4,096 sampled diagonals, on the H200's
+    host, session 32); the sort leaves 187 us."""
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if ordered.size else ordered

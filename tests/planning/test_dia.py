@@ -12,7 +12,7 @@ from spla import CSRMatrix, csr_passes
 from spla.cli.spmv import auto_line
 from spla.errors import KernelError
 from spla.io import generators
-from spla.planning import dia, structured, tune
+from spla.planning import dia, palette, structured, tune
 from spla.planning.spmv import AUTO_RULE, describe_choice, matrix_class, pack_entries, plan_spmv, rule_kernel
 from spla.planning.stats import near_share, row_stats
 
@@ -218,21 +218,21 @@ def test_palette_codes_every_slot_bit_for_bit(any_size, rng, dtype):
 
 def test_palette_finds_values_its_sample_missed_and_refuses_too_many(any_size, monkeypatch, rng):
     """Values the sample of 4,096 slots missed are kept by the coding pass (the bits of up to
-    PALETTE_MISSED slots a pass) and coded by the next, at most PALETTE_PASSES passes; more than 255
+    palette.MISSED slots a pass) and coded by the next, at most palette.PASSES passes; more than 255
     values, in the sample or past it, is no palette."""
     def ten_rows_of_their_own():
         A = generators.poisson3d(20)  # 8,000 rows x 7 diagonals: 56,000 slots, a sample misses most
         A.data[A.indptr[100:110]] = np.arange(10) + 0.5  # ten rows' first values, one of their own each
         return A, dia.structure(A)
 
-    monkeypatch.setattr(dia, "PALETTE_MISSED", 5)  # passes keep 5 and 5 of the ten, the third codes all
+    monkeypatch.setattr(palette, "MISSED", 5)  # passes keep 5 and 5 of the ten, the third codes all
     A, found = ten_rows_of_their_own()
     coded = dia.palette(A, found)
     assert coded.n_values == 12
     np.testing.assert_array_equal(coded.table[coded.codes], found.values)
-    monkeypatch.setattr(dia, "PALETTE_MISSED", 4)  # 4 and 4 kept: two still off the keys after the third
+    monkeypatch.setattr(palette, "MISSED", 4)  # 4 and 4 kept: two still off the keys after the third
     assert dia.palette(*ten_rows_of_their_own()) is None
-    monkeypatch.setattr(dia, "PALETTE_MISSED", 1 << 16)
+    monkeypatch.setattr(palette, "MISSED", 1 << 16)
     past = generators.poisson3d(20)
     past.data[past.indptr[:300]] = np.arange(300) + 0.5  # 300 values, about 20 of them sampled
     assert dia.palette(past, dia.structure(past)) is None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import device as _device
-from ...planning import dia
+from ...planning import dia, palette
 from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, grid_1d, template
 
 THREADS = 256
@@ -23,7 +23,7 @@ SOURCE = KernelSource(
     + [template("spla_dia_check", v, i) for v in VALUE_TYPES for i in INDEX_TYPES]
     + [template("spla_band_first", i) for i in INDEX_TYPES]
     + [template("spla_palette_codes", v) for v in VALUE_TYPES],
-    (f"-DSPLA_MAX_DIAGONALS={dia.MAX_DIAGONALS}", f"-DSPLA_PALETTE_VALUES={dia.PALETTE_VALUES}"))
+    (f"-DSPLA_MAX_DIAGONALS={dia.MAX_DIAGONALS}", f"-DSPLA_PALETTE_VALUES={palette.VALUES}"))
 
 
 def _row_blocks(n_rows: int) -> int:
@@ -74,10 +74,10 @@ def band_first(A):
 
 def palette_codes(values, table, capacity: int):
     """``values``' codes on ``table`` (device, values' dtype: sorted bit patterns, 0 first, at most
-    dia.PALETTE_VALUES + 1): uint8 of values' shape, the place of each slot's bits in table, 0 off
-    it; and how many slots are off it, with the bits of the first ``capacity`` of those (host)."""
-    if table.size > dia.PALETTE_VALUES + 1:
-        raise ValueError(f"a palette of {table.size - 1} values, at most {dia.PALETTE_VALUES}")
+    palette.VALUES + 1): uint8 of values' shape, the place of each value's bits in table, 0 off
+    it; and how many values are off it, with the bits of the first ``capacity`` of those (host)."""
+    if table.size > palette.VALUES + 1:
+        raise ValueError(f"a palette of {table.size - 1} values, at most {palette.VALUES}")
     cupy = _device.require_cupy()
     kernel = SOURCE.function(template("spla_palette_codes", values.dtype))
     codes = cupy.empty(values.shape, dtype=np.uint8)
