@@ -45,6 +45,13 @@
 // from its tile's smallest column, tile_cols[t]: 6 bytes a float32 nonzero, not 8 (10, not 12,
 // in float64). The products, and so the bits of y, are the same as from the indices.
 //
+// Values (the _uniform and _palette entries): where every stored value has one bit pattern
+// (spla.csr_passes.uniform_values), it is read once a thread, so a tile streams its columns alone;
+// where they take at most 255 (spla.planning.palette, a graph Laplacian's or small integer
+// weights), each is a byte, codes[k], into a table of 256 that each block copies to shared memory
+// first: 5 bytes a float32 nonzero, not 8 (not 12 in float64). Each product is still the stored
+// value times x, so the bits are the same.
+//
 // Constraints (checked by spla/planning/spmv.py and spla/backends/cuda/spmv.py):
 //   blockDim.x == STAGED_THREADS (blocks loop over tiles grid-stride; the
 //   launcher gives a block a tile); without counters the finish kernel runs
@@ -89,26 +96,40 @@ __device__ __forceinline__ int staged_bank_offset(int length, int lane) {
     return twos < 0 ? 0 : (lane & ((1 << LOG_BANKS) - 1)) >> (LOG_BANKS - twos);
 }
 
+// How a tile reads nonzero k's value (see Values above): data[k] (EACH), data[0] (ONE), or
+// data[codes[k]] from the block's copy of the table (PALETTE: data holds PALETTE_TABLE values).
+enum class Values { EACH, ONE, PALETTE };
+constexpr int PALETTE_TABLE = SPLA_PALETTE_VALUES + 1;  // code 0 and the palette's values
+
 // The kernels' body. C is the stored column type: I (the matrix's indices), or unsigned short
 // (NARROW: tile t's columns as offsets from tile_cols[t], 2 bytes a nonzero, not 4 or 8).
-// UNIFORM: every stored value is data[0] (spla.csr_passes.uniform_values), read once a thread, so a
-// tile streams its columns alone; each product is still that value times x, so the bits are the same.
-template <typename V, typename I, typename C, int T, bool NARROW, bool UNIFORM = false>
+template <typename V, typename I, typename C, int T, bool NARROW, Values VALUES = Values::EACH>
 __device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
                                              const I* __restrict__ indptr, const C* __restrict__ indices,
                                              const I* __restrict__ tile_cols, const V* __restrict__ data,
-                                             const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
-                                             V* __restrict__ head_partials, V* __restrict__ tail_partials,
-                                             unsigned int* counters) {
+                                             const unsigned char* __restrict__ codes, const V* __restrict__ x,
+                                             V* __restrict__ y, V alpha, V beta, V* __restrict__ head_partials,
+                                             V* __restrict__ tail_partials, unsigned int* counters) {
     constexpr int TILE = STAGED_THREADS * T;
     constexpr int LISTED = TILE / (LONG + 1) + 2;  // long rows fit in a tile, and two cut ones
+    constexpr int TABLE = VALUES == Values::PALETTE ? PALETTE_TABLE : 1;
     __shared__ V products[TILE];
     __shared__ int listed[LISTED];  // rows for the warps, from the tile's first row
     __shared__ int n_listed;
+    __shared__ V table[TABLE];
 
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
     const int warp = threadIdx.x / spla::WARP_SIZE;
-    const V value = UNIFORM ? __ldg(data) : V(0);
+    const V value = VALUES == Values::ONE ? __ldg(data) : V(0);
+    if constexpr (VALUES == Values::PALETTE) {
+        for (int i = threadIdx.x; i < TABLE; i += STAGED_THREADS) table[i] = __ldg(data + i);
+        __syncthreads();
+    }
+    auto value_at = [&](long long k) -> V {  // read once: evict first, so x keeps its place in the caches
+        if constexpr (VALUES == Values::ONE) return value;
+        if constexpr (VALUES == Values::PALETTE) return table[__ldcs(codes + k)];
+        return __ldcs(data + k);
+    };
     for (long long t = blockIdx.x; t < n_tiles; t += gridDim.x) {
         const long long base = t * TILE;
         const long long stop = base + TILE < nnz ? base + TILE : nnz;
@@ -120,13 +141,13 @@ __device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, c
 #pragma unroll
             for (int s = 0; s < T; ++s) {
                 const int at = s * STAGED_THREADS + threadIdx.x;
-                products[at] = (UNIFORM ? value : __ldcs(data + base + at)) * __ldg(xt + __ldcs(indices + base + at));
+                products[at] = value_at(base + at) * __ldg(xt + __ldcs(indices + base + at));
             }
         } else {  // the last tile: past nnz, zeros
             for (int at = threadIdx.x; at < TILE; at += STAGED_THREADS) {
                 const long long k = base + at;
                 if (k < nnz)
-                    products[at] = (UNIFORM ? value : __ldcs(data + k)) * __ldg(xt + __ldcs(indices + k));
+                    products[at] = value_at(k) * __ldg(xt + __ldcs(indices + k));
                 else
                     products[at] = V(0);
             }
@@ -193,8 +214,8 @@ spla_spmv_staged(long long n_tiles, long long nnz, const long long* __restrict__
                  const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
                  const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
                  V* __restrict__ head_partials, V* __restrict__ tail_partials, unsigned int* counters) {
-    staged_tiles<V, I, I, T, false>(n_tiles, nnz, tile_rows, indptr, indices, nullptr, data, x, y, alpha, beta,
-                                    head_partials, tail_partials, counters);
+    staged_tiles<V, I, I, T, false>(n_tiles, nnz, tile_rows, indptr, indices, nullptr, data, nullptr, x, y, alpha,
+                                    beta, head_partials, tail_partials, counters);
 }
 
 // The same over 2-byte column offsets: nonzero k of tile t is in column tile_cols[t] + offsets[k]
@@ -206,19 +227,19 @@ spla_spmv_staged_narrow(long long n_tiles, long long nnz, const long long* __res
                         const I* __restrict__ tile_cols, const V* __restrict__ data, const V* __restrict__ x,
                         V* __restrict__ y, V alpha, V beta, V* __restrict__ head_partials,
                         V* __restrict__ tail_partials, unsigned int* counters) {
-    staged_tiles<V, I, unsigned short, T, true>(n_tiles, nnz, tile_rows, indptr, offsets, tile_cols, data, x, y,
-                                                alpha, beta, head_partials, tail_partials, counters);
+    staged_tiles<V, I, unsigned short, T, true>(n_tiles, nnz, tile_rows, indptr, offsets, tile_cols, data, nullptr,
+                                                x, y, alpha, beta, head_partials, tail_partials, counters);
 }
 
-// The same two over a matrix of one value (UNIFORM above): data holds that value alone.
+// The same two over a matrix of one value: data holds that value alone.
 template <typename V, typename I, int T>
 __global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
 spla_spmv_staged_uniform(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
                          const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ data,
                          const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
                          V* __restrict__ head_partials, V* __restrict__ tail_partials, unsigned int* counters) {
-    staged_tiles<V, I, I, T, false, true>(n_tiles, nnz, tile_rows, indptr, indices, nullptr, data, x, y, alpha, beta,
-                                          head_partials, tail_partials, counters);
+    staged_tiles<V, I, I, T, false, Values::ONE>(n_tiles, nnz, tile_rows, indptr, indices, nullptr, data, nullptr, x,
+                                                 y, alpha, beta, head_partials, tail_partials, counters);
 }
 
 template <typename V, typename I, int T>
@@ -229,8 +250,34 @@ spla_spmv_staged_narrow_uniform(long long n_tiles, long long nnz, const long lon
                                 const V* __restrict__ x, V* __restrict__ y, V alpha, V beta,
                                 V* __restrict__ head_partials, V* __restrict__ tail_partials,
                                 unsigned int* counters) {
-    staged_tiles<V, I, unsigned short, T, true, true>(n_tiles, nnz, tile_rows, indptr, offsets, tile_cols, data, x,
-                                                      y, alpha, beta, head_partials, tail_partials, counters);
+    staged_tiles<V, I, unsigned short, T, true, Values::ONE>(n_tiles, nnz, tile_rows, indptr, offsets, tile_cols,
+                                                             data, nullptr, x, y, alpha, beta, head_partials,
+                                                             tail_partials, counters);
+}
+
+// ... and over a palette: table holds PALETTE_TABLE values (the palette's, then zeros), codes a byte a nonzero.
+template <typename V, typename I, int T>
+__global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
+spla_spmv_staged_palette(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                         const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ table,
+                         const unsigned char* __restrict__ codes, const V* __restrict__ x, V* __restrict__ y,
+                         V alpha, V beta, V* __restrict__ head_partials, V* __restrict__ tail_partials,
+                         unsigned int* counters) {
+    staged_tiles<V, I, I, T, false, Values::PALETTE>(n_tiles, nnz, tile_rows, indptr, indices, nullptr, table, codes,
+                                                     x, y, alpha, beta, head_partials, tail_partials, counters);
+}
+
+template <typename V, typename I, int T>
+__global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
+spla_spmv_staged_narrow_palette(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
+                                const I* __restrict__ indptr, const unsigned short* __restrict__ offsets,
+                                const I* __restrict__ tile_cols, const V* __restrict__ table,
+                                const unsigned char* __restrict__ codes, const V* __restrict__ x,
+                                V* __restrict__ y, V alpha, V beta, V* __restrict__ head_partials,
+                                V* __restrict__ tail_partials, unsigned int* counters) {
+    staged_tiles<V, I, unsigned short, T, true, Values::PALETTE>(n_tiles, nnz, tile_rows, indptr, offsets, tile_cols,
+                                                                 table, codes, x, y, alpha, beta, head_partials,
+                                                                 tail_partials, counters);
 }
 
 // The rows cut by tile edges, a warp each: cut[3 c .. 3 c + 2] = (row, first tile, last tile);

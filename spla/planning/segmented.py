@@ -14,7 +14,7 @@ import numpy as np
 from .. import csr_passes
 from ..device import array_module
 from ..errors import InputError
-from . import ceil_div
+from . import ceil_div, palette
 from .stats import host_indptr
 
 # Entries per lane (a tile is 32 * K nonzeros, K a multiple of 4). A lane holds
@@ -65,6 +65,11 @@ STAGED_NARROW = ("float32",)
 # _uniform entries; spla.csr_passes.uniform_values). On the GPU the large gathers wait on L2
 # sectors, of which a value takes 4 or 8 bytes a nonzero (session 34's G1-G2 for the figures).
 STAGED_UNIFORM = ("float32", "float64")
+# The value types whose staged reads a byte a nonzero where A's values take at most 255 bit patterns
+# (its _palette entries; spla.planning.palette), and the bytes a call touches (values, indices, x and
+# y) from which it does: below, they stay in L2 between calls (dia's palette, session 41).
+STAGED_PALETTE = ("float32", "float64")
+STAGED_PALETTE_MIN_BYTES = 38_000_000
 
 
 def staged_in_one_launch(n_cut: int) -> bool:
@@ -199,6 +204,25 @@ def staged_uniform(A) -> bool:
     STAGED_UNIFORM and every stored value has one bit pattern. The launcher's choice, and what
     ``spla info`` reports."""
     return csr_passes.uniform_values(A, STAGED_UNIFORM)
+
+
+def staged_palette(A) -> palette.Palette | None:
+    """A's values as a palette (a byte a nonzero into a table of at most 255) for staged's _palette
+    entries, or None: A's dtype is not in STAGED_PALETTE, a call touches fewer than
+    STAGED_PALETTE_MIN_BYTES, A stores one value (the _uniform entries read none), its values take
+    more than 255 bit patterns, or the codes do not fit. Found once where A lives and cached on A:
+    the launcher's choice, and what ``spla info`` reports."""
+    dtype = np.dtype(A.dtype)
+    touched = A.data.nbytes + A.indices.nbytes + (A.n_rows + A.n_cols) * dtype.itemsize
+    if dtype.name not in STAGED_PALETTE or touched < STAGED_PALETTE_MIN_BYTES or staged_uniform(A):
+        return None
+    key = "staged-palette"
+    if key not in A._cache:
+        try:
+            A._cache[key] = palette.find(A.data)
+        except MemoryError:  # CuPy's OutOfMemoryError is one
+            A._cache[key] = None
+    return A._cache[key]
 
 
 def segmented_summary(A, tile: int, kernel: str = "segmented") -> dict:

@@ -283,6 +283,42 @@ def test_staged_reads_a_matrix_of_one_value_once_with_the_same_bits(emulated, rn
 
 
 
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_staged_palette_gives_the_bits_of_the_values(emulated, rng, monkeypatch, dtype):
+    """staged's _palette entries (from the indices and from narrow offsets, in one launch and with the
+    finish kernel) read a code a nonzero and its value from the block's table: the bits of the entries
+    that read every value, with stored zeros of both signs among five values, and nothing read from the
+    values themselves (NaN here once coded)."""
+    from spla.planning import palette
+
+    indptr, indices, shape = _shape("rows-cut-by-tiles", rng)
+    stored = np.array([1.5, -2.25, 0.0, -0.0, 3.0], dtype)
+    data = rng.choice(stored, len(indices))
+    x = FakeArray(rng.standard_normal(shape[1]).astype(dtype))
+    y = rng.standard_normal(shape[0]).astype(dtype)
+    monkeypatch.setattr(segmented, "STAGED_PALETTE_MIN_BYTES", 0)
+    for one_launch in (True, False):
+        for narrow in (True, False):
+            monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 10**6 if one_launch else 0)
+            monkeypatch.setattr(segmented, "STAGED_NARROW", (np.dtype(dtype).name,) if narrow else ())
+            results = []
+            for coded in (False, True):
+                monkeypatch.setattr(segmented, "STAGED_PALETTE", (np.dtype(dtype).name,) if coded else ())
+                A, host = _device(indptr, indices, data.copy(), shape)
+                if coded:  # found on the host (the pass's own test is above), then the values are spoiled
+                    found = palette.find(host.data)
+                    assert found.n_values == 4  # 0.0 is code 0's
+                    A._cache["staged-palette"] = palette.Palette(FakeArray(found.codes), FakeArray(found.table))
+                    assert not segmented.staged_uniform(A)  # (checked on the values, before they are spoiled)
+                    A.data.a[:] = np.nan
+                out = FakeArray(y.copy())
+                results.append(ops_spmv.spmv(A, x, y=out, out=out, alpha=1.5, beta=-0.5, kernel="staged:4").get())
+                assert ops_spmv.bound_launcher(A, "staged:4").entry.endswith("_palette") == coded
+            assert np.isfinite(results[1]).all()
+            assert np.array_equal(results[0].view(np.uint8), results[1].view(np.uint8)), (one_launch, narrow)
+
+
 # ---- SpMM (kernels/spmm_*.cu), through their single launches (spla/backends/cuda/spmm_launch.py)
 
 def _block(rng, dtype, rows, k, ld=None, colmajor=False):

@@ -345,3 +345,41 @@ def test_staged_launches_a_matrix_of_one_value_with_that_value_alone(rng, launch
     ops_spmv.spmv(B, x, kernel="staged")
     assert not launches[-1][0].startswith("spla_spmv_staged_uniform")
     assert not ops_spmv.bound_launcher(B, "staged").entry.endswith("_uniform")
+
+
+@pytest.mark.parametrize("columns", [100000, 20000], ids=["indices", "narrow"])
+def test_staged_launches_a_palette_with_its_table_and_codes(rng, launches, monkeypatch, columns):
+    """Values that take a few bit patterns: staged's _palette entry (and _narrow_palette), from its own
+    module, with the palette's table padded with zeros to the kernel's 256 values and its codes where
+    the data pointer was; the entries that read every value where a call touches less than
+    STAGED_PALETTE_MIN_BYTES (no detection at all)."""
+    from spla.backends.cuda import spmv as cuda_spmv
+    from spla.planning import palette
+
+    lengths = rng.integers(0, 20, 400)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    indices = rng.integers(0, columns, indptr[-1])
+    if columns == 20000:
+        indices.sort()  # rising: every tile spans under 65,536 columns
+    host = sp.csr_matrix((rng.choice([4.0, -1.0, 0.5], indptr[-1]), indices, indptr), shape=(400, columns))
+    A = _device(host)
+    touched = A.data.nbytes + A.indices.nbytes + (400 + columns) * 4
+    monkeypatch.setattr(segmented, "STAGED_PALETTE_MIN_BYTES", touched)
+    found = palette.find(A.data.a)  # the pass runs on the host here (its kernel has tests of its own)
+    A._cache["staged-palette"] = palette.Palette(FakeArray(found.codes), FakeArray(found.table))
+    x = FakeArray(rng.random(columns).astype(np.float32))
+    out = ops_spmv.spmv(A, x, kernel="staged")
+    name, grid, block, args, shared_mem = launches[-1]
+    entry = "_narrow_palette" if columns == 20000 else "_palette"
+    assert name.startswith(f"spla_spmv_staged{entry}<float, int")
+    params = _signature("spmv_staged.cu", f"spla_spmv_staged{entry}")
+    table = A._cache[("staged-palette-table", 0)]
+    assert len(args) == len(params) and args[params.index("table")] == ptr(table)
+    assert args[params.index("codes")] == ptr(A._cache["staged-palette"].codes)
+    assert table.size == cuda_spmv.PALETTE_TABLE == 256 and table.get()[:4].tolist() == [0.0, 0.5, 4.0, -1.0]
+    assert not table.get()[4:].any() and args[params.index("y")] == ptr(out)
+    monkeypatch.setattr(segmented, "STAGED_PALETTE_MIN_BYTES", touched + 1)
+    B = _device(host)
+    ops_spmv.spmv(B, x, kernel="staged")
+    assert ops_spmv.bound_launcher(B, "staged").entry == entry.removesuffix("_palette")
+    assert "staged-palette" not in B._cache

@@ -520,6 +520,42 @@ def test_segmented_tiles_own_the_rows_that_start_in_them(rng, tile):
     assert segmented.segmented_tile_rows(A, tile) is tile_rows, "cached on the matrix"
 
 
+def test_staged_palette_is_found_where_a_call_touches_enough_and_values_are_few(rng, monkeypatch):
+    """staged's palette: the values' codes and table (bit for bit) where a call touches at least
+    STAGED_PALETTE_MIN_BYTES, the dtype is in STAGED_PALETTE and the values take 2-255 bit patterns;
+    none for a matrix of one value (the _uniform entries read none) or of 256 values; cached on the
+    matrix until refresh()."""
+    indptr = np.arange(0, 20_001, 4)
+    indices = rng.integers(0, 3000, indptr[-1])
+    A = CSRMatrix(rng.choice(np.array([2.0, -0.5, 0.0, 7.25]), indptr[-1]), indices, indptr, (5000, 3000))
+    touched = A.data.nbytes + A.indices.nbytes + (5000 + 3000) * 8
+    monkeypatch.setattr(segmented, "STAGED_PALETTE_MIN_BYTES", touched + 1)
+    assert segmented.staged_palette(A) is None and "staged-palette" not in A._cache  # no detection at all
+    monkeypatch.setattr(segmented, "STAGED_PALETTE_MIN_BYTES", touched)
+    found = segmented.staged_palette(A)
+    assert found.n_values == 3 and found.table[0] == 0 and found.codes.dtype == np.uint8
+    np.testing.assert_array_equal(found.table[found.codes].view(np.uint64), A.data.view(np.uint64))
+    assert segmented.staged_palette(A) is found, "cached on the matrix"
+    A.data[:] = 1.5
+    A.refresh()
+    assert segmented.staged_uniform(A) and segmented.staged_palette(A) is None
+    A.data[:256] = np.arange(256) + 0.5  # 257 values
+    A.refresh()
+    assert segmented.staged_palette(A) is None
+    A.data[:] = rng.choice(np.array([2.0, -0.5]), indptr[-1])
+    A.refresh()
+    monkeypatch.setattr(segmented, "STAGED_PALETTE", ("float32",))
+    monkeypatch.setattr(segmented, "STAGED_PALETTE_MIN_BYTES", 0)
+    assert segmented.staged_palette(A) is None
+    assert segmented.staged_palette(A.astype(np.float32)).n_values == 2
+
+
+def test_auto_line_says_how_staged_reads_the_values():
+    choice = {"kernel": "staged", "entries": 8, "class": "irregular-large", "source": "rule",
+              "values": "a byte a value for its 12 distinct values"}
+    assert "staged:8 (a byte a value for its 12 distinct values)" in auto_line(choice)
+
+
 def test_staged_takes_the_largest_t_whose_tiles_fill_the_gpu():
     """16 KiB of products a block bound T by dtype; below STAGED_MIN_TILES tiles T shrinks."""
     assert segmented.staged_entries(np.float32) == (4, 8, 16) and segmented.staged_entries(np.float64) == (4, 8)

@@ -316,6 +316,18 @@ for s in "$@"; do
                 corpus:stencil25:5e6 corpus:stencil7:5e6 corpus:stencil9:7e6 corpus:stencil9:8.5e6 corpus:stencil27:1e7 \
                 --switch dia.PALETTE_DTYPES --modes "values=()" "palette=('float32','float64')" --kernel dia \
                 --others --auto --rounds 3 --out "$R/palette-rule41e.json" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e)"; exit 2 ;;
+    # session 41, call 5: staged's palette over its values' entry on palette twins (P6), and its detection's cost
+    palette41f) S41=docs/lab/cpu-2026-12-05-session41
+           BIG="random-uniform knn-window random-width bimodal powerlaw-mid rmat-graph500"
+           [ -d /tmp/pal41 ] || step makepalette41 bash -c "python3 $S41/make_palette.py /tmp/pal41 3 \
+                $(for f in $BIG; do echo -n "corpus:$f:4e7 "; done) && python3 $S41/make_palette.py /tmp/pal41 200 \
+                corpus:random-uniform:4e7 corpus:powerlaw-mid:4e7 corpus:rmat-graph500:4e7 && \
+                python3 $S41/make_palette.py /tmp/pal41 3 corpus:random-uniform:1e6 corpus:random-uniform:4e6 \
+                corpus:random-uniform:1e7 corpus:powerlaw-mid:1e6 corpus:powerlaw-mid:4e6 corpus:powerlaw-mid:1e7"
+           step palette-staged python3 docs/lab/h200-2026-12-05-session26/ab_switch.py /tmp/pal41/*.npz \
+                --switch segmented.STAGED_PALETTE_MIN_BYTES --modes "values=1000000000000000000" "palette=0" \
+                --kernel staged --others --auto --rounds 3 --out "$R/palette-staged.json"
+           step palette-staged-cost python3 $S41/staged_palette_cost.py /tmp/pal41/*.npz --json "$R/palette-staged-cost.json" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f)"; exit 2 ;;
   esac
 done

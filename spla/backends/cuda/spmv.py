@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 
 from ...errors import KernelError
-from ...planning import adaptive, band, dia, segmented
+from ...planning import adaptive, band, dia, palette, segmented
 from ...planning.spmv import LANE_WIDTHS, SpmvPlan
 from . import cusparse, dense_panels
 from .gemm import gemv
@@ -41,7 +41,7 @@ ADAPTIVE_DEFINES = (f"-DSPLA_ADAPTIVE_THREADS={adaptive.ADAPTIVE_THREADS}",
                     f"-DSPLA_KIND_ROWS={adaptive.KIND_ROWS}")
 SEGMENTED_DEFINES = (f"-DSPLA_SEGMENTED_THREADS={segmented.SEGMENTED_THREADS}",)
 STAGED_DEFINES = (f"-DSPLA_STAGED_THREADS={segmented.STAGED_THREADS}",
-                  f"-DSPLA_STAGED_THREAD_ROW={segmented.STAGED_THREAD_ROW}")
+                  f"-DSPLA_STAGED_THREAD_ROW={segmented.STAGED_THREAD_ROW}", f"-DSPLA_PALETTE_VALUES={palette.VALUES}")
 
 
 def kernel_name(family: str, dtype, index_dtype, param=None) -> str:
@@ -75,6 +75,11 @@ SOURCES = {
     # staged over a matrix of one value (segmented.staged_uniform): a module of its own, so that
     # staged's first call on other matrices does not compile it
     "staged_uniform": KernelSource("spmv_staged.cu", [kernel_name(f"staged{entry}_uniform", dtype, index, t)
+                                                      for entry in ("", "_narrow") for dtype in VALUE_TYPES
+                                                      for index in INDEX_TYPES for t in segmented.STAGED_ENTRIES],
+                                   STAGED_DEFINES),
+    # ... and over a palette of its values (segmented.staged_palette): a byte a nonzero, a module of its own too
+    "staged_palette": KernelSource("spmv_staged.cu", [kernel_name(f"staged{entry}_palette", dtype, index, t)
                                                       for entry in ("", "_narrow") for dtype in VALUE_TYPES
                                                       for index in INDEX_TYPES for t in segmented.STAGED_ENTRIES],
                                    STAGED_DEFINES),
@@ -338,13 +343,18 @@ class _StagedLauncher(Launcher):
         narrow = segmented.staged_narrow_columns(A, T)
         columns = (A.indices,) if narrow is None else narrow
         self.entry = "" if narrow is None else "_narrow"
-        if segmented.staged_uniform(A):  # one value, read at data[0] (its own module, compiled on first use)
-            self.entry += "_uniform"
-            kernel = SOURCES["staged_uniform"].function(kernel_name(f"staged{self.entry}", A.dtype, A.index_dtype, T))
+        values: tuple = (A.data,)
+        coded = segmented.staged_palette(A)
+        if segmented.staged_uniform(A) or coded is not None:  # each a module of its own, compiled on first use
+            self.entry += "_uniform" if coded is None else "_palette"
+            if coded is not None:  # the table, padded to the kernel's PALETTE_TABLE, and the codes
+                values = (_padded_table(cupy, A, coded.table), coded.codes)
+            source = SOURCES[f"staged{self.entry.removeprefix('_narrow')}"]
+            kernel = source.function(kernel_name(f"staged{self.entry}", A.dtype, A.index_dtype, T))
         else:
             kernel = function(cupy, "staged", A.dtype, A.index_dtype, T, self.entry)
         self._pack(kernel, _grid(n_tiles, 1), segmented.STAGED_THREADS,
-                   (np.int64(n_tiles), np.int64(A.nnz), tile_rows, A.indptr, *columns, A.data),
+                   (np.int64(n_tiles), np.int64(A.nnz), tile_rows, A.indptr, *columns, *values),
                    (head_partials, tail_partials, counters if self.one_launch else np.uint64(0)))  # 0: nullptr
         if not self.one_launch:
             kernel = SOURCES["staged"].function(template("spla_spmv_staged_finish", A.dtype))
@@ -367,6 +377,21 @@ class _StagedLauncher(Launcher):
             self._finish_values[self._finish_beta] = beta
             finish.launch()
         return out
+
+
+#: Values in the table of staged's _palette entries (kernels/spmv_staged.cu, PALETTE_TABLE): code 0's
+#: zero and the palette's values, then zeros.
+PALETTE_TABLE = palette.VALUES + 1
+
+
+def _padded_table(cupy, A, table):
+    """A palette's table padded with zeros to PALETTE_TABLE values (cached on A)."""
+    key = ("staged-palette-table", cupy.cuda.Device().id)
+    if key not in A._cache:
+        padded = cupy.zeros(PALETTE_TABLE, dtype=A.dtype)
+        padded[:table.size] = table
+        A._cache[key] = padded
+    return A._cache[key]
 
 
 class _DiaLauncher(_RowLauncher):
