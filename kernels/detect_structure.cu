@@ -44,6 +44,22 @@ __device__ long long row_of_entry(const I* __restrict__ indptr, long long n_rows
     return lo;
 }
 
+// The place of the first of sorted[0 .. n) that is not below key (n where all are): a binary search.
+template <typename T>
+__device__ __forceinline__ int first_not_below(const T* sorted, int n, T key) {
+    int lo = 0;
+    int hi = n;
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (sorted[mid] < key) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 // Lane 0 of each warp adds the warp's total of v into *total.
 __device__ __forceinline__ void add_warp_total(unsigned long long v, unsigned long long* total) {
     v = spla::warp_reduce_sum<unsigned long long>(v);
@@ -101,16 +117,7 @@ __global__ void spla_dia_check(const I* __restrict__ indptr, const I* __restrict
             const V value = data[k];
             zeros += value == V(0);
             const long long diagonal = column - row;
-            int lo = 0;  // the first candidate >= diagonal
-            int hi = n_candidates;
-            while (lo < hi) {
-                const int mid = (lo + hi) / 2;
-                if (diagonals[mid] < diagonal) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
+            const int lo = first_not_below(diagonals, n_candidates, diagonal);
             if (lo < n_candidates && diagonals[lo] == diagonal) {
                 values[lo * stride + row] = value;
             } else {
@@ -158,16 +165,7 @@ __global__ void spla_palette_codes(const V* __restrict__ values, long long n, co
     // the warp's lanes step together (i - lane is the warp's first slot), so a step's misses are one ballot
     for (long long i = spla::global_thread_id(); i - lane < n; i += spla::grid_threads()) {
         const U b = i < n ? bits[i] : U(0);
-        int lo = 0;  // the first pattern >= b
-        int hi = n_table;
-        while (lo < hi) {
-            const int mid = (lo + hi) / 2;
-            if (patterns[mid] < b) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+        const int lo = first_not_below(patterns, n_table, b);
         const bool miss = lo == n_table || patterns[lo] != b;
         if (i < n) {
             codes[i] = miss ? static_cast<unsigned char>(0) : static_cast<unsigned char>(lo);
