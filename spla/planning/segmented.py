@@ -67,9 +67,13 @@ STAGED_NARROW = ("float32",)
 STAGED_UNIFORM = ("float32", "float64")
 # The value types whose staged reads a byte a nonzero where A's values take at most 255 bit patterns
 # (its _palette entries; spla.planning.palette), and the bytes a call touches (values, indices, x and
-# y) from which it does: below, they stay in L2 between calls (dia's palette, session 41).
-STAGED_PALETTE = ("float32", "float64")
-STAGED_PALETTE_MIN_BYTES = 38_000_000
+# y) from which it does. Measured on an H100 (session 41, palette twins of corpus matrices, device time
+# in turns): in float64 the palette ran 1.05-1.20x the values' entry from 10M nonzeros (120 MB
+# touched; its detection, 0.2-0.7 ms, paid back within 8-60 calls) and 1.00x at 4M (52-56 MB); in
+# float32 1.00-1.10x at 40M (geomean 1.03), paying back within 100 calls on 3 of 6 matrices, so
+# float32 reads its values (the switch stays for A/B runs). The cut is checked in session 41's call 6.
+STAGED_PALETTE = ("float64",)
+STAGED_PALETTE_MIN_BYTES = 90_000_000
 
 
 def staged_in_one_launch(n_cut: int) -> bool:

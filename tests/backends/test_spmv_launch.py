@@ -365,6 +365,7 @@ def test_staged_launches_a_palette_with_its_table_and_codes(rng, launches, monke
     A = _device(host)
     touched = A.data.nbytes + A.indices.nbytes + (400 + columns) * 4
     monkeypatch.setattr(segmented, "STAGED_PALETTE_MIN_BYTES", touched)
+    monkeypatch.setattr(segmented, "STAGED_PALETTE", ("float32",))  # (float64 alone by default)
     found = palette.find(A.data.a)  # the pass runs on the host here (its kernel has tests of its own)
     A._cache["staged-palette"] = palette.Palette(FakeArray(found.codes), FakeArray(found.table))
     x = FakeArray(rng.random(columns).astype(np.float32))

@@ -328,6 +328,16 @@ for s in "$@"; do
                 --switch segmented.STAGED_PALETTE_MIN_BYTES --modes "values=1000000000000000000" "palette=0" \
                 --kernel staged --others --auto --rounds 3 --out "$R/palette-staged.json"
            step palette-staged-cost python3 $S41/staged_palette_cost.py /tmp/pal41/*.npz --json "$R/palette-staged-cost.json" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f)"; exit 2 ;;
+    # session 41, call 6: staged's float64 cut (90 MB touched) on twins of other families near it (P7)
+    palette41g) S41=docs/lab/cpu-2026-12-05-session41
+           step makepalette41g python3 $S41/make_palette.py /tmp/pal41g 3 corpus:knn-window:6e6 corpus:knn-window:8e6 \
+                corpus:knn-window:1.2e7 corpus:bimodal:6e6 corpus:bimodal:8e6 corpus:bimodal:1.2e7 corpus:rmat-graph500:6e6 \
+                corpus:rmat-graph500:8e6 corpus:rmat-graph500:1.2e7
+           step palette-staged-cut python3 docs/lab/h200-2026-12-05-session26/ab_switch.py /tmp/pal41g/*.npz --dtype float64 \
+                --switch segmented.STAGED_PALETTE_MIN_BYTES --modes "values=1000000000000000000" "palette=0" \
+                --kernel staged --others --auto --rounds 3 --out "$R/palette-staged-cut.json"
+           step palette-staged-cut-cost python3 $S41/staged_palette_cost.py /tmp/pal41g/*.npz --dtype float64 \
+                --json "$R/palette-staged-cut-cost.json" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g)"; exit 2 ;;
   esac
 done
