@@ -182,8 +182,11 @@ def auto_plan(lengths, nnz, A) -> dict:
                       else ", added by a second launch")
             if segmented.staged_narrow_columns(A, param) is not None:
                 finish += "; columns read as 2-byte offsets (every tile spans < 65,536 columns)"
+            coded = segmented.staged_palette(A) if A.on_gpu else None  # (the launcher's choice: a GPU matrix's)
             if segmented.staged_uniform(A):
                 finish += f"; values not read (every value is {float(A.data[0]):g})"
+            elif coded is not None:
+                finish += f"; values read as a byte each, codes for their {coded.n_values} distinct values"
         return {
             "unit": (f"{family} tiles of {summary['tile']} nnz, {who}; work = its nnz + the rows it owns; "
                      f"{_count(summary['cut_rows'])} rows cross a tile edge{finish}, "

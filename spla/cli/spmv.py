@@ -177,8 +177,6 @@ def auto_line(choice: dict) -> str:
         kernel += f":{param}"
     if "structure" in choice:
         kernel += f" ({choice['structure']})"
-    elif "values" in choice:
-        kernel += f" ({choice['values']})"
     elif choice.get("scattered"):
         kernel += " (scattered columns: one step a row)"
     near = f", near share {choice['near_share']:.2f}" if "near_share" in choice else ""

@@ -586,12 +586,6 @@ def describe_choice(A) -> dict:
         info["tile_span"], info["tile_lines"] = A._cache[TILE_SPAN_KEY], A._cache[TILE_LINES_KEY]
     if family in ("segmented", "staged"):
         info["entries"] = bound_param(A, family, param)  # K a lane, T a thread
-    if family == "staged" and A.on_gpu:  # (the launcher's choice: a GPU matrix's)
-        coded = segmented.staged_palette(A)
-        if segmented.staged_uniform(A):
-            info["values"] = f"one value, {float(A.data[0]):g}, read once"
-        elif coded is not None:
-            info["values"] = f"a byte a value for its {coded.n_values} distinct values"
     if family in LANE_FAMILIES:
         info["lanes"] = bound_param(A, family, param)
         if family != "band":

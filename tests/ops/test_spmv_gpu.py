@@ -572,6 +572,21 @@ def test_staged_reads_a_palette_with_the_same_bits(rng, monkeypatch, dtype, case
     assert cupy.array_equal(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"), results[1])
 
 
+def test_spla_info_says_staged_reads_a_palette(rng, monkeypatch):
+    """spla info's plan of auto's staged names the palette of a device matrix (the launcher's choice)."""
+    from spla import analysis
+
+    monkeypatch.setattr(analysis, "choose_kernel", lambda A: "staged")
+    monkeypatch.setattr(segmented, "STAGED_PALETTE_MIN_BYTES", 0)
+    host = CASES["power-law"](rng)
+    host = sp.csr_matrix((rng.choice([2.0, -1.0, 0.25, 8.0, 3.0], host.nnz), host.indices, host.indptr),
+                         shape=host.shape)
+    A = _device_matrix(host, np.float64, np.int32)
+    unit = analysis.analyze(A)["mappings"]["auto"]["unit"]
+    assert "; values read as a byte each, codes for their 5 distinct values" in unit
+    assert "a byte each" not in analysis.analyze(A.astype(np.float32))["mappings"]["auto"]["unit"]  # float64 alone
+
+
 def test_staged_reads_every_value_where_one_differs(rng):
     """One value that differs (in the last tile, or -0.0 beside 0.0) keeps the entries that read
     every value, and the right result."""

@@ -550,12 +550,6 @@ def test_staged_palette_is_found_where_a_call_touches_enough_and_values_are_few(
     assert segmented.staged_palette(A.astype(np.float32)).n_values == 2
 
 
-def test_auto_line_says_how_staged_reads_the_values():
-    choice = {"kernel": "staged", "entries": 8, "class": "irregular-large", "source": "rule",
-              "values": "a byte a value for its 12 distinct values"}
-    assert "staged:8 (a byte a value for its 12 distinct values)" in auto_line(choice)
-
-
 def test_staged_takes_the_largest_t_whose_tiles_fill_the_gpu():
     """16 KiB of products a block bound T by dtype; below STAGED_MIN_TILES tiles T shrinks."""
     assert segmented.staged_entries(np.float32) == (4, 8, 16) and segmented.staged_entries(np.float64) == (4, 8)
