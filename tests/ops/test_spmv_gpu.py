@@ -513,61 +513,47 @@ def test_staged_narrow_columns_give_the_indices_bits(rng, monkeypatch, dtype, ca
     assert cupy.array_equal(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"), results[1])
 
 
-@pytest.mark.parametrize("launches", ["one", "two"])
-@pytest.mark.parametrize("narrow", [False, True], ids=["indices", "narrow"])
-@pytest.mark.parametrize("value", [1.0, -2.5], ids=["ones", "one-value"])
-@pytest.mark.parametrize("case", ["span-edge", "power-law", "block-tile-edges", "many-listed-rows", "even-lengths"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_staged_reads_a_matrix_of_one_value_once_with_the_same_bits(rng, monkeypatch, dtype, case, value, narrow,
-                                                                    launches):
-    """Every stored value the same: staged's _uniform entries read it once (from the indices and
-    from narrow offsets, in one launch and with the finish kernel) and give the bits of its entries
-    that read every value, with alpha and beta, call after call."""
-    host = span_edge(rng) if case == "span-edge" else CASES[case](rng)
-    host = sp.csr_matrix((np.full(host.nnz, value), host.indices, host.indptr), shape=host.shape)
-    x = cupy.asarray(rng.uniform(-1, 1, host.shape[1]).astype(dtype))
-    y = cupy.asarray(rng.uniform(-1, 1, host.shape[0]).astype(dtype))
-    monkeypatch.setattr(segmented, "STAGED_NARROW", ("float32", "float64") if narrow else ())
-    monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 10**9 if launches == "one" else -1)
-    results = []
-    for uniform in (False, True):
-        monkeypatch.setattr(segmented, "STAGED_UNIFORM", ("float32", "float64") if uniform else ())
-        A = _device_matrix(host, dtype, np.int32)  # a copy of its own: the entry is fixed when it binds
-        results.append(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"))
-        launcher = ops_spmv.bound_launcher(A, "staged:4")
-        assert launcher.entry.endswith("_uniform") == uniform and (launcher.finish is None) == (launches == "one")
-    ref, scale, lengths = _reference(A, x, 1.5, -0.5, y)
-    _check(results[1], A, ref, scale, lengths, f"{case}/staged:4 uniform")
-    assert cupy.array_equal(*results)
-    assert cupy.array_equal(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"), results[1])
+# How staged may read a matrix's values (segmented's switch, the entry's suffix), and values that take it
+STAGED_VALUES = {
+    "ones": ("STAGED_UNIFORM", "_uniform", lambda rng, n: np.full(n, 1.0)),
+    "one-value": ("STAGED_UNIFORM", "_uniform", lambda rng, n: np.full(n, -2.5)),
+    # 200 bit patterns, some of which the detection's sample misses
+    "palette": ("STAGED_PALETTE", "_palette", lambda rng, n: rng.choice(rng.standard_normal(200), n)),
+}
 
 
 @pytest.mark.parametrize("launches", ["one", "two"])
 @pytest.mark.parametrize("narrow", [False, True], ids=["indices", "narrow"])
+@pytest.mark.parametrize("values", list(STAGED_VALUES))
 @pytest.mark.parametrize("case", ["span-edge", "power-law", "block-tile-edges", "many-listed-rows", "even-lengths"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_staged_reads_a_palette_with_the_same_bits(rng, monkeypatch, dtype, case, narrow, launches):
-    """Values of 200 bit patterns (some of which the detection's sample misses): staged's _palette
-    entries, their codes found on the GPU, give the bits of its entries that read every value (from
-    the indices and from narrow offsets, in one launch and with the finish kernel), with alpha and
-    beta, call after call."""
+def test_staged_reads_one_value_once_or_a_palette_with_the_same_bits(rng, monkeypatch, dtype, case, values, narrow,
+                                                                     launches):
+    """Every stored value the same: staged's _uniform entries read it once; values of 200 bit
+    patterns: its _palette entries read a code a nonzero (found on the GPU). Either gives the bits of
+    the entries that read every value (from the indices and from narrow offsets, in one launch and
+    with the finish kernel), with alpha and beta, call after call."""
+    switch, entry, make = STAGED_VALUES[values]
     host = span_edge(rng) if case == "span-edge" else CASES[case](rng)
-    host = sp.csr_matrix((rng.choice(rng.standard_normal(200), host.nnz), host.indices, host.indptr), shape=host.shape)
+    host = sp.csr_matrix((make(rng, host.nnz), host.indices, host.indptr), shape=host.shape)
     x = cupy.asarray(rng.uniform(-1, 1, host.shape[1]).astype(dtype))
     y = cupy.asarray(rng.uniform(-1, 1, host.shape[0]).astype(dtype))
     monkeypatch.setattr(segmented, "STAGED_NARROW", ("float32", "float64") if narrow else ())
     monkeypatch.setattr(segmented, "STAGED_ONE_LAUNCH_CUT", 10**9 if launches == "one" else -1)
-    monkeypatch.setattr(segmented, "STAGED_PALETTE_MIN_BYTES", 0)  # (from 38 MB a call touches otherwise)
+    monkeypatch.setattr(segmented, "STAGED_PALETTE_MIN_BYTES", 0)  # (from 90 MB a call touches otherwise)
+    for other in ("STAGED_UNIFORM", "STAGED_PALETTE"):  # the entries that read every value, but for the one tried
+        monkeypatch.setattr(segmented, other, ())
     results = []
-    for coded in (False, True):
-        monkeypatch.setattr(segmented, "STAGED_PALETTE", ("float32", "float64") if coded else ())
+    for on in (False, True):
+        monkeypatch.setattr(segmented, switch, ("float32", "float64") if on else ())
         A = _device_matrix(host, dtype, np.int32)  # a copy of its own: the entry is fixed when it binds
         results.append(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"))
         launcher = ops_spmv.bound_launcher(A, "staged:4")
-        assert launcher.entry.endswith("_palette") == coded and (launcher.finish is None) == (launches == "one")
-    assert segmented.staged_palette(A).n_values == np.unique(A.data.get()).size <= 200
+        assert launcher.entry.endswith(entry) == on and (launcher.finish is None) == (launches == "one")
+    if values == "palette":
+        assert segmented.staged_palette(A).n_values == np.unique(A.data.get()).size <= 200
     ref, scale, lengths = _reference(A, x, 1.5, -0.5, y)
-    _check(results[1], A, ref, scale, lengths, f"{case}/staged:4 palette")
+    _check(results[1], A, ref, scale, lengths, f"{case}/staged:4 {values}")
     assert cupy.array_equal(*results)
     assert cupy.array_equal(ops_spmv.spmv(A, x, y, alpha=1.5, beta=-0.5, kernel="staged:4"), results[1])
 
