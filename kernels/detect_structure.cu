@@ -13,11 +13,11 @@
 // not strictly increase (not canonical). counts = {missed, zeros, rows not canonical}.
 // spla_band_first: a thread a row (grid-stride): the row's first column (0 for an empty row), and
 // whether its last column is first + length - 1 (counts[0]: rows with entries where it is not).
-// spla_palette_codes: a thread a slot of dia's values (grid-stride): the slot's code is the place of
-// its bit pattern in the sorted table (at most SPLA_PALETTE_VALUES + 1 patterns, the first 0, in
-// shared memory), so a zero slot (no entry) is 0. A slot off the table gets code 0 as well; it is
-// counted and its bits kept in missed[] (the first `capacity`), a warp's misses with one atomic.
-// counts = {missed}.
+// spla_palette_codes: a thread a value (grid-stride; dia's slots or a CSR matrix's values,
+// spla/planning/palette.py): its code is the place of its bit pattern in the sorted table (at most
+// SPLA_PALETTE_VALUES + 1 patterns, the first 0, in shared memory), so a zero (dia: no entry) is 0.
+// A value off the table gets code 0 as well; it is counted and its bits kept in missed[] (the first
+// `capacity`), a warp's misses with one atomic. counts = {missed}.
 //
 // Constraints: indptr non-decreasing from 0 to nnz; counts zeroed by the caller (atomics); the
 // candidates sorted and at most SPLA_MAX_DIAGONALS, the palette's table sorted (as unsigned bits),
@@ -162,7 +162,7 @@ __global__ void spla_palette_codes(const V* __restrict__ values, long long n, co
     }
     __syncthreads();
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
-    // the warp's lanes step together (i - lane is the warp's first slot), so a step's misses are one ballot
+    // the warp's lanes step together (i - lane is the warp's first value), so a step's misses are one ballot
     for (long long i = spla::global_thread_id(); i - lane < n; i += spla::grid_threads()) {
         const U b = i < n ? bits[i] : U(0);
         const int lo = first_not_below(patterns, n_table, b);

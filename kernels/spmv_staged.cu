@@ -49,8 +49,8 @@
 // (spla.csr_passes.uniform_values), it is read once a thread, so a tile streams its columns alone;
 // where they take at most 255 (spla.planning.palette, a graph Laplacian's or small integer
 // weights), each is a byte, codes[k], into a table of 256 that each block copies to shared memory
-// first: 5 bytes a float32 nonzero, not 8 (not 12 in float64). Each product is still the stored
-// value times x, so the bits are the same.
+// first: a nonzero with its column takes 5 bytes, not 8 in float32 or 12 in float64. Each product
+// is still the stored value times x, so the bits are the same.
 //
 // Constraints (checked by spla/planning/spmv.py and spla/backends/cuda/spmv.py):
 //   blockDim.x == STAGED_THREADS (blocks loop over tiles grid-stride; the

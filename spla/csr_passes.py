@@ -2,8 +2,8 @@
 :mod:`spla.planning.dia` and :mod:`spla.planning.band`: NumPy on the host, one kernel each on the
 GPU (:mod:`spla.backends.cuda.detect`, kernels/detect_structure.cu) giving the same answers
 (tests/ops/test_detect_gpu.py); whether a matrix stores one value (:func:`uniform_values`); and
-the codes of dia's values on a palette (:func:`palette_codes`). Planning and the backends ask
-these, and planning never asks a backend.
+the codes of values on a palette (:func:`palette_codes`: dia's slots, staged's values). Planning and
+the backends ask these, and planning never asks a backend.
 """
 
 from __future__ import annotations
@@ -107,15 +107,15 @@ def row_runs(A):
 class PaletteCodes:
     """What :func:`palette_codes` found."""
 
-    codes: object  #: uint8 on the values' side, their shape: 0 for a zero slot or one off the table
-    missed: int  #: slots off the table
+    codes: object  #: uint8 on the values' side, their shape: 0 for a zero or a value off the table
+    missed: int  #: values off the table
     missed_bits: np.ndarray  #: bits of the first ``capacity`` of those, repeats kept (host, unsigned)
 
 
 def palette_codes(values, table, capacity: int) -> PaletteCodes:
-    """The code of each slot of ``values`` on ``table`` (values' dtype, on their side: sorted as
-    unsigned bit patterns, the first 0): the place of its bits in table, so 0 for a zero slot.
-    Slots off the table get 0 too and are counted, with the bits of the first ``capacity`` kept."""
+    """The code of each of ``values`` on ``table`` (values' dtype, on their side: sorted as unsigned
+    bit patterns, the first 0): the place of its bits in table, so 0 for a zero. Values off the
+    table get 0 too and are counted, with the bits of the first ``capacity`` kept."""
     if not isinstance(values, np.ndarray):
         from .backends.cuda import detect
 

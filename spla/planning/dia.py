@@ -131,6 +131,8 @@ PALETTE_DTYPES = ("float32", "float64")
 #: palette, paying it back in 98-428 calls. 38 MB is three quarters of the 50 MB L2 of the H100 and the
 #: H200; a GPU of another L2 size would move it (not measured).
 PALETTE_MIN_BYTES = 38_000_000
+
+
 def palette(A, found: Structure) -> Palette | None:
     """A's diagonals ``found`` as a :class:`~spla.planning.palette.Palette` (a slot's code is 0 where
     a row has no entry), or None where A's dtype is not in :data:`PALETTE_DTYPES`, a call touches

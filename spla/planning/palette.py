@@ -52,7 +52,8 @@ def find(values) -> Palette | None:
     codes every value on it and keeps the bits of up to MISSED values off it; where there are any,
     those join the table and the pass runs again, at most PASSES in all. A strided sample, not a
     random one: no positions to draw and send, and a value it misses costs a pass, not a wrong code
-    (session 41: the two took 0.15 of the detection's 0.43 ms)."""
+    (session 41: drawing and sending a random sample's positions, and building the table twice, took
+    0.15 ms of the detection's 0.43)."""
     xp = array_module(values)
     if values.size == 0:
         return None

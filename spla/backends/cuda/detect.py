@@ -1,8 +1,8 @@
 """The GPU side of :mod:`spla.csr_passes` (kernels/detect_structure.cu): the diagonals of sampled
 entries and the check of every entry against candidate diagonals (dia), each row's first column
-and whether the row is one run of columns (band), and the codes of dia's values on a palette. One
-launch each and one host read of its counts, where CuPy's array operations took a dozen launches
-and three reads.
+and whether the row is one run of columns (band), and the codes of values on a palette (dia's
+slots, staged's values). One launch each and one host read of its counts, where CuPy's array
+operations took a dozen launches and three reads.
 """
 
 from __future__ import annotations

@@ -343,14 +343,14 @@ class _StagedLauncher(Launcher):
         narrow = segmented.staged_narrow_columns(A, T)
         columns = (A.indices,) if narrow is None else narrow
         self.entry = "" if narrow is None else "_narrow"
-        values: tuple = (A.data,)
+        # how the values are read: a byte a nonzero into a palette's table (padded to the kernel's
+        # PALETTE_TABLE), one value at data[0], or each
         coded = segmented.staged_palette(A)
-        if segmented.staged_uniform(A) or coded is not None:  # each a module of its own, compiled on first use
-            self.entry += "_uniform" if coded is None else "_palette"
-            if coded is not None:  # the table, padded to the kernel's PALETTE_TABLE, and the codes
-                values = (_padded_table(cupy, A, coded.table), coded.codes)
-            source = SOURCES[f"staged{self.entry.removeprefix('_narrow')}"]
-            kernel = source.function(kernel_name(f"staged{self.entry}", A.dtype, A.index_dtype, T))
+        suffix = "_palette" if coded is not None else "_uniform" if segmented.staged_uniform(A) else ""
+        values = (A.data,) if coded is None else (_padded_table(cupy, A, coded.table), coded.codes)
+        self.entry += suffix
+        if suffix:  # a module of its own, compiled on first use
+            kernel = SOURCES[f"staged{suffix}"].function(kernel_name(f"staged{self.entry}", A.dtype, A.index_dtype, T))
         else:
             kernel = function(cupy, "staged", A.dtype, A.index_dtype, T, self.entry)
         self._pack(kernel, _grid(n_tiles, 1), segmented.STAGED_THREADS,
