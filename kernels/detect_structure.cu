@@ -156,7 +156,7 @@ __global__ void spla_palette_codes(const V* __restrict__ values, long long n, co
                                    long long capacity, unsigned long long* __restrict__ counts) {
     using U = typename BitsOf<sizeof(V)>::type;
     const U* bits = reinterpret_cast<const U*>(values);
-    __shared__ U patterns[SPLA_PALETTE_VALUES + 1];
+    __shared__ U patterns[SPLA_PALETTE_TABLE];
     for (int k = threadIdx.x; k < n_table; k += blockDim.x) {
         patterns[k] = reinterpret_cast<const U*>(table)[k];
     }

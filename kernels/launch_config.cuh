@@ -37,3 +37,8 @@
 #ifndef SPLA_PALETTE_VALUES
 #define SPLA_PALETTE_VALUES 255
 #endif
+
+// A palette's table (spla/planning/palette.py): code 0's zero, then up to SPLA_PALETTE_VALUES values.
+// The shared-memory table of spmv_dia.cu's and spmv_staged.cu's palette entries and of
+// detect_structure.cu's palette pass.
+constexpr int SPLA_PALETTE_TABLE = SPLA_PALETTE_VALUES + 1;

@@ -29,7 +29,7 @@
 // stride a multiple of R and values aligned to R values (a fresh allocation); x holds n_cols
 // entries.
 #include "common.cuh"
-#include "launch_config.cuh"  // SPLA_ROW_BLOCK, as the host passes it
+#include "launch_config.cuh"  // SPLA_ROW_BLOCK and SPLA_PALETTE_VALUES, as the host passes them
 
 // Blocks an SM must hold: 8 of 256 threads caps a thread at 32 registers (full occupancy), where
 // R = 4 in float32 would take 40 and 6 blocks (2D/3D Poisson 4-9% faster with the cap; a 27-point
@@ -137,7 +137,7 @@ __global__ void SPLA_DIA_BOUNDS spla_spmv_dia(long long n_rows, long long n_cols
     dia_rows<V, R, false>(n_rows, n_cols, stride, n_diagonals, offsets, values, nullptr, nullptr, x, y, alpha, beta);
 }
 
-// palette: the table's n_palette entries (at most 256; entry 0 is zero, for no entry), copied to
+// palette: the table's n_palette entries (at most SPLA_PALETTE_TABLE; entry 0 is zero, for no entry), copied to
 // shared memory once a block. (Read in place through the read-only cache instead, the calls ran
 // 0.90-1.02x as fast: session 40, 36 stencils of 2-40M nonzeros.)
 template <typename V, int R>
@@ -146,8 +146,8 @@ __global__ void SPLA_DIA_BOUNDS spla_spmv_dia_palette(long long n_rows, long lon
                                                       const unsigned char* __restrict__ codes,
                                                       const V* __restrict__ palette, int n_palette,
                                                       const V* __restrict__ x, V* __restrict__ y, V alpha, V beta) {
-    __shared__ V table[256];
-    for (int i = threadIdx.x; i < 256; i += blockDim.x) table[i] = i < n_palette ? palette[i] : V(0);
+    __shared__ V table[SPLA_PALETTE_TABLE];
+    for (int i = threadIdx.x; i < SPLA_PALETTE_TABLE; i += blockDim.x) table[i] = i < n_palette ? palette[i] : V(0);
     __syncthreads();
     dia_rows<V, R, true>(n_rows, n_cols, stride, n_diagonals, offsets, nullptr, codes, table, x, y, alpha, beta);
 }

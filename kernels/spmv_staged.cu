@@ -48,7 +48,7 @@
 // Values (the _uniform and _palette entries): where every stored value has one bit pattern
 // (spla.csr_passes.uniform_values), it is read once a thread, so a tile streams its columns alone;
 // where they take at most 255 (spla.planning.palette, a graph Laplacian's or small integer
-// weights), each is a byte, codes[k], into a table of 256 that each block copies to shared memory
+// weights), each is a byte, codes[k], into a table of SPLA_PALETTE_TABLE that each block copies to shared memory
 // first: a nonzero with its column takes 5 bytes, not 8 in float32 or 12 in float64. Each product
 // is still the stored value times x, so the bits are the same.
 //
@@ -97,9 +97,8 @@ __device__ __forceinline__ int staged_bank_offset(int length, int lane) {
 }
 
 // How a tile reads nonzero k's value (see Values above): data[k] (EACH), data[0] (ONE), or
-// data[codes[k]] from the block's copy of the table (PALETTE: data holds PALETTE_TABLE values).
+// data[codes[k]] from the block's copy of the table (PALETTE: data holds SPLA_PALETTE_TABLE values).
 enum class Values { EACH, ONE, PALETTE };
-constexpr int PALETTE_TABLE = SPLA_PALETTE_VALUES + 1;  // code 0 and the palette's values
 
 // The kernels' body. C is the stored column type: I (the matrix's indices), or unsigned short
 // (NARROW: tile t's columns as offsets from tile_cols[t], 2 bytes a nonzero, not 4 or 8).
@@ -112,7 +111,7 @@ __device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, c
                                              V* __restrict__ tail_partials, unsigned int* counters) {
     constexpr int TILE = STAGED_THREADS * T;
     constexpr int LISTED = TILE / (LONG + 1) + 2;  // long rows fit in a tile, and two cut ones
-    constexpr int TABLE = VALUES == Values::PALETTE ? PALETTE_TABLE : 1;
+    constexpr int TABLE = VALUES == Values::PALETTE ? SPLA_PALETTE_TABLE : 1;
     __shared__ V products[TILE];
     __shared__ int listed[LISTED];  // rows for the warps, from the tile's first row
     __shared__ int n_listed;
@@ -255,7 +254,7 @@ spla_spmv_staged_narrow_uniform(long long n_tiles, long long nnz, const long lon
                                                              tail_partials, counters);
 }
 
-// ... and over a palette: table holds PALETTE_TABLE values (the palette's, then zeros), codes a byte a nonzero.
+// ... and over a palette: table holds SPLA_PALETTE_TABLE values (the palette's, then zeros), codes a byte a nonzero.
 template <typename V, typename I, int T>
 __global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
 spla_spmv_staged_palette(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,

@@ -87,7 +87,7 @@ SOURCES = {
     # entry and of the palette's (one-byte codes into a table of A's values: dia.palette)
     "dia": KernelSource("spmv_dia.cu", [kernel_name(f"dia{entry}", dtype, None, rows) for entry in ("", "_palette")
                                         for dtype in VALUE_TYPES for rows in dia.rows_choices(dtype)],
-                        (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}",)),
+                        (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}", f"-DSPLA_PALETTE_VALUES={palette.VALUES}")),
     "band": _declare("spmv_band.cu", "spla_spmv_band", lambda dtype: LANE_WIDTHS),
 }
 
@@ -379,8 +379,8 @@ class _StagedLauncher(Launcher):
         return out
 
 
-#: Values in the table of staged's _palette entries (kernels/spmv_staged.cu, PALETTE_TABLE): code 0's
-#: zero and the palette's values, then zeros.
+#: Values in the table of staged's _palette entries (kernels/launch_config.cuh, SPLA_PALETTE_TABLE):
+#: code 0's zero and the palette's values, then zeros.
 PALETTE_TABLE = palette.VALUES + 1
 
 
