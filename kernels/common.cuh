@@ -122,6 +122,15 @@ __device__ __forceinline__ long long grid_threads() {
     return static_cast<long long>(gridDim.x) * blockDim.x;
 }
 
+// A palette's table (spla/planning/palette.py: code 0's zero, then the values) into the block's
+// shared ``table``, zeros past its n_palette entries; every thread of the block calls it. The
+// palette entries of spmv_dia.cu and spmv_staged.cu then read table[code].
+template <typename V, int TABLE>
+__device__ __forceinline__ void copy_palette(V (&table)[TABLE], const V* __restrict__ palette, int n_palette) {
+    for (int i = threadIdx.x; i < TABLE; i += blockDim.x) table[i] = i < n_palette ? palette[i] : V(0);
+    __syncthreads();
+}
+
 // Rows cut by tile edges (segmented, staged). Tile t holds a row's partial sum in
 // tail_partials[t] when the row begins there, else in head_partials[t].
 

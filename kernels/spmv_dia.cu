@@ -147,7 +147,6 @@ __global__ void SPLA_DIA_BOUNDS spla_spmv_dia_palette(long long n_rows, long lon
                                                       const V* __restrict__ palette, int n_palette,
                                                       const V* __restrict__ x, V* __restrict__ y, V alpha, V beta) {
     __shared__ V table[SPLA_PALETTE_TABLE];
-    for (int i = threadIdx.x; i < SPLA_PALETTE_TABLE; i += blockDim.x) table[i] = i < n_palette ? palette[i] : V(0);
-    __syncthreads();
+    spla::copy_palette(table, palette, n_palette);
     dia_rows<V, R, true>(n_rows, n_cols, stride, n_diagonals, offsets, nullptr, codes, table, x, y, alpha, beta);
 }

@@ -48,7 +48,7 @@
 // Values (the _uniform and _palette entries): where every stored value has one bit pattern
 // (spla.csr_passes.uniform_values), it is read once a thread, so a tile streams its columns alone;
 // where they take at most 255 (spla.planning.palette, a graph Laplacian's or small integer
-// weights), each is a byte, codes[k], into a table of SPLA_PALETTE_TABLE that each block copies to shared memory
+// weights), each is a byte, codes[k], into the palette's table, which each block copies to shared memory
 // first: a nonzero with its column takes 5 bytes, not 8 in float32 or 12 in float64. Each product
 // is still the stored value times x, so the bits are the same.
 //
@@ -97,7 +97,7 @@ __device__ __forceinline__ int staged_bank_offset(int length, int lane) {
 }
 
 // How a tile reads nonzero k's value (see Values above): data[k] (EACH), data[0] (ONE), or
-// data[codes[k]] from the block's copy of the table (PALETTE: data holds SPLA_PALETTE_TABLE values).
+// data[codes[k]] (PALETTE: data is the block's copy of the table in shared memory, spla::copy_palette).
 enum class Values { EACH, ONE, PALETTE };
 
 // The kernels' body. C is the stored column type: I (the matrix's indices), or unsigned short
@@ -111,22 +111,16 @@ __device__ __forceinline__ void staged_tiles(long long n_tiles, long long nnz, c
                                              V* __restrict__ tail_partials, unsigned int* counters) {
     constexpr int TILE = STAGED_THREADS * T;
     constexpr int LISTED = TILE / (LONG + 1) + 2;  // long rows fit in a tile, and two cut ones
-    constexpr int TABLE = VALUES == Values::PALETTE ? SPLA_PALETTE_TABLE : 1;
     __shared__ V products[TILE];
     __shared__ int listed[LISTED];  // rows for the warps, from the tile's first row
     __shared__ int n_listed;
-    __shared__ V table[TABLE];
 
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
     const int warp = threadIdx.x / spla::WARP_SIZE;
     const V value = VALUES == Values::ONE ? __ldg(data) : V(0);
-    if constexpr (VALUES == Values::PALETTE) {
-        for (int i = threadIdx.x; i < TABLE; i += STAGED_THREADS) table[i] = __ldg(data + i);
-        __syncthreads();
-    }
     auto value_at = [&](long long k) -> V {  // read once: evict first, so x keeps its place in the caches
         if constexpr (VALUES == Values::ONE) return value;
-        if constexpr (VALUES == Values::PALETTE) return table[__ldcs(codes + k)];
+        if constexpr (VALUES == Values::PALETTE) return data[__ldcs(codes + k)];
         return __ldcs(data + k);
     };
     for (long long t = blockIdx.x; t < n_tiles; t += gridDim.x) {
@@ -254,14 +248,16 @@ spla_spmv_staged_narrow_uniform(long long n_tiles, long long nnz, const long lon
                                                              tail_partials, counters);
 }
 
-// ... and over a palette: table holds SPLA_PALETTE_TABLE values (the palette's, then zeros), codes a byte a nonzero.
+// ... and over a palette: its n_palette values (spla::copy_palette), codes a byte a nonzero.
 template <typename V, typename I, int T>
 __global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
 spla_spmv_staged_palette(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
-                         const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ table,
-                         const unsigned char* __restrict__ codes, const V* __restrict__ x, V* __restrict__ y,
-                         V alpha, V beta, V* __restrict__ head_partials, V* __restrict__ tail_partials,
-                         unsigned int* counters) {
+                         const I* __restrict__ indptr, const I* __restrict__ indices, const V* __restrict__ palette,
+                         int n_palette, const unsigned char* __restrict__ codes, const V* __restrict__ x,
+                         V* __restrict__ y, V alpha, V beta, V* __restrict__ head_partials,
+                         V* __restrict__ tail_partials, unsigned int* counters) {
+    __shared__ V table[SPLA_PALETTE_TABLE];
+    spla::copy_palette(table, palette, n_palette);
     staged_tiles<V, I, I, T, false, Values::PALETTE>(n_tiles, nnz, tile_rows, indptr, indices, nullptr, table, codes,
                                                      x, y, alpha, beta, head_partials, tail_partials, counters);
 }
@@ -270,10 +266,12 @@ template <typename V, typename I, int T>
 __global__ void __launch_bounds__(STAGED_THREADS, staged_min_blocks<V, T>())
 spla_spmv_staged_narrow_palette(long long n_tiles, long long nnz, const long long* __restrict__ tile_rows,
                                 const I* __restrict__ indptr, const unsigned short* __restrict__ offsets,
-                                const I* __restrict__ tile_cols, const V* __restrict__ table,
+                                const I* __restrict__ tile_cols, const V* __restrict__ palette, int n_palette,
                                 const unsigned char* __restrict__ codes, const V* __restrict__ x,
                                 V* __restrict__ y, V alpha, V beta, V* __restrict__ head_partials,
                                 V* __restrict__ tail_partials, unsigned int* counters) {
+    __shared__ V table[SPLA_PALETTE_TABLE];
+    spla::copy_palette(table, palette, n_palette);
     staged_tiles<V, I, unsigned short, T, true, Values::PALETTE>(n_tiles, nnz, tile_rows, indptr, offsets, tile_cols,
                                                                  table, codes, x, y, alpha, beta, head_partials,
                                                                  tail_partials, counters);

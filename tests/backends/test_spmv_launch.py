@@ -350,10 +350,8 @@ def test_staged_launches_a_matrix_of_one_value_with_that_value_alone(rng, launch
 @pytest.mark.parametrize("columns", [100000, 20000], ids=["indices", "narrow"])
 def test_staged_launches_a_palette_with_its_table_and_codes(rng, launches, monkeypatch, columns):
     """Values that take a few bit patterns: staged's _palette entry (and _narrow_palette), from its own
-    module, with the palette's table padded with zeros to the kernel's 256 values and its codes where
-    the data pointer was; the entries that read every value where a call touches less than
-    STAGED_PALETTE_MIN_BYTES (no detection at all)."""
-    from spla.backends.cuda import spmv as cuda_spmv
+    module, with the palette's table, its length and its codes where the data pointer was; the entries
+    that read every value where a call touches less than STAGED_PALETTE_MIN_BYTES (no detection at all)."""
     from spla.planning import palette
 
     lengths = rng.integers(0, 20, 400)
@@ -374,11 +372,10 @@ def test_staged_launches_a_palette_with_its_table_and_codes(rng, launches, monke
     entry = "_narrow_palette" if columns == 20000 else "_palette"
     assert name.startswith(f"spla_spmv_staged{entry}<float, int")
     params = _signature("spmv_staged.cu", f"spla_spmv_staged{entry}")
-    table = A._cache[("staged-palette-table", 0)]
-    assert len(args) == len(params) and args[params.index("table")] == ptr(table)
-    assert args[params.index("codes")] == ptr(A._cache["staged-palette"].codes)
-    assert table.size == cuda_spmv.PALETTE_TABLE == 256 and table.get()[:4].tolist() == [0.0, 0.5, 4.0, -1.0]
-    assert not table.get()[4:].any() and args[params.index("y")] == ptr(out)
+    coded = A._cache["staged-palette"]
+    assert len(args) == len(params) and args[params.index("palette")] == ptr(coded.table)
+    assert args[params.index("n_palette")] == 4 and coded.table.get().tolist() == [0.0, 0.5, 4.0, -1.0]
+    assert args[params.index("codes")] == ptr(coded.codes) and args[params.index("y")] == ptr(out)
     monkeypatch.setattr(segmented, "STAGED_PALETTE_MIN_BYTES", touched + 1)
     B = _device(host)
     ops_spmv.spmv(B, x, kernel="staged")

@@ -343,11 +343,10 @@ class _StagedLauncher(Launcher):
         narrow = segmented.staged_narrow_columns(A, T)
         columns = (A.indices,) if narrow is None else narrow
         self.entry = "" if narrow is None else "_narrow"
-        # how the values are read: a byte a nonzero into a palette's table (padded to the kernel's
-        # PALETTE_TABLE), one value at data[0], or each
+        # how the values are read: a byte a nonzero into a palette's table, one value at data[0], or each
         coded = segmented.staged_palette(A)
         suffix = "_palette" if coded is not None else "_uniform" if segmented.staged_uniform(A) else ""
-        values = (A.data,) if coded is None else (_padded_table(cupy, A, coded.table), coded.codes)
+        values = (A.data,) if coded is None else (coded.table, np.int32(coded.table.size), coded.codes)
         self.entry += suffix
         if suffix:  # a module of its own, compiled on first use
             kernel = SOURCES[f"staged{suffix}"].function(kernel_name(f"staged{self.entry}", A.dtype, A.index_dtype, T))
@@ -377,21 +376,6 @@ class _StagedLauncher(Launcher):
             self._finish_values[self._finish_beta] = beta
             finish.launch()
         return out
-
-
-#: Values in the table of staged's _palette entries (kernels/launch_config.cuh, SPLA_PALETTE_TABLE):
-#: code 0's zero and the palette's values, then zeros.
-PALETTE_TABLE = palette.VALUES + 1
-
-
-def _padded_table(cupy, A, table):
-    """A palette's table padded with zeros to PALETTE_TABLE values (cached on A)."""
-    key = ("staged-palette-table", cupy.cuda.Device().id)
-    if key not in A._cache:
-        padded = cupy.zeros(PALETTE_TABLE, dtype=A.dtype)
-        padded[:table.size] = table
-        A._cache[key] = padded
-    return A._cache[key]
 
 
 class _DiaLauncher(_RowLauncher):
