@@ -189,6 +189,7 @@ def _dia_on_device(A, host, palette: bool, monkeypatch):
     device matrix A (the detection itself runs on the GPU)."""
     from spla.planning import dia
 
+    host.refresh()  # a structure of its own each time: a palette gives the values back
     found = dia.structure(host)
     monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0)  # these are small
     A._cache["dia"] = dia.Structure(FakeArray(found.offsets), FakeArray(found.values), found.n_diagonals)

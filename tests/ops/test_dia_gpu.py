@@ -72,6 +72,7 @@ def test_palette_found_on_the_device_gives_the_values_entrys_bits(rng, monkeypat
     got = spla.spmv(coded, x, kernel="dia")
     assert ops_spmv.bound_launcher(coded, "dia").entry == "_palette"
     assert dia.palette(coded, dia.structure(coded)).n_values == 6
+    assert dia.structure(coded).values is None  # given back: the codes hold them
     assert describe_choice(coded)["structure"] == "7 diagonals, a byte a slot for its 6 distinct values"
     monkeypatch.setattr(dia, "PALETTE_DTYPES", ())
     plain = host.astype(dtype, copy=True).to_device()  # a device copy of its own (to_device's is cached)

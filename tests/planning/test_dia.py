@@ -204,16 +204,38 @@ def test_palette_codes_every_slot_bit_for_bit(any_size, rng, dtype):
     value's bits back (padding: code 0, table[0] zero), and so does a matrix of 255 values."""
     A = generators.poisson3d(12).astype(dtype)
     found = dia.structure(A)
+    values = found.values  # (the palette releases them from the structure)
     coded = dia.palette(A, found)
-    assert coded.n_values == 2 and coded.codes.dtype == np.uint8 and coded.codes.shape == found.values.shape
+    assert coded.n_values == 2 and coded.codes.dtype == np.uint8 and coded.codes.shape == values.shape
     assert coded.table[0] == 0 and sorted(coded.table[1:].tolist()) == [-1.0, 6.0]
-    np.testing.assert_array_equal(coded.table[coded.codes].view(np.uint8), found.values.view(np.uint8))
+    np.testing.assert_array_equal(coded.table[coded.codes].view(np.uint8), values.view(np.uint8))
     many = A.copy()
     many.data[:] = rng.choice(rng.standard_normal(255), many.nnz).astype(dtype)
     found = dia.structure(many)
+    values = found.values
     coded = dia.palette(many, found)
     assert coded is not None and coded.n_values == np.unique(many.data).size <= dia.PALETTE_VALUES
-    np.testing.assert_array_equal(coded.table[coded.codes].view(np.uint8), found.values.view(np.uint8))
+    np.testing.assert_array_equal(coded.table[coded.codes].view(np.uint8), values.view(np.uint8))
+
+
+def test_palette_releases_the_values_and_stays(monkeypatch):
+    """Once coded, the structure gives its values back (the codes hold them) and keeps their size;
+    the palette stays A's when the rule would no longer take it, and a structure the palette refused
+    keeps its values."""
+    A = generators.poisson2d(40).astype(np.float32)
+    found = dia.structure(A)
+    nbytes, stride = found.values.nbytes, found.stride
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0)
+    coded = dia.palette(A, found)
+    assert coded.n_values == 2 and found.values is None and dia.structure(A) is found
+    assert (found.nbytes, found.stride) == (nbytes, stride)
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 1 << 62)
+    assert dia.palette(A, found) is coded
+    B = generators.poisson2d(40).astype(np.float32)
+    B.data[:] = np.arange(B.nnz) + 1.0  # more values than a palette holds
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0)
+    refused = dia.structure(B)
+    assert dia.palette(B, refused) is None and refused.values is not None
 
 
 def test_palette_finds_values_its_sample_missed_and_refuses_too_many(any_size, monkeypatch, rng):
@@ -227,9 +249,10 @@ def test_palette_finds_values_its_sample_missed_and_refuses_too_many(any_size, m
 
     monkeypatch.setattr(palette, "MISSED", 5)  # passes keep 5 and 5 of the ten, the third codes all
     A, found = ten_rows_of_their_own()
+    values = found.values
     coded = dia.palette(A, found)
     assert coded.n_values == 12
-    np.testing.assert_array_equal(coded.table[coded.codes], found.values)
+    np.testing.assert_array_equal(coded.table[coded.codes], values)
     monkeypatch.setattr(palette, "MISSED", 4)  # 4 and 4 kept: two still off the keys after the third
     assert dia.palette(*ten_rows_of_their_own()) is None
     monkeypatch.setattr(palette, "MISSED", 1 << 16)
