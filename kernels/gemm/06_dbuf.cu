@@ -54,7 +54,6 @@ __global__ void __launch_bounds__(DB_THREADS, 2)
                   "every thread moves the same number of float4s");
     constexpr int WARPS_N = BN / DB_WARP_N;
     constexpr int A_LOADS = BM * BK / 4 / DB_THREADS;
-    constexpr int B_LOADS = BK * BN / 4 / DB_THREADS;
 
     __shared__ __align__(16) float As[2][BK][BM + DB_A_PAD];  // transposed: As[buf][k][m]
     __shared__ __align__(16) float Bs[2][BK][BN];
@@ -74,15 +73,7 @@ __global__ void __launch_bounds__(DB_THREADS, 2)
     // thread later transposes exactly the chunks it copied itself, so its own
     // cp.async.wait_group is all the ordering that step needs.
     auto copy_a = [&](int k0) {
-#pragma unroll
-        for (int i = 0; i < A_LOADS; ++i) {
-            const int chunk = tid + i * DB_THREADS;
-            const int r = chunk / (BK / 4);
-            const int c = (chunk % (BK / 4)) * 4;
-            const bool valid = m0 + r < M && k0 + c < K;
-            const float* src = valid ? A + static_cast<long long>(m0 + r) * lda + k0 + c : A;
-            spla::gemm::cp_async16(&As_raw[r][c], src, valid);
-        }
+        spla::gemm::copy_tile<BM, BK, BK, DB_THREADS>(&As_raw[0][0], A, lda, m0, k0, M, K, tid);
     };
     // A: staging tile -> shared buffer `buf`, transposed (As[buf][k][m]).
     auto transpose_a = [&](int buf) {
@@ -100,15 +91,7 @@ __global__ void __launch_bounds__(DB_THREADS, 2)
     };
     // B: global -> shared buffer `buf` directly with cp.async (no registers, no transpose needed).
     auto copy_b = [&](int buf, int k0) {
-#pragma unroll
-        for (int i = 0; i < B_LOADS; ++i) {
-            const int chunk = tid + i * DB_THREADS;
-            const int r = chunk / (BN / 4);
-            const int c = (chunk % (BN / 4)) * 4;
-            const bool valid = k0 + r < K && n0 + c < N;
-            const float* src = valid ? B + static_cast<long long>(k0 + r) * ldb + n0 + c : B;
-            spla::gemm::cp_async16(&Bs[buf][r][c], src, valid);
-        }
+        spla::gemm::copy_tile<BK, BN, BN, DB_THREADS>(&Bs[buf][0][0], B, ldb, k0, n0, K, N, tid);
         spla::gemm::cp_async_commit();
     };
 
@@ -232,10 +215,7 @@ __global__ void __launch_bounds__(DB64_THREADS, 4)
     constexpr int THREADS = DB64_THREADS;
     constexpr int A_STRIDE = BK + 4;
     constexpr int STAGE_FLOATS = BM * A_STRIDE + BK * BN;
-    constexpr int A_CHUNKS = BM * BK / 4;
-    constexpr int B_CHUNKS = BK * BN / 4;
     static_assert(BK % 4 == 0, "tiles are copied in 16-byte chunks");
-    static_assert(A_CHUNKS % THREADS == 0 && B_CHUNKS % THREADS == 0, "every thread issues the same copies");
     static_assert(STAGES >= 2, "a pipeline needs at least two stages");
     static_assert(A_STRIDE % 8 == 4, "the bank-group analysis above (odd multiple of 4 words)");
 
@@ -253,26 +233,8 @@ __global__ void __launch_bounds__(DB64_THREADS, 4)
 
     auto load_stage = [&](int stage, int tile) {
         float* as = smem + stage * STAGE_FLOATS;
-        float* bs = as + BM * A_STRIDE;
-        const int k0 = tile * BK;
-#pragma unroll
-        for (int i = 0; i < A_CHUNKS / THREADS; ++i) {
-            const int chunk = tid + i * THREADS;
-            const int r = chunk / (BK / 4);
-            const int c = (chunk % (BK / 4)) * 4;
-            const bool valid = m0 + r < M && k0 + c < K;
-            const float* src = valid ? A + static_cast<long long>(m0 + r) * lda + k0 + c : A;
-            spla::gemm::cp_async16(as + r * A_STRIDE + c, src, valid);
-        }
-#pragma unroll
-        for (int i = 0; i < B_CHUNKS / THREADS; ++i) {
-            const int chunk = tid + i * THREADS;
-            const int r = chunk / (BN / 4);
-            const int c = (chunk % (BN / 4)) * 4;
-            const bool valid = k0 + r < K && n0 + c < N;
-            const float* src = valid ? B + static_cast<long long>(k0 + r) * ldb + n0 + c : B;
-            spla::gemm::cp_async16(bs + r * BN + c, src, valid);
-        }
+        spla::gemm::copy_tile<BM, BK, A_STRIDE, THREADS>(as, A, lda, m0, tile * BK, M, K, tid);
+        spla::gemm::copy_tile<BK, BN, BN, THREADS>(as + BM * A_STRIDE, B, ldb, tile * BK, n0, K, N, tid);
     };
 
     float acc[DB64_TM][DB64_TN];

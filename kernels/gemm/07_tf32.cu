@@ -46,11 +46,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     constexpr int A_STRIDE = BK + 4;
     constexpr int B_STRIDE = BN + 8;
     constexpr int STAGE_FLOATS = BM * A_STRIDE + BK * B_STRIDE;
-    constexpr int A_CHUNKS = BM * BK / 4;  // 16-byte copies per stage
-    constexpr int B_CHUNKS = BK * BN / 4;
     static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 8 == 0, "warp tiles are whole mma tiles");
     static_assert(BK % 8 == 0, "k-tiles are whole mma k-steps");
-    static_assert(A_CHUNKS % THREADS == 0 && B_CHUNKS % THREADS == 0, "every thread issues the same copies");
     static_assert(STAGES >= 2, "a pipeline needs at least two stages");
     static_assert((A_STRIDE * 4) % 16 == 0 && (B_STRIDE * 4) % 16 == 0, "cp.async targets 16-byte aligned rows");
 
@@ -70,26 +67,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     // Issue the copies of k-tile `tile` into stage `stage` (zero-filled outside A and B).
     auto load_stage = [&](int stage, int tile) {
         float* as = smem + stage * STAGE_FLOATS;
-        float* bs = as + BM * A_STRIDE;
-        const int k0 = tile * BK;
-#pragma unroll
-        for (int i = 0; i < A_CHUNKS / THREADS; ++i) {
-            const int chunk = tid + i * THREADS;
-            const int r = chunk / (BK / 4);
-            const int c = (chunk % (BK / 4)) * 4;
-            const bool valid = m0 + r < M && k0 + c < K;
-            const float* src = valid ? A + static_cast<long long>(m0 + r) * lda + k0 + c : A;
-            spla::gemm::cp_async16(as + r * A_STRIDE + c, src, valid);
-        }
-#pragma unroll
-        for (int i = 0; i < B_CHUNKS / THREADS; ++i) {
-            const int chunk = tid + i * THREADS;
-            const int r = chunk / (BN / 4);
-            const int c = (chunk % (BN / 4)) * 4;
-            const bool valid = k0 + r < K && n0 + c < N;
-            const float* src = valid ? B + static_cast<long long>(k0 + r) * ldb + n0 + c : B;
-            spla::gemm::cp_async16(bs + r * B_STRIDE + c, src, valid);
-        }
+        spla::gemm::copy_tile<BM, BK, A_STRIDE, THREADS>(as, A, lda, m0, tile * BK, M, K, tid);
+        spla::gemm::copy_tile<BK, BN, B_STRIDE, THREADS>(as + BM * A_STRIDE, B, ldb, tile * BK, n0, K, N, tid);
     };
 
     float acc[MI][NI][4];

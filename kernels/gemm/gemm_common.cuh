@@ -113,6 +113,26 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 #endif
 
+// A ROWS x COLS tile of the row-major matrix src (leading dimension ld) from (row0, col0) into
+// shared dst (a row every DST_STRIDE floats), in 16-byte cp.async chunks: chunk tid + i * THREADS
+// for each i, so a block of THREADS threads issues them all. Chunks past src's rows x cols land as
+// zeros (the boundary tiles). COLS, DST_STRIDE and col0 are multiples of 4, and so is ld.
+template <int ROWS, int COLS, int DST_STRIDE, int THREADS>
+__device__ __forceinline__ void copy_tile(float* dst, const float* __restrict__ src, int ld, int row0, int col0,
+                                          int rows, int cols, int tid) {
+    constexpr int CHUNKS = ROWS * COLS / 4;
+#pragma unroll
+    for (int i = 0; i < (CHUNKS + THREADS - 1) / THREADS; ++i) {
+        const int chunk = tid + i * THREADS;
+        if (CHUNKS % THREADS != 0 && chunk >= CHUNKS) break;  // fewer chunks than threads in the last round
+        const int r = chunk / (COLS / 4);
+        const int c = (chunk % (COLS / 4)) * 4;
+        const bool valid = row0 + r < rows && col0 + c < cols;
+        const float* from = valid ? src + static_cast<long long>(row0 + r) * ld + col0 + c : src;
+        cp_async16(dst + r * DST_STRIDE + c, from, valid);
+    }
+}
+
 // fp32 -> tf32 with round-to-nearest (ties away from zero). Feeding raw fp32
 // bits would truncate the low 13 mantissa bits instead, a bias of about 2^-11
 // per operand that shows up as a ~1e-3 relative error in C.

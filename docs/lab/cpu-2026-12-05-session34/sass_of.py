@@ -4,6 +4,7 @@ sm_90; cuobjdump from the PyPI wheel nvidia-cuda-cuobjdump where the toolkit lac
 with the source's own options (its -D defines included), as the runtime's NVRTC build is.
 
     PYTHONPATH=. python3 sass_of.py staged OUT_DIR [--cuobjdump PATH]
+    PYTHONPATH=. python3 sass_of.py gemm/06_dbuf.cu OUT_DIR
 
 Then `diff -r BEFORE AFTER` says which functions changed."""
 
@@ -21,11 +22,12 @@ from spla.backends.cuda import runtime, spmv  # noqa: F401  (spmv declares its s
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("family", help="a key of spla.backends.cuda.spmv.SOURCES")
+    parser.add_argument("family", help="a key of spla.backends.cuda.spmv.SOURCES, or a kernel file under kernels/")
     parser.add_argument("out", type=Path)
     parser.add_argument("--cuobjdump", default=shutil.which("cuobjdump") or "/tmp/cuobj/nvidia/cu13/bin/cuobjdump")
     args = parser.parse_args()
-    source = spmv.SOURCES[args.family]
+    source = spmv.SOURCES.get(args.family) or next(  # or a declared file (session 42: gemm/06_dbuf.cu)
+        s for s in runtime.declared_sources() if s.path.relative_to(runtime.kernel_dir()).as_posix() == args.family)
     nvcc = shutil.which("nvcc")
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
