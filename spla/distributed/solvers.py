@@ -38,9 +38,11 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import InputError
-from ..linalg._kernels import FLAG, kernels_for
+from ..linalg._kernels import kernels_for
 from ..linalg._krylov import (
+    NONFINITE,
     IterationCounter,
+    bicgstab_iterations,
     cg_iterations,
     givens_step,
     gmres_options,
@@ -51,8 +53,6 @@ from ..linalg._krylov import (
 )
 from ..linalg._system import DEFAULT_GPU_CHECK_EVERY, absolute_tolerance, default_maxiter, or_identity
 from .vector import DistVector
-
-NONFINITE = -1
 
 
 class _System:
@@ -262,47 +262,12 @@ def _bicgstab(system, rtol, atol, maxiter, callback):
     psolve = or_identity(system.psolve)
     # the solver's own vectors go straight to the product; a user preconditioner's output is checked
     matvec = system.product if system.psolve is None or system.inverse_diagonal is not None else system.matvec
-    rhotol = float(np.finfo(system.dtype).eps) ** 2  # SciPy's breakdown threshold
     r = _residual(system)
     if system.norm(r) < atol:
         return x, 0
-    r_tilde = r.copy()
-    p = xp.empty_like(r)
-    v = xp.zeros_like(r)
-    # state: flag, rho (even/odd iteration), alpha, omega, r~.v, t.s, t.t, r.r
-    state = K.state(9)
-    rhos = (state[1:2], state[2:3])
-    alpha, omega, rv, ts, tt, rr = (state[i:i + 1] for i in range(3, 9))
-    ts_and_tt = state[6:8]
-    for iteration in range(1, maxiter + 1):
-        rho, rho_prev = rhos[iteration % 2], rhos[(iteration - 1) % 2]
-        K.dot(r_tilde, r, rho)
-        reduce(rho)
-        K.bicgstab_direction(p, r, v, rho, rho_prev, alpha, omega, iteration == 1, rhotol, state)
-        p_hat = psolve(p)
-        v = matvec(p_hat)
-        K.dot(r_tilde, v, rv)
-        reduce(rv)
-        K.bicgstab_half(r, v, rho, rv, alpha, state)  # r becomes s = r - alpha v
-        s_hat = psolve(r)
-        t = matvec(s_hat)
-        K.dot(t, r, ts)
-        K.dot(t, t, tt)
-        reduce(ts_and_tt)
-        K.bicgstab_finish(x, r, p_hat, s_hat, t, alpha, omega, ts, tt, state)
-        if callback is not None:
-            callback(system.wrap(x))
-        if iteration % system.check_every == 0 or iteration == maxiter:
-            K.dot(r, r, rr)
-            reduce(rr)
-            host = system.fetch(state)
-            if host[FLAG]:
-                return x, -int(host[FLAG])
-            if not math.isfinite(host[8]):
-                return x, NONFINITE
-            if math.sqrt(max(float(host[8]), 0.0)) < atol:
-                return x, 0
-    return x, maxiter
+    wrapped = None if callback is None else (lambda xk: callback(system.wrap(xk)))
+    return bicgstab_iterations(xp, K, x, r, matvec=matvec, psolve=psolve, check_every=system.check_every,
+                               maxiter=maxiter, atol=atol, callback=wrapped, fetch=system.fetch, reduce=reduce)
 
 
 def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None, callback=None,

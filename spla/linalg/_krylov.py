@@ -410,10 +410,21 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         return done
     K = kernels_for(xp, n, system.dtype)
     psolve = or_identity(system.psolve)
-    rhotol = float(np.finfo(system.dtype).eps) ** 2  # SciPy's (Fortran-inherited) breakdown threshold
     r = _initial_residual(system)
     if _norm(xp, r) < atol:
         return x, 0
+    return bicgstab_iterations(xp, K, x, r, matvec=system.matvec, psolve=psolve, check_every=system.check_every,
+                               maxiter=maxiter, atol=atol, callback=callback, fetch=K.fetch)
+
+
+def bicgstab_iterations(xp, K, x, r, *, matvec, psolve, check_every, maxiter, atol, callback, fetch,
+                        reduce=_no_reduction):
+    """BiCGSTAB's iterations from the initial residual r: the loop :func:`bicgstab` and
+    ``spla.distributed.bicgstab`` share. Returns (x, info). The scalars live in one device array
+    (breakdown flagged there by the kernels, read at the checks); ``reduce`` sums a partial dot
+    product over ranks in place (after every local reduction); ``fetch`` reads the state on the
+    host, every ``check_every`` iterations only."""
+    rhotol = float(np.finfo(x.dtype).eps) ** 2  # SciPy's (Fortran-inherited) breakdown threshold
     r_tilde = r.copy()
     p = xp.empty_like(r)
     v = xp.zeros_like(r)
@@ -421,29 +432,34 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     state = K.state(9)
     rhos = (state[1:2], state[2:3])
     alpha, omega, rv, ts, tt, rr = (state[i:i + 1] for i in range(3, 9))
+    ts_and_tt = state[6:8]
     for iteration in range(1, maxiter + 1):
         rho, rho_prev = rhos[iteration % 2], rhos[(iteration - 1) % 2]
         K.dot(r_tilde, r, rho)
+        reduce(rho)
         K.bicgstab_direction(p, r, v, rho, rho_prev, alpha, omega, iteration == 1, rhotol, state)
         p_hat = psolve(p)
-        v = system.matvec(p_hat)
+        v = matvec(p_hat)
         K.dot(r_tilde, v, rv)
+        reduce(rv)
         K.bicgstab_half(r, v, rho, rv, alpha, state)  # r becomes s = r - alpha v
         s_hat = psolve(r)
-        t = system.matvec(s_hat)
+        t = matvec(s_hat)
         K.dot(t, r, ts)
         K.dot(t, t, tt)
+        reduce(ts_and_tt)
         K.bicgstab_finish(x, r, p_hat, s_hat, t, alpha, omega, ts, tt, state)
         if callback is not None:
             callback(x)
-        if iteration % system.check_every == 0 or iteration == maxiter:
+        if iteration % check_every == 0 or iteration == maxiter:
             K.dot(r, r, rr)
-            host = K.fetch(state)
+            reduce(rr)
+            host = fetch(state)
             if host[FLAG]:
                 return x, -int(host[FLAG])
             if not math.isfinite(host[8]):
                 return x, NONFINITE
-            if math.sqrt(max(host[8], 0.0)) < atol:
+            if math.sqrt(max(float(host[8]), 0.0)) < atol:
                 return x, 0
     return x, maxiter
 
