@@ -132,20 +132,22 @@ def row_histogram(lengths: np.ndarray) -> list[int]:
 
 
 def fingerprint_fields(A, device_name: str) -> dict:
-    """What identifies a tuning problem: A's structure, its types, the GPU and spla's version.
+    """What identifies a tuning problem: A's structure, its types, the GPU, spla's version and the
+    build of its kernels (:func:`spla.kernel_files.digest`: a winner measured on other kernels is
+    measured again).
 
     The column indices are not hashed (that would read the whole matrix):
     two matrices with one row pointer share a winner, which is still a
     correct kernel for both, only perhaps not the fastest.
     """
-    from .. import __version__
+    from .. import __version__, kernel_files
 
     indptr = host_indptr(A)
     return {"shape": [int(A.shape[0]), int(A.shape[1])], "nnz": int(A.nnz),
             "rows": row_histogram(np.diff(indptr)),
             "indptr": hashlib.blake2b(np.ascontiguousarray(indptr).tobytes(), digest_size=16).hexdigest(),
             "dtype": np.dtype(A.dtype).name, "index_dtype": np.dtype(A.index_dtype).name,
-            "gpu": str(device_name), "spla": __version__}
+            "gpu": str(device_name), "spla": __version__, "kernels": kernel_files.digest()}
 
 
 def fingerprint(A, device_name: str) -> str:

@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import spla
+from spla import kernel_files
 from spla.csr import CSRMatrix
 from spla.io import generators
 from spla.planning import band, segmented
@@ -119,9 +120,13 @@ def test_fingerprint_separates_what_changes_the_winner(rng, monkeypatch):
     lengths[i + 1] += 1
     moved = _rows(rng, lengths, 300)
     assert moved.nnz == A.nnz and plan_tune.fingerprint(moved, GPU) != key
-    monkeypatch.setattr(spla, "__version__", "999")
-    fresh = CSRMatrix(A.data, A.indices, A.indptr, A.shape)
-    assert plan_tune.fingerprint(fresh, GPU) != key
+    with monkeypatch.context() as patch:
+        patch.setattr(spla, "__version__", "999")
+        assert plan_tune.fingerprint(CSRMatrix(A.data, A.indices, A.indptr, A.shape), GPU) != key
+    with monkeypatch.context() as patch:  # another build of the kernels: measured again
+        patch.setattr(kernel_files, "digest", lambda: "another build")
+        assert plan_tune.fingerprint(CSRMatrix(A.data, A.indices, A.indptr, A.shape), GPU) != key
+    assert plan_tune.fingerprint(CSRMatrix(A.data, A.indices, A.indptr, A.shape), GPU) == key
     fields = plan_tune.fingerprint_fields(A, GPU)
     assert fields["shape"] == list(A.shape) and fields["nnz"] == A.nnz and fields["gpu"] == GPU
     assert fields["dtype"] == "float64" and fields["index_dtype"] == A.index_dtype.name

@@ -23,6 +23,7 @@ import numpy as np
 
 from ...device import require_cupy
 from ...errors import KernelError
+from ...kernel_files import kernel_dir
 from ...planning import ceil_div
 
 NVRTC_OPTIONS = ("-std=c++17",)
@@ -58,15 +59,6 @@ def template(name: str, *args) -> str:
         else:
             parts.append(str(arg))
     return f"{name}<{', '.join(parts)}>"
-
-def kernel_dir() -> Path:
-    """Where the .cu/.cuh sources are: inside the installed package, else the checkout."""
-    here = Path(__file__).resolve().parents[2]
-    for candidate in (here / "kernels", here.parent / "kernels"):
-        if (candidate / "common.cuh").is_file():
-            return candidate
-    raise FileNotFoundError(f"spla's CUDA kernels were not found beside {here}")
-
 
 class KernelSource:
     """One .cu file and the (template) kernels spla instantiates from it.
