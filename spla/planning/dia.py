@@ -146,15 +146,16 @@ def palette(A, found: Structure) -> Palette | None:
     back 4 or 8 bytes a slot (a third of a 27-point stencil's device memory in float64), and the
     palette stays A's whatever the rule says later."""
     key = "dia-palette"
-    if found.values is None:
+    values = found.values  # one read: another thread binding A may release them meanwhile
+    if values is None:
         return A._cache[key]
     dtype = np.dtype(A.dtype).name
-    touched = found.nbytes + (A.n_rows + A.n_cols) * found.values.itemsize  # the values, x and y
+    touched = found.nbytes + (A.n_rows + A.n_cols) * values.itemsize  # the values, x and y
     if dtype not in PALETTE_DTYPES or touched < PALETTE_MIN_BYTES:
         return None
     if key not in A._cache:
         try:
-            A._cache[key] = find_palette(found.values)
+            A._cache[key] = find_palette(values)
         except MemoryError:  # CuPy's OutOfMemoryError is one
             A._cache[key] = None
         if A._cache[key] is not None:
