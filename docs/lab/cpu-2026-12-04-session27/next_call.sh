@@ -344,9 +344,12 @@ for s in "$@"; do
            step maketable42 python3 $S41/make_palette.py /tmp/pal42 3 corpus:powerlaw-mid:4e7 corpus:random-uniform:4e7 \
                 corpus:knn-window:4e7 corpus:rmat-graph500:1.6e7 corpus:powerlaw-mid:4e6
            step table42 python3 $S42/old_table.py /tmp/pal42/*.npz --rounds 3 --out "$R/table42.json" ;;
+    # the corpus's constant-coefficient stencils re-run whole with dia's palette, so the replay over every record has it (P4)
+    stencils42) step stencils42 python3 scripts/bench_corpus.py --out "$R/corpus-stencils-palette" --scale 1e7,4e7 \
+                --families stencil5,stencil7,stencil9,stencil25,stencil27 --budget-min 4 ;;
     gemm42) step gemm42 python3 docs/lab/cpu-2026-12-05-session42/gemm_ab.py --rounds 3 --out "$R/gemm42.json" ;;
     stencil42) step stencil42 python3 docs/lab/cpu-2026-12-05-session42/stencil_target.py corpus:stencil5:5e7 \
                 corpus:stencil27:5e7 corpus:stencil5:1e8 corpus:stencil27:1e8 --rounds 3 --out "$R/stencil42.json" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42)"; exit 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42)"; exit 2 ;;
   esac
 done
