@@ -1,6 +1,7 @@
-"""csr_product's threads taking chunks of rows in turn (the committed code) against one range a
-thread (the code before session 42, rebuilt here from the same C kernel and cuts), with SciPy's call
-beside, on this machine's threads (P5). Each result is checked for SciPy's bits first; then rounds
+"""csr_product's threads taking chunks of rows in turn (P5's change, 4 chunks a thread, not taken)
+against one range a thread (the code), both built here from csr_product's C kernel and cuts, with
+SciPy's call beside, on this machine's threads. P5's report ran the change committed in
+spla.backends.cpu; this copy of it gives the same calls. Each result is checked for SciPy's bits first; then rounds
 of single calls, interleaved, and the median and 90th percentile of each.
 
     PYTHONPATH=. python3 cpu_chunks.py [--report] [--dtype float32 float64]
@@ -12,6 +13,7 @@ families P5 was written for, none of them in the exploration.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
 import time
@@ -22,6 +24,7 @@ EXPLORE = ["gen:weblike", "corpus:stencil5:5e6", "corpus:stencil27:5e6", "corpus
            "corpus:powerlaw-mid:5e6", "corpus:rmat-graph500:5e6"]
 REPORT = ["corpus:stencil9:5e6", "corpus:banded-fixed:5e6", "corpus:knn-window:5e6", "corpus:bimodal:5e6",
           "corpus:short-random:5e6"]
+CHUNKS_PER_THREAD = 4
 
 
 def main(argv=None) -> int:
@@ -56,9 +59,24 @@ def main(argv=None) -> int:
                     future.result()
                 return out
 
-            runs = {"scipy": lambda S=S, x=x: S @ x,
-                    "ranges": one_range_a_thread,
-                    "chunks": lambda A=A, x=x, out=out: cpu.csr_product(A, x, out=out)}
+            cuts = [int(c) for c in cpu._nnz_cuts(arrays[0], A.nnz, A.n_rows, parts * CHUNKS_PER_THREAD)]
+
+            def chunks_in_turn(cuts=cuts, function=function, pointers=pointers, parts=parts, out=out):
+                chunks = itertools.count()
+
+                def take_chunks():
+                    for k in iter(chunks.__next__, None):
+                        if k >= len(cuts) - 1:
+                            return
+                        function(cuts[k], cuts[k + 1], *pointers)
+
+                pending = [cpu._workers(cpu.threads() - 1).submit(take_chunks) for _ in range(1, parts)]
+                take_chunks()
+                for future in pending:
+                    future.result()
+                return out
+
+            runs = {"scipy": lambda S=S, x=x: S @ x, "ranges": one_range_a_thread, "chunks": chunks_in_turn}
             want = S @ x
             for name, run in runs.items():
                 assert np.array_equal(run(), want), name
