@@ -2,9 +2,9 @@
 wheel), and one digest of them all.
 
 The digest names the build of the kernels: the tuning cache keys its winners by it
-(:func:`spla.planning.tune.fingerprint`), so a kernel that changed is measured again rather than
-trusted from a measurement of the one before. spla's version alone does not move between
-development builds.
+(:func:`spla.planning.tune.fingerprint`), so a winner measured on kernels that have since changed
+is not reused: ``auto`` takes its rule until the matrix is tuned again. spla's version alone does
+not move between development builds.
 """
 
 from __future__ import annotations

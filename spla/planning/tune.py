@@ -133,8 +133,8 @@ def row_histogram(lengths: np.ndarray) -> list[int]:
 
 def fingerprint_fields(A, device_name: str) -> dict:
     """What identifies a tuning problem: A's structure, its types, the GPU, spla's version and the
-    build of its kernels (:func:`spla.kernel_files.digest`: a winner measured on other kernels is
-    measured again).
+    build of its kernels (:func:`spla.kernel_files.digest`: a winner measured on other kernels is not
+    reused).
 
     The column indices are not hashed (that would read the whole matrix):
     two matrices with one row pointer share a winner, which is still a

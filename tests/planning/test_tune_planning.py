@@ -123,7 +123,7 @@ def test_fingerprint_separates_what_changes_the_winner(rng, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(spla, "__version__", "999")
         assert plan_tune.fingerprint(CSRMatrix(A.data, A.indices, A.indptr, A.shape), GPU) != key
-    with monkeypatch.context() as patch:  # another build of the kernels: measured again
+    with monkeypatch.context() as patch:  # another build of the kernels: not reused
         patch.setattr(kernel_files, "digest", lambda: "another build")
         assert plan_tune.fingerprint(CSRMatrix(A.data, A.indices, A.indptr, A.shape), GPU) != key
     assert plan_tune.fingerprint(CSRMatrix(A.data, A.indices, A.indptr, A.shape), GPU) == key
