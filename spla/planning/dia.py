@@ -42,7 +42,7 @@ from .. import csr_passes
 from . import ceil_div, structured
 from .palette import VALUES as PALETTE_VALUES
 from .palette import Palette
-from .palette import find as find_palette
+from .palette import cached as cached_palette
 from .stats import row_stats
 from .structured import Refusal, distinct
 
@@ -153,14 +153,10 @@ def palette(A, found: Structure) -> Palette | None:
     touched = found.nbytes + (A.n_rows + A.n_cols) * values.itemsize  # the values, x and y
     if dtype not in PALETTE_DTYPES or touched < PALETTE_MIN_BYTES:
         return None
-    if key not in A._cache:
-        try:
-            A._cache[key] = find_palette(values)
-        except MemoryError:  # CuPy's OutOfMemoryError is one
-            A._cache[key] = None
-        if A._cache[key] is not None:
-            found.values = None
-    return A._cache[key]
+    coded = cached_palette(A, key, values)
+    if coded is not None:
+        found.values = None
+    return coded
 
 
 def describe(found: Structure) -> str:

@@ -5,8 +5,8 @@ each block of the kernel keeps in shared memory. The products are the values' ow
 the same; the bytes a product reads drop by 3 (float32) or 7 (float64).
 
 dia codes its diagonals' slots (:func:`spla.planning.dia.palette`) and staged a CSR matrix's values
-(:func:`spla.planning.segmented.staged_palette`); each decides where a palette pays. :func:`find`
-is the detection both call: where the values live, once a matrix.
+(:func:`spla.planning.segmented.staged_palette`); each decides where a palette pays. :func:`cached`
+is the detection both call (:func:`find`, where the values live, once a matrix).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .. import csr_passes
 from ..device import array_module, to_host
 from .structured import distinct
 
-__all__ = ["VALUES", "Palette", "find"]
+__all__ = ["VALUES", "Palette", "cached", "find"]
 
 #: Distinct nonzero bit patterns a palette holds: a code is a byte, and code 0 is the table's 0.
 VALUES = 255
@@ -69,3 +69,14 @@ def find(values) -> Palette | None:
             return Palette(codes=coded.codes, table=table)
         patterns = np.concatenate([patterns, coded.missed_bits])
     return None  # values off the table kept coming past what a pass keeps
+
+
+def cached(A, key: str, values) -> Palette | None:
+    """:func:`find` on ``values`` once a matrix, cached on A under ``key``. Running out of device memory
+    is no palette: the codes are an optimisation, and the values serve as well."""
+    if key not in A._cache:
+        try:
+            A._cache[key] = find(values)
+        except MemoryError:  # CuPy's OutOfMemoryError is one
+            A._cache[key] = None
+    return A._cache[key]

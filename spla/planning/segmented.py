@@ -222,13 +222,7 @@ def staged_palette(A) -> palette.Palette | None:
     touched = A.data.nbytes + A.indices.nbytes + (A.n_rows + A.n_cols) * dtype.itemsize
     if dtype.name not in STAGED_PALETTE or touched < STAGED_PALETTE_MIN_BYTES or staged_uniform(A):
         return None
-    key = "staged-palette"
-    if key not in A._cache:
-        try:
-            A._cache[key] = palette.find(A.data)
-        except MemoryError:  # CuPy's OutOfMemoryError is one
-            A._cache[key] = None
-    return A._cache[key]
+    return palette.cached(A, "staged-palette", A.data)
 
 
 def segmented_summary(A, tile: int, kernel: str = "segmented") -> dict:
