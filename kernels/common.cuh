@@ -124,7 +124,8 @@ __device__ __forceinline__ long long grid_threads() {
 
 // A palette's table (spla/planning/palette.py: code 0's zero, then the values) into the block's
 // shared ``table``, zeros past its n_palette entries; every thread of the block calls it. The
-// palette entries of spmv_dia.cu and spmv_staged.cu then read table[code].
+// palette entries of spmv_dia.cu and spmv_staged.cu then read table[code]; detect_structure.cu's
+// palette pass searches it (as unsigned bits).
 template <typename V, int TABLE>
 __device__ __forceinline__ void copy_palette(V (&table)[TABLE], const V* __restrict__ palette, int n_palette) {
     for (int i = threadIdx.x; i < TABLE; i += blockDim.x) table[i] = i < n_palette ? palette[i] : V(0);

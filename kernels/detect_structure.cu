@@ -157,10 +157,7 @@ __global__ void spla_palette_codes(const V* __restrict__ values, long long n, co
     using U = typename BitsOf<sizeof(V)>::type;
     const U* bits = reinterpret_cast<const U*>(values);
     __shared__ U patterns[SPLA_PALETTE_TABLE];
-    for (int k = threadIdx.x; k < n_table; k += blockDim.x) {
-        patterns[k] = reinterpret_cast<const U*>(table)[k];
-    }
-    __syncthreads();
+    spla::copy_palette(patterns, reinterpret_cast<const U*>(table), n_table);  // as bits: -0.0 is not 0.0
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
     // the warp's lanes step together (i - lane is the warp's first value), so a step's misses are one ballot
     for (long long i = spla::global_thread_id(); i - lane < n; i += spla::grid_threads()) {
