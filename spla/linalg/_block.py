@@ -92,7 +92,8 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     active = (start_residuals >= tolerances) & ~zero_rhs & ~nonfinite
     info[~active] = 0
     info[nonfinite] = -1
-    Z = or_identity(system.psolve)(R)
+    psolve = or_identity(system.psolve)
+    Z = psolve(R)
     rho = (R * Z).sum(axis=0)
     P = Z.copy()
     active_mask = xp.asarray(active)
@@ -105,7 +106,7 @@ def block_cg(A, B, X0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         alpha = xp.where(usable, rho / xp.where(usable, pq, 1), 0).astype(system.dtype)
         X += alpha * P
         R -= alpha * Q
-        Z = or_identity(system.psolve)(R)
+        Z = psolve(R)
         rho_new = (R * Z).sum(axis=0)
         beta = xp.where(active_mask & (rho != 0), rho_new / xp.where(rho != 0, rho, 1), 0).astype(system.dtype)
         P *= beta
