@@ -63,6 +63,11 @@ APPLIES = {
 DTYPES = {"float64": np.float64, "float32": np.float32}
 RTOL = {"float64": 1e-8, "float32": 1e-4}
 SLOW = {"poisson2d-48", "convdiff-strong"}
+# Cases whose iteration count, and even whether they converge, follow the summation order: float32
+# BiCGSTAB on the indefinite system took 230-404 iterations over 40 random orders of each row's sum
+# in SciPy (363 in stored order), and one order broke down (info -11). The GPU, which sums in its own
+# order, is held to converging to the tolerance or reporting a breakdown, not to the CPU's count.
+ORDER_SENSITIVE = {("indefinite", "float32", "bicgstab")}
 
 
 def _cases():
@@ -149,7 +154,11 @@ def test_solver_matches_scipy(xp, name, dname, method):
         x, info = getattr(linalg, method)(_operand(xp, A), xp.asarray(b), rtol=rtol, callback=cb, **kwargs,
                                           **_check_kwargs(check_every))
         assert isinstance(x, xp.ndarray) and x.dtype == np.dtype(DTYPES[dname])
-        assert (info == 0) == (reference_info == 0) == (cpu_info == 0), (info, reference_info, cpu_info)
+        order_sensitive = xp is not np and (name, dname, method) in ORDER_SENSITIVE
+        if order_sensitive:
+            assert info <= 0, info  # converged, or a breakdown reported
+        else:
+            assert (info == 0) == (reference_info == 0) == (cpu_info == 0), (info, reference_info, cpu_info)
         if info != 0:
             continue
         x = to_host(x)
@@ -165,7 +174,7 @@ def test_solver_matches_scipy(xp, name, dname, method):
         if xp is np:
             allowed = _count_slack(xp, dname, method, reference_count)
             assert abs(len(calls) - reference_count) <= allowed, (len(calls), reference_count)
-        else:  # the GPU against the CPU, which the NumPy case holds to SciPy's count
+        elif not order_sensitive:  # the GPU against the CPU, which the NumPy case holds to SciPy's count
             allowed = _count_slack(xp, dname, method, len(cpu_calls))
             extra = linalg.DEFAULT_GPU_CHECK_EVERY - 1 if check_every is None and method in ("cg", "bicgstab") else 0
             assert -allowed <= len(calls) - len(cpu_calls) <= allowed + extra, (len(calls), len(cpu_calls))

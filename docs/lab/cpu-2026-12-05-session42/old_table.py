@@ -65,7 +65,7 @@ def main(argv=None) -> int:
                 continue
             # the old kernel: the same plan, the table padded to 256 on the host
             source_of = cuda_spmv.SOURCES["staged_palette"]
-            name = cuda_spmv.kernel_name(f"staged{bound.entry}", dtype, coded.index_dtype, _tile_param(bound, dtype))
+            name = cuda_spmv.kernel_name(f"staged{bound.entry}", np.dtype(dtype), coded.index_dtype, _tile_param(bound, dtype))
             module = cupy.RawModule(code=(HERE / "spmv_staged_a2ea70a.cu").read_text(),
                                     options=(*source_of.options, f"-I{runtime.kernel_dir()}"),
                                     name_expressions=(name,))
