@@ -54,6 +54,7 @@ __global__ void __launch_bounds__(DB_THREADS, 2)
                   "every thread moves the same number of float4s");
     constexpr int WARPS_N = BN / DB_WARP_N;
     constexpr int A_LOADS = BM * BK / 4 / DB_THREADS;
+    constexpr int B_LOADS = BK * BN / 4 / DB_THREADS;
 
     __shared__ __align__(16) float As[2][BK][BM + DB_A_PAD];  // transposed: As[buf][k][m]
     __shared__ __align__(16) float Bs[2][BK][BN];
@@ -73,7 +74,17 @@ __global__ void __launch_bounds__(DB_THREADS, 2)
     // thread later transposes exactly the chunks it copied itself, so its own
     // cp.async.wait_group is all the ordering that step needs.
     auto copy_a = [&](int k0) {
-        spla::gemm::copy_tile<BM, BK, BK, DB_THREADS>(&As_raw[0][0], A, lda, m0, k0, M, K, tid);
+        // This kernel's copies stay written out: with spla::gemm::copy_tile (same instructions,
+        // scheduled differently) it ran 1.0-2.6% slower on an H100 (session 43, gemm_ab.py).
+#pragma unroll
+        for (int i = 0; i < A_LOADS; ++i) {
+            const int chunk = tid + i * DB_THREADS;
+            const int r = chunk / (BK / 4);
+            const int c = (chunk % (BK / 4)) * 4;
+            const bool valid = m0 + r < M && k0 + c < K;
+            const float* src = valid ? A + static_cast<long long>(m0 + r) * lda + k0 + c : A;
+            spla::gemm::cp_async16(&As_raw[r][c], src, valid);
+        }
     };
     // A: staging tile -> shared buffer `buf`, transposed (As[buf][k][m]).
     auto transpose_a = [&](int buf) {
@@ -91,7 +102,15 @@ __global__ void __launch_bounds__(DB_THREADS, 2)
     };
     // B: global -> shared buffer `buf` directly with cp.async (no registers, no transpose needed).
     auto copy_b = [&](int buf, int k0) {
-        spla::gemm::copy_tile<BK, BN, BN, DB_THREADS>(&Bs[buf][0][0], B, ldb, k0, n0, K, N, tid);
+#pragma unroll
+        for (int i = 0; i < B_LOADS; ++i) {
+            const int chunk = tid + i * DB_THREADS;
+            const int r = chunk / (BN / 4);
+            const int c = (chunk % (BN / 4)) * 4;
+            const bool valid = k0 + r < K && n0 + c < N;
+            const float* src = valid ? B + static_cast<long long>(k0 + r) * ldb + n0 + c : B;
+            spla::gemm::cp_async16(&Bs[buf][r][c], src, valid);
+        }
         spla::gemm::cp_async_commit();
     };
 
