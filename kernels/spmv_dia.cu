@@ -143,8 +143,8 @@ __global__ void SPLA_DIA_BOUNDS spla_spmv_dia(long long n_rows, long long n_cols
 template <typename V, int R>
 __global__ void SPLA_DIA_BOUNDS spla_spmv_dia_palette(long long n_rows, long long n_cols, long long stride,
                                                       int n_diagonals, const long long* __restrict__ offsets,
-                                                      const unsigned char* __restrict__ codes,
                                                       const V* __restrict__ palette, int n_palette,
+                                                      const unsigned char* __restrict__ codes,
                                                       const V* __restrict__ x, V* __restrict__ y, V alpha, V beta) {
     __shared__ V table[SPLA_PALETTE_TABLE];
     spla::copy_palette(table, palette, n_palette);

@@ -388,7 +388,7 @@ class _DiaLauncher(_RowLauncher):
     def __init__(self, cupy, A, structure: dia.Structure, rows: int):
         coded = dia.palette(A, structure)  # a byte a slot, where A's values fit a table
         self.entry = "" if coded is None else "_palette"
-        slots = (structure.values,) if coded is None else (coded.codes, coded.table, np.int32(coded.table.size))
+        slots = (structure.values,) if coded is None else (coded.table, np.int32(coded.table.size), coded.codes)
         super().__init__(cupy, A, function(cupy, "dia", A.dtype, A.index_dtype, rows, self.entry),
                          _grid(ceil_div(A.n_rows, rows), ROW_BLOCK), ROW_BLOCK,
                          head=(np.int64(A.n_rows), np.int64(A.n_cols), np.int64(structure.stride),
