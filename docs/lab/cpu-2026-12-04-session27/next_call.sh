@@ -353,6 +353,7 @@ for s in "$@"; do
     # session 43: the float32 BiCGSTAB count the suite met (../h100-2026-12-05-session43/README.md)
     orders43) step solvers43 python3 -m pytest -m gpu -q -rfE -p no:cacheprovider tests/linalg/test_solvers.py
               step orders43 python3 docs/lab/h100-2026-12-05-session43/bicgstab_orders.py ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43)"; exit 2 ;;
+    gemm43) step gemm43 python3 docs/lab/cpu-2026-12-05-session42/gemm_ab.py --rounds 3 --out "$R/gemm43.json" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43)"; exit 2 ;;
   esac
 done
