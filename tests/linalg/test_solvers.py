@@ -117,11 +117,13 @@ def _check_kwargs(check_every):
 def _count_slack(xp, dname, method, reference):
     """How far an iteration count may stray from a reference count: float32 rounds sooner; on the
     GPU BiCGSTAB's residual, not monotone, first crosses rtol at a point that moves with the
-    summation order of its dot products (on poisson2d-48, 20 random orders of NumPy's sums give
-    107-117 iterations; SciPy's own tests never pin bicgstab counts): 10%."""
+    summation order of its sums (SciPy's own tests never pin bicgstab counts): 15%. 20 random
+    orders of each row's sum in SciPy's product give 106-115 iterations on poisson2d-48 in float64
+    (108 in stored order), 193-236 on the indefinite system (215) and 33-38 on poisson2d in
+    float32 (34): up to 12% either way."""
     slack = 2 if dname == "float64" else max(3, reference // 10)
     if xp is not np and method == "bicgstab":
-        slack = max(slack, -(-reference // 10))
+        slack = max(slack, -(-reference * 15 // 100))
     return slack
 
 
