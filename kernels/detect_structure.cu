@@ -21,8 +21,8 @@
 //
 // Constraints: indptr non-decreasing from 0 to nnz; counts zeroed by the caller (atomics); the
 // candidates sorted and at most SPLA_MAX_DIAGONALS, the palette's table sorted (as unsigned bits),
-// 0 first, at most SPLA_PALETTE_VALUES + 1 patterns; blockDim.x a multiple of 32 (the counts are summed a warp at a time, every
-// lane taking part).
+// 0 first, at most SPLA_PALETTE_VALUES + 1 patterns; blockDim.x a multiple of 32 (the counts are
+// summed a warp at a time, every lane taking part).
 #include "common.cuh"
 #include "launch_config.cuh"  // SPLA_MAX_DIAGONALS and SPLA_PALETTE_VALUES, as the host passes them
 
