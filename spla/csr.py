@@ -303,8 +303,9 @@ class CSRMatrix:
         spla caches, on the matrix, copies and plans made from its arrays: the host or
         device twin, the SpMV launchers, the ``dia`` kernel's diagonals (and their palette),
         ``staged``'s palette of the values, ``adaptive``'s dense panels (copies of values), the
-        ``band`` kernel's first columns (from the indices), row statistics and tuning. Kernels that read the
-        arrays themselves see in-place writes, but those copies do not.
+        ``band`` kernel's first columns and the ``rle`` kernel's runs (from the indices), row
+        statistics and tuning. Kernels that read the arrays themselves see in-place writes, but
+        those copies do not.
         """
         self._set_arrays(self.data, self.indices, self.indptr)
 

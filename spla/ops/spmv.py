@@ -58,8 +58,9 @@ def spmv(A, x, y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
     of A's dtype and ``beta == 0`` costs about one kernel launch of host time.
     The cached launcher holds A's arrays; ``dia`` (which ``auto`` runs on
     large stencils and bands) and ``adaptive``'s dense panels hold copies of
-    its values, and ``band`` each row's first column: after replacing A's
-    arrays or writing into them, call ``A.refresh()``.
+    its values, ``band`` each row's first column and ``rle`` its runs of
+    columns: after replacing A's arrays or writing into them, call
+    ``A.refresh()``.
 
     See Also
     --------

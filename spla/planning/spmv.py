@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KernelError
-from . import adaptive, band, dia, segmented
+from . import adaptive, band, dia, rle, segmented
 from .stats import NEAR_SHARE_KEY, TILE_LINES_KEY, TILE_SPAN_KEY, RowStats, near_share, row_stats, tile_lines, tile_span
 from .structured import Refusal
 
@@ -45,6 +45,9 @@ KERNELS = {
     "band": "rows that are each one contiguous run of columns (bands of any width): warp's mapping, the "
             "row's first column in place of its indices (kernels/spmv_band.cu); refused for other "
             "matrices (spla.planning.band)",
+    "rle": "rows made of runs of consecutive columns (blocks, several bands): warp's mapping, each run's first "
+           "column and first entry in place of its entries' indices (kernels/spmv_rle.cu); runs on any matrix, "
+           "pays from runs of about 4 (spla.planning.rle)",
     "auto": "picks one of the above from the row statistics "
             "(see choose_kernel), or the winner of an earlier tuning of this matrix on this GPU (the "
             "tuning cache); never measures",
@@ -56,18 +59,18 @@ KERNELS = {
 SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", "staged")
 # Kernels that run only on matrices of their structure (KernelError, saying why, on others), and
 # the module that finds it (spla.planning.structured); auto tries them in this order.
-STRUCTURES = {"dia": dia, "band": band}
+STRUCTURES = {"dia": dia, "band": band, "rle": rle}
 STRUCTURED_KERNELS = tuple(STRUCTURES)
 CPU_KERNELS = ("auto", "scipy")
 LANE_WIDTHS = (2, 4, 8, 16, 32)
 # The kernel parameter each family takes after a colon, and its allowed values.
 # cusparse:1 and cusparse:2 are CUSPARSE_SPMV_CSR_ALG1 and the deterministic ALG2.
-KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "band": LANE_WIDTHS,
+KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "band": LANE_WIDTHS, "rle": LANE_WIDTHS,
                      "segmented": segmented.SEGMENTED_ENTRIES, "staged": segmented.STAGED_ENTRIES, "dia": dia.ROWS,
                      "cusparse": (1, 2)}
 # The families whose parameter is a lane width (without one it follows the mean row length).
-LANE_FAMILIES = ("warp", "vector", "band")
-PARAMETER_HELP = (f"warp, vector and band take an optional :LANES, one of {LANE_WIDTHS}; segmented an optional "
+LANE_FAMILIES = ("warp", "vector", "band", "rle")
+PARAMETER_HELP = (f"warp, vector, band and rle take an optional :LANES, one of {LANE_WIDTHS}; segmented an optional "
                   f":K entries per lane, one of {segmented.SEGMENTED_ENTRIES} (16: float32 only); staged an "
                   f"optional :T nonzeros a thread, one of {segmented.STAGED_ENTRIES}; dia an "
                   f"optional :ROWS a thread, one of {dia.ROWS} (4: float32 only); cusparse an optional :1 or "
@@ -511,7 +514,7 @@ def rule_choice(stats: RowStats, pack: int, near: Lazy, has_structure: Callable[
                 t: AutoThresholds = AUTO, x_bytes: float = math.inf, *, span: Lazy | None = None,
                 lines: Lazy | None = None) -> str:
     """The rule's kernel for a matrix of these row statistics: the class's kernel, or the first
-    structured one (:data:`STRUCTURES`: ``dia``, ``band``) that auto considers for a regular
+    structured one (:data:`STRUCTURES`: ``dia``, ``band``, ``rle``) that auto considers for a regular
     matrix of them and that ``has_structure(name)`` confirms (asked only then: detection may
     cost a pass over the matrix). :func:`rule_kernel` answers it by detection on A,
     ``scripts/fit_auto.py`` from what a benchmark record timed."""
@@ -540,7 +543,7 @@ def _rule_inputs(A) -> tuple[int, Lazy, int, Lazy, Lazy]:
 
 def rule_kernel(A) -> str:
     """The kernel the rule picks for A from its row statistics (ignores tuning): the class's kernel,
-    or a structured one (``dia``, ``band``) for a large regular matrix that has its structure."""
+    or a structured one (``dia``, ``band``, ``rle``) for a large regular matrix that has its structure."""
     stats = row_stats(A)
     pack, near, x_bytes, span, lines = _rule_inputs(A)
     return rule_choice(stats, pack, near, lambda name: STRUCTURES[name].applies(A, stats), x_bytes=x_bytes,
@@ -588,7 +591,7 @@ def describe_choice(A) -> dict:
         info["entries"] = bound_param(A, family, param)  # K a lane, T a thread
     if family in LANE_FAMILIES:
         info["lanes"] = bound_param(A, family, param)
-        if family != "band":
+        if family not in ("band", "rle"):
             info["near_share"] = near_share(A)
             info["scattered"] = scattered_columns(A)  # one step a row
     found = STRUCTURES[family].structure(A) if family in STRUCTURES else None
@@ -625,7 +628,7 @@ def bound_param(A, family: str, param: int | None) -> int | None:
         if param is not None:
             return param
         stats = row_stats(A)
-        if family == "band":
+        if family in ("band", "rle"):  # a row's values read by consecutive lanes, no indices
             return band_lanes(stats.mean, np.dtype(A.dtype).itemsize)
         step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
         return lanes_for(stats.mean, step, stats.n_rows, scattered=scattered_columns(A))
@@ -653,7 +656,7 @@ class SpmvPlan:
     empty_rows: bool = False
     end_bits: np.ndarray | None = None
     rows_within_tile: bool = False
-    structure: dia.Structure | band.Structure | None = None
+    structure: dia.Structure | band.Structure | rle.Structure | None = None
 
 
 def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) -> SpmvPlan:

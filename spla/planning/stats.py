@@ -87,6 +87,7 @@ NEAR_ROW_ENTRIES = 64    # entries read from the start of each sampled row
 
 
 NEAR_SHARE_KEY = "near-share"  # A._cache[NEAR_SHARE_KEY]: near_share(A), once computed
+RUN_SHARE_KEY = "run-share"    # A._cache[RUN_SHARE_KEY]: run_share(A), from the same sample
 
 
 def near_share(A) -> float:
@@ -95,15 +96,34 @@ def near_share(A) -> float:
     no sampled row has two entries. Low on rows of scattered columns (0.00 on uniformly random
     columns, 0.01-0.04 on Zipf-skewed ones), high on stencils, bands and blocks (0.3-1.0). Cached
     on A; only the sampled entries leave the GPU."""
-    share = A._cache.get(NEAR_SHARE_KEY)
-    if share is None:
-        share = A._cache[NEAR_SHARE_KEY] = _near_share(A)
-    return share
+    if NEAR_SHARE_KEY not in A._cache:
+        _sample_neighbours(A)
+    return A._cache[NEAR_SHARE_KEY]
 
 
-def _near_share(A) -> float:
+def run_share(A) -> float:
+    """The share of the same sampled neighbours whose columns are consecutive (the second one
+    column past the first): about 1 - 1 / L on rows made of runs of L consecutive columns (dense
+    blocks, several bands), 1.0 where no sampled row has two entries. Cached with near_share."""
+    if RUN_SHARE_KEY not in A._cache:
+        _sample_neighbours(A)
+    return A._cache[RUN_SHARE_KEY]
+
+
+def _sample_neighbours(A) -> None:
+    """near_share and run_share of A, from one sample, into A's cache."""
+    steps = _sampled_steps(A)
+    near = run = 1.0
+    if steps.size:
+        near = float(np.count_nonzero(np.abs(steps) <= NEAR_COLUMNS)) / steps.size
+        run = float(np.count_nonzero(steps == 1)) / steps.size
+    A._cache[NEAR_SHARE_KEY], A._cache[RUN_SHARE_KEY] = near, run
+
+
+def _sampled_steps(A) -> np.ndarray:
+    """Column of each sampled entry less its neighbour's before it in the row (host int64)."""
     if A.n_rows == 0 or A.nnz == 0:
-        return 1.0
+        return np.zeros(0, dtype=np.int64)
     rows = np.unique(np.linspace(0, A.n_rows - 1, min(A.n_rows, NEAR_SAMPLE_ROWS)).astype(np.int64))
     side, xp = _cheapest_side(A)
     indptr, indices = side.indptr, side.indices
@@ -111,16 +131,12 @@ def _near_share(A) -> float:
     lengths = np.minimum(to_host(indptr[xp.asarray(rows + 1)]).astype(np.int64) - starts, NEAR_ROW_ENTRIES)
     total = int(lengths.sum())
     if total < 2:
-        return 1.0
+        return np.zeros(0, dtype=np.int64)
     first = np.cumsum(lengths) - lengths
     positions = np.repeat(starts - first, lengths) + np.arange(total, dtype=np.int64)
     columns = to_host(indices[xp.asarray(positions)]).astype(np.int64)
     row_of = np.repeat(np.arange(rows.size), lengths)
-    neighbours = row_of[1:] == row_of[:-1]
-    if not neighbours.any():
-        return 1.0
-    gaps = np.abs(np.diff(columns))[neighbours]
-    return float(np.count_nonzero(gaps <= NEAR_COLUMNS)) / gaps.size
+    return np.diff(columns)[row_of[1:] == row_of[:-1]]
 
 
 # The window of x a tile of staged's reads, and the lines of x it gathers from (auto's packed rows:

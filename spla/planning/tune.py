@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import KernelError
-from . import band, dia, segmented
+from . import band, dia, rle, segmented
 from .spmv import (
     AUTO,
     AUTO_CHOICE_KEY,
@@ -83,7 +83,9 @@ def candidates(A) -> list[str]:
     at every rows a thread (``dia:R``) where A's regular rows lie on a few
     diagonals (spla.planning.dia), ``band`` in place of ``warp`` where every
     row is one run of columns (the same mapping, fewer bytes:
-    spla.planning.band), and from
+    spla.planning.band), ``rle`` beside ``warp`` where rows are made of runs
+    long enough to pay (the same mapping with fewer bytes, plus a walk over
+    the runs: spla.planning.rle), and from
     :data:`VENDOR_MIN_NNZ` nonzeros cuSPARSE's CSR ALG1 and ALG2
     (``cusparse:1``, which auto runs on large irregular matrices, and the
     deterministic ``cusparse:2``, up to 12% faster on some float64 ones; on
@@ -98,7 +100,10 @@ def candidates(A) -> list[str]:
     names = [rule]
     if s.max <= AUTO.long_row:
         names.append("scalar")
-    for family in ("vector", "band" if band.applies(A, s) else "warp"):
+    row_families = ["vector", "band" if band.applies(A, s) else "warp"]
+    if row_families[-1] == "warp" and rle.applies(A, s):
+        row_families.append("rle")
+    for family in row_families:
         centre = bound_param(A, family, None)  # the lanes rule's width
         assert centre is not None
         names += [f"{family}:{w}" for w in _widths_around(centre)]
@@ -276,7 +281,7 @@ def apply_cached(A, device_name: str, cache: TuneCache | None = None) -> str | N
     except KernelError:  # a name from another spla version: ignore the entry
         return None
     # the fingerprint does not read the column indices: a matrix sharing another's row pointer
-    # may not have the structure that made dia or band win there
+    # may not have the structure that made dia, band or rle win there
     if family in STRUCTURES and not STRUCTURES[family].applies(A):
         return None
     set_choice(A, kernel, "cached")

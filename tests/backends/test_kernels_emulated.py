@@ -199,17 +199,21 @@ def _dia_on_device(A, host, palette: bool, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("kernel", ["dia", "dia:1", "dia-palette", "dia-palette:1", "band", "band:2", "band:16"])
+@pytest.mark.parametrize("kernel", ["dia", "dia:1", "dia-palette", "dia-palette:1", "band", "band:2", "band:16",
+                                    "rle", "rle:2", "rle:16"])
 def test_structured_kernel_gives_the_exact_product(emulated, rng, monkeypatch, kernel, dtype):
-    """dia (over its values and over a palette's codes) and band, their structure found on the host:
-    a 2-D stencil with rows cut at the grid's edges, and a band whose rows change width."""
+    """dia (over its values and over a palette's codes), band and rle, their structure found on the
+    host: a 2-D stencil with rows cut at the grid's edges, a band whose rows change width, and rows
+    of runs (:func:`_rows_of_runs`)."""
     from spla.io import generators
-    from spla.planning import band
+    from spla.planning import band, rle
 
     family, palette = kernel.split(":")[0].removesuffix("-palette"), "-palette" in kernel
     kernel = kernel.replace("-palette", "")
     if family == "dia":
         pattern = generators.poisson2d(37).to_scipy()
+    elif family == "rle":
+        pattern = _rows_of_runs(rng)
     else:
         pattern = generators.banded(500, 7).to_scipy().tolil()
         pattern[200, 190:215] = 1  # a wider row in the band
@@ -220,12 +224,32 @@ def test_structured_kernel_gives_the_exact_product(emulated, rng, monkeypatch, k
     A, _ = _device(host.indptr, host.indices, host.data, host.shape)
     if family == "dia":
         _dia_on_device(A, host, palette, monkeypatch)
+    elif family == "rle":
+        found = rle.structure(host)
+        A._cache["rle"] = rle.Structure(FakeArray(found.run_ptr), FakeArray(found.run_start), FakeArray(found.run_col))
     else:
         A._cache["band"] = band.Structure(FakeArray(band.structure(host).first))
     x = _whole(rng, dtype, host.shape[1])
     got = ops_spmv.spmv(A, FakeArray(x), kernel=kernel).get()
     assert emulated.launches[-1][0].startswith(f"spla_spmv_{family}{'_palette' if palette else ''}<")
     assert np.array_equal(got, host.to_scipy().astype(np.float64) @ x.astype(np.float64))
+
+
+def _rows_of_runs(rng) -> sp.csr_matrix:
+    """Rows of 0-12 runs of 1-9 consecutive columns (every lane width's unrolled steps and its
+    tail), an empty row, a row whose last column runs on into the next row's first, a row of 120
+    entries in 15 runs, and one row out of order (the encoding does not need sorted rows)."""
+    n_rows, n_cols = 300, 3000
+    rows = []
+    for _ in range(n_rows):
+        starts = np.sort(rng.choice(n_cols // 10, rng.integers(0, 13), replace=False)) * 10
+        rows.append(np.concatenate([np.arange(c, c + rng.integers(1, 10)) for c in starts] or [np.zeros(0, int)]))
+    rows[7] = np.zeros(0, dtype=int)
+    rows[40], rows[41] = np.arange(90, 100), np.arange(100, 104)
+    rows[150] = np.concatenate([np.arange(c, c + 8) for c in range(0, 2990, 199)])
+    rows[200] = rows[200][::-1]
+    indptr = np.concatenate(([0], np.cumsum([r.size for r in rows])))
+    return sp.csr_matrix((np.ones(indptr[-1]), np.concatenate(rows), indptr), shape=(n_rows, n_cols))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -1,6 +1,6 @@
 """dia's and band's detection passes on the GPU (kernels/detect_structure.cu through
-spla.csr_passes) against the NumPy passes: the same structures, values and refusals on every kind
-of matrix the detection meets, in both dtypes and index types."""
+spla.csr_passes), and rle's CuPy array passes, against the NumPy passes: the same structures,
+values and refusals on every kind of matrix the detection meets, in both dtypes and index types."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from spla import CSRMatrix, csr_passes
 from spla.io import generators
-from spla.planning import band, dia, structured
+from spla.planning import band, dia, rle, structured
 
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
@@ -71,7 +71,7 @@ def _same(host_found, device_found):
     if isinstance(host_found, dia.Refusal):
         assert device_found.reason == host_found.reason
         return
-    for name in ("offsets", "values", "first"):
+    for name in ("offsets", "values", "first", "run_ptr", "run_start", "run_col"):
         if hasattr(host_found, name):
             np.testing.assert_array_equal(getattr(device_found, name).get(), getattr(host_found, name))
             assert getattr(device_found, name).dtype == getattr(host_found, name).dtype
@@ -86,7 +86,7 @@ def test_the_device_finds_what_the_host_finds(name, dtype, index_dtype):
                      made.shape)
     if name in ("poisson2d", "band-61", "stray-diagonal", "rectangular"):  # the cases a test could pass by luck
         assert isinstance(dia.structure(host), dia.Structure)
-    for module in (dia, band):
+    for module in (dia, band, rle):
         _same(module.structure(host), module.structure(host.copy().to_device()))
 
 

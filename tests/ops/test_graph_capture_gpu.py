@@ -62,8 +62,9 @@ def test_spmv_replays_from_a_graph(kernel, matrix, rng):
 # the structured kernels, each on a matrix of its structure (detection and binding outside the capture)
 @pytest.mark.parametrize("kernel,build", [("dia", lambda: generators.poisson3d(12)),
                                           ("band", lambda: generators.banded(5000, 12)),
-                                          ("band:2", lambda: corpus.build("banded-random", 60_000))],
-                         ids=["dia", "band", "band:2"])
+                                          ("band:2", lambda: corpus.build("banded-random", 60_000)),
+                                          ("rle", lambda: corpus.build("block-sparse", 60_000))],
+                         ids=["dia", "band", "band:2", "rle"])
 def test_structured_kernels_replay_from_a_graph(kernel, build, rng):
     _replays(build(), kernel, rng)
 

@@ -77,7 +77,7 @@ def test_refusals_say_why():
 def test_band_takes_a_lane_width_and_its_default_follows_the_rows_bytes():
     A = generators.banded(400, 20).astype(np.float32)  # 41 a row
     assert parse_kernel("band:8") == ("band", 8)
-    with pytest.raises(KernelError, match="band take an optional :LANES"):
+    with pytest.raises(KernelError, match="band and rle take an optional :LANES"):
         parse_kernel("band:3")
     plan = plan_spmv(A, "band")
     assert plan.family == "band" and plan.param == 2  # 164 bytes of float32 values a row: 2 lanes of 64 B

@@ -82,7 +82,7 @@ CG_LOOP_BATCH = 128
 def _row_kernel(launcher):
     """The row-kernel launcher whose mapping the fused CG kernels repeat over A's CSR arrays (the
     fused kernels do their own product): the launcher itself, or the one a structured launcher
-    keeps (dia: scalar, a thread per row; band: warp at band's lanes)."""
+    keeps (dia: scalar, a thread per row; band and rle: warp at their lanes)."""
     return getattr(launcher, "row_kernel", launcher)
 
 

@@ -4,7 +4,7 @@ device matrix and launches it.
 Kernels live in ``kernels/spmv_*.cu``, one idea per file, in the order of the
 optimisation path (scalar -> warp -> vector -> adaptive -> adaptive2 ->
 segmented -> staged), then the kernels of one structure: dia (entries on a few
-diagonals) and band (rows of contiguous columns). :func:`bind` turns a plan
+diagonals), band (rows of contiguous columns) and rle (rows of runs of them). :func:`bind` turns a plan
 into a launcher whose arguments are prebuilt; the front door caches it on the
 matrix, so a later call only checks x and out and launches. Which kernel runs
 is decided in :mod:`spla.planning`. Every launch goes on CuPy's current stream
@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 
 from ...errors import KernelError
-from ...planning import adaptive, band, dia, palette, segmented
+from ...planning import adaptive, band, dia, palette, rle, segmented
 from ...planning.spmv import LANE_WIDTHS, SpmvPlan
 from . import cusparse, dense_panels
 from .gemm import gemv
@@ -89,6 +89,7 @@ SOURCES = {
                                         for dtype in VALUE_TYPES for rows in dia.rows_choices(dtype)],
                         (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}", f"-DSPLA_PALETTE_VALUES={palette.VALUES}")),
     "band": _declare("spmv_band.cu", "spla_spmv_band", lambda dtype: LANE_WIDTHS),
+    "rle": _declare("spmv_rle.cu", "spla_spmv_rle", lambda dtype: LANE_WIDTHS),
 }
 
 _FUNCTIONS: dict = {}  # (family, dtype, index dtype, param, device) -> RawKernel: no lookups per call
@@ -408,6 +409,18 @@ class _BandLauncher(_RowLauncher):
         self.row_kernel = _row_launcher(cupy, A, "warp", lanes)
 
 
+class _RleLauncher(_RowLauncher):
+    """rle: warp's launch with A's runs (spla.planning.rle) in place of its column indices;
+    ``row_kernel`` as band's."""
+
+    def __init__(self, cupy, A, structure: rle.Structure, lanes: int):
+        super().__init__(cupy, A, function(cupy, "rle", A.dtype, A.index_dtype, lanes),
+                         _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK,
+                         head=(np.int64(A.n_rows), A.indptr, structure.run_ptr, structure.run_start, structure.run_col,
+                               A.data))
+        self.row_kernel = _row_launcher(cupy, A, "warp", lanes)
+
+
 class _CusparseLauncher(Launcher):
     """The lean cuSPARSE call, with the same hot path as spla's kernels."""
 
@@ -469,6 +482,9 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
     if family == "band":
         assert isinstance(plan.structure, band.Structure) and plan.param is not None
         return _BandLauncher(cupy, A, plan.structure, plan.param)
+    if family == "rle":
+        assert isinstance(plan.structure, rle.Structure) and plan.param is not None
+        return _RleLauncher(cupy, A, plan.structure, plan.param)
     if family in ("adaptive", "adaptive2"):
         assert plan.adaptive is not None
         return _AdaptiveLauncher(cupy, A, family, plan.adaptive)

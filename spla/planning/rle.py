@@ -1,0 +1,116 @@
+"""Rows made of runs of consecutive columns: SpMV with the column indices run-length encoded.
+
+Dense blocks (a node's several unknowns, block-sparse matrices), rows of a few
+bands and other rows whose columns come in runs ``c, c + 1, ..., c + L - 1``
+store L column indices where one first column says the same. The ``rle``
+kernel (kernels/spmv_rle.cu) reads, in place of an index a nonzero, a first
+column and a first entry a run (:class:`Structure`): 8 bytes a run against 4
+a nonzero, so on runs of 8 about 0.63x CSR's bytes of matrix in float32 and
+0.75x in float64. ``band`` is the special case of one run a row, and reads
+less again (no run arrays); ``dia`` reads no column at all where the runs line
+up into diagonals. ``auto`` tries them first.
+
+The encoding is exact for any CSR matrix (a lone entry is a run of one; rows
+need not be sorted), so ``kernel="rle"`` runs on every matrix. What auto
+weighs is whether the runs pay: from :data:`AUTO_MIN_RUN` entries a run on
+average, where the runs take at most half the bytes of the indices they
+replace. Its products are the ``warp`` kernel's at the same lanes, bit for
+bit (one mapping, one order of the sums), and it takes the same ``:LANES``
+parameter.
+
+Detection (:func:`structure`) is a few array passes over the indices where A
+lives (NumPy or CuPy), cached on A; ``auto`` first reads the share of
+consecutive neighbours off the row sample it already takes
+(:func:`~spla.planning.stats.run_share`), so matrices of scattered columns cost
+no pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import structured
+from .stats import run_share
+from .structured import Refusal
+
+__all__ = ["AUTO_MIN_ROWS", "AUTO_MIN_RUN", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe",
+           "structure"]
+
+#: What ``kernel="rle"`` asks of a matrix (its error's text: only running out of memory refuses it).
+NEEDS = "room on the device for its runs (8 bytes a run of consecutive columns)"
+
+#: ``auto`` runs rle where runs average at least this many entries: the runs' 8 bytes then take at
+#: most half of the 4 bytes a nonzero of the indices they replace (set from the byte model, not fitted).
+AUTO_MIN_RUN = 4.0
+
+#: ... and reads the full runs only where this share of the sampled neighbours are consecutive (about
+#: 1 - 1 / AUTO_MIN_RUN on runs of that length): a matrix of scattered columns costs no pass.
+AUTO_MIN_RUN_SHARE = 1.0 - 1.0 / AUTO_MIN_RUN
+
+#: ``auto`` looks for runs from as many rows as for bands (a row group a row: fewer leave the GPU idle).
+AUTO_MIN_ROWS = 16_700
+
+
+@dataclass(frozen=True, eq=False)
+class Structure:
+    """A's runs, in A's index dtype on A's side: ``run_ptr`` (rows + 1) the first run of each row,
+    ``run_start`` (runs + 1) the entry where each run starts, then nnz, and ``run_col`` (runs) its
+    first column."""
+
+    run_ptr: Any
+    run_start: Any
+    run_col: Any
+
+    @property
+    def n_runs(self) -> int:
+        return int(self.run_col.shape[0])
+
+
+def structure(A) -> Structure | Refusal:
+    """A's runs (cached on A)."""
+    return structured.cached(A, "rle", _detect)  # type: ignore[return-value]
+
+
+def describe(found: Structure) -> str:
+    """What ``spla info`` says of A's runs."""
+    mean = found.run_start[-1] / found.n_runs if found.n_runs else 0.0
+    return f"{found.n_runs:,} runs of consecutive columns ({float(mean):.1f} entries a run)"
+
+
+def _detect(xp, A) -> Structure | Refusal:
+    index, nnz = A.indices.dtype, A.nnz
+    # at most (rows + 1) + 2 (nnz + 1) indices kept, and a flag and a position a nonzero while counting
+    if not structured.fits(xp, (A.n_rows + 2 * nnz + 3) * index.itemsize + 9 * nnz):
+        return Refusal("its runs would not fit in the device memory that is free")
+    indices = A.indices
+    starts = xp.ones(nnz, dtype=bool)  # entry k starts a run: its row's first, or not one column past k - 1
+    if nnz > 1:
+        starts[1:] = indices[1:] != indices[:-1] + 1
+    row_first = A.indptr[:-1]
+    starts[row_first[row_first < A.indptr[1:]]] = True
+    run_start = xp.flatnonzero(starts)
+    del starts
+    run_col = indices[run_start]
+    # row r's first run: the runs that start before its first entry
+    run_ptr = xp.searchsorted(run_start, A.indptr).astype(index)
+    run_start = xp.concatenate((run_start, xp.asarray([nnz]))).astype(index)
+    return Structure(run_ptr=run_ptr, run_start=run_start, run_col=run_col)
+
+
+def mean_run(A) -> float:
+    """Entries a run of A on average (0 for a matrix with none); finds the runs."""
+    found = structure(A)
+    return A.nnz / found.n_runs if isinstance(found, Structure) and found.n_runs else 0.0
+
+
+def auto_considers(stats) -> bool:
+    """Whether ``auto`` looks for runs in a matrix of these row statistics: rows enough
+    (:data:`AUTO_MIN_ROWS`) that average at least a run of :data:`AUTO_MIN_RUN`."""
+    return stats.n_rows >= AUTO_MIN_ROWS and stats.mean >= AUTO_MIN_RUN
+
+
+def applies(A, stats=None) -> bool:
+    """Whether A's runs pay (``auto``): the sampled neighbours consecutive often enough, then runs of
+    at least :data:`AUTO_MIN_RUN` on average (``stats`` is unused)."""
+    return A.nnz > 0 and run_share(A) >= AUTO_MIN_RUN_SHARE and mean_run(A) >= AUTO_MIN_RUN

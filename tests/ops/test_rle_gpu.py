@@ -1,0 +1,97 @@
+"""The rle kernel (kernels/spmv_rle.cu) on the GPU: SciPy's products on rows of runs in both
+dtypes and index types, warp's bits at every lane width, alpha/beta and out=, empty and unsorted
+rows, any matrix when asked by name, and auto's choice on large blocks with CG on them (graph
+replay: tests/ops/test_graph_capture_gpu.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spla
+from spla import CSRMatrix
+from spla.bench import corpus
+from spla.io import generators
+from spla.planning.spmv import LANE_WIDTHS, describe_choice
+
+pytestmark = pytest.mark.gpu
+cupy = pytest.importorskip("cupy")
+
+
+def _blocks(n_block_rows: int, size: int, per_row: int, seed: int = 0) -> sp.csr_matrix:
+    """Dense size x size blocks, per_row a block row, 2-9 block columns apart, plus the identity
+    (a symmetric positive definite matrix: B B^T + I)."""
+    rng = np.random.default_rng(seed)
+    block_cols = np.cumsum(rng.integers(2, 10, (n_block_rows, per_row)), axis=1)
+    block_cols += rng.integers(0, n_block_rows - 10 * per_row, (n_block_rows, 1))
+    pattern = sp.csr_matrix((np.ones(block_cols.size), block_cols.ravel(), np.arange(0, block_cols.size + 1, per_row)),
+                            shape=(n_block_rows, n_block_rows))
+    return sp.kron(pattern, rng.uniform(0.5, 1, (size, size)), format="csr")
+
+
+def _with_empty_and_unsorted_rows() -> CSRMatrix:
+    S = _blocks(800, 5, 4).tolil()
+    S[30:90, :] = 0
+    S = S.tocsr()
+    S.eliminate_zeros()
+    order = np.arange(S.nnz)
+    order[S.indptr[200]:S.indptr[201]] = order[S.indptr[200]:S.indptr[201]][::-1]  # a row out of order
+    return CSRMatrix(S.data[order], S.indices[order], S.indptr, S.shape)
+
+
+MATRICES = {
+    "block-sparse": lambda: corpus.build("block-sparse", 60_000),
+    "blocks-3": lambda: CSRMatrix.from_scipy(_blocks(3000, 3, 6)),
+    "empty-and-unsorted-rows": _with_empty_and_unsorted_rows,
+    "scattered": lambda: generators.random(4000, 12),  # runs of one: slower than warp, still right
+}
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_rle_matches_scipy_and_warps_bits(rng, name, dtype, index_dtype):
+    host = MATRICES[name]()
+    A = CSRMatrix(host.data.astype(dtype), host.indices.astype(index_dtype), host.indptr.astype(index_dtype),
+                  host.shape).to_device()
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+    want = host.to_scipy().astype(np.float64) @ x.get().astype(np.float64)
+    for lanes in LANE_WIDTHS:
+        out = cupy.full(A.n_rows, np.nan, dtype=dtype)
+        got = spla.spmv(A, x, kernel=f"rle:{lanes}", out=out)
+        assert got is out
+        np.testing.assert_allclose(got.get(), want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
+        # warp's mapping and order of sums, so its bits
+        np.testing.assert_array_equal(got.get(), spla.spmv(A, x, kernel=f"warp:{lanes}").get())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_alpha_beta_and_in_place(rng, dtype):
+    S = _blocks(1000, 4, 5)
+    A = CSRMatrix.from_scipy(S, dtype=dtype).to_device()
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+    y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))
+    want = 2.5 * (S @ x.get().astype(np.float64)) - 0.75 * y.get()
+    np.testing.assert_allclose(spla.spmv(A, x, y, alpha=2.5, beta=-0.75, kernel="rle").get(), want, rtol=1e-4,
+                               atol=1e-4)
+    spla.spmv(A, x, y, alpha=2.5, beta=-0.75, kernel="rle", out=y)
+    np.testing.assert_allclose(y.get(), want, rtol=1e-4, atol=1e-4)
+    E = CSRMatrix((7, 5)).to_device()
+    np.testing.assert_array_equal(spla.spmv(E, cupy.ones(5), kernel="rle").get(), np.zeros(7))
+
+
+def test_auto_runs_rle_on_large_blocks_and_cg_solves_on_them(rng):
+    B = _blocks(8000, 6, 4, seed=3)  # 48,000 rows of 24: runs of 6
+    S = (B @ B.T + sp.identity(B.shape[0], format="csr")).tocsr()
+    S.sort_indices()
+    A = CSRMatrix.from_scipy(S).to_device()
+    choice = describe_choice(A)
+    assert choice["kernel"] == "rle", choice
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))
+    np.testing.assert_allclose(spla.spmv(A, x).get(), S @ x.get(), rtol=1e-12, atol=1e-10)
+    # CG on it: the fused product repeats warp's mapping over A's CSR arrays
+    b = cupy.asarray(rng.uniform(-1, 1, A.n_rows))
+    solution, info = spla.linalg.cg(A, b, rtol=1e-10, maxiter=5000)
+    assert info == 0
+    assert np.linalg.norm(S @ solution.get() - b.get()) / np.linalg.norm(b.get()) < 1e-9

@@ -1,0 +1,121 @@
+"""Run-length encoded columns (spla.planning.rle) on the host: the runs give back every column
+index of any CSR matrix, and where auto, the tuner and the tuning cache look for them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from spla import CSRMatrix
+from spla.bench import corpus
+from spla.cli.spmv import auto_line
+from spla.io import generators
+from spla.planning import rle, structured, tune
+from spla.planning.spmv import describe_choice, parse_kernel, plan_spmv, rule_kernel
+
+
+def _columns_from(found: rle.Structure, A) -> np.ndarray:
+    """Every entry's column as the kernel computes it: its run's first column plus its place in the run."""
+    lengths = np.diff(found.run_start)
+    within = np.arange(A.nnz) - np.repeat(found.run_start[:-1], lengths)
+    return np.repeat(found.run_col, lengths) + within
+
+
+def _blocks(n_block_rows: int, size: int, per_row: int, seed: int = 0) -> CSRMatrix:
+    """Dense size x size blocks, per_row of them a block row at block columns 2-9 apart (a node of
+    ``size`` unknowns coupled to ``per_row`` nodes): runs of ``size``, none joined."""
+    rng = np.random.default_rng(seed)
+    steps = rng.integers(2, 10, (n_block_rows, per_row))
+    block_cols = np.cumsum(steps, axis=1) + rng.integers(0, n_block_rows - 10 * per_row, (n_block_rows, 1))
+    pattern = sp.csr_matrix((np.ones(block_cols.size), block_cols.ravel(), np.arange(0, block_cols.size + 1, per_row)),
+                            shape=(n_block_rows, n_block_rows))
+    return CSRMatrix.from_scipy(sp.kron(pattern, np.ones((size, size)), format="csr"))
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("make", [
+    lambda: _blocks(300, 4, 5),
+    lambda: corpus.build("block-sparse", 50_000),
+    lambda: CSRMatrix.from_scipy(sp.random(400, 900, density=0.02, format="csr", random_state=3)),  # runs of one
+    lambda: generators.banded(300, 5),
+    lambda: CSRMatrix(np.ones(9), np.array([3, 4, 5, 6, 0, 1, 1, 7, 2]), np.array([0, 3, 3, 6, 9]), (4, 8)),
+], ids=["blocks", "block-sparse", "scattered", "band", "crossing-unsorted-duplicates"])
+def test_runs_give_back_every_index(make, index_dtype):
+    """Also where a run would continue into the next row (3, 4, 5 | 6), across an empty row, in a
+    row out of order (6, 0, 1) and over a duplicate (1, 1, 7, 2): the encoding needs no sorted rows."""
+    made = make()
+    A = CSRMatrix(made.data, made.indices.astype(index_dtype), made.indptr.astype(index_dtype), made.shape)
+    found = rle.structure(A)
+    assert isinstance(found, rle.Structure), found
+    for name in ("run_ptr", "run_start", "run_col"):
+        assert getattr(found, name).dtype == A.indices.dtype
+    assert found.run_ptr.shape == (A.n_rows + 1,) and found.run_start[-1] == A.nnz
+    np.testing.assert_array_equal(_columns_from(found, A), A.indices)
+    filled = np.diff(A.indptr) > 0
+    # each row with entries starts at the start of its first run, and no run crosses a row's end
+    np.testing.assert_array_equal(found.run_start[found.run_ptr[:-1][filled]], A.indptr[:-1][filled])
+    assert np.all(np.isin(A.indptr[1:][filled], found.run_start))
+    assert rle.structure(A) is found  # cached on A
+
+
+def test_mean_run_and_the_sampled_share_tell_blocks_from_scattered_columns():
+    blocks = _blocks(5000, 8, 4)
+    assert rle.mean_run(blocks) >= 7.5 and rle.applies(blocks)
+    scattered = generators.random(20_000, 20)  # 20 uniformly random columns a row
+    assert not rle.applies(scattered) and "rle" not in scattered._cache  # the sample spared the pass
+    pairs = _blocks(20_000, 2, 4)  # runs of 2: consecutive often enough to look, too short to pay
+    assert rle.mean_run(pairs) < rle.AUTO_MIN_RUN and not rle.applies(pairs)
+    assert not rle.applies(CSRMatrix((5, 3)))
+    assert "(8.0 entries a run)" in rle.describe(rle.structure(_blocks(50, 8, 2)))
+
+
+def test_auto_runs_rle_on_large_blocks_and_band_dia_where_they_apply():
+    blocks = _blocks(6000, 6, 5)  # 36,000 rows of 30: runs of 6
+    assert blocks.n_rows >= rle.AUTO_MIN_ROWS
+    assert rule_kernel(blocks) == "rle"
+    choice = describe_choice(blocks)
+    assert choice["kernel"] == "rle" and choice["lanes"] == 4  # float64, 30 a row: 240 bytes, lanes of 64 B
+    assert "entries a run" in choice["structure"]
+    assert auto_line(choice).startswith("auto runs   rle:4 (")
+    assert rule_kernel(corpus.build("banded-random", 1_200_000)) == "band"  # one run a row: band reads less
+    assert rule_kernel(generators.poisson3d(40)) == "dia"
+    few = _blocks(2000, 6, 5)  # 12,000 rows: a row group a row would leave the GPU idle
+    assert rule_kernel(few) != "rle" and "rle" not in few._cache
+
+
+def test_rle_takes_a_lane_width_and_runs_on_any_matrix():
+    scattered = CSRMatrix.from_scipy(sp.random(300, 300, density=0.05, format="csr", random_state=2))
+    assert parse_kernel("rle:16") == ("rle", 16)
+    plan = plan_spmv(scattered, "rle:16")
+    assert plan.family == "rle" and plan.param == 16 and isinstance(plan.structure, rle.Structure)
+    assert plan_spmv(scattered.astype(np.float32), "rle").param == 2  # 15 a row of 4 bytes: the narrowest
+
+
+def test_tuner_times_rle_beside_warp_and_ignores_a_cached_rle_elsewhere(tmp_path):
+    blocks = _blocks(3000, 8, 4)
+    names = tune.candidates(blocks)
+    assert any(n.startswith("rle") for n in names) and any(n.startswith("warp") for n in names)
+    assert not any(n.startswith("rle") for n in tune.candidates(generators.poisson2d(30)))
+    # one row pointer, two matrices: only the first is made of runs
+    spread = CSRMatrix(blocks.data, (blocks.indices * 7) % blocks.n_cols, blocks.indptr, blocks.shape)
+    cache = tune.TuneCache(tmp_path / "tune.json")
+    cache.store(tune.fingerprint(blocks, "GPU"), {"kernel": "rle:4"})
+    assert tune.apply_cached(blocks, "GPU", cache) == "rle:4"
+    assert tune.apply_cached(spread, "GPU", cache) is None
+
+
+def test_refresh_forgets_the_runs_and_running_out_of_memory_is_a_refusal(monkeypatch):
+    A = _blocks(100, 4, 3)
+    before = rle.structure(A)
+    A.indices[:] = A.indices[::-1].copy()
+    A.refresh()
+    assert rle.structure(A) is not before
+    np.testing.assert_array_equal(_columns_from(rle.structure(A), A), A.indices)
+
+    def out_of_memory(xp, A):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(rle, "_detect", out_of_memory)
+    monkeypatch.setattr(structured, "is_out_of_memory", lambda exc: isinstance(exc, MemoryError))
+    assert "ran out" in rle.structure(_blocks(50, 4, 2)).reason
