@@ -360,8 +360,8 @@ for s in "$@"; do
            step make36 python3 "$S44/make_held_out_36.py" /tmp/h36
            step make30 python3 docs/lab/cpu-2026-12-05-session38/make_held_out_30.py /tmp/h30 runs-3x8-local-2000 \
                 runs-4x16-local-20000 runs-6x12-local-4000 blocks-16x16-3 blocks-4x4-6 aligned-runs-4x8-local-3000
-           STEP_LIMIT_S=560 step bench36 python3 scripts/bench_corpus.py --out "$R/held-out-36" --scale none \
-                --sources "$(sources /tmp/h36),$(sources /tmp/h30)" --budget-min 8.5 ;;
+           STEP_LIMIT_S=420 step bench36 python3 scripts/bench_corpus.py --out "$R/held-out-36" --scale none \
+                --sources "$(sources /tmp/h36),$(sources /tmp/h30)" --budget-min 6 ;;
     rleab44) S44=docs/lab/cpu-2026-12-05-session44
            [ -f /tmp/h36/blocks-6x6-5.npz ] || step make36ab python3 "$S44/make_held_out_36.py" /tmp/h36 \
                 runs-4x6-local-2000 runs-3x12-scattered blocks-6x6-5
