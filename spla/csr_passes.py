@@ -1,9 +1,10 @@
 """Passes over a CSR matrix's arrays, where they live, for the structure detection of
 :mod:`spla.planning.dia` and :mod:`spla.planning.band`: NumPy on the host, one kernel each on the
 GPU (:mod:`spla.backends.cuda.detect`, kernels/detect_structure.cu) giving the same answers
-(tests/ops/test_detect_gpu.py); whether a matrix stores one value (:func:`uniform_values`); and
-the codes of values on a palette (:func:`palette_codes`: dia's slots, staged's values). Planning and
-the backends ask these, and planning never asks a backend.
+(tests/ops/test_detect_gpu.py); the runs of consecutive columns of :mod:`spla.planning.rle`
+(:func:`column_runs`: array operations, NumPy's or CuPy's); whether a matrix stores one value
+(:func:`uniform_values`); and the codes of values on a palette (:func:`palette_codes`: dia's slots,
+staged's values). Planning and the backends ask these, and planning never asks a backend.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DiagonalCheck", "PaletteCodes", "check_diagonals", "palette_codes", "row_runs", "sampled_diagonals",
-           "uniform_values"]
+__all__ = ["DiagonalCheck", "PaletteCodes", "check_diagonals", "column_runs", "palette_codes", "row_runs",
+           "sampled_diagonals", "uniform_values"]
 
 #: uniform_values reads host values in pieces that start at FIRST_PIECE and double up to
 #: UNIFORM_PIECE, so a matrix of many values is told apart at its first few (a pattern matrix is
@@ -101,6 +102,29 @@ def row_runs(A):
     first = np.where(filled, indices[np.minimum(starts, last_entry)], 0).astype(A.indices.dtype)
     last = indices[np.clip(ends - 1, 0, last_entry)]
     return first, int((filled & (last - first != ends - starts - 1)).sum())
+
+
+def column_runs(A):
+    """A's runs of consecutive columns, in A's index dtype on A's side: the first run of each row
+    (rows + 1), the entry where each run starts, then nnz (runs + 1), and each run's first column
+    (runs). A run is a stretch of a row whose columns step by exactly one; a row's first entry
+    starts one, so no run crosses a row's end. A few array passes where A lives (NumPy or CuPy's,
+    each a launch), with a flag and a position a nonzero while they count."""
+    from .device import array_module
+
+    xp, index, nnz = array_module(A.indices), A.indices.dtype, A.nnz
+    indices = A.indices
+    starts = xp.ones(nnz, dtype=bool)  # entry k starts a run: its row's first, or not one column past k - 1
+    if nnz > 1:
+        starts[1:] = indices[1:] != indices[:-1] + 1
+    row_first = A.indptr[:-1]
+    starts[row_first[row_first < A.indptr[1:]]] = True
+    run_start = xp.flatnonzero(starts)
+    del starts
+    run_col = indices[run_start]
+    run_ptr = xp.searchsorted(run_start, A.indptr).astype(index)  # row r's first run: those that start before it
+    run_start = xp.concatenate((run_start, xp.asarray([nnz]))).astype(index)
+    return run_ptr, run_start, run_col
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ bit (one mapping, one order of the sums), and it takes the same ``:LANES``
 parameter.
 
 Detection (:func:`structure`) is a few array passes over the indices where A
-lives (NumPy or CuPy), cached on A; ``auto`` first reads the share of
+lives (:func:`spla.csr_passes.column_runs`: NumPy or CuPy), cached on A; ``auto`` first reads the share of
 consecutive neighbours off the row sample it already takes
 (:func:`~spla.planning.stats.run_share`), so matrices of scattered columns cost
 no pass.
@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .. import csr_passes
 from . import structured
 from .stats import run_share
 from .structured import Refusal
@@ -79,23 +80,10 @@ def describe(found: Structure) -> str:
 
 
 def _detect(xp, A) -> Structure | Refusal:
-    index, nnz = A.indices.dtype, A.nnz
     # at most (rows + 1) + 2 (nnz + 1) indices kept, and a flag and a position a nonzero while counting
-    if not structured.fits(xp, (A.n_rows + 2 * nnz + 3) * index.itemsize + 9 * nnz):
+    if not structured.fits(xp, (A.n_rows + 2 * A.nnz + 3) * A.indices.dtype.itemsize + 9 * A.nnz):
         return Refusal("its runs would not fit in the device memory that is free")
-    indices = A.indices
-    starts = xp.ones(nnz, dtype=bool)  # entry k starts a run: its row's first, or not one column past k - 1
-    if nnz > 1:
-        starts[1:] = indices[1:] != indices[:-1] + 1
-    row_first = A.indptr[:-1]
-    starts[row_first[row_first < A.indptr[1:]]] = True
-    run_start = xp.flatnonzero(starts)
-    del starts
-    run_col = indices[run_start]
-    # row r's first run: the runs that start before its first entry
-    run_ptr = xp.searchsorted(run_start, A.indptr).astype(index)
-    run_start = xp.concatenate((run_start, xp.asarray([nnz]))).astype(index)
-    return Structure(run_ptr=run_ptr, run_start=run_start, run_col=run_col)
+    return Structure(*csr_passes.column_runs(A))
 
 
 def mean_run(A) -> float:
