@@ -26,7 +26,8 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=Path, help="JSON of {matrix name: mean run}, measured on the CPU")
     args = parser.parse_args(argv)
     runs = json.loads(args.runs.read_text()) if args.runs else {}
-    print("| matrix | mean run | dtype | rle / staged | rle / warp (rule's lanes) | auto runs | auto / lean | best spla |")
+    print("| matrix | mean run | dtype | rle / staged | rle / warp (rule's lanes) | auto runs | auto / lean "
+          "| best spla |")
     print("| --- | ---: | --- | ---: | ---: | --- | ---: | --- |")
     for r in read(args.results):
         if r.get("status") != "ok":
