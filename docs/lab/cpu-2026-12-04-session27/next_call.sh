@@ -358,13 +358,15 @@ for s in "$@"; do
     # in ../cpu-2026-12-05-session44/README.md
     rle44) S44=docs/lab/cpu-2026-12-05-session44
            step make36 python3 "$S44/make_held_out_36.py" /tmp/h36
-           step make30 python3 docs/lab/cpu-2026-12-05-session38/make_held_out_30.py /tmp/h30 runs-3x8-local-2000 \
-                runs-4x16-local-20000 runs-6x12-local-4000 blocks-16x16-3 blocks-4x4-6 aligned-runs-4x8-local-3000
            # rle beside staged on every matrix, the controls too (bench_corpus times rle only where auto would look)
            step turns36 python3 scripts/time_turns.py /tmp/h36/*.npz --kernels staged,rle,cusparse:2 \
                 --dtype float32 float64 --rounds 3 --out "$R/turns36"
-           STEP_LIMIT_S=420 step bench36 python3 scripts/bench_corpus.py --out "$R/held-out-36" --scale none \
-                --sources "$(sources /tmp/h36),$(sources /tmp/h30)" --budget-min 6 ;;
+           STEP_LIMIT_S=300 step bench36 python3 scripts/bench_corpus.py --out "$R/held-out-36" --scale none \
+                --sources "$(sources /tmp/h36)" --budget-min 4 ;;
+    rle30) step make30 python3 docs/lab/cpu-2026-12-05-session38/make_held_out_30.py /tmp/h30 runs-3x8-local-2000 \
+                runs-4x16-local-20000 runs-6x12-local-4000 blocks-16x16-3 blocks-4x4-6 aligned-runs-4x8-local-3000
+           STEP_LIMIT_S=300 step bench30 python3 scripts/bench_corpus.py --out "$R/held-out-30-rle" --scale none \
+                --sources "$(sources /tmp/h30)" --budget-min 4 ;;
     rleab44) S44=docs/lab/cpu-2026-12-05-session44
            [ -f /tmp/h36/blocks-6x6-5.npz ] || step make36ab python3 "$S44/make_held_out_36.py" /tmp/h36 \
                 runs-4x6-local-2000 runs-3x12-scattered blocks-6x6-5
@@ -372,6 +374,6 @@ for s in "$@"; do
                 /tmp/h36/blocks-6x6-5.npz corpus:block-sparse:4e7 --kernel rle --dtype float32 float64 \
                 --variant committed= --variant "bounds=file:$S44/spmv_rle_bounds.cu" \
                 --variant "plain=file:$S44/spmv_rle_plain.cu" --rounds 3 --out "$R/rleab44" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, rle44, rleab44)"; exit 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, rle44, rle30, rleab44)"; exit 2 ;;
   esac
 done
