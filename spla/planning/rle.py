@@ -19,10 +19,10 @@ bit (one mapping, one order of the sums), and it takes the same ``:LANES``
 parameter.
 
 Detection (:func:`structure`) is a few array passes over the indices where A
-lives (:func:`spla.csr_passes.column_runs`: NumPy or CuPy), cached on A; ``auto`` first reads the share of
-consecutive neighbours off the row sample it already takes
-(:func:`~spla.planning.stats.run_share`), so matrices of scattered columns cost
-no pass.
+lives (:func:`spla.csr_passes.column_runs`: NumPy or CuPy), cached on A;
+``auto`` first reads the share of consecutive neighbours off the row sample it
+already takes (:func:`~spla.planning.stats.run_share`), so matrices of
+scattered columns cost no pass.
 """
 
 from __future__ import annotations

@@ -57,8 +57,9 @@ KERNELS = {
     "cusparse-cupy": "cupyx.scipy.sparse csr_matrix @ x: cuSPARSE as a CuPy user calls it",
 }
 SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", "staged")
-# Kernels that run only on matrices of their structure (KernelError, saying why, on others), and
-# the module that finds it (spla.planning.structured); auto tries them in this order.
+# Kernels that read a structure in place of CSR's indices, and the module that finds it
+# (spla.planning.structured); dia and band run only on matrices of theirs (KernelError, saying why,
+# on others), rle on any matrix. auto tries them in this order.
 STRUCTURES = {"dia": dia, "band": band, "rle": rle}
 STRUCTURED_KERNELS = tuple(STRUCTURES)
 CPU_KERNELS = ("auto", "scipy")

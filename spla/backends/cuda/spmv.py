@@ -4,11 +4,12 @@ device matrix and launches it.
 Kernels live in ``kernels/spmv_*.cu``, one idea per file, in the order of the
 optimisation path (scalar -> warp -> vector -> adaptive -> adaptive2 ->
 segmented -> staged), then the kernels of one structure: dia (entries on a few
-diagonals), band (rows of contiguous columns) and rle (rows of runs of them). :func:`bind` turns a plan
-into a launcher whose arguments are prebuilt; the front door caches it on the
-matrix, so a later call only checks x and out and launches. Which kernel runs
-is decided in :mod:`spla.planning`. Every launch goes on CuPy's current stream
-and nothing here synchronises, so launches can be captured in a CUDA graph.
+diagonals), band (rows of contiguous columns) and rle (rows of runs of them).
+:func:`bind` turns a plan into a launcher whose arguments are prebuilt; the
+front door caches it on the matrix, so a later call only checks x and out and
+launches. Which kernel runs is decided in :mod:`spla.planning`. Every launch
+goes on CuPy's current stream and nothing here synchronises, so launches can be
+captured in a CUDA graph.
 """
 
 from __future__ import annotations
