@@ -360,9 +360,9 @@ for s in "$@"; do
            step make36 python3 "$S44/make_held_out_36.py" /tmp/h36
            # rle beside staged on every matrix, the controls too (bench_corpus times rle only where auto would look)
            step turns36 python3 scripts/time_turns.py /tmp/h36/*.npz --kernels staged,rle,cusparse:2 \
-                --dtype float32 float64 --rounds 3 --out "$R/turns36"
-           STEP_LIMIT_S=300 step bench36 python3 scripts/bench_corpus.py --out "$R/held-out-36" --scale none \
-                --sources "$(sources /tmp/h36)" --budget-min 4 ;;
+                --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns36"
+           STEP_LIMIT_S=240 step bench36 python3 scripts/bench_corpus.py --out "$R/held-out-36" --scale none \
+                --sources "$(sources /tmp/h36)" --budget-min 3 ;;
     rle30) step make30 python3 docs/lab/cpu-2026-12-05-session38/make_held_out_30.py /tmp/h30 runs-3x8-local-2000 \
                 runs-4x16-local-20000 runs-6x12-local-4000 blocks-16x16-3 blocks-4x4-6 aligned-runs-4x8-local-3000
            STEP_LIMIT_S=300 step bench30 python3 scripts/bench_corpus.py --out "$R/held-out-30-rle" --scale none \
