@@ -362,7 +362,9 @@ for s in "$@"; do
            step turns36 python3 scripts/time_turns.py /tmp/h36/*.npz --kernels staged,rle,cusparse:2 \
                 --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns36"
            STEP_LIMIT_S=240 step bench36 python3 scripts/bench_corpus.py --out "$R/held-out-36" --scale none \
-                --sources "$(sources /tmp/h36)" --budget-min 3 ;;
+                --budget-min 3 --sources "$(for m in runs-4x6-local-2000 blocks-6x6-5 runs-3x12-scattered \
+                runs-2x32-local-5000 runs-6x4-local-2000 blocks-3x3-9 runs-8x3-local-2000 blocks-2x2-12 \
+                runs-10x2-local-2000; do echo /tmp/h36/$m.npz; done | paste -sd, -)" ;;
     rle30) step make30 python3 docs/lab/cpu-2026-12-05-session38/make_held_out_30.py /tmp/h30 runs-3x8-local-2000 \
                 runs-4x16-local-20000 runs-6x12-local-4000 blocks-16x16-3 blocks-4x4-6 aligned-runs-4x8-local-3000
            STEP_LIMIT_S=300 step bench30 python3 scripts/bench_corpus.py --out "$R/held-out-30-rle" --scale none \
