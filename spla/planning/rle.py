@@ -13,8 +13,8 @@ up into diagonals. ``auto`` tries them first.
 The encoding is exact for any CSR matrix (a lone entry is a run of one; rows
 need not be sorted), so ``kernel="rle"`` runs on every matrix. What auto
 weighs is whether the runs pay: from :data:`AUTO_MIN_RUN` entries a run on
-average, where the runs take at most half the bytes of the indices they
-replace. Its products are the ``warp`` kernel's at the same lanes, bit for
+average (measured: on shorter runs a lane's walk over them costs what their
+bytes save). Its products are the ``warp`` kernel's at the same lanes, bit for
 bit (one mapping, one order of the sums), and it takes the same ``:LANES``
 parameter.
 
@@ -35,22 +35,30 @@ from . import structured
 from .stats import run_share
 from .structured import Refusal
 
-__all__ = ["AUTO_MIN_ROWS", "AUTO_MIN_RUN", "NEEDS", "Refusal", "Structure", "applies", "auto_considers", "describe",
-           "structure"]
+__all__ = ["AUTO_MIN_NNZ", "AUTO_MIN_ROWS", "AUTO_MIN_RUN", "NEEDS", "Refusal", "Structure", "applies",
+           "auto_considers", "describe", "structure"]
 
 #: What ``kernel="rle"`` asks of a matrix (its error's text: only running out of memory refuses it).
 NEEDS = "room on the device for its runs (8 bytes a run of consecutive columns)"
 
-#: ``auto`` runs rle where runs average at least this many entries: the runs' 8 bytes then take at
-#: most half of the 4 bytes a nonzero of the indices they replace (set from the byte model, not fitted).
-AUTO_MIN_RUN = 4.0
+#: ``auto`` runs rle where runs average at least this many entries. The byte model put it at 4 (the
+#: runs' 8 bytes at most half of the indices' 4 a nonzero); held-out set 36 (H100, session 44, rle and
+#: staged in turns) did not bear that out: runs of 4.0 and 6.0 ran rle at 0.95-1.01x staged, runs of
+#: 6.6, 12 and 32 at 1.09-1.33x in both dtypes, runs of 2-3.9 at 0.73-1.04x. A lane's walk over short
+#: runs costs what their bytes save. 8 sits between the tie at 6 and the wins, toward caution: read off
+#: set 36, not yet tested on a fresh set.
+AUTO_MIN_RUN = 8.0
 
-#: ... and reads the full runs only where this share of the sampled neighbours are consecutive (about
-#: 1 - 1 / AUTO_MIN_RUN on runs of that length): a matrix of scattered columns costs no pass.
-AUTO_MIN_RUN_SHARE = 1.0 - 1.0 / AUTO_MIN_RUN
+#: ... and reads the full runs only where this share of the sampled neighbours are consecutive (runs
+#: of half AUTO_MIN_RUN pass it, so sampling noise does not hide longer ones): a matrix of scattered
+#: columns costs no pass.
+AUTO_MIN_RUN_SHARE = 1.0 - 2.0 / AUTO_MIN_RUN
 
-#: ``auto`` looks for runs from as many rows as for bands (a row group a row: fewer leave the GPU idle).
+#: ``auto`` looks for runs from as many rows as for bands (a row group a row: fewer leave the GPU idle) ...
 AUTO_MIN_ROWS = 16_700
+#: ... and from this many nonzeros: set 36's matrices (25-31M) are the only ones timed; below the issue's
+#: large matrices auto keeps CSR's kernels (the tuner still times rle there).
+AUTO_MIN_NNZ = 10**7
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,8 +102,9 @@ def mean_run(A) -> float:
 
 def auto_considers(stats) -> bool:
     """Whether ``auto`` looks for runs in a matrix of these row statistics: rows enough
-    (:data:`AUTO_MIN_ROWS`) that average at least a run of :data:`AUTO_MIN_RUN`."""
-    return stats.n_rows >= AUTO_MIN_ROWS and stats.mean >= AUTO_MIN_RUN
+    (:data:`AUTO_MIN_ROWS`) and nonzeros enough (:data:`AUTO_MIN_NNZ`), rows that average at least
+    a run of :data:`AUTO_MIN_RUN`."""
+    return stats.n_rows >= AUTO_MIN_ROWS and stats.nnz >= AUTO_MIN_NNZ and stats.mean >= AUTO_MIN_RUN
 
 
 def applies(A, stats=None) -> bool:

@@ -13,6 +13,7 @@ import spla
 from spla import CSRMatrix
 from spla.bench import corpus
 from spla.io import generators
+from spla.planning import rle
 from spla.planning.spmv import LANE_WIDTHS, describe_choice
 
 pytestmark = pytest.mark.gpu
@@ -81,11 +82,13 @@ def test_alpha_beta_and_in_place(rng, dtype):
     np.testing.assert_array_equal(spla.spmv(E, cupy.ones(5), kernel="rle").get(), np.zeros(7))
 
 
-def test_auto_runs_rle_on_large_blocks_and_cg_solves_on_them(rng):
-    B = _blocks(8000, 6, 4, seed=3)  # 48,000 rows of 24: runs of 6
+def test_auto_runs_rle_on_large_blocks_and_cg_solves_on_them(rng, monkeypatch):
+    B = _blocks(3200, 10, 4, seed=3)  # 32,000 rows: runs of 10 and more in B B^T
     S = (B @ B.T + sp.identity(B.shape[0], format="csr")).tocsr()
     S.sort_indices()
+    monkeypatch.setattr(rle, "AUTO_MIN_NNZ", S.nnz)  # (auto's size floor, 10M, kept out of a test's time)
     A = CSRMatrix.from_scipy(S).to_device()
+    assert rle.mean_run(A) >= rle.AUTO_MIN_RUN
     choice = describe_choice(A)
     assert choice["kernel"] == "rle", choice
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols))

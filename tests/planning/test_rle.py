@@ -13,6 +13,7 @@ from spla.cli.spmv import auto_line
 from spla.io import generators
 from spla.planning import rle, structured, tune
 from spla.planning.spmv import describe_choice, parse_kernel, plan_spmv, rule_kernel
+from spla.planning.stats import run_share
 
 
 def _columns_from(found: rle.Structure, A) -> np.ndarray:
@@ -60,8 +61,10 @@ def test_runs_give_back_every_index(make, index_dtype):
 
 
 def test_mean_run_and_the_sampled_share_tell_blocks_from_scattered_columns():
-    blocks = _blocks(5000, 8, 4)
-    assert rle.mean_run(blocks) >= 7.5 and rle.applies(blocks)
+    blocks = _blocks(5000, 12, 4)
+    assert rle.mean_run(blocks) >= 12 and rle.applies(blocks)
+    sixes = _blocks(5000, 6, 4)  # runs of 6: rle tied with staged on set 36, so auto does not take them
+    assert run_share(sixes) >= rle.AUTO_MIN_RUN_SHARE and not rle.applies(sixes)
     scattered = generators.random(20_000, 20)  # 20 uniformly random columns a row
     assert not rle.applies(scattered) and "rle" not in scattered._cache  # the sample spared the pass
     pairs = _blocks(20_000, 2, 4)  # runs of 2: consecutive often enough to look, too short to pay
@@ -70,17 +73,21 @@ def test_mean_run_and_the_sampled_share_tell_blocks_from_scattered_columns():
     assert "(8.0 entries a run)" in rle.describe(rle.structure(_blocks(50, 8, 2)))
 
 
-def test_auto_runs_rle_on_large_blocks_and_band_dia_where_they_apply():
-    blocks = _blocks(6000, 6, 5)  # 36,000 rows of 30: runs of 6
-    assert blocks.n_rows >= rle.AUTO_MIN_ROWS
+def test_auto_runs_rle_on_large_blocks_and_band_dia_where_they_apply(monkeypatch):
+    small = _blocks(3000, 12, 3)  # 36,000 rows of 36: runs of 12, but 1.3M nonzeros
+    assert small.n_rows >= rle.AUTO_MIN_ROWS and small.nnz < rle.AUTO_MIN_NNZ
+    assert rule_kernel(small) != "rle" and "rle" not in small._cache  # untimed below 10M: no pass
+    monkeypatch.setattr(rle, "AUTO_MIN_NNZ", 10**6)  # (a large matrix's rule, at a test's size)
+    blocks = _blocks(3000, 12, 3)
     assert rule_kernel(blocks) == "rle"
     choice = describe_choice(blocks)
-    assert choice["kernel"] == "rle" and choice["lanes"] == 4  # float64, 30 a row: 240 bytes, lanes of 64 B
-    assert "entries a run" in choice["structure"]
+    assert choice["kernel"] == "rle" and choice["lanes"] == 4  # float64, 36 a row: 288 bytes, lanes of 64 B
+    assert "(12.0 entries a run)" in choice["structure"]
     assert auto_line(choice).startswith("auto runs   rle:4 (")
+    assert rule_kernel(_blocks(6000, 6, 5)) != "rle"  # runs of 6
     assert rule_kernel(corpus.build("banded-random", 1_200_000)) == "band"  # one run a row: band reads less
     assert rule_kernel(generators.poisson3d(40)) == "dia"
-    few = _blocks(2000, 6, 5)  # 12,000 rows: a row group a row would leave the GPU idle
+    few = _blocks(1000, 12, 10)  # 1.4M nonzeros in 12,000 rows: a row group a row would leave the GPU idle
     assert rule_kernel(few) != "rle" and "rle" not in few._cache
 
 
@@ -93,7 +100,7 @@ def test_rle_takes_a_lane_width_and_runs_on_any_matrix():
 
 
 def test_tuner_times_rle_beside_warp_and_ignores_a_cached_rle_elsewhere(tmp_path):
-    blocks = _blocks(3000, 8, 4)
+    blocks = _blocks(3000, 12, 4)  # 1.4M nonzeros: under auto's floor, but the tuner times rle at any size
     names = tune.candidates(blocks)
     assert any(n.startswith("rle") for n in names) and any(n.startswith("warp") for n in names)
     assert not any(n.startswith("rle") for n in tune.candidates(generators.poisson2d(30)))
