@@ -1,46 +1,45 @@
-"""Scores call 2's bench of set 36 and set 30's runs against the README's predictions (no GPU):
-for each matrix and dtype, its mean run (rebuilt on the CPU from the set's maker), rle over staged,
-auto's kernel and auto over the lean cuSPARSE call (faster of ALG1/ALG2), by device time.
+"""Scores call 1's turns of set 36 (time_turns.py: staged, rle and both cuSPARSE CSR algorithms in
+turns, per call from Python) against the README's predictions (no GPU): each matrix's mean run
+(measured on the CPU, mean_runs.json), rle over staged, both over the lean call (the faster of
+ALG1/ALG2), and what auto runs under a minimum mean run (rle from it, staged below).
 
-    PYTHONPATH=. python3 docs/lab/cpu-2026-12-05-session44/score36.py held-out-36.json [--runs runs.json]
+    PYTHONPATH=. python3 docs/lab/cpu-2026-12-05-session44/score36.py turns36/turns.json mean_runs.json \\
+        [--min-run 6.5]
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 
-def read(path: Path) -> list[dict]:
-    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
-    return json.loads(text)["results"]
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", type=Path)
-    parser.add_argument("--runs", type=Path, help="JSON of {matrix name: mean run}, measured on the CPU")
+    parser.add_argument("turns", type=Path)
+    parser.add_argument("runs", type=Path, help="JSON of {matrix name: mean run}, measured on the CPU")
+    parser.add_argument("--min-run", type=float, default=6.5, help="auto runs rle from this mean run")
     args = parser.parse_args(argv)
-    runs = json.loads(args.runs.read_text()) if args.runs else {}
-    print("| matrix | mean run | dtype | rle / staged | rle / warp (rule's lanes) | auto runs | auto / lean "
-          "| best spla |")
-    print("| --- | ---: | --- | ---: | ---: | --- | ---: | --- |")
-    for r in read(args.results):
-        if r.get("status") != "ok":
-            continue
-        t = {row["kernel"]: row["device_us"] for row in r["rows"] if row.get("status") == "ok" and "device_us" in row}
-        lean = min(t[k] for k in ("cusparse:1", "cusparse:2") if k in t)
-        name = Path(r["name"]).stem
-        spla_kernels = {k: v for k, v in t.items() if not k.startswith("cusparse") and k not in ("auto", "tune")}
-        best = min(spla_kernels, key=spla_kernels.get)
-        rle = t.get("rle", np.nan)
-        print(f"| {name} | {runs.get(name, float('nan')):.2f} | {r['dtype']} | {t['staged'] / rle:.3f} | "
-              f"{t['warp'] / rle:.3f} | {r.get('auto_kernel')} | {lean / t['auto']:.3f} | "
-              f"{best} ({lean / t[best]:.3f}) |")
+    runs = json.loads(args.runs.read_text())
+    ms: dict = defaultdict(dict)
+    for r in json.loads(args.turns.read_text())["results"]:
+        if r["status"] == "ok":
+            ms[Path(r["source"]).stem, r["dtype"]][r["kernel"]] = r["ms"]
+    print(f"| matrix | mean run | dtype | rle / staged | staged / lean | rle / lean "
+          f"| auto (from {args.min_run:g}) / lean |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
+    autos: dict = defaultdict(list)
+    for (name, dtype), t in sorted(ms.items(), key=lambda item: (runs[item[0][0]], item[0][1])):
+        lean = min(t["cusparse"], t["cusparse:2"])
+        auto = t["rle"] if runs[name] >= args.min_run else t["staged"]
+        autos[dtype].append(lean / auto)
+        print(f"| {name} | {runs[name]:.2f} | {dtype} | {t['staged'] / t['rle']:.3f} | {lean / t['staged']:.3f} | "
+              f"{lean / t['rle']:.3f} | {lean / auto:.3f} |")
+    for dtype, values in autos.items():
+        print(f"\n{dtype}: auto over the lean call, geomean {np.exp(np.mean(np.log(values))):.3f} ({len(values)})")
     return 0
 
 
