@@ -361,6 +361,10 @@ for s in "$@"; do
            # rle beside staged on every matrix, the controls too (bench_corpus times rle only where auto would look)
            step turns36 python3 scripts/time_turns.py /tmp/h36/*.npz --kernels staged,rle,cusparse:2 \
                 --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns36" ;;
+    # session 44, after call 1: set 37 tests auto's cut at runs of 6.5 (R3 in ../cpu-2026-12-05-session44/README.md)
+    turns37) step make37 python3 docs/lab/cpu-2026-12-05-session44/make_held_out_37.py /tmp/h37
+           step turns37 python3 scripts/time_turns.py /tmp/h37/*.npz --kernels staged,rle,cusparse:2 \
+                --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns37" ;;
     bench44) [ -f /tmp/h36/runs-10x2-local-2000.npz ] ||
              step make36 python3 docs/lab/cpu-2026-12-05-session44/make_held_out_36.py /tmp/h36
            STEP_LIMIT_S=240 step bench36 python3 scripts/bench_corpus.py --out "$R/held-out-36" --scale none \
@@ -378,6 +382,6 @@ for s in "$@"; do
                 /tmp/h36/blocks-6x6-5.npz corpus:block-sparse:4e7 --kernel rle --dtype float32 float64 \
                 --variant committed= --variant "bounds=file:$S44/spmv_rle_bounds.cu" \
                 --variant "plain=file:$S44/spmv_rle_plain.cu" --rounds 3 --out "$R/rleab44" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, bench44, rle30, rleab44)"; exit 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44)"; exit 2 ;;
   esac
 done
