@@ -45,9 +45,9 @@ NEEDS = "room on the device for its runs (8 bytes a run of consecutive columns)"
 #: runs' 8 bytes at most half of the indices' 4 a nonzero); held-out set 36 (H100, session 44, rle and
 #: staged in turns) did not bear that out: runs of 4.0 and 6.0 ran rle at 0.95-1.01x staged, runs of
 #: 6.6, 12 and 32 at 1.09-1.33x in both dtypes, runs of 2-3.9 at 0.73-1.04x. A lane's walk over short
-#: runs costs what their bytes save. The README's decision, written before the run, moves the cut to
-#: the shortest runs where rle led by 5% on every matrix from there up: between 6.0 and 6.6. Read off
-#: set 36, not yet tested on a fresh set.
+#: runs costs what their bytes save. The decision written before the run (docs/lab/
+#: cpu-2026-12-05-session44/README.md) moves the cut to the shortest runs where rle led by 5% on every
+#: matrix from there up: between 6.0 and 6.6. Read off set 36, not yet tested on a fresh set (set 37).
 AUTO_MIN_RUN = 6.5
 
 #: ... and reads the full runs only where this share of the sampled neighbours are consecutive (runs
