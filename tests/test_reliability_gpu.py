@@ -24,8 +24,9 @@ WIDE = 2**31 + 5
 
 
 def _spmv_kernels():
-    # dia runs on matrices stored by diagonals only (its special values: tests/ops/test_dia_gpu.py)
-    return [k for k in rules.KERNELS if k not in rules.STRUCTURED_KERNELS]
+    # dia and band run on matrices of their structure only (tests/ops/test_dia_gpu.py, test_band_gpu.py);
+    # rle runs on any matrix
+    return [k for k in rules.KERNELS if k not in ("dia", "band")]
 
 
 def _spmm_kernels():
