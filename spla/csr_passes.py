@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .device import array_module
+
 __all__ = ["DiagonalCheck", "PaletteCodes", "check_diagonals", "column_runs", "palette_codes", "row_runs",
            "sampled_diagonals", "uniform_values"]
 
@@ -110,8 +112,6 @@ def column_runs(A):
     (runs). A run is a stretch of a row whose columns step by exactly one; a row's first entry
     starts one, so no run crosses a row's end. A few array passes where A lives (NumPy or CuPy's,
     each a launch), with a flag and a position a nonzero while they count."""
-    from .device import array_module
-
     xp, index, nnz = array_module(A.indices), A.indices.dtype, A.nnz
     indices = A.indices
     starts = xp.ones(nnz, dtype=bool)  # entry k starts a run: its row's first, or not one column past k - 1

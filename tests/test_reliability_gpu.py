@@ -26,7 +26,7 @@ WIDE = 2**31 + 5
 def _spmv_kernels():
     # dia and band run on matrices of their structure only (tests/ops/test_dia_gpu.py, test_band_gpu.py);
     # rle runs on any matrix
-    return [k for k in rules.KERNELS if k not in ("dia", "band")]
+    return [k for k in rules.KERNELS if k not in rules.OWN_MATRICES_ONLY]
 
 
 def _spmm_kernels():

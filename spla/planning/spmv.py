@@ -69,8 +69,12 @@ LANE_WIDTHS = (2, 4, 8, 16, 32)
 KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "band": LANE_WIDTHS, "rle": LANE_WIDTHS,
                      "segmented": segmented.SEGMENTED_ENTRIES, "staged": segmented.STAGED_ENTRIES, "dia": dia.ROWS,
                      "cusparse": (1, 2)}
-# The families whose parameter is a lane width (without one it follows the mean row length).
+# The families whose parameter is a lane width (without one it follows the mean row length) ...
 LANE_FAMILIES = ("warp", "vector", "band", "rle")
+# ... of which these read a row's values with no column indices (their lanes: band_lanes)
+VALUE_LANE_FAMILIES = ("band", "rle")
+# The structured kernels that refuse a matrix without their structure (rle runs on any).
+OWN_MATRICES_ONLY = ("dia", "band")
 PARAMETER_HELP = (f"warp, vector, band and rle take an optional :LANES, one of {LANE_WIDTHS}; segmented an optional "
                   f":K entries per lane, one of {segmented.SEGMENTED_ENTRIES} (16: float32 only); staged an "
                   f"optional :T nonzeros a thread, one of {segmented.STAGED_ENTRIES}; dia an "
@@ -592,7 +596,7 @@ def describe_choice(A) -> dict:
         info["entries"] = bound_param(A, family, param)  # K a lane, T a thread
     if family in LANE_FAMILIES:
         info["lanes"] = bound_param(A, family, param)
-        if family not in ("band", "rle"):
+        if family not in VALUE_LANE_FAMILIES:
             info["near_share"] = near_share(A)
             info["scattered"] = scattered_columns(A)  # one step a row
     found = STRUCTURES[family].structure(A) if family in STRUCTURES else None
@@ -629,7 +633,7 @@ def bound_param(A, family: str, param: int | None) -> int | None:
         if param is not None:
             return param
         stats = row_stats(A)
-        if family in ("band", "rle"):  # a row's values read by consecutive lanes, no indices
+        if family in VALUE_LANE_FAMILIES:
             return band_lanes(stats.mean, np.dtype(A.dtype).itemsize)
         step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
         return lanes_for(stats.mean, step, stats.n_rows, scattered=scattered_columns(A))

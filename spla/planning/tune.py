@@ -100,9 +100,8 @@ def candidates(A) -> list[str]:
     names = [rule]
     if s.max <= AUTO.long_row:
         names.append("scalar")
-    row_families = ["vector", "band" if band.applies(A, s) else "warp"]
-    if row_families[-1] == "warp" and rle.applies(A, s):
-        row_families.append("rle")
+    banded = band.applies(A, s)
+    row_families = ["vector", "band" if banded else "warp"] + (["rle"] if not banded and rle.applies(A, s) else [])
     for family in row_families:
         centre = bound_param(A, family, None)  # the lanes rule's width
         assert centre is not None

@@ -129,7 +129,7 @@ def test_gpu_report_all_kernels(dtype):
     assert result["anchor"] == "cusparse" and result["copy_bandwidth_gbps"] > 100
     assert {r["kernel"] for r in result["rows"]} == set(shared_report.gpu_kernels())
     for row in result["rows"]:
-        if row["kernel"] in ("dia", "band"):  # a power law has neither structure: the row says so (rle runs anywhere)
+        if row["kernel"] in rules.OWN_MATRICES_ONLY:  # a power law has neither structure: the row says so
             assert rules.STRUCTURES[row["kernel"]].NEEDS in row["failed"], row
             continue
         assert "failed" not in row, row

@@ -28,10 +28,9 @@ cupy = pytest.importorskip("cupy")
 # every registry entry (a new kernel is covered by being registered) plus every kernel parameter
 # (dia and band run on matrices of their structure only: tests/ops/test_dia_gpu.py, test_band_gpu.py;
 # rle runs on any matrix, so it is here too)
-OWN_MATRICES_ONLY = ("dia", "band")
-KERNELS = [k for k in rules.KERNELS if k not in OWN_MATRICES_ONLY] + [
+KERNELS = [k for k in rules.KERNELS if k not in rules.OWN_MATRICES_ONLY] + [
     f"{family}:{value}" for family, values in rules.KERNEL_PARAMETERS.items() for value in values
-    if family not in OWN_MATRICES_ONLY]
+    if family not in rules.OWN_MATRICES_ONLY]
 DTYPES = [np.float32, np.float64]
 INDEX_DTYPES = [np.int32, np.int64]
 

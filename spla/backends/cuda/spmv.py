@@ -398,27 +398,16 @@ class _DiaLauncher(_RowLauncher):
         self.row_kernel = _row_launcher(cupy, A, "scalar", None)
 
 
-class _BandLauncher(_RowLauncher):
-    """band: warp's launch with each row's first column (spla.planning.band) in place of A's
-    column indices. ``row_kernel`` is the warp launcher of the same lanes over A's CSR arrays,
-    whose mapping the fused CG kernels repeat."""
+class _WarpMappedLauncher(_RowLauncher):
+    """band and rle: warp's launch with a structure's arrays in place of A's column indices (band:
+    each row's first column, spla.planning.band; rle: A's runs, spla.planning.rle).
+    ``row_kernel`` is the warp launcher of the same lanes over A's CSR arrays, whose mapping the
+    fused CG kernels repeat."""
 
-    def __init__(self, cupy, A, structure: band.Structure, lanes: int):
-        super().__init__(cupy, A, function(cupy, "band", A.dtype, A.index_dtype, lanes),
+    def __init__(self, cupy, A, family: str, columns: tuple, lanes: int):
+        super().__init__(cupy, A, function(cupy, family, A.dtype, A.index_dtype, lanes),
                          _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK,
-                         head=(np.int64(A.n_rows), A.indptr, structure.first, A.data))
-        self.row_kernel = _row_launcher(cupy, A, "warp", lanes)
-
-
-class _RleLauncher(_RowLauncher):
-    """rle: warp's launch with A's runs (spla.planning.rle) in place of its column indices;
-    ``row_kernel`` as band's."""
-
-    def __init__(self, cupy, A, structure: rle.Structure, lanes: int):
-        super().__init__(cupy, A, function(cupy, "rle", A.dtype, A.index_dtype, lanes),
-                         _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK,
-                         head=(np.int64(A.n_rows), A.indptr, structure.run_ptr, structure.run_start, structure.run_col,
-                               A.data))
+                         head=(np.int64(A.n_rows), A.indptr, *columns, A.data))
         self.row_kernel = _row_launcher(cupy, A, "warp", lanes)
 
 
@@ -482,10 +471,11 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
         return _DiaLauncher(cupy, A, plan.structure, plan.param)
     if family == "band":
         assert isinstance(plan.structure, band.Structure) and plan.param is not None
-        return _BandLauncher(cupy, A, plan.structure, plan.param)
+        return _WarpMappedLauncher(cupy, A, family, (plan.structure.first,), plan.param)
     if family == "rle":
-        assert isinstance(plan.structure, rle.Structure) and plan.param is not None
-        return _RleLauncher(cupy, A, plan.structure, plan.param)
+        found = plan.structure
+        assert isinstance(found, rle.Structure) and plan.param is not None
+        return _WarpMappedLauncher(cupy, A, family, (found.run_ptr, found.run_start, found.run_col), plan.param)
     if family in ("adaptive", "adaptive2"):
         assert plan.adaptive is not None
         return _AdaptiveLauncher(cupy, A, family, plan.adaptive)
