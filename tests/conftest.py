@@ -69,6 +69,20 @@ def assert_matches_scipy(got, want, *, rtol=None, atol=0.0, dtype=None):
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol + rtol * scale)
 
 
+def block_rows(n_block_rows: int, size: int, per_row: int, seed: int = 0):
+    """A SciPy CSR matrix of dense size x size blocks, per_row a block row at block columns 2-9 apart
+    (a node of ``size`` unknowns coupled to ``per_row`` nodes: rows made of runs of ``size``
+    consecutive columns, none joined), each block's values drawn from 0.5-1."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    block_cols = np.cumsum(rng.integers(2, 10, (n_block_rows, per_row)), axis=1)
+    block_cols += rng.integers(0, n_block_rows - 10 * per_row, (n_block_rows, 1))
+    pattern = sp.csr_matrix((np.ones(block_cols.size), block_cols.ravel(), np.arange(0, block_cols.size + 1, per_row)),
+                            shape=(n_block_rows, n_block_rows))
+    return sp.kron(pattern, rng.uniform(0.5, 1, (size, size)), format="csr")
+
+
 @pytest.fixture
 def shared_matrices():
     """The folder of real SuiteSparse matrices beside the checkout, or skip."""

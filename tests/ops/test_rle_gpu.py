@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import block_rows
 
 import spla
 from spla import CSRMatrix
@@ -20,19 +21,8 @@ pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
 
 
-def _blocks(n_block_rows: int, size: int, per_row: int, seed: int = 0) -> sp.csr_matrix:
-    """Dense size x size blocks, per_row a block row, 2-9 block columns apart, plus the identity
-    (a symmetric positive definite matrix: B B^T + I)."""
-    rng = np.random.default_rng(seed)
-    block_cols = np.cumsum(rng.integers(2, 10, (n_block_rows, per_row)), axis=1)
-    block_cols += rng.integers(0, n_block_rows - 10 * per_row, (n_block_rows, 1))
-    pattern = sp.csr_matrix((np.ones(block_cols.size), block_cols.ravel(), np.arange(0, block_cols.size + 1, per_row)),
-                            shape=(n_block_rows, n_block_rows))
-    return sp.kron(pattern, rng.uniform(0.5, 1, (size, size)), format="csr")
-
-
 def _with_empty_and_unsorted_rows() -> CSRMatrix:
-    S = _blocks(800, 5, 4).tolil()
+    S = block_rows(800, 5, 4).tolil()
     S[30:90, :] = 0
     S = S.tocsr()
     S.eliminate_zeros()
@@ -43,7 +33,7 @@ def _with_empty_and_unsorted_rows() -> CSRMatrix:
 
 MATRICES = {
     "block-sparse": lambda: corpus.build("block-sparse", 60_000),
-    "blocks-3": lambda: CSRMatrix.from_scipy(_blocks(3000, 3, 6)),
+    "blocks-3": lambda: CSRMatrix.from_scipy(block_rows(3000, 3, 6)),
     "empty-and-unsorted-rows": _with_empty_and_unsorted_rows,
     "scattered": lambda: generators.random(4000, 12),  # runs of one: slower than warp, still right
 }
@@ -69,7 +59,7 @@ def test_rle_matches_scipy_and_warps_bits(rng, name, dtype, index_dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
 def test_alpha_beta_and_in_place(rng, dtype):
-    S = _blocks(1000, 4, 5)
+    S = block_rows(1000, 4, 5)
     A = CSRMatrix.from_scipy(S, dtype=dtype).to_device()
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
     y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))
@@ -83,7 +73,7 @@ def test_alpha_beta_and_in_place(rng, dtype):
 
 
 def test_auto_runs_rle_on_large_blocks_and_cg_solves_on_them(rng, monkeypatch):
-    B = _blocks(3200, 10, 4, seed=3)  # 32,000 rows: runs of 10 and more in B B^T
+    B = block_rows(3200, 10, 4, seed=3)  # 32,000 rows: runs of 10 and more in B B^T
     S = (B @ B.T + sp.identity(B.shape[0], format="csr")).tocsr()
     S.sort_indices()
     monkeypatch.setattr(rle, "AUTO_MIN_NNZ", S.nnz)  # (auto's size floor, 10M, kept out of a test's time)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import block_rows
 
 from spla import CSRMatrix
 from spla.bench import corpus
@@ -23,15 +24,9 @@ def _columns_from(found: rle.Structure, A) -> np.ndarray:
     return np.repeat(found.run_col, lengths) + within
 
 
-def _blocks(n_block_rows: int, size: int, per_row: int, seed: int = 0) -> CSRMatrix:
-    """Dense size x size blocks, per_row of them a block row at block columns 2-9 apart (a node of
-    ``size`` unknowns coupled to ``per_row`` nodes): runs of ``size``, none joined."""
-    rng = np.random.default_rng(seed)
-    steps = rng.integers(2, 10, (n_block_rows, per_row))
-    block_cols = np.cumsum(steps, axis=1) + rng.integers(0, n_block_rows - 10 * per_row, (n_block_rows, 1))
-    pattern = sp.csr_matrix((np.ones(block_cols.size), block_cols.ravel(), np.arange(0, block_cols.size + 1, per_row)),
-                            shape=(n_block_rows, n_block_rows))
-    return CSRMatrix.from_scipy(sp.kron(pattern, np.ones((size, size)), format="csr"))
+def _blocks(n_block_rows: int, size: int, per_row: int) -> CSRMatrix:
+    """conftest.block_rows as a CSRMatrix: rows made of runs of ``size`` consecutive columns."""
+    return CSRMatrix.from_scipy(block_rows(n_block_rows, size, per_row))
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64], ids=["int32", "int64"])
