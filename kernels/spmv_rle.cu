@@ -53,6 +53,7 @@ __global__ void spla_spmv_rle(long long n_rows, const I* __restrict__ indptr, co
         const long long row = top + group_in_warp;
         V sum = V(0);
         if (row < n_rows) {
+            // the row's ends from indptr, not run_start[run_ptr[row]]: loads beside run_ptr's, not after it
             const I start = indptr[row];
             const I length = indptr[row + 1] - start;
             if (length > lane) {
