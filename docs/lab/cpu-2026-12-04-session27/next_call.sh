@@ -382,6 +382,25 @@ for s in "$@"; do
                 /tmp/h36/blocks-6x6-5.npz corpus:block-sparse:4e7 --kernel rle --dtype float32 float64 \
                 --variant committed= --variant "bounds=file:$S44/spmv_rle_bounds.cu" \
                 --variant "plain=file:$S44/spmv_rle_plain.cu" --rounds 3 --out "$R/rleab44" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44)"; exit 2 ;;
+    # session 45: rle's runs in registers (R4 in ../h200-2026-12-06-session45/README.md): the variant against the
+    # committed kernel on sets 36, 37 and four of set 30, then each preload swapped in and timed beside staged in turns
+    regs45) S45=docs/lab/h200-2026-12-06-session45
+           [ -d /tmp/h36 ] || step make36 python3 docs/lab/cpu-2026-12-05-session44/make_held_out_36.py /tmp/h36
+           [ -d /tmp/h37 ] || step make37 python3 docs/lab/cpu-2026-12-05-session44/make_held_out_37.py /tmp/h37
+           [ -d /tmp/h30 ] || step make30 python3 docs/lab/cpu-2026-12-05-session38/make_held_out_30.py /tmp/h30 \
+                runs-3x8-local-2000 runs-6x12-local-4000 blocks-16x16-3 aligned-runs-4x8-local-3000
+           h30="/tmp/h30/runs-3x8-local-2000.npz /tmp/h30/runs-6x12-local-4000.npz /tmp/h30/blocks-16x16-3.npz
+                /tmp/h30/aligned-runs-4x8-local-3000.npz"
+           step regs45 python3 scripts/ab_kernel.py /tmp/h36/*.npz /tmp/h37/*.npz $h30 --kernel rle \
+                --dtype float32 float64 --variant committed= --variant "regs4=file:$S45/spmv_rle_regs.cu -DPRELOAD=4" \
+                --variant "regs8=file:$S45/spmv_rle_regs.cu -DPRELOAD=8" --rounds 3 --out "$R/regs45"
+           cp kernels/spmv_rle.cu /tmp/spmv_rle_committed.cu
+           for P in 4 8; do
+             sed "s/^#define PRELOAD 4$/#define PRELOAD $P/" "$S45/spmv_rle_regs.cu" >kernels/spmv_rle.cu
+             step "turns45-regs$P" python3 scripts/time_turns.py /tmp/h36/*.npz /tmp/h37/*.npz $h30 \
+                  --kernels staged,rle,cusparse:2 --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns45-regs$P"
+           done
+           cp /tmp/spmv_rle_committed.cu kernels/spmv_rle.cu ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45)"; exit 2 ;;
   esac
 done
