@@ -401,6 +401,21 @@ for s in "$@"; do
                   --kernels staged,rle,cusparse:2 --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns45-regs$P"
            done
            cp /tmp/spmv_rle_committed.cu kernels/spmv_rle.cu ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45)"; exit 2 ;;
+    # session 45: set 38, the test of the cut read off call 3 (R5): staged and rle in turns under each kernel. Its
+    # log is not echoed (the cut is chosen and committed before set 38 is read)
+    turns38) S45=docs/lab/h200-2026-12-06-session45
+           python3 "$S45/make_held_out_38.py" /tmp/h38 >"$R/make38.log" 2>&1
+           cp kernels/spmv_rle.cu /tmp/spmv_rle_committed.cu
+           for P in 0 4 8; do
+             if [ $P = 0 ]; then cp /tmp/spmv_rle_committed.cu kernels/spmv_rle.cu
+             else sed "s/^#define PRELOAD 4$/#define PRELOAD $P/" "$S45/spmv_rle_regs.cu" >kernels/spmv_rle.cu; fi
+             echo "== $(date +%H:%M:%S) turns38-$P"
+             timeout -k 10 300 python3 scripts/time_turns.py /tmp/h38/*.npz --kernels staged,rle,cusparse:2 \
+                  --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns38-$P" >"$R/turns38-$P.log" 2>&1
+             echo "== $(date +%H:%M:%S) turns38-$P: exit $?"
+             pack
+           done
+           cp /tmp/spmv_rle_committed.cu kernels/spmv_rle.cu ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38)"; exit 2 ;;
   esac
 done
