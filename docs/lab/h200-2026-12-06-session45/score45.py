@@ -44,7 +44,8 @@ def main(argv=None) -> int:
     print("| matrix | mean run | runs a row | dtype | rle / staged | staged / lean | rle / lean |")
     print("| --- | ---: | ---: | --- | ---: | ---: | ---: |")
     for run, name, dtype, gain, staged, rle in rows:
-        print(f"| {name} | {run:.2f} | {runs[name]['runs_a_row']:.2f} | {dtype} | {gain:.3f} | {staged:.3f} | {rle:.3f} |")
+        print(f"| {name} | {run:.2f} | {runs[name]['runs_a_row']:.2f} | {dtype} | {gain:.3f} | {staged:.3f} "
+              f"| {rle:.3f} |")
     dtypes = sorted({r[2] for r in rows})
     if args.cut is not None:
         for dtype in dtypes:
