@@ -398,7 +398,7 @@ for s in "$@"; do
            for P in 4 8; do
              sed "s/^#define PRELOAD 4$/#define PRELOAD $P/" "$S45/spmv_rle_regs.cu" >kernels/spmv_rle.cu
              step "turns45-regs$P" python3 scripts/time_turns.py /tmp/h36/*.npz /tmp/h37/*.npz $h30 \
-                  --kernels staged,rle,cusparse:2 --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns45-regs$P"
+                  --kernels staged,rle:2,rle:4,rle:8,cusparse:2 --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns45-regs$P"
            done
            cp /tmp/spmv_rle_committed.cu kernels/spmv_rle.cu ;;
     # session 45: set 38, the test of the cut read off call 3 (R5): staged and rle in turns under each kernel. Its
@@ -410,7 +410,8 @@ for s in "$@"; do
              if [ $P = 0 ]; then cp /tmp/spmv_rle_committed.cu kernels/spmv_rle.cu
              else sed "s/^#define PRELOAD 4$/#define PRELOAD $P/" "$S45/spmv_rle_regs.cu" >kernels/spmv_rle.cu; fi
              echo "== $(date +%H:%M:%S) turns38-$P"
-             timeout -k 10 300 python3 scripts/time_turns.py /tmp/h38/*.npz --kernels staged,rle,cusparse:2 \
+             lanes=rle:2,rle:4,rle:8; [ $P = 0 ] && lanes=rle
+             timeout -k 10 300 python3 scripts/time_turns.py /tmp/h38/*.npz --kernels "staged,$lanes,cusparse:2" \
                   --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns38-$P" >"$R/turns38-$P.log" 2>&1
              echo "== $(date +%H:%M:%S) turns38-$P: exit $?"
              pack

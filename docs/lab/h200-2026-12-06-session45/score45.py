@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from spla.planning.spmv import band_lanes
+
 
 def geomean(values) -> float:
     return float(np.exp(np.mean(np.log(values)))) if len(values) else float("nan")
@@ -29,6 +31,8 @@ def main(argv=None) -> int:
     parser.add_argument("--floor", type=float, default=0.98)
     parser.add_argument("--geomean", type=float, default=1.03)
     parser.add_argument("--cut", type=float, help="score this cut, not find one")
+    parser.add_argument("--lanes", choices=["rule", "best"], default="rule",
+                        help="where the turns time rle:2/4/8: rle at band_lanes's width (auto's) or the best of them")
     args = parser.parse_args(argv)
     runs = {name: s for path in args.runs for name, s in json.loads(path.read_text()).items()}
     ms: dict = defaultdict(dict)
@@ -39,6 +43,10 @@ def main(argv=None) -> int:
     rows = []  # (mean run, name, dtype, rle / staged, staged / lean, rle / lean)
     for (name, dtype), t in ms.items():
         lean = min(t["cusparse"], t["cusparse:2"])
+        if "rle" not in t:
+            widths = [k for k in t if k.startswith("rle:")]
+            rule = f"rle:{band_lanes(runs[name]['mean_row'], np.dtype(dtype).itemsize)}"
+            t["rle"] = min(t[k] for k in widths) if args.lanes == "best" else t[rule]
         rows.append((runs[name]["mean_run"], name, dtype, t["staged"] / t["rle"], lean / t["staged"], lean / t["rle"]))
     rows.sort()
     print("| matrix | mean run | runs a row | dtype | rle / staged | staged / lean | rle / lean |")
