@@ -42,13 +42,15 @@ __all__ = ["AUTO_MIN_NNZ", "AUTO_MIN_ROWS", "AUTO_MIN_RUN", "NEEDS", "Refusal", 
 NEEDS = "room on the device for its runs (8 bytes a run of consecutive columns)"
 
 #: ``auto`` runs rle where runs average at least this many entries. The byte model put it at 4 (the
-#: runs' 8 bytes at most half of the indices' 4 a nonzero); held-out set 36 (H100, session 44, rle and
-#: staged in turns) did not bear that out: runs of 4.0 and 6.0 ran rle at 0.95-1.01x staged, runs of
-#: 6.6, 12 and 32 at 1.09-1.33x in both dtypes, runs of 2-3.9 at 0.73-1.04x. A lane's walk over short
-#: runs costs what their bytes save. The decision written before the run (docs/lab/
-#: cpu-2026-12-05-session44/README.md) moves the cut to the shortest runs where rle led by 5% on every
-#: matrix from there up: between 6.0 and 6.6. Read off set 36, not yet tested on a fresh set (set 37).
-AUTO_MIN_RUN = 6.5
+#: runs' 8 bytes at most half of the indices' 4 a nonzero). Held-out set 36 (H100, session 44) moved it
+#: to 6.5: runs of 2-6 ran rle at 0.73-1.04x staged, runs of 6.6-32 at 1.09-1.33x. Fresh set 37 (H200,
+#: session 45) did not bear 6.5 out: runs of 7-10 in rows of 3-4 runs ran rle at 0.73-1.14x staged,
+#: most below 1 (every lane of a row walks every run of it, a load waiting on the one before). By the
+#: decision written before that run (docs/lab/h200-2026-12-06-session45/README.md) the cut moves to the
+#: shortest mean run from which every matrix timed on the H200 kept rle at 0.98x staged or better:
+#: runs of 12-32 ran it at 1.02-1.34x (sets 30 and 36, the tuner's turns). Read off those sets, not
+#: yet tested on a fresh one (set 38 is written for that).
+AUTO_MIN_RUN = 12.0
 
 #: ... and reads the full runs only where this share of the sampled neighbours are consecutive (runs
 #: of half AUTO_MIN_RUN pass it, so sampling noise does not hide longer ones): a matrix of scattered

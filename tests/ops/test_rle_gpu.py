@@ -73,7 +73,7 @@ def test_alpha_beta_and_in_place(rng, dtype):
 
 
 def test_auto_runs_rle_on_large_blocks_and_cg_solves_on_them(rng, monkeypatch):
-    B = block_rows(3200, 10, 4, seed=3)  # 32,000 rows: runs of 10 and more in B B^T
+    B = block_rows(2000, 16, 2, seed=3)  # 32,000 rows: runs of 16 and more in B B^T
     S = (B @ B.T + sp.identity(B.shape[0], format="csr")).tocsr()
     S.sort_indices()
     monkeypatch.setattr(rle, "AUTO_MIN_NNZ", S.nnz)  # (auto's size floor, 10M, kept out of a test's time)
