@@ -395,7 +395,7 @@ for s in "$@"; do
                 --dtype float32 float64 --variant committed= --variant "regs4=file:$S45/spmv_rle_regs.cu -DPRELOAD=4" \
                 --variant "regs8=file:$S45/spmv_rle_regs.cu -DPRELOAD=8" --rounds 3 --out "$R/regs45"
            cp kernels/spmv_rle.cu /tmp/spmv_rle_committed.cu
-           for P in ${PRELOADS:-4 8}; do  # PRELOADS=8: the turns under one preload only (a call short of time)
+           for P in ${PRELOADS-4 8}; do  # PRELOADS=8: the turns under one preload only; PRELOADS= none (a call short of time)
              sed "s/^#define PRELOAD 4$/#define PRELOAD $P/" "$S45/spmv_rle_regs.cu" >kernels/spmv_rle.cu
              step "turns45-regs$P" python3 scripts/time_turns.py /tmp/h36/*.npz /tmp/h37/*.npz $h30 \
                   --kernels staged,rle:2,rle:4,rle:8,cusparse:2 --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns45-regs$P"
@@ -406,7 +406,7 @@ for s in "$@"; do
     turns38) S45=docs/lab/h200-2026-12-06-session45
            python3 "$S45/make_held_out_38.py" /tmp/h38 >"$R/make38.log" 2>&1
            cp kernels/spmv_rle.cu /tmp/spmv_rle_committed.cu
-           for P in 0 ${PRELOADS:-4 8}; do
+           for P in 0 ${PRELOADS-4 8}; do
              if [ $P = 0 ]; then cp /tmp/spmv_rle_committed.cu kernels/spmv_rle.cu
              else sed "s/^#define PRELOAD 4$/#define PRELOAD $P/" "$S45/spmv_rle_regs.cu" >kernels/spmv_rle.cu; fi
              echo "== $(date +%H:%M:%S) turns38-$P"
