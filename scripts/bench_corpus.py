@@ -216,6 +216,7 @@ def run_one(job: dict, dtype: str, args) -> dict:
     import spla
     from spla.bench.spmv import compare
     from spla.bench.tune import RESULT_KEY
+    from spla.planning import rle
     from spla.planning.spmv import describe_choice
     from spla.planning.stats import near_share, row_stats, tile_lines, tile_span
 
@@ -235,7 +236,9 @@ def run_one(job: dict, dtype: str, args) -> dict:
                   row_stats=dataclasses.asdict(row_stats(run_matrix)),  # what scripts/fit_auto.py fits on
                   near_share=near_share(run_matrix),  # and scripts/fit_lanes.py
                   tile_span=tile_span(run_matrix),  # packed rows' split (AutoThresholds.packed_span ...
-                  tile_lines=tile_lines(run_matrix))  # ... and packed_lines)
+                  tile_lines=tile_lines(run_matrix),  # ... and packed_lines)
+                  # where the row sample sent auto on to find the runs: fit_auto.py applies rle's cut of the day
+                  mean_run=rle.mean_run(csr) if "rle" in csr._cache else None)
     return record
 
 

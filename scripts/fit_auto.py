@@ -46,6 +46,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from spla.planning import rle  # noqa: E402
 from spla.planning.spmv import (  # noqa: E402
     AUTO,
     SPLA_KERNELS,
@@ -181,7 +182,8 @@ def load(paths, real: Path | None, stats_path: Path | None, measure: str = "devi
                 "x_bytes": x_bytes(record),
                 "near": lazy_near(record, real, near_cache),
                 "span": _tile_stat(record, spans, "span"), "lines": _tile_stat(record, spans, "lines"),
-                "times": times, "anchor": min(vendor.values()) if vendor else None}
+                "times": times, "anchor": min(vendor.values()) if vendor else None,
+                "mean_run": record.get("mean_run")}
     if stats_path is not None:
         stats_path.write_text(json.dumps(cache, indent=1, sort_keys=True))
     return list(items.values())
@@ -204,10 +206,15 @@ def half_of(record: dict) -> str:
 
 def picked(item: dict, t: AutoThresholds) -> str:
     """The rule's kernel (spla.planning.spmv.rule_choice) under thresholds t, a structured kernel
-    (dia, band) taken where the record timed it: bench_corpus.py times them only on matrices that
-    have their structure."""
-    return rule_choice(item["stats"], item["pack"], item["near"], lambda name: name in item["times"], t,
-                       item["x_bytes"], span=item.get("span"), lines=item.get("lines"))
+    (dia, band, rle) taken where the record timed it: bench_corpus.py times them only on matrices
+    that have their structure. rle also needs the record's mean run (where it carries one) to reach
+    today's rle.AUTO_MIN_RUN: a record made under a lower cut timed rle on shorter runs."""
+    def has_structure(name: str) -> bool:
+        mean_run = item.get("mean_run")
+        return name in item["times"] and not (name == "rle" and mean_run is not None and mean_run < rle.AUTO_MIN_RUN)
+
+    return rule_choice(item["stats"], item["pack"], item["near"], has_structure, t, item["x_bytes"],
+                       span=item.get("span"), lines=item.get("lines"))
 
 
 def _class(item: dict, t: AutoThresholds) -> str:

@@ -248,3 +248,23 @@ def test_tile_spans_put_packed_rows_within_a_narrow_window_on_staged(tmp_path):
         assert item["lines"]() == lines and fit_auto.picked(item, fit_auto.AUTO) == kernel
         path.write_text(json.dumps({"records": [{**record, "tile_span": 4e6, "tile_lines": lines}]}))
         assert fit_auto.picked(fit_auto.load([path], None, None)[0], fit_auto.AUTO) == kernel
+
+
+def test_rle_is_picked_only_from_todays_cut_where_the_record_carries_a_mean_run(tmp_path):
+    """A large regular record whose runs were timed under an older, lower cut: rle stays the pick only
+    where its mean run reaches rle.AUTO_MIN_RUN (and where the record carries none, as before)."""
+    from spla.planning import rle
+
+    record = {"name": "blocks", "half": "held-out", "dtype": "float32", "index_dtype": "int32", "status": "ok",
+              "near_share": 0.9, "matrix": {"rows": 1_000_000, "cols": 1_000_000, "nnz": 30_000_000},
+              "row_stats": {"n_rows": 1_000_000, "nnz": 30_000_000, "mean": 30.0, "std": 0.0, "cv": 0.0,
+                            "max": 30, "empty": 0},
+              "rows": [{"kernel": k, "device_us": t} for k, t in
+                       {"scalar": 30.0, "warp": 10.0, "vector": 10.0, "staged": 8.0, "rle": 6.0}.items()]}
+    path = tmp_path / "corpus.json"
+    picks = {}
+    for mean_run in (None, rle.AUTO_MIN_RUN - 0.5, rle.AUTO_MIN_RUN):
+        path.write_text(json.dumps({"records": [{**record, "mean_run": mean_run}]}))
+        picks[mean_run] = fit_auto.picked(fit_auto.load([path], None, None)[0], fit_auto.AUTO)
+    assert picks[None] == "rle" and picks[rle.AUTO_MIN_RUN] == "rle"
+    assert picks[rle.AUTO_MIN_RUN - 0.5] != "rle"
