@@ -237,8 +237,8 @@ def run_one(job: dict, dtype: str, args) -> dict:
                   near_share=near_share(run_matrix),  # and scripts/fit_lanes.py
                   tile_span=tile_span(run_matrix),  # packed rows' split (AutoThresholds.packed_span ...
                   tile_lines=tile_lines(run_matrix),  # ... and packed_lines)
-                  # where the row sample sent auto on to find the runs: fit_auto.py applies rle's cut of the day
-                  mean_run=rle.mean_run(csr) if "rle" in csr._cache else None)
+                  # where rle was timed (its runs already found): fit_auto.py applies rle's cut of the day
+                  mean_run=rle.mean_run(csr) if "rle" in kernels else None)
     return record
 
 

@@ -210,8 +210,9 @@ def picked(item: dict, t: AutoThresholds) -> str:
     that have their structure. rle also needs the record's mean run (where it carries one) to reach
     today's rle.AUTO_MIN_RUN: a record made under a lower cut timed rle on shorter runs."""
     def has_structure(name: str) -> bool:
-        mean_run = item.get("mean_run")
-        return name in item["times"] and not (name == "rle" and mean_run is not None and mean_run < rle.AUTO_MIN_RUN)
+        if name == "rle" and item.get("mean_run") is not None:
+            return name in item["times"] and item["mean_run"] >= rle.AUTO_MIN_RUN
+        return name in item["times"]
 
     return rule_choice(item["stats"], item["pack"], item["near"], has_structure, t, item["x_bytes"],
                        span=item.get("span"), lines=item.get("lines"))
