@@ -29,11 +29,17 @@ step() {  # name, command...: the command's output to $R/name.log, its tail and 
   # a step that hangs must not take the call's later steps with it (exit 124: stopped at the limit)
   timeout -k 10 "${STEP_LIMIT_S:-420}" "$@" >"$R/$name.log" 2>&1
   local rc=$?
-  tail -n 6 "$R/$name.log"
+  [ -n "${STEP_QUIET:-}" ] || tail -n 6 "$R/$name.log"  # STEP_QUIET=1: a blind run's figures stay unread
   echo "== $(date +%H:%M:%S) $name: exit $rc"
   pack
 }
 sources() { ls "$1"/*.npz | paste -sd, -; }
+# session 45: kernels/spmv_rle.cu as committed (0) or session 45's preload variant at PRELOAD=$1
+RLE_COMMITTED=$(cat kernels/spmv_rle.cu)
+use_rle() {
+  if [ "$1" = 0 ]; then printf '%s\n' "$RLE_COMMITTED" >kernels/spmv_rle.cu
+  else sed "s/^#define PRELOAD 4$/#define PRELOAD $1/" docs/lab/h200-2026-12-06-session45/spmv_rle_regs.cu >kernels/spmv_rle.cu; fi
+}
 # session 39: ab_kernel.py on adaptive2 against variants of BATCH_V, over the given small matrices, then over
 # the larger corpus and real ones that guard the 10M plans (steps NAME-small and NAME-large).
 # batch_ab NAME "SMALL SOURCES" BUDGET_S VARIANT...
@@ -394,29 +400,23 @@ for s in "$@"; do
            step regs45 python3 scripts/ab_kernel.py /tmp/h36/*.npz /tmp/h37/*.npz $h30 --kernel rle \
                 --dtype float32 float64 --variant committed= --variant "regs4=file:$S45/spmv_rle_regs.cu -DPRELOAD=4" \
                 --variant "regs8=file:$S45/spmv_rle_regs.cu -DPRELOAD=8" --rounds 3 --out "$R/regs45"
-           cp kernels/spmv_rle.cu /tmp/spmv_rle_committed.cu
            for P in ${PRELOADS-4 8}; do  # PRELOADS=8: the turns under one preload only; PRELOADS= none (a call short of time)
-             sed "s/^#define PRELOAD 4$/#define PRELOAD $P/" "$S45/spmv_rle_regs.cu" >kernels/spmv_rle.cu
+             use_rle $P
              step "turns45-regs$P" python3 scripts/time_turns.py /tmp/h36/*.npz /tmp/h37/*.npz $h30 \
                   --kernels staged,rle:2,rle:4,rle:8,cusparse:2 --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns45-regs$P"
            done
-           cp /tmp/spmv_rle_committed.cu kernels/spmv_rle.cu ;;
+           use_rle 0 ;;
     # session 45: set 38, the test of the cut read off call 3 (R5): staged and rle in turns under each kernel. Its
     # log is not echoed (the cut is chosen and committed before set 38 is read)
-    turns38) S45=docs/lab/h200-2026-12-06-session45
-           python3 "$S45/make_held_out_38.py" /tmp/h38 >"$R/make38.log" 2>&1
-           cp kernels/spmv_rle.cu /tmp/spmv_rle_committed.cu
+    turns38) STEP_QUIET=1 step make38 python3 docs/lab/h200-2026-12-06-session45/make_held_out_38.py /tmp/h38
            for P in 0 ${PRELOADS-4 8}; do
-             if [ $P = 0 ]; then cp /tmp/spmv_rle_committed.cu kernels/spmv_rle.cu
-             else sed "s/^#define PRELOAD 4$/#define PRELOAD $P/" "$S45/spmv_rle_regs.cu" >kernels/spmv_rle.cu; fi
-             echo "== $(date +%H:%M:%S) turns38-$P"
+             use_rle $P
              lanes=rle:2,rle:4,rle:8; [ $P = 0 ] && lanes=rle
-             timeout -k 10 300 python3 scripts/time_turns.py /tmp/h38/*.npz --kernels "staged,$lanes,cusparse:2" \
-                  --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/turns38-$P" >"$R/turns38-$P.log" 2>&1
-             echo "== $(date +%H:%M:%S) turns38-$P: exit $?"
-             pack
+             STEP_QUIET=1 STEP_LIMIT_S=300 step "turns38-$P" python3 scripts/time_turns.py /tmp/h38/*.npz \
+                  --kernels "staged,$lanes,cusparse:2" --dtype float32 float64 --rounds 3 --budget 0.05 \
+                  --out "$R/turns38-$P"
            done
-           cp /tmp/spmv_rle_committed.cu kernels/spmv_rle.cu ;;
+           use_rle 0 ;;
     *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38)"; exit 2 ;;
   esac
 done
