@@ -7,6 +7,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+from spla.planning import rle
 from spla.planning.spmv import AUTO_RULE
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fit_auto.py"
@@ -253,8 +254,6 @@ def test_tile_spans_put_packed_rows_within_a_narrow_window_on_staged(tmp_path):
 def test_rle_is_picked_only_from_todays_cut_where_the_record_carries_a_mean_run(tmp_path):
     """A large regular record whose runs were timed under an older, lower cut: rle stays the pick only
     where its mean run reaches rle.AUTO_MIN_RUN (and where the record carries none, as before)."""
-    from spla.planning import rle
-
     record = {"name": "blocks", "half": "held-out", "dtype": "float32", "index_dtype": "int32", "status": "ok",
               "near_share": 0.9, "matrix": {"rows": 1_000_000, "cols": 1_000_000, "nnz": 30_000_000},
               "row_stats": {"n_rows": 1_000_000, "nnz": 30_000_000, "mean": 30.0, "std": 0.0, "cv": 0.0,
