@@ -17,31 +17,21 @@ template <typename V, typename I, int LANES>
 __global__ void spla_spmv_band(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ first,
                                const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
                                V alpha, V beta) {
-    static_assert(LANES >= 2 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "LANES must be 2, 4, 8, 16 or 32");
-    constexpr int GROUPS_PER_WARP = spla::WARP_SIZE / LANES;
-    const int lane = threadIdx.x % LANES;
-    const int group_in_warp = (threadIdx.x % spla::WARP_SIZE) / LANES;
-    const long long warp = spla::global_thread_id() / spla::WARP_SIZE;
-    const long long n_warps = spla::grid_threads() / spla::WARP_SIZE;
-    for (long long top = warp * GROUPS_PER_WARP; top < n_rows; top += n_warps * GROUPS_PER_WARP) {
-        const long long row = top + group_in_warp;
+    spla::row_groups<V, LANES>(n_rows, y, alpha, beta, [&](long long row, int lane) {
+        const I start = indptr[row];
+        const I end = indptr[row + 1];
         V sum = V(0);
-        if (row < n_rows) {
-            const I start = indptr[row];
-            const I end = indptr[row + 1];
-            if (end > start) {
-                const V* xs = x + first[row];  // entry start + k sits in column first[row] + k
-                const V* values = data + start;
-                // unrolled by 4: four loads of each in flight a lane, 3-16% faster on the H200 at the
-                // lanes the host picks (spla.planning.spmv.band_lanes); the order of the sums is kept
-                const I length = end - start;
+        if (end > start) {
+            const V* xs = x + first[row];  // entry start + k sits in column first[row] + k
+            const V* values = data + start;
+            // unrolled by 4: four loads of each in flight a lane, 3-16% faster on the H200 at the
+            // lanes the host picks (spla.planning.spmv.band_lanes); the order of the sums is kept
+            const I length = end - start;
 #pragma unroll 4
-                for (I k = lane; k < length; k += LANES) {
-                    sum += values[k] * __ldg(xs + k);
-                }
+            for (I k = lane; k < length; k += LANES) {
+                sum += values[k] * __ldg(xs + k);
             }
         }
-        sum = spla::warp_reduce_sum<V, LANES>(sum);
-        if (lane == 0 && row < n_rows) spla::store_row(y, row, sum, alpha, beta);
-    }
+        return sum;
+    });
 }

@@ -43,46 +43,36 @@ __global__ void spla_spmv_rle(long long n_rows, const I* __restrict__ indptr, co
                               const I* __restrict__ run_start, const I* __restrict__ run_col,
                               const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
                               V alpha, V beta) {
-    static_assert(LANES >= 2 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "LANES must be 2, 4, 8, 16 or 32");
-    constexpr int GROUPS_PER_WARP = spla::WARP_SIZE / LANES;
-    const int lane = threadIdx.x % LANES;
-    const int group_in_warp = (threadIdx.x % spla::WARP_SIZE) / LANES;
-    const long long warp = spla::global_thread_id() / spla::WARP_SIZE;
-    const long long n_warps = spla::grid_threads() / spla::WARP_SIZE;
-    for (long long top = warp * GROUPS_PER_WARP; top < n_rows; top += n_warps * GROUPS_PER_WARP) {
-        const long long row = top + group_in_warp;
+    spla::row_groups<V, LANES>(n_rows, y, alpha, beta, [&](long long row, int lane) {
         V sum = V(0);
-        if (row < n_rows) {
-            // the row's ends from indptr, not run_start[run_ptr[row]]: loads beside run_ptr's, not after it
-            const I start = indptr[row];
-            const I length = indptr[row + 1] - start;
-            if (length > lane) {
-                I run = run_ptr[row];
-                I next = run_start[run + 1];
-                long long shift = static_cast<long long>(run_col[run]) - run_start[run];
-                I k = lane;
-                for (; k + (UNROLL - 1) * LANES < length; k += UNROLL * LANES) {
-                    V v[UNROLL];
-                    long long column[UNROLL];
+        // the row's ends from indptr, not run_start[run_ptr[row]]: loads beside run_ptr's, not after it
+        const I start = indptr[row];
+        const I length = indptr[row + 1] - start;
+        if (length > lane) {
+            I run = run_ptr[row];
+            I next = run_start[run + 1];
+            long long shift = static_cast<long long>(run_col[run]) - run_start[run];
+            I k = lane;
+            for (; k + (UNROLL - 1) * LANES < length; k += UNROLL * LANES) {
+                V v[UNROLL];
+                long long column[UNROLL];
 #pragma unroll
-                    for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + u * LANES];
+                for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + u * LANES];
 #pragma unroll
-                    for (int u = 0; u < UNROLL; ++u) {
-                        const I at = start + k + u * LANES;
-                        walk_to(at, run, next, shift, run_start, run_col);
-                        column[u] = at + shift;
-                    }
-#pragma unroll
-                    for (int u = 0; u < UNROLL; ++u) sum += v[u] * __ldg(x + column[u]);
-                }
-                for (; k < length; k += LANES) {
-                    const I at = start + k;
+                for (int u = 0; u < UNROLL; ++u) {
+                    const I at = start + k + u * LANES;
                     walk_to(at, run, next, shift, run_start, run_col);
-                    sum += data[at] * __ldg(x + (at + shift));
+                    column[u] = at + shift;
                 }
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) sum += v[u] * __ldg(x + column[u]);
+            }
+            for (; k < length; k += LANES) {
+                const I at = start + k;
+                walk_to(at, run, next, shift, run_start, run_col);
+                sum += data[at] * __ldg(x + (at + shift));
             }
         }
-        sum = spla::warp_reduce_sum<V, LANES>(sum);
-        if (lane == 0 && row < n_rows) spla::store_row(y, row, sum, alpha, beta);
-    }
+        return sum;
+    });
 }

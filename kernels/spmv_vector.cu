@@ -36,47 +36,37 @@ template <typename V, typename I, int LANES>
 __global__ void spla_spmv_vector(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                                  const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
                                  V alpha, V beta) {
-    static_assert(LANES >= 2 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "LANES must be 2, 4, 8, 16 or 32");
     constexpr int PACK = PackEntries<V, I>::value;
     using ValuePack = Pack<V, PACK>;
     using IndexPack = Pack<I, PACK>;
-    constexpr int GROUPS_PER_WARP = spla::WARP_SIZE / LANES;
-    const int lane = threadIdx.x % LANES;
-    const int group_in_warp = (threadIdx.x % spla::WARP_SIZE) / LANES;
-    const long long warp = spla::global_thread_id() / spla::WARP_SIZE;
-    const long long n_warps = spla::grid_threads() / spla::WARP_SIZE;
-    for (long long first = warp * GROUPS_PER_WARP; first < n_rows; first += n_warps * GROUPS_PER_WARP) {
-        const long long row = first + group_in_warp;
+    spla::row_groups<V, LANES>(n_rows, y, alpha, beta, [&](long long row, int lane) {
         V sum = V(0);
-        if (row < n_rows) {
-            const I start = indptr[row];
-            const I end = indptr[row + 1];
-            // [start, body_begin): head; [body_begin, body_end): packs; [body_end, end): tail.
-            // Rounded in 64 bits: start + PACK - 1 may pass INT_MAX for int32 offsets.
-            const long long up = (static_cast<long long>(start) + PACK - 1) / PACK * PACK;
-            const I body_begin = up < end ? static_cast<I>(up) : end;
-            I body_end = end / PACK * PACK;
-            if (body_end < body_begin) body_end = body_begin;
-            // Head and tail together hold fewer than 2 * PACK <= 8 entries: one per lane.
-            const I head = body_begin - start;
-            const I edge = head + (end - body_end);
-            for (I k = lane; k < edge; k += LANES) {
-                const I j = k < head ? start + k : body_end + (k - head);
-                sum += data[j] * __ldg(x + indices[j]);
-            }
-            const ValuePack* value_packs = reinterpret_cast<const ValuePack*>(data + body_begin);
-            const IndexPack* index_packs = reinterpret_cast<const IndexPack*>(indices + body_begin);
-            const I n_packs = (body_end - body_begin) / PACK;
-            for (I p = lane; p < n_packs; p += LANES) {
-                const ValuePack vals = value_packs[p];
-                const IndexPack cols = index_packs[p];
+        const I start = indptr[row];
+        const I end = indptr[row + 1];
+        // [start, body_begin): head; [body_begin, body_end): packs; [body_end, end): tail.
+        // Rounded in 64 bits: start + PACK - 1 may pass INT_MAX for int32 offsets.
+        const long long up = (static_cast<long long>(start) + PACK - 1) / PACK * PACK;
+        const I body_begin = up < end ? static_cast<I>(up) : end;
+        I body_end = end / PACK * PACK;
+        if (body_end < body_begin) body_end = body_begin;
+        // Head and tail together hold fewer than 2 * PACK <= 8 entries: one per lane.
+        const I head = body_begin - start;
+        const I edge = head + (end - body_end);
+        for (I k = lane; k < edge; k += LANES) {
+            const I j = k < head ? start + k : body_end + (k - head);
+            sum += data[j] * __ldg(x + indices[j]);
+        }
+        const ValuePack* value_packs = reinterpret_cast<const ValuePack*>(data + body_begin);
+        const IndexPack* index_packs = reinterpret_cast<const IndexPack*>(indices + body_begin);
+        const I n_packs = (body_end - body_begin) / PACK;
+        for (I p = lane; p < n_packs; p += LANES) {
+            const ValuePack vals = value_packs[p];
+            const IndexPack cols = index_packs[p];
 #pragma unroll
-                for (int e = 0; e < PACK; ++e) {
-                    sum += vals.v[e] * __ldg(x + cols.v[e]);
-                }
+            for (int e = 0; e < PACK; ++e) {
+                sum += vals.v[e] * __ldg(x + cols.v[e]);
             }
         }
-        sum = spla::warp_reduce_sum<V, LANES>(sum);
-        if (lane == 0 && row < n_rows) spla::store_row(y, row, sum, alpha, beta);
-    }
+        return sum;
+    });
 }

@@ -19,25 +19,14 @@ template <typename V, typename I, int LANES>
 __global__ void spla_spmv_warp(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                                const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
                                V alpha, V beta) {
-    static_assert(LANES >= 2 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "LANES must be 2, 4, 8, 16 or 32");
-    constexpr int GROUPS_PER_WARP = spla::WARP_SIZE / LANES;
-    const int lane = threadIdx.x % LANES;
-    const int group_in_warp = (threadIdx.x % spla::WARP_SIZE) / LANES;
-    const long long warp = spla::global_thread_id() / spla::WARP_SIZE;
-    const long long n_warps = spla::grid_threads() / spla::WARP_SIZE;
-    // Loop over the warp's first row, identical for all 32 lanes.
-    for (long long first = warp * GROUPS_PER_WARP; first < n_rows; first += n_warps * GROUPS_PER_WARP) {
-        const long long row = first + group_in_warp;
+    spla::row_groups<V, LANES>(n_rows, y, alpha, beta, [&](long long row, int lane) {
+        // Offsets within the row, so k + LANES cannot pass INT_MAX near the end of a big matrix.
+        const I start = indptr[row];
+        const I length = indptr[row + 1] - start;
         V sum = V(0);
-        if (row < n_rows) {
-            // Offsets within the row, so k + LANES cannot pass INT_MAX near the end of a big matrix.
-            const I start = indptr[row];
-            const I length = indptr[row + 1] - start;
-            for (I k = lane; k < length; k += LANES) {
-                sum += data[start + k] * __ldg(x + indices[start + k]);
-            }
+        for (I k = lane; k < length; k += LANES) {
+            sum += data[start + k] * __ldg(x + indices[start + k]);
         }
-        sum = spla::warp_reduce_sum<V, LANES>(sum);
-        if (lane == 0 && row < n_rows) spla::store_row(y, row, sum, alpha, beta);
-    }
+        return sum;
+    });
 }
