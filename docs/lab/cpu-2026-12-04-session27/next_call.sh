@@ -423,14 +423,21 @@ for s in "$@"; do
            STEP_QUIET=1 STEP_LIMIT_S=300 step turns39 python3 scripts/time_turns.py /tmp/h39/*.npz \
                 --kernels staged,rle:2,rle:4,rle:8,rle:16,cusparse:2 --dtype float32 float64 --rounds 3 --budget 0.05 \
                 --out "$R/turns39" ;;
-    lanes46) [ -d /tmp/h36 ] || step make36 python3 docs/lab/cpu-2026-12-05-session44/make_held_out_36.py /tmp/h36
-           [ -d /tmp/h37 ] || step make37 python3 docs/lab/cpu-2026-12-05-session44/make_held_out_37.py /tmp/h37
-           [ -d /tmp/h38 ] || step make38 python3 docs/lab/h200-2026-12-06-session45/make_held_out_38.py /tmp/h38
-           [ -d /tmp/h30 ] || step make30 python3 docs/lab/cpu-2026-12-05-session38/make_held_out_30.py /tmp/h30 \
-                runs-3x8-local-2000 runs-6x12-local-4000 blocks-16x16-3 aligned-runs-4x8-local-3000
-           STEP_LIMIT_S=300 step lanes46 python3 scripts/time_turns.py /tmp/h36/*.npz /tmp/h37/*.npz /tmp/h38/*.npz \
-                /tmp/h30/runs-3x8-local-2000.npz /tmp/h30/runs-6x12-local-4000.npz /tmp/h30/blocks-16x16-3.npz \
-                /tmp/h30/aligned-runs-4x8-local-3000.npz --kernels staged,rle:2,rle:4,rle:8,rle:16,cusparse:2 \
+    lanes46) h30="/tmp/h30/runs-3x8-local-2000.npz /tmp/h30/runs-6x12-local-4000.npz /tmp/h30/blocks-16x16-3.npz
+                /tmp/h30/aligned-runs-4x8-local-3000.npz"
+           files=""
+           for n in ${LANES_SETS:-36 37 38 30}; do  # LANES_SETS: the fitting sets to time (a call short of time)
+             case $n in
+               30) [ -d /tmp/h30 ] || step make30 python3 docs/lab/cpu-2026-12-05-session38/make_held_out_30.py /tmp/h30 \
+                        runs-3x8-local-2000 runs-6x12-local-4000 blocks-16x16-3 aligned-runs-4x8-local-3000
+                   files="$files $h30" ;;
+               36|37) [ -d /tmp/h$n ] || step make$n python3 docs/lab/cpu-2026-12-05-session44/make_held_out_$n.py /tmp/h$n
+                   files="$files /tmp/h$n/*.npz" ;;
+               38) [ -d /tmp/h38 ] || step make38 python3 docs/lab/h200-2026-12-06-session45/make_held_out_38.py /tmp/h38
+                   files="$files /tmp/h38/*.npz" ;;
+             esac
+           done
+           STEP_LIMIT_S=300 step lanes46 python3 scripts/time_turns.py $files --kernels staged,rle:2,rle:4,rle:8,rle:16,cusparse:2 \
                 --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/lanes46" ;;
     *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46)"; exit 2 ;;
   esac
