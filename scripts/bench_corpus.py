@@ -219,11 +219,12 @@ def run_one(job: dict, dtype: str, args) -> dict:
     from spla.planning import rle
     from spla.planning.spmv import describe_choice
     from spla.planning.stats import near_share, row_stats, tile_lines, tile_span
+    from spla.planning.tune import tuner_times
 
     record = {**{k: v for k, v in job.items() if k != "matrix"}, "dtype": dtype}
     host = job["matrix"]
     csr = spla.as_csr(host)
-    kernels = list(KERNELS) + [name for name, module in STRUCTURES.items() if module.applies(csr)]
+    kernels = list(KERNELS) + [name for name in STRUCTURES if tuner_times(csr, name)]
     try:
         measured = compare(host, kernels, dtype=dtype, rounds=args.rounds, budget_s=args.kernel_budget_ms / 1e3)
     except Exception as exc:  # noqa: BLE001  (one matrix must not sink the run)

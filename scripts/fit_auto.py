@@ -208,7 +208,8 @@ def picked(item: dict, t: AutoThresholds) -> str:
     """The rule's kernel (spla.planning.spmv.rule_choice) under thresholds t, a structured kernel
     (dia, band, rle) taken where the record timed it: bench_corpus.py times them only on matrices
     that have their structure. rle also needs the record's mean run (where it carries one) to reach
-    today's rle.AUTO_MIN_RUN: a record made under a lower cut timed rle on shorter runs."""
+    today's rle.AUTO_MIN_RUN: bench_corpus.py times rle from the tuner's shorter cut, and older records
+    from older cuts."""
     def has_structure(name: str) -> bool:
         if name == "rle" and item.get("mean_run") is not None:
             return name in item["times"] and item["mean_run"] >= rle.AUTO_MIN_RUN

@@ -14,9 +14,9 @@ The encoding is exact for any CSR matrix (a lone entry is a run of one; rows
 need not be sorted), so ``kernel="rle"`` runs on every matrix. What auto
 weighs is whether the runs pay: from :data:`AUTO_MIN_RUN` entries a run on
 average (measured: on shorter runs a lane's walk over them costs what their
-bytes save). Its products are the ``warp`` kernel's at the same lanes, bit for
-bit (one mapping, one order of the sums), and it takes the same ``:LANES``
-parameter.
+bytes save); the tuner times rle from shorter runs (:data:`TUNE_MIN_RUN`).
+Its products are the ``warp`` kernel's at the same lanes, bit for bit (one
+mapping, one order of the sums), and it takes the same ``:LANES`` parameter.
 
 Detection (:func:`structure`) is a few array passes over the indices where A
 lives (:func:`spla.csr_passes.column_runs`: NumPy or CuPy), cached on A;
@@ -35,27 +35,38 @@ from . import structured
 from .stats import run_share
 from .structured import Refusal
 
-__all__ = ["AUTO_MIN_NNZ", "AUTO_MIN_ROWS", "AUTO_MIN_RUN", "NEEDS", "Refusal", "Structure", "applies",
-           "auto_considers", "describe", "structure"]
+__all__ = ["AUTO_MIN_NNZ", "AUTO_MIN_ROWS", "AUTO_MIN_RUN", "NEEDS", "TUNE_MIN_RUN", "Refusal", "Structure", "applies",
+           "auto_considers", "describe", "min_run_share", "structure"]
 
 #: What ``kernel="rle"`` asks of a matrix (its error's text: only running out of memory refuses it).
 NEEDS = "room on the device for its runs (8 bytes a run of consecutive columns)"
 
 #: ``auto`` runs rle where runs average at least this many entries. The byte model put it at 4 (the
 #: runs' 8 bytes at most half of the indices' 4 a nonzero). Held-out set 36 (H100, session 44) moved it
-#: to 6.5: runs of 2-6 ran rle at 0.73-1.04x staged, runs of 6.6-32 at 1.09-1.33x. Fresh set 37 (H200,
-#: session 45) did not bear 6.5 out: runs of 7-10 in rows of 3-4 runs ran rle at 0.73-1.14x staged,
-#: most below 1 (every lane of a row walks every run of it, a load waiting on the one before). By the
-#: decision written before that run (docs/lab/h200-2026-12-06-session45/README.md) the cut moves to the
-#: shortest mean run from which every matrix timed on the H200 kept rle at 0.98x staged or better:
-#: runs of 12-32 ran it at 1.02-1.34x (sets 30 and 36, the tuner's turns). Read off those sets, not
-#: yet tested on a fresh one (set 38 is written for that).
-AUTO_MIN_RUN = 12.0
+#: to 6.5 and fresh set 37 (H200, session 45) to 12: every lane of a row walks every run of it, a load
+#: waiting on the one before, and on short runs that walk costs what their bytes save. Fresh set 38
+#: (H200, session 46) did not bear 12 out: runs of 12-13 ran rle at 0.84-1.15x staged, three of five
+#: below 1 in float64. By the rule written before its run (docs/lab/h200-2026-12-06-session46/README.md,
+#: D2) the cut is the shortest mean run from which every matrix timed on the H200 (sets 30, 36, 37 and
+#: 38) keeps rle at 0.98x staged or better with a geomean of 1.03x: runs of 16-32 ran it at 1.02-1.34x,
+#: in both dtypes. Read off those sets; fresh set 39 is written to test it.
+AUTO_MIN_RUN = 16.0
 
-#: ... and reads the full runs only where this share of the sampled neighbours are consecutive (runs
-#: of half AUTO_MIN_RUN pass it, so sampling noise does not hide longer ones): a matrix of scattered
-#: columns costs no pass.
-AUTO_MIN_RUN_SHARE = 1.0 - 2.0 / AUTO_MIN_RUN
+#: The tuner times rle from runs this long (and keeps a cached rle winner from them): the byte
+#: model's cut. It measures, so it looks wherever the bytes may pay: rle beat staged on some matrices
+#: of runs of 4.5-10.5 (set 38: blocks of 4 in float64 1.09x, blocks of 10 1.07-1.17x).
+TUNE_MIN_RUN = 4.0
+
+
+def min_run_share(min_run: float) -> float:
+    """The share of sampled neighbours that must be consecutive before the runs are read, for a cut
+    of ``min_run``: runs of half the cut pass it, so sampling noise does not hide longer ones, and a
+    matrix of scattered columns costs no pass."""
+    return 1.0 - 2.0 / min_run
+
+
+#: ... and auto reads the full runs only where this share of the sampled neighbours are consecutive.
+AUTO_MIN_RUN_SHARE = min_run_share(AUTO_MIN_RUN)
 
 #: ``auto`` looks for runs from as many rows as for bands (a row group a row: fewer leave the GPU idle) ...
 AUTO_MIN_ROWS = 16_700
@@ -110,7 +121,9 @@ def auto_considers(stats) -> bool:
     return stats.n_rows >= AUTO_MIN_ROWS and stats.nnz >= AUTO_MIN_NNZ and stats.mean >= AUTO_MIN_RUN
 
 
-def applies(A, stats=None) -> bool:
-    """Whether A's runs pay (``auto``): the sampled neighbours consecutive often enough, then runs of
-    at least :data:`AUTO_MIN_RUN` on average (``stats`` is unused)."""
-    return A.nnz > 0 and run_share(A) >= AUTO_MIN_RUN_SHARE and mean_run(A) >= AUTO_MIN_RUN
+def applies(A, stats=None, min_run: float | None = None) -> bool:
+    """Whether A's runs pay: the sampled neighbours consecutive often enough, then runs of at least
+    ``min_run`` on average (default :data:`AUTO_MIN_RUN`, auto's; the tuner asks from
+    :data:`TUNE_MIN_RUN`). ``stats`` is unused."""
+    cut = AUTO_MIN_RUN if min_run is None else min_run
+    return A.nnz > 0 and run_share(A) >= min_run_share(cut) and mean_run(A) >= cut

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import KernelError
-from . import band, dia, rle, segmented
+from . import dia, rle, segmented
 from .spmv import (
     AUTO,
     AUTO_CHOICE_KEY,
@@ -71,6 +71,16 @@ def _widths_around(width: int) -> list[int]:
 VENDOR_MIN_NNZ = 2**20
 
 
+def tuner_times(A, family: str, stats=None) -> bool:
+    """Whether the tuner times a structured family (dia, band, rle) on A, and trusts a cached winner of
+    it: where auto would run it, and rle from shorter runs than auto's (rle.TUNE_MIN_RUN).
+    ``scripts/bench_corpus.py`` times them where this says, so its records can be replayed under a
+    later cut."""
+    if family == "rle":
+        return rle.applies(A, stats, min_run=rle.TUNE_MIN_RUN)
+    return STRUCTURES[family].applies(A, stats)
+
+
 def candidates(A) -> list[str]:
     """The kernels the tuner times on A, the rule's choice first.
 
@@ -84,8 +94,9 @@ def candidates(A) -> list[str]:
     diagonals (spla.planning.dia), ``band`` in place of ``warp`` where every
     row is one run of columns (the same mapping, fewer bytes:
     spla.planning.band), ``rle`` beside ``warp`` where rows are made of runs
-    long enough to pay (the same mapping with fewer bytes, plus a walk over
-    the runs: spla.planning.rle), and from
+    long enough that their bytes may pay (from ``rle.TUNE_MIN_RUN``, shorter
+    than auto's cut: the same mapping with fewer bytes, plus a walk over the
+    runs: spla.planning.rle), and from
     :data:`VENDOR_MIN_NNZ` nonzeros cuSPARSE's CSR ALG1 and ALG2
     (``cusparse:1``, which auto runs on large irregular matrices, and the
     deterministic ``cusparse:2``, up to 12% faster on some float64 ones; on
@@ -100,8 +111,10 @@ def candidates(A) -> list[str]:
     names = [rule]
     if s.max <= AUTO.long_row:
         names.append("scalar")
-    banded = band.applies(A, s)
-    row_families = ["vector", "band" if banded else "warp"] + (["rle"] if not banded and rle.applies(A, s) else [])
+    banded = tuner_times(A, "band", s)
+    row_families = ["vector", "band" if banded else "warp"]
+    if not banded and tuner_times(A, "rle", s):
+        row_families.append("rle")
     for family in row_families:
         centre = bound_param(A, family, None)  # the lanes rule's width
         assert centre is not None
@@ -109,7 +122,7 @@ def candidates(A) -> list[str]:
     names += ["adaptive2", "adaptive"]
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
     names += [f"staged:{t}" for t in sorted(segmented.staged_entries(A.dtype), reverse=True)]
-    if dia.applies(A, s):
+    if tuner_times(A, "dia", s):
         names += [f"dia:{r}" for r in dia.rows_choices(A.dtype)]
     if s.nnz >= VENDOR_MIN_NNZ:
         names += ["cusparse:1", "cusparse:2"]
@@ -281,7 +294,7 @@ def apply_cached(A, device_name: str, cache: TuneCache | None = None) -> str | N
         return None
     # the fingerprint does not read the column indices: a matrix sharing another's row pointer
     # may not have the structure that made dia, band or rle win there
-    if family in STRUCTURES and not STRUCTURES[family].applies(A):
+    if family in STRUCTURES and not tuner_times(A, family):
         return None
     set_choice(A, kernel, "cached")
     return kernel

@@ -56,33 +56,34 @@ def test_runs_give_back_every_index(make, index_dtype):
 
 
 def test_mean_run_and_the_sampled_share_tell_blocks_from_scattered_columns():
-    blocks = _blocks(5000, 12, 4)
-    assert rle.mean_run(blocks) >= 12 and rle.applies(blocks)
-    sevens = _blocks(5000, 7, 4)  # runs of 7: rle lost to staged on set 37, so auto does not take them
-    assert run_share(sevens) >= rle.AUTO_MIN_RUN_SHARE and not rle.applies(sevens)
+    blocks = _blocks(5000, 16, 4)
+    assert rle.mean_run(blocks) >= 16 and rle.applies(blocks)
+    twelves = _blocks(5000, 12, 4)  # runs of 12: rle lost to staged on set 38, so auto does not take them ...
+    assert run_share(twelves) >= rle.AUTO_MIN_RUN_SHARE and not rle.applies(twelves)
+    assert rle.applies(twelves, min_run=rle.TUNE_MIN_RUN)  # ... but the tuner times it there
     scattered = generators.random(20_000, 20)  # 20 uniformly random columns a row
     assert not rle.applies(scattered) and "rle" not in scattered._cache  # the sample spared the pass
     pairs = _blocks(20_000, 2, 4)  # runs of 2: consecutive often enough to look, too short to pay
-    assert rle.mean_run(pairs) < rle.AUTO_MIN_RUN and not rle.applies(pairs)
+    assert rle.mean_run(pairs) < rle.TUNE_MIN_RUN and not rle.applies(pairs, min_run=rle.TUNE_MIN_RUN)
     assert not rle.applies(CSRMatrix((5, 3)))
     assert "(8.0 entries a run)" in rle.describe(rle.structure(_blocks(50, 8, 2)))
 
 
 def test_auto_runs_rle_on_large_blocks_and_band_dia_where_they_apply(monkeypatch):
-    small = _blocks(3000, 12, 3)  # 36,000 rows of 36: runs of 12, but 1.3M nonzeros
+    small = _blocks(3000, 16, 3)  # 48,000 rows of 48: runs of 16, but 2.3M nonzeros
     assert small.n_rows >= rle.AUTO_MIN_ROWS and small.nnz < rle.AUTO_MIN_NNZ
     assert rule_kernel(small) != "rle" and "rle" not in small._cache  # untimed below 10M: no pass
     monkeypatch.setattr(rle, "AUTO_MIN_NNZ", 10**6)  # (a large matrix's rule, at a test's size)
-    blocks = _blocks(3000, 12, 3)
+    blocks = _blocks(3000, 16, 3)
     assert rule_kernel(blocks) == "rle"
     choice = describe_choice(blocks)
-    assert choice["kernel"] == "rle" and choice["lanes"] == 4  # float64, 36 a row: 288 bytes, lanes of 64 B
-    assert "(12.0 entries a run)" in choice["structure"]
-    assert auto_line(choice).startswith("auto runs   rle:4 (")
-    assert rule_kernel(_blocks(6000, 6, 5)) != "rle"  # runs of 6
+    assert choice["kernel"] == "rle" and choice["lanes"] == 8  # float64, 48 a row: 384 bytes, lanes of 64 B
+    assert "(16.0 entries a run)" in choice["structure"]
+    assert auto_line(choice).startswith("auto runs   rle:8 (")
+    assert rule_kernel(_blocks(3000, 12, 3)) != "rle"  # runs of 12
     assert rule_kernel(corpus.build("banded-random", 1_200_000)) == "band"  # one run a row: band reads less
     assert rule_kernel(generators.poisson3d(40)) == "dia"
-    few = _blocks(1000, 12, 10)  # 1.4M nonzeros in 12,000 rows: a row group a row would leave the GPU idle
+    few = _blocks(1000, 16, 10)  # 2.6M nonzeros in 16,000 rows: a row group a row would leave the GPU idle
     assert rule_kernel(few) != "rle" and "rle" not in few._cache
 
 
@@ -95,7 +96,8 @@ def test_rle_takes_a_lane_width_and_runs_on_any_matrix():
 
 
 def test_tuner_times_rle_beside_warp_and_ignores_a_cached_rle_elsewhere(tmp_path):
-    blocks = _blocks(3000, 12, 4)  # 1.4M nonzeros: under auto's floor, but the tuner times rle at any size
+    blocks = _blocks(3000, 12, 4)  # 1.4M nonzeros of runs of 12: under auto's floor and cut, but the tuner
+    # times rle at any size from rle.TUNE_MIN_RUN, and keeps its cached winner
     names = tune.candidates(blocks)
     assert any(n.startswith("rle") for n in names) and any(n.startswith("warp") for n in names)
     assert not any(n.startswith("rle") for n in tune.candidates(generators.poisson2d(30)))
