@@ -123,12 +123,13 @@ __device__ __forceinline__ long long grid_threads() {
 }
 
 // The row loop of the kernels that give each row a group of LANES consecutive lanes (warp, vector,
-// band, rle), LANES in {2, 4, 8, 16, 32}: a grid-stride loop over each warp's first row, the same
-// number of trips in all 32 lanes (the reduction's shuffles use the full mask, so blockDim.x must be
-// a multiple of 32). row_sum(row, lane) gives a lane's partial of a row (row < n_rows), the group's
-// shuffles add them in one fixed order, and lane 0 stores the total.
-template <typename V, int LANES, typename RowSum>
-__device__ __forceinline__ void row_groups(long long n_rows, V* y, V alpha, V beta, RowSum row_sum) {
+// band, rle, CG's fused product), LANES in {2, 4, 8, 16, 32}: a grid-stride loop over each warp's
+// first row, the same number of trips in all 32 lanes (the reduction's shuffles use the full mask,
+// so blockDim.x must be a multiple of 32). row_sum(row, lane) gives a lane's partial of a row
+// (row < n_rows), the group's shuffles add them in one fixed order, and lane 0 hands the total to
+// finish(row, total).
+template <typename V, int LANES, typename Finish, typename RowSum>
+__device__ __forceinline__ void row_groups(long long n_rows, Finish finish, RowSum row_sum) {
     static_assert(LANES >= 2 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "LANES must be 2, 4, 8, 16 or 32");
     constexpr int GROUPS_PER_WARP = WARP_SIZE / LANES;
     const int lane = threadIdx.x % LANES;
@@ -139,9 +140,18 @@ __device__ __forceinline__ void row_groups(long long n_rows, V* y, V alpha, V be
         const long long row = top + group_in_warp;
         V sum = row < n_rows ? row_sum(row, lane) : V(0);
         sum = warp_reduce_sum<V, LANES>(sum);
-        if (lane == 0 && row < n_rows) store_row(y, row, sum, alpha, beta);
+        if (lane == 0 && row < n_rows) finish(row, sum);
     }
 }
+
+// The SpMV kernels' finish for row_groups: y[row] = alpha * total + beta * y[row] (store_row).
+template <typename V>
+struct StoreRow {
+    V* y;
+    V alpha;
+    V beta;
+    __device__ __forceinline__ void operator()(long long row, V total) const { store_row(y, row, total, alpha, beta); }
+};
 
 // A palette's table (spla/planning/palette.py: code 0's zero, then the values) into the block's
 // shared ``table``, zeros past its n_palette entries; every thread of the block calls it. The

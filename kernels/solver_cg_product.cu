@@ -69,6 +69,13 @@ __device__ __forceinline__ double product_rows(long long n_rows, const I* __rest
                                                V* __restrict__ p_out, V* __restrict__ q, V beta) {
     static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "LANES must be 1, 2, 4, 8, 16 or 32");
     double pq = 0.0;
+    // row's owner: q[row], p[row] with DIRECTION, and its share of p.q
+    const auto finish = [&](long long row, V sum) {
+        q[row] = sum;
+        const V p_row = product_entry<DIRECTION, COHERENT>(row, p_in, z, beta);
+        if constexpr (DIRECTION) p_out[row] = p_row;
+        pq += static_cast<double>(p_row) * static_cast<double>(sum);
+    };
     if constexpr (LANES == 1) {
         for (long long row = global_thread_id(); row < n_rows; row += grid_threads()) {
             const I start = indptr[row];
@@ -80,39 +87,21 @@ __device__ __forceinline__ double product_rows(long long n_rows, const I* __rest
             for (I j = start; j < end; ++j) {
                 sum += data[j] * product_entry<DIRECTION, COHERENT>(indices[j], p_in, z, beta);
             }
-            q[row] = sum;
-            const V p_row = product_entry<DIRECTION, COHERENT>(row, p_in, z, beta);
-            if constexpr (DIRECTION) p_out[row] = p_row;
-            pq += static_cast<double>(p_row) * static_cast<double>(sum);
+            finish(row, sum);
         }
     } else {
-        constexpr int GROUPS_PER_WARP = WARP_SIZE / LANES;
-        const int lane = threadIdx.x % LANES;
-        const int group_in_warp = (threadIdx.x % WARP_SIZE) / LANES;
-        const long long warp = global_thread_id() / WARP_SIZE;
-        const long long n_warps = grid_threads() / WARP_SIZE;
-        // the same trip count in all 32 lanes: the shuffles use the full mask
-        for (long long first = warp * GROUPS_PER_WARP; first < n_rows; first += n_warps * GROUPS_PER_WARP) {
-            const long long row = first + group_in_warp;
+        row_groups<V, LANES>(n_rows, finish, [&](long long row, int lane) {
+            const I start = indptr[row];
+            const I length = indptr[row + 1] - start;
             V sum = V(0);
-            if (row < n_rows) {
-                const I start = indptr[row];
-                const I length = indptr[row + 1] - start;
-                // a lane takes a few entries of a short row: unrolled by 2 (not 4), no instance
-                // spills and most keep to 32 registers
+            // a lane takes a few entries of a short row: unrolled by 2 (not 4), no instance
+            // spills and most keep to 32 registers
 #pragma unroll 2
-                for (I k = lane; k < length; k += LANES) {
-                    sum += data[start + k] * product_entry<DIRECTION, COHERENT>(indices[start + k], p_in, z, beta);
-                }
+            for (I k = lane; k < length; k += LANES) {
+                sum += data[start + k] * product_entry<DIRECTION, COHERENT>(indices[start + k], p_in, z, beta);
             }
-            sum = warp_reduce_sum<V, LANES>(sum);
-            if (lane == 0 && row < n_rows) {
-                q[row] = sum;
-                const V p_row = product_entry<DIRECTION, COHERENT>(row, p_in, z, beta);
-                if constexpr (DIRECTION) p_out[row] = p_row;
-                pq += static_cast<double>(p_row) * static_cast<double>(sum);
-            }
-        }
+            return sum;
+        });
     }
     return pq;
 }

@@ -17,7 +17,7 @@ template <typename V, typename I, int LANES>
 __global__ void spla_spmv_band(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ first,
                                const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
                                V alpha, V beta) {
-    spla::row_groups<V, LANES>(n_rows, y, alpha, beta, [&](long long row, int lane) {
+    spla::row_groups<V, LANES>(n_rows, spla::StoreRow<V>{y, alpha, beta}, [&](long long row, int lane) {
         const I start = indptr[row];
         const I end = indptr[row + 1];
         V sum = V(0);

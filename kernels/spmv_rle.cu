@@ -43,7 +43,7 @@ __global__ void spla_spmv_rle(long long n_rows, const I* __restrict__ indptr, co
                               const I* __restrict__ run_start, const I* __restrict__ run_col,
                               const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
                               V alpha, V beta) {
-    spla::row_groups<V, LANES>(n_rows, y, alpha, beta, [&](long long row, int lane) {
+    spla::row_groups<V, LANES>(n_rows, spla::StoreRow<V>{y, alpha, beta}, [&](long long row, int lane) {
         V sum = V(0);
         // the row's ends from indptr, not run_start[run_ptr[row]]: loads beside run_ptr's, not after it
         const I start = indptr[row];

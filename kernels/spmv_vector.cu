@@ -39,7 +39,7 @@ __global__ void spla_spmv_vector(long long n_rows, const I* __restrict__ indptr,
     constexpr int PACK = PackEntries<V, I>::value;
     using ValuePack = Pack<V, PACK>;
     using IndexPack = Pack<I, PACK>;
-    spla::row_groups<V, LANES>(n_rows, y, alpha, beta, [&](long long row, int lane) {
+    spla::row_groups<V, LANES>(n_rows, spla::StoreRow<V>{y, alpha, beta}, [&](long long row, int lane) {
         V sum = V(0);
         const I start = indptr[row];
         const I end = indptr[row + 1];

@@ -19,7 +19,7 @@ template <typename V, typename I, int LANES>
 __global__ void spla_spmv_warp(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                                const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
                                V alpha, V beta) {
-    spla::row_groups<V, LANES>(n_rows, y, alpha, beta, [&](long long row, int lane) {
+    spla::row_groups<V, LANES>(n_rows, spla::StoreRow<V>{y, alpha, beta}, [&](long long row, int lane) {
         // Offsets within the row, so k + LANES cannot pass INT_MAX near the end of a big matrix.
         const I start = indptr[row];
         const I length = indptr[row + 1] - start;
