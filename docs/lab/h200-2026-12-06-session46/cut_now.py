@@ -46,7 +46,8 @@ def from_turns(path: Path, runs: dict):
 
 
 def main() -> int:
-    runs = {**json.loads((S45 / "run_stats_fit.json").read_text()), **json.loads((S45 / "run_stats_38.json").read_text())}
+    runs = {name: stat for f in ("run_stats_fit.json", "run_stats_38.json")
+            for name, stat in json.loads((S45 / f).read_text()).items()}
     rows = [*from_tuner(S45 / "held-out-30-rle-with-runs.json.gz"), *from_tuner(S45 / "held-out-36-with-runs.json.gz"),
             *from_turns(S45 / "turns37" / "turns.json", runs),
             *from_turns(LAB / "h200-2026-12-06-session46" / "results" / "turns38-0" / "turns.json", runs)]

@@ -74,7 +74,8 @@ def main(argv=None) -> int:
         s = stats[name]
         lean = min(t["cusparse"], t["cusparse:2"])
         print(f"| {name} | {s['mean_run']:.2f} | {s['runs_a_row']:.2f} | {s['mean_row']:.1f} | {dtype} | "
-              f"{lean / t['staged']:.3f} | " + " | ".join(f"{t['staged'] / t[f'rle:{w}']:.3f}" if f"rle:{w}" in t else "-" for w in (2, 4, 8, 16))
+              f"{lean / t['staged']:.3f} | "
+              + " | ".join(f"{t['staged'] / t[f'rle:{w}']:.3f}" if f"rle:{w}" in t else "-" for w in (2, 4, 8, 16))
               + f" | {band_lanes(s['mean_row'], np.dtype(dtype).itemsize)} |")
 
     if args.cut is None:
@@ -86,7 +87,8 @@ def main(argv=None) -> int:
                 print(f"  {dtype} {width:8s} geomean {geomean(r):.3f} worst {min(r):.3f} ({len(r)} matrices)")
         print("\nD2, the cut per dtype with the width rule", args.width or "band")
         for dtype in dtypes:
-            rows = sorted((stats[k[0]]["mean_run"], ms[k]["staged"] / rle_ms(ms[k], stats[k[0]], dtype, width_of(dtype)))
+            rows = sorted((stats[k[0]]["mean_run"],
+                           ms[k]["staged"] / rle_ms(ms[k], stats[k[0]], dtype, width_of(dtype)))
                           for k in ms if k[1] == dtype)
             for cut, _ in rows:
                 held = [g for run, g in rows if run >= cut]
@@ -108,7 +110,8 @@ def main(argv=None) -> int:
                 for (name, d), t in ms.items() if d == dtype]
         lean = [min(t["cusparse"], t["cusparse:2"]) / (rle_ms(t, stats[name], dtype, width_of(dtype))
                 if stats[name]["mean_run"] >= cut else t["staged"]) for (name, d), t in ms.items() if d == dtype]
-        print(f"\n{dtype}, cut {cut:g}, width {width_of(dtype)}: rle on {len(gains)} of {len(mine)}, rle / staged there "
+        print(f"\n{dtype}, cut {cut:g}, width {width_of(dtype)}: rle on {len(gains)} of {len(mine)}, "
+              f"rle / staged there "
               f"worst {min(gains, default=float('nan')):.3f}, geomean {geomean(gains):.3f}; auto / staged over the "
               f"set {geomean(over):.3f}; auto / lean {geomean(lean):.3f}")
     return 0
