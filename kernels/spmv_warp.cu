@@ -10,9 +10,9 @@
 // (1.6 ms on the few-huge-rows matrix; spmv_adaptive.cu splits such rows).
 //
 // Constraints: blockDim.x a multiple of 32 (the shuffles use the full mask,
-// so every lane of a warp must reach them: the loop below runs the same
-// number of iterations in all lanes of a warp). A grid-stride loop covers any
-// n_rows with any grid.
+// so every lane of a warp must reach them: the row loop, spla::row_groups in
+// common.cuh, runs the same number of iterations in all lanes of a warp). It
+// is grid-stride, so any grid covers any n_rows.
 #include "common.cuh"
 
 template <typename V, typename I, int LANES>
