@@ -439,6 +439,17 @@ for s in "$@"; do
            done
            STEP_LIMIT_S=300 step lanes46 python3 scripts/time_turns.py $files --kernels staged,rle:2,rle:4,rle:8,rle:16,cusparse:2 \
                 --dtype float32 float64 --rounds 3 --budget 0.05 --out "$R/lanes46" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46)"; exit 2 ;;
+    # session 46: where rle loses to staged on set 38 in float64 (runs-2x12) and where it wins (runs-4x20), under Nsight
+    # Compute (prediction in ../h200-2026-12-06-session46/README.md, N1)
+    ncu46) [ -f /tmp/h38/runs-4x20-scattered.npz ] || step make38 python3 docs/lab/h200-2026-12-06-session45/make_held_out_38.py \
+                /tmp/h38 runs-2x12-local-4000 runs-4x20-scattered
+           for m in runs-2x12-local-4000 runs-4x20-scattered; do
+             for k in rle staged; do
+               step "ncu46-$m-$k" ncu --clock-control none -k "regex:spla_spmv_$k(_narrow)?(<|\$)" -s 1 -c 1 \
+                    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+                    --metrics "$L2_METRICS" python3 scripts/profile_spmv.py "/tmp/h38/$m.npz" --kernel $k --dtype float64
+             done
+           done ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46)"; exit 2 ;;
   esac
 done
