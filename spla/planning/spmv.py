@@ -47,7 +47,7 @@ KERNELS = {
             "matrices (spla.planning.band)",
     "rle": "rows made of runs of consecutive columns (blocks, several bands): warp's mapping, each run's first "
            "column and first entry in place of its entries' indices (kernels/spmv_rle.cu); runs on any matrix, "
-           "pays from runs of about 12 (spla.planning.rle)",
+           f"auto runs it from runs of {rle.AUTO_MIN_RUN:g} on average (spla.planning.rle)",
     "auto": "picks one of the above from the row statistics "
             "(see choose_kernel), or the winner of an earlier tuning of this matrix on this GPU (the "
             "tuning cache); never measures",
