@@ -27,33 +27,10 @@ __global__ void spla_spmv_band(long long n_rows, const I* __restrict__ indptr, c
             // unrolled by 4: four loads of each in flight a lane, 3-16% faster on the H200 at the
             // lanes the host picks (spla.planning.spmv.band_lanes); the order of the sums is kept
             const I length = end - start;
-#if BAND_TAIL
-            // the same four a round by hand, and the last fewer than four in one predicated round,
-            // their loads in flight together (the compiler's remainder takes them one at a time)
-            constexpr int U = 4;
-            I k = lane;
-            for (; k + (U - 1) * LANES < length; k += U * LANES) {
-                V v[U], w[U];
-#pragma unroll
-                for (int u = 0; u < U; ++u) { v[u] = values[k + u * LANES]; w[u] = __ldg(xs + k + u * LANES); }
-#pragma unroll
-                for (int u = 0; u < U; ++u) sum += v[u] * w[u];
-            }
-            if (k < length) {
-                V v[U - 1] = {}, w[U - 1] = {};
-#pragma unroll
-                for (int u = 0; u < U - 1; ++u)
-                    if (k + u * LANES < length) { v[u] = values[k + u * LANES]; w[u] = __ldg(xs + k + u * LANES); }
-#pragma unroll
-                for (int u = 0; u < U - 1; ++u)
-                    if (k + u * LANES < length) sum += v[u] * w[u];
-            }
-#else
 #pragma unroll 4
             for (I k = lane; k < length; k += LANES) {
                 sum += values[k] * __ldg(xs + k);
             }
-#endif
         }
         return sum;
     });

@@ -67,32 +67,11 @@ __global__ void spla_spmv_rle(long long n_rows, const I* __restrict__ indptr, co
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) sum += v[u] * __ldg(x + column[u]);
             }
-#if RLE_TAIL
-            // fewer than UNROLL entries are left a lane: one predicated round, its loads in flight together
-            if (k < length) {
-                V v[UNROLL - 1] = {};
-                long long column[UNROLL - 1] = {};
-#pragma unroll
-                for (int u = 0; u < UNROLL - 1; ++u)
-                    if (k + u * LANES < length) v[u] = data[start + k + u * LANES];
-#pragma unroll
-                for (int u = 0; u < UNROLL - 1; ++u)
-                    if (k + u * LANES < length) {
-                        const I at = start + k + u * LANES;
-                        walk_to(at, run, next, shift, run_start, run_col);
-                        column[u] = at + shift;
-                    }
-#pragma unroll
-                for (int u = 0; u < UNROLL - 1; ++u)
-                    if (k + u * LANES < length) sum += v[u] * __ldg(x + column[u]);
-            }
-#else
             for (; k < length; k += LANES) {
                 const I at = start + k;
                 walk_to(at, run, next, shift, run_start, run_col);
                 sum += data[at] * __ldg(x + (at + shift));
             }
-#endif
         }
         return sum;
     });

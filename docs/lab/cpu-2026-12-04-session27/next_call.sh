@@ -450,20 +450,6 @@ for s in "$@"; do
                     --metrics "$L2_METRICS" python3 scripts/profile_spmv.py "/tmp/h38/$m.npz" --kernel $k --dtype float64
              done
            done ;;
-    # session 47: rle's and band's last entries a lane in one predicated round (-DRLE_TAIL=1, -DBAND_TAIL=1) against
-    # the committed loops (prediction T1 in ../h100-2026-12-06-session47/README.md)
-    tail47) [ -d /tmp/h38 ] || step make38 python3 docs/lab/h200-2026-12-06-session45/make_held_out_38.py /tmp/h38
-           [ -d /tmp/h36 ] || step make36 python3 docs/lab/cpu-2026-12-05-session44/make_held_out_36.py /tmp/h36
-           [ -d /tmp/h30 ] || step make30 python3 docs/lab/cpu-2026-12-05-session38/make_held_out_30.py /tmp/h30 \
-                runs-3x8-local-2000 runs-6x12-local-4000 blocks-16x16-3 aligned-runs-4x8-local-3000
-           [ -d /tmp/h39 ] || step make39 python3 docs/lab/h200-2026-12-06-session46/make_held_out_39.py /tmp/h39
-           step tail47-band python3 scripts/ab_kernel.py corpus:banded-random:4e7 corpus:banded-fixed:4e7 \
-                corpus:banded-random:1e7 corpus:banded-fixed:1e7 corpus:banded-random:2e6 --kernel band \
-                --dtype float32 float64 --variant committed= --variant "tail=-DBAND_TAIL=1" --rounds 3 --budget 0.05 \
-                --out "$R/tail47-band"
-           step tail47-rle python3 scripts/ab_kernel.py /tmp/h38/*.npz /tmp/h36/*.npz /tmp/h30/*.npz /tmp/h39/*.npz \
-                --kernel rle --dtype float32 float64 --variant committed= --variant "tail=-DRLE_TAIL=1" --rounds 3 \
-                --budget 0.05 --out "$R/tail47-rle" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, tail47)"; exit 2 ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46)"; exit 2 ;;
   esac
 done
