@@ -450,6 +450,17 @@ for s in "$@"; do
                     --metrics "$L2_METRICS" python3 scripts/profile_spmv.py "/tmp/h38/$m.npz" --kernel $k --dtype float64
              done
            done ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46)"; exit 2 ;;
+    # session 47: rle at 2 and 4 lanes in float32 under Nsight Compute, where 4 wins (runs-2x16) and where 2 does
+    # (blocks-20x20); prediction W0 in ../h100-2026-12-06-session47/README.md
+    ncu47) [ -d /tmp/h39 ] || step make39 python3 docs/lab/h200-2026-12-06-session46/make_held_out_39.py /tmp/h39
+           for m in runs-2x16-local-6000 blocks-20x20-2; do
+             for k in rle:2 rle:4; do
+               step "ncu47-$m-${k/:/}" ncu --clock-control none -k "regex:spla_spmv_rle(_narrow)?(<|\$)" -s 1 -c 1 \
+                    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+                    --metrics "$L2_METRICS,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,smsp__inst_executed.sum" \
+                    python3 scripts/profile_spmv.py "/tmp/h39/$m.npz" --kernel $k --dtype float32
+             done
+           done ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47)"; exit 2 ;;
   esac
 done
