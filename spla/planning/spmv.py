@@ -71,7 +71,7 @@ KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "band": LANE_WI
                      "cusparse": (1, 2)}
 # The families whose parameter is a lane width (without one it follows the mean row length) ...
 LANE_FAMILIES = ("warp", "vector", "band", "rle")
-# ... of which these read a row's values with no column indices (their lanes: band_lanes)
+# ... of which these read a row's values with no column indices (their lanes: band_lanes, rle_lanes)
 VALUE_LANE_FAMILIES = ("band", "rle")
 # The structured kernels that refuse a matrix without their structure (rle runs on any).
 OWN_MATRICES_ONLY = ("dia", "band")
@@ -170,11 +170,35 @@ def widen(width: int, n_rows: int, fill: int = FILL_THREADS) -> int:
 BAND_LANE_BYTES = 64
 
 
+def nearest_width(want: float) -> int:
+    """The lane width nearest to ``want`` in log2 (at least 1 is wanted)."""
+    want = max(want, 1.0)
+    return min(LANE_WIDTHS, key=lambda width: abs(np.log2(width) - np.log2(want)))
+
+
 def band_lanes(mean_row: float, itemsize: int) -> int:
     """Lanes per row for the band kernel: the width nearest (in log2) to the row's bytes of
     values over :data:`BAND_LANE_BYTES`."""
-    want = max(mean_row * itemsize / BAND_LANE_BYTES, 1.0)
-    return min(LANE_WIDTHS, key=lambda width: abs(np.log2(width) - np.log2(want)))
+    return nearest_width(mean_row * itemsize / BAND_LANE_BYTES)
+
+
+#: Entries of a float64 row a lane of the rle kernel takes. rle's lanes walk every run of their
+#: row and gather x an entry at a time, so its work a lane follows the row's entries, not its
+#: bytes: band_lanes's 64 bytes (8 entries) were a step too wide in float64 on rows of about
+#: 23-28, 45-57, 91-113, ... (W1, read off sets 30, 36, 38 and 39 on an H100: 1.08x band_lanes
+#: where the two differ; then on fresh set 40, session 47: 1.10x, worst 0.977). float32 keeps
+#: band_lanes: there blocks of rows that share their columns want fewer lanes and rows that do
+#: not want more (L1 saturates at 2 lanes when each of a warp's 16 rows gathers its own x), and
+#: the row's length alone does not sort them.
+RLE_LANE_ENTRIES = 10
+
+
+def rle_lanes(mean_row: float, itemsize: int) -> int:
+    """Lanes per row for the rle kernel: band_lanes in float32; in float64 the width nearest (in
+    log2) to the mean row over :data:`RLE_LANE_ENTRIES`."""
+    if itemsize < 8:
+        return band_lanes(mean_row, itemsize)
+    return nearest_width(mean_row / RLE_LANE_ENTRIES)
 
 
 # -------------------------------------------------------------- auto rule
@@ -634,7 +658,8 @@ def bound_param(A, family: str, param: int | None) -> int | None:
             return param
         stats = row_stats(A)
         if family in VALUE_LANE_FAMILIES:
-            return band_lanes(stats.mean, np.dtype(A.dtype).itemsize)
+            lanes = rle_lanes if family == "rle" else band_lanes
+            return lanes(stats.mean, np.dtype(A.dtype).itemsize)
         step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
         return lanes_for(stats.mean, step, stats.n_rows, scattered=scattered_columns(A))
     return param

@@ -13,7 +13,7 @@ from spla.bench import corpus
 from spla.cli.spmv import auto_line
 from spla.io import generators
 from spla.planning import rle, structured, tune
-from spla.planning.spmv import describe_choice, parse_kernel, plan_spmv, rule_kernel
+from spla.planning.spmv import band_lanes, describe_choice, parse_kernel, plan_spmv, rle_lanes, rule_kernel
 from spla.planning.stats import run_share
 
 
@@ -77,9 +77,9 @@ def test_auto_runs_rle_on_large_blocks_and_band_dia_where_they_apply(monkeypatch
     blocks = _blocks(3000, 16, 3)
     assert rule_kernel(blocks) == "rle"
     choice = describe_choice(blocks)
-    assert choice["kernel"] == "rle" and choice["lanes"] == 8  # float64, 48 a row: 384 bytes, lanes of 64 B
+    assert choice["kernel"] == "rle" and choice["lanes"] == 4  # float64, 48 a row: about 10 entries a lane
     assert "(16.0 entries a run)" in choice["structure"]
-    assert auto_line(choice).startswith("auto runs   rle:8 (")
+    assert auto_line(choice).startswith("auto runs   rle:4 (")
     assert rule_kernel(_blocks(3000, 12, 3)) != "rle"  # runs of 12
     assert rule_kernel(corpus.build("banded-random", 1_200_000)) == "band"  # one run a row: band reads less
     assert rule_kernel(generators.poisson3d(40)) == "dia"
@@ -93,6 +93,14 @@ def test_rle_takes_a_lane_width_and_runs_on_any_matrix():
     plan = plan_spmv(scattered, "rle:16")
     assert plan.family == "rle" and plan.param == 16 and isinstance(plan.structure, rle.Structure)
     assert plan_spmv(scattered.astype(np.float32), "rle").param == 2  # 15 a row of 4 bytes: the narrowest
+
+
+def test_rle_lanes_count_entries_in_float64_and_bytes_in_float32():
+    rows = (16, 26, 33, 51, 72, 99, 120, 400)
+    assert [rle_lanes(row, 4) for row in rows] == [band_lanes(row, 4) for row in rows]
+    # float64: about 10 entries a lane, a step narrower than band's 8 from rows of about 23 to 28, 45 to 57, ...
+    assert [rle_lanes(row, 8) for row in rows] == [2, 2, 4, 4, 8, 8, 16, 32]
+    assert [band_lanes(row, 8) for row in rows] == [2, 4, 4, 8, 8, 16, 16, 32]
 
 
 def test_tuner_times_rle_beside_warp_and_ignores_a_cached_rle_elsewhere(tmp_path):
