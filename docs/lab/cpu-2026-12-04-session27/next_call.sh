@@ -466,6 +466,11 @@ for s in "$@"; do
            STEP_QUIET=1 STEP_LIMIT_S=300 step turns40 python3 scripts/time_turns.py /tmp/h40/*.npz \
                 --kernels staged,rle:2,rle:4,rle:8,rle:16,cusparse:2 --dtype float32 float64 --rounds 3 --budget 0.05 \
                 --out "$R/turns40" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40)"; exit 2 ;;
+    # session 48: fresh set 41, float32 only, the test of W2 (float32 rle's width; ../session48/README.md)
+    turns41) STEP_QUIET=1 step make41 python3 docs/lab/session48/make_held_out_41.py /tmp/h41
+           STEP_QUIET=1 STEP_LIMIT_S=300 step turns41 python3 scripts/time_turns.py /tmp/h41/*.npz \
+                --kernels staged,rle:2,rle:4,rle:8,cusparse:2 --dtype float32 --rounds 3 --budget 0.05 \
+                --out "$R/turns41" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41)"; exit 2 ;;
   esac
 done
