@@ -21,8 +21,14 @@
 // entries.
 #include "common.cuh"
 
+// Session 48's try (B2 in docs/lab/session48/README.md), off unless built with -DRLE_ROTATE=1.
+#ifndef RLE_ROTATE
+#define RLE_ROTATE 0
+#endif
+
 namespace {
 constexpr int UNROLL = 4;
+static_assert(UNROLL == 4, "RLE_ROTATE's two steps rotate four values");
 
 // Moves (run, next, shift) on to the run that holds entry `at`: next is where the run after it
 // starts, shift the column of an entry of the run less its position.
@@ -56,8 +62,32 @@ __global__ void spla_spmv_rle(long long n_rows, const I* __restrict__ indptr, co
             for (; k + (UNROLL - 1) * LANES < length; k += UNROLL * LANES) {
                 V v[UNROLL];
                 long long column[UNROLL];
+#if RLE_ROTATE
+                // Rows of a multiple of 128 bytes start on one L1 bank, so one load instruction of a row
+                // group asks that bank once a row. Each row takes its UNROLL loads in an order rotated by
+                // its number (UNROLL offsets an instruction), then puts them back in order for the sum.
+                const int rot = static_cast<int>(row) & (UNROLL - 1);
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + ((u + rot) & (UNROLL - 1)) * LANES];
+                if (rot & 1) {  // v[u] holds entry u + rot (mod UNROLL): rotate right by one ...
+                    const V last = v[3];
+                    v[3] = v[2];
+                    v[2] = v[1];
+                    v[1] = v[0];
+                    v[0] = last;
+                }
+                if (rot & 2) {  // ... and by two
+                    V t = v[0];
+                    v[0] = v[2];
+                    v[2] = t;
+                    t = v[1];
+                    v[1] = v[3];
+                    v[3] = t;
+                }
+#else
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + u * LANES];
+#endif
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) {
                     const I at = start + k + u * LANES;
