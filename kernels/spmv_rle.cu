@@ -21,7 +21,8 @@
 // entries.
 #include "common.cuh"
 
-// Session 48's try (B2 in docs/lab/session48/README.md), off unless built with -DRLE_ROTATE=1.
+// Session 48's tries (B2, B3 in docs/lab/session48/README.md), off unless built with -DRLE_ROTATE=1 (every
+// value type) or 2 (float only).
 #ifndef RLE_ROTATE
 #define RLE_ROTATE 0
 #endif
@@ -63,6 +64,7 @@ __global__ void spla_spmv_rle(long long n_rows, const I* __restrict__ indptr, co
                 V v[UNROLL];
                 long long column[UNROLL];
 #if RLE_ROTATE
+                if constexpr (RLE_ROTATE == 1 || sizeof(V) == 4) {
                 // Rows of a multiple of 128 bytes start on one L1 bank, so one load instruction of a row
                 // group asks that bank once a row. Each row takes its UNROLL loads in an order rotated by
                 // its number (UNROLL offsets an instruction), then puts them back in order for the sum.
@@ -83,6 +85,10 @@ __global__ void spla_spmv_rle(long long n_rows, const I* __restrict__ indptr, co
                     t = v[1];
                     v[1] = v[3];
                     v[3] = t;
+                }
+                } else {
+#pragma unroll
+                for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + u * LANES];
                 }
 #else
 #pragma unroll
