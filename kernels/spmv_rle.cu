@@ -16,20 +16,21 @@
 // lane loads UNROLL values first, then finds their columns, then gathers x: UNROLL loads of each
 // in flight a lane, as band's unrolled loop has.
 //
+// Rows that start on one L1 bank (float32 rows of 32, 64, ... entries: whole 128-byte lines) make
+// every row of a row group ask that bank in one value load, one row a cycle: 16-way at 2 lanes.
+// Where the plan says so (`rotate`: spla.planning.rle.rotates, float32 only), each row takes its
+// UNROLL loads in an order rotated by its row number and puts them back in order before the sum,
+// so one load spreads over UNROLL offsets and the sums, hence the bits, do not change. (float64
+// keeps the plain order: the rotation's registers cost it more than its conflicts; session 48.)
+//
 // Constraints: as spmv_warp.cu (blockDim.x a multiple of 32, grid-stride over rows). run_start
 // holds one entry more than there are runs (the last: nnz); run_ptr[r] is read only for rows with
 // entries.
 #include "common.cuh"
 
-// Session 48's tries (B2, B3 in docs/lab/session48/README.md), off unless built with -DRLE_ROTATE=1 (every
-// value type) or 2 (float only).
-#ifndef RLE_ROTATE
-#define RLE_ROTATE 0
-#endif
-
 namespace {
 constexpr int UNROLL = 4;
-static_assert(UNROLL == 4, "RLE_ROTATE's two steps rotate four values");
+static_assert(UNROLL == 4, "the rotation's two steps turn four values");
 
 // Moves (run, next, shift) on to the run that holds entry `at`: next is where the run after it
 // starts, shift the column of an entry of the run less its position.
@@ -46,7 +47,7 @@ __device__ __forceinline__ void walk_to(I at, I& run, I& next, long long& shift,
 }  // namespace
 
 template <typename V, typename I, int LANES>
-__global__ void spla_spmv_rle(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ run_ptr,
+__global__ void spla_spmv_rle(long long n_rows, int rotate, const I* __restrict__ indptr, const I* __restrict__ run_ptr,
                               const I* __restrict__ run_start, const I* __restrict__ run_col,
                               const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
                               V alpha, V beta) {
@@ -63,37 +64,30 @@ __global__ void spla_spmv_rle(long long n_rows, const I* __restrict__ indptr, co
             for (; k + (UNROLL - 1) * LANES < length; k += UNROLL * LANES) {
                 V v[UNROLL];
                 long long column[UNROLL];
-#if RLE_ROTATE
-                if constexpr (RLE_ROTATE == 1 || sizeof(V) == 4) {
-                // Rows of a multiple of 128 bytes start on one L1 bank, so one load instruction of a row
-                // group asks that bank once a row. Each row takes its UNROLL loads in an order rotated by
-                // its number (UNROLL offsets an instruction), then puts them back in order for the sum.
-                const int rot = static_cast<int>(row) & (UNROLL - 1);
+                if (sizeof(V) == 4 && rotate) {
+                    const int turn = static_cast<int>(row) & (UNROLL - 1);
 #pragma unroll
-                for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + ((u + rot) & (UNROLL - 1)) * LANES];
-                if (rot & 1) {  // v[u] holds entry u + rot (mod UNROLL): rotate right by one ...
-                    const V last = v[3];
-                    v[3] = v[2];
-                    v[2] = v[1];
-                    v[1] = v[0];
-                    v[0] = last;
-                }
-                if (rot & 2) {  // ... and by two
-                    V t = v[0];
-                    v[0] = v[2];
-                    v[2] = t;
-                    t = v[1];
-                    v[1] = v[3];
-                    v[3] = t;
-                }
+                    for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + ((u + turn) & (UNROLL - 1)) * LANES];
+                    // v[u] holds entry u + turn (mod UNROLL): turn right by one, then by two
+                    if (turn & 1) {
+                        const V last = v[3];
+                        v[3] = v[2];
+                        v[2] = v[1];
+                        v[1] = v[0];
+                        v[0] = last;
+                    }
+                    if (turn & 2) {
+                        V t = v[0];
+                        v[0] = v[2];
+                        v[2] = t;
+                        t = v[1];
+                        v[1] = v[3];
+                        v[3] = t;
+                    }
                 } else {
 #pragma unroll
-                for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + u * LANES];
+                    for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + u * LANES];
                 }
-#else
-#pragma unroll
-                for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + u * LANES];
-#endif
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) {
                     const I at = start + k + u * LANES;

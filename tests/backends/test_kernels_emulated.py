@@ -236,6 +236,28 @@ def test_structured_kernel_gives_the_exact_product(emulated, rng, monkeypatch, k
     assert np.array_equal(got, host.to_scipy().astype(np.float64) @ x.astype(np.float64))
 
 
+@pytest.mark.parametrize("lanes", [2, 4, 8])
+def test_rle_rotated_loads_give_the_plain_orders_bits(emulated, rng, lanes):
+    """float32 rows of exactly 32 entries (two runs of 16) start on one L1 bank, so rle rotates their
+    value loads (spla.planning.rle.rotates); the sums keep their order, so the product is warp's, bit
+    for bit, on values that round (not whole numbers)."""
+    from spla.planning import rle
+
+    n_rows, n_cols = 64, 4000
+    starts = np.sort(rng.choice(n_cols // 20 - 1, (n_rows, 2), replace=False), axis=1) * 20
+    indices = (starts[:, :, None] + np.arange(16)).reshape(n_rows, 32).ravel()
+    host = CSRMatrix(rng.uniform(-1, 1, n_rows * 32).astype(np.float32), indices,
+                     np.arange(n_rows + 1) * 32, (n_rows, n_cols))
+    A, _ = _device(host.indptr, host.indices, host.data, host.shape)
+    found = rle.structure(host)
+    A._cache["rle"] = rle.Structure(FakeArray(found.run_ptr), FakeArray(found.run_start), FakeArray(found.run_col))
+    assert rle.rotates(A, lanes)
+    x = FakeArray(rng.uniform(-1, 1, n_cols).astype(np.float32))
+    got = ops_spmv.spmv(A, x, kernel=f"rle:{lanes}").get()
+    assert emulated.launches[-1][0].startswith("spla_spmv_rle<")
+    assert np.array_equal(got, ops_spmv.spmv(A, x, kernel=f"warp:{lanes}").get())
+
+
 def _rows_of_runs(rng) -> sp.csr_matrix:
     """Rows of 0-12 runs of 1-9 consecutive columns (every lane width's unrolled steps and its
     tail), an empty row, a row whose last column runs on into the next row's first, a row of 128

@@ -31,11 +31,22 @@ def _with_empty_and_unsorted_rows() -> CSRMatrix:
     return CSRMatrix(S.data[order], S.indices[order], S.indptr, S.shape)
 
 
+def _rows_of_32() -> CSRMatrix:
+    """Rows of exactly 32 entries in two runs of 16: in float32 every row starts on one L1 bank, so
+    rle rotates its value loads at 2, 4 and 8 lanes (spla.planning.rle.rotates)."""
+    n_rows = 3000
+    rng = np.random.default_rng(48)
+    starts = np.stack([rng.integers(0, 70, n_rows), rng.integers(75, 145, n_rows)], axis=1) * 20
+    indices = (starts[:, :, None] + np.arange(16)).reshape(n_rows, 32).ravel()
+    return CSRMatrix(np.linspace(-1, 1, n_rows * 32), indices, np.arange(n_rows + 1) * 32, (n_rows, n_rows))
+
+
 MATRICES = {
     "block-sparse": lambda: corpus.build("block-sparse", 60_000),
     "blocks-3": lambda: CSRMatrix.from_scipy(block_rows(3000, 3, 6)),
     "empty-and-unsorted-rows": _with_empty_and_unsorted_rows,
     "scattered": lambda: generators.random(4000, 12),  # runs of one: slower than warp, still right
+    "rows-of-32": _rows_of_32,
 }
 
 
@@ -48,6 +59,8 @@ def test_rle_matches_scipy_and_warps_bits(rng, name, dtype, index_dtype):
                   host.shape).to_device()
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
     want = host.to_scipy().astype(np.float64) @ x.get().astype(np.float64)
+    if name == "rows-of-32":
+        assert rle.rotates(A, 2) == (dtype == np.float32)
     for lanes in LANE_WIDTHS:
         out = cupy.full(A.n_rows, np.nan, dtype=dtype)
         got = spla.spmv(A, x, kernel=f"rle:{lanes}", out=out)

@@ -514,6 +514,14 @@ for s in "$@"; do
                   --metrics "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_gds_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_lgds.sum,gpu__time_duration.sum" \
                   python3 scripts/profile_spmv.py "/tmp/h42/$m.npz" --kernel rle:2 --dtype float32
            done ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b)"; exit 2 ;;
+    # session 48: B4, the float32 rotation where a warp piles on one bank, against the plain order, on fresh set 44
+    ab44)  STEP_QUIET=1 step make44 python3 docs/lab/session48/make_held_out_44.py /tmp/h44
+           for k in rle rle:4 rle:8; do
+             STEP_QUIET=1 STEP_LIMIT_S=400 step "ab44-${k/:/}" python3 scripts/ab_kernel.py /tmp/h44/*.npz \
+                  --kernel $k --dtype float32 --variant committed= \
+                  --variant inorder=file:docs/lab/session48/spmv_rle_inorder.cu --rounds 3 --budget 0.05 \
+                  --out "$R/ab44-${k/:/}"
+           done ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44)"; exit 2 ;;
   esac
 done

@@ -52,7 +52,8 @@ def main(argv=None) -> int:
             gain = t["committed"] / t["rotate"]
             (bank if one_bank(name, dtype) else rest).append(gain)
             print(f"  {name:32s} {dtype}  {gain:.3f}{'  one bank' if one_bank(name, dtype) else ''}")
-        print(f"  one-bank rows ({len(bank)}): geomean {geomean(bank):.3f}, worst {min(bank, default=float('nan')):.3f}")
+        worst = min(bank, default=float("nan"))
+        print(f"  one-bank rows ({len(bank)}): geomean {geomean(bank):.3f}, worst {worst:.3f}")
         print(f"  the rest ({len(rest)}): geomean {geomean(rest):.3f}, worst {min(rest, default=float('nan')):.3f}")
     return 0
 

@@ -400,14 +400,15 @@ class _DiaLauncher(_RowLauncher):
 
 class _WarpMappedLauncher(_RowLauncher):
     """band and rle: warp's launch with a structure's arrays in place of A's column indices (band:
-    each row's first column, spla.planning.band; rle: A's runs, spla.planning.rle).
+    each row's first column, spla.planning.band; rle: A's runs, spla.planning.rle, and whether its
+    value loads rotate, ``flags``).
     ``row_kernel`` is the warp launcher of the same lanes over A's CSR arrays, whose mapping the
     fused CG kernels repeat."""
 
-    def __init__(self, cupy, A, family: str, columns: tuple, lanes: int):
+    def __init__(self, cupy, A, family: str, columns: tuple, lanes: int, flags: tuple = ()):
         super().__init__(cupy, A, function(cupy, family, A.dtype, A.index_dtype, lanes),
                          _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK,
-                         head=(np.int64(A.n_rows), A.indptr, *columns, A.data))
+                         head=(np.int64(A.n_rows), *flags, A.indptr, *columns, A.data))
         self.row_kernel = _row_launcher(cupy, A, "warp", lanes)
 
 
@@ -475,7 +476,8 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
     if family == "rle":
         found = plan.structure
         assert isinstance(found, rle.Structure) and plan.param is not None
-        return _WarpMappedLauncher(cupy, A, family, (found.run_ptr, found.run_start, found.run_col), plan.param)
+        return _WarpMappedLauncher(cupy, A, family, (found.run_ptr, found.run_start, found.run_col), plan.param,
+                                   flags=(np.int32(rle.rotates(A, plan.param)),))
     if family in ("adaptive", "adaptive2"):
         assert plan.adaptive is not None
         return _AdaptiveLauncher(cupy, A, family, plan.adaptive)

@@ -1,0 +1,40 @@
+"""bank_pile (pile.py) at 2, 4 and 8 lanes of the matrices of sets 41 (five), 42, 43 and 44, rebuilt on the CPU from
+their makers in the order each maker writes them, as JSON.
+
+    PYTHONPATH=. python3 docs/lab/session48/pile_sets.py OUT.json SET   (SET: 41, 42, 43 or 44; one a process, so
+                                                                          that each maker draws from its own seed)
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from pile import bank_pile  # noqa: E402
+
+TABLES = {"41": ("make_held_out_41", "FORTY_FIRST"), "42": ("make_held_out_42", "FORTY_SECOND"),
+          "43": ("make_held_out_43", "FORTY_THIRD"), "44": ("make_held_out_44", "FORTY_FOURTH")}
+FIVE_OF_41 = ("aligned-runs-2x16-local-5000", "sliding-2x16-jitter3", "runs-2x19-local-4000", "runs-3x11-local-900",
+              "blocks-17x17-2")
+
+
+def main(argv) -> int:
+    out = {}
+    for s in argv[1:2]:
+        module, table = TABLES[s]
+        maker = importlib.import_module(module)
+        names = FIVE_OF_41 if s == "41" else list(getattr(maker, table))
+        for name in names:
+            A = getattr(maker, table)[name]().tocsr()
+            out[name] = {"set": s, "mean_row": round(A.nnz / A.shape[0], 2),
+                         **{f"pile{lanes}": bank_pile(A.indptr, lanes) for lanes in (2, 4, 8)}}
+            print(name, out[name], flush=True)
+    Path(argv[0]).write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

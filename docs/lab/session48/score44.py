@@ -1,0 +1,55 @@
+"""B4's outcome on set 44 (this folder's README): from ab_kernel.py runs of the working tree's rle (which rotates
+where spla.planning.rle.rotates says) against spmv_rle_inorder.cu (the plain order always), float32: in-order time
+over the tree's, per matrix, split by whether B4 rotates there (piles_44.json, computed on the CPU before the run).
+
+    PYTHONPATH=. python3 docs/lab/session48/score44.py --piles piles_44.json --ab AB.json ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from spla.planning.spmv import band_lanes
+
+
+def geomean(values) -> float:
+    return float(np.exp(np.mean(np.log(values)))) if len(values) else float("nan")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--piles", type=Path, required=True)
+    parser.add_argument("--ab", type=Path, nargs="+", required=True)
+    args = parser.parse_args(argv)
+    piles = json.loads(args.piles.read_text())
+    for path in args.ab:
+        data = json.loads(path.read_text())
+        fixed = re.match(r"rle(?::(\d+))?$", data["kernel"]).group(1)
+        times: dict = {}
+        for r in data["results"]:
+            if r["dtype"] == "float32":
+                if r["status"] != "ok":
+                    print(f"  {r['source']} {r['variant']}: {r['status']}")
+                    continue
+                times.setdefault(Path(r["source"]).stem, {})[r["variant"]] = r["ms"]
+        split: dict = {True: [], False: []}
+        for name, t in sorted(times.items()):
+            lanes = int(fixed) if fixed else band_lanes(piles[name]["mean_row"], 4)
+            on = lanes in (2, 4, 8) and piles[name][f"pile{lanes}"] >= (32 // lanes) / 2
+            gain = t["inorder"] / t["committed"]
+            split[on].append(gain)
+            print(f"  {data['kernel']:6s} {name:30s} lanes {lanes:2d} {'rotates' if on else 'keeps  '} {gain:.3f}")
+        for on, label in ((True, "rotates"), (False, "keeps")):
+            print(f"{data['kernel']} float32, where B4 {label} ({len(split[on])}): geomean {geomean(split[on]):.3f}, "
+                  f"worst {min(split[on], default=float('nan')):.3f}")
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
