@@ -16,12 +16,12 @@
 // lane loads UNROLL values first, then finds their columns, then gathers x: UNROLL loads of each
 // in flight a lane, as band's unrolled loop has.
 //
-// Rows that start on one L1 bank (float32 rows of 32, 64, ... entries: whole 128-byte lines) make
-// every row of a row group ask that bank in one value load, one row a cycle: 16-way at 2 lanes.
-// Where the plan says so (`rotate`: spla.planning.rle.rotates, float32 only), each row takes its
-// UNROLL loads in an order rotated by its row number and puts them back in order before the sum,
-// so one load spreads over UNROLL offsets and the sums, hence the bits, do not change. (float64
-// keeps the plain order: the rotation's registers cost it more than its conflicts; session 48.)
+// spla_spmv_rle_rotated: rows that start on one L1 bank (float32 rows of 32, 64, ... entries, whole
+// 128-byte lines) make every row of a row group ask that bank in one value load, one row a cycle:
+// 16-way at 2 lanes. This entry takes each row's UNROLL loads in an order rotated by its row
+// number and puts them back in order before the sum, so one load spreads over UNROLL offsets and
+// the sums, hence the bits, do not change. The plan runs it where a warp piles at least half its
+// rows on one bank (spla.planning.rle.rotates: float32, 2-8 lanes; session 48).
 //
 // Constraints: as spmv_warp.cu (blockDim.x a multiple of 32, grid-stride over rows). run_start
 // holds one entry more than there are runs (the last: nnz); run_ptr[r] is read only for rows with
@@ -46,11 +46,40 @@ __device__ __forceinline__ void walk_to(I at, I& run, I& next, long long& shift,
 }
 }  // namespace
 
-template <typename V, typename I, int LANES>
-__global__ void spla_spmv_rle(long long n_rows, int rotate, const I* __restrict__ indptr, const I* __restrict__ run_ptr,
-                              const I* __restrict__ run_start, const I* __restrict__ run_col,
-                              const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
-                              V alpha, V beta) {
+// UNROLL values of a lane's round, v[u] = data[at + u * LANES]; with ROTATE, loaded in the order
+// u + turn (mod UNROLL) and turned back.
+template <bool ROTATE, typename V, typename I, int LANES>
+__device__ __forceinline__ void load_round(V (&v)[UNROLL], const V* __restrict__ data, I at, long long row) {
+    if constexpr (ROTATE) {
+        const int turn = static_cast<int>(row) & (UNROLL - 1);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) v[u] = data[at + ((u + turn) & (UNROLL - 1)) * LANES];
+        if (turn & 1) {  // v[u] holds entry u + turn: turn right by one ...
+            const V last = v[3];
+            v[3] = v[2];
+            v[2] = v[1];
+            v[1] = v[0];
+            v[0] = last;
+        }
+        if (turn & 2) {  // ... and by two
+            V t = v[0];
+            v[0] = v[2];
+            v[2] = t;
+            t = v[1];
+            v[1] = v[3];
+            v[3] = t;
+        }
+    } else {
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) v[u] = data[at + u * LANES];
+    }
+}
+
+template <bool ROTATE, typename V, typename I, int LANES>
+__device__ __forceinline__ void rle_rows(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ run_ptr,
+                                         const I* __restrict__ run_start, const I* __restrict__ run_col,
+                                         const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
+                                         V alpha, V beta) {
     spla::row_groups<V, LANES>(n_rows, spla::StoreRow<V>{y, alpha, beta}, [&](long long row, int lane) {
         V sum = V(0);
         // the row's ends from indptr, not run_start[run_ptr[row]]: loads beside run_ptr's, not after it
@@ -64,30 +93,7 @@ __global__ void spla_spmv_rle(long long n_rows, int rotate, const I* __restrict_
             for (; k + (UNROLL - 1) * LANES < length; k += UNROLL * LANES) {
                 V v[UNROLL];
                 long long column[UNROLL];
-                if (sizeof(V) == 4 && rotate) {
-                    const int turn = static_cast<int>(row) & (UNROLL - 1);
-#pragma unroll
-                    for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + ((u + turn) & (UNROLL - 1)) * LANES];
-                    // v[u] holds entry u + turn (mod UNROLL): turn right by one, then by two
-                    if (turn & 1) {
-                        const V last = v[3];
-                        v[3] = v[2];
-                        v[2] = v[1];
-                        v[1] = v[0];
-                        v[0] = last;
-                    }
-                    if (turn & 2) {
-                        V t = v[0];
-                        v[0] = v[2];
-                        v[2] = t;
-                        t = v[1];
-                        v[1] = v[3];
-                        v[3] = t;
-                    }
-                } else {
-#pragma unroll
-                    for (int u = 0; u < UNROLL; ++u) v[u] = data[start + k + u * LANES];
-                }
+                load_round<ROTATE, V, I, LANES>(v, data, start + k, row);
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) {
                     const I at = start + k + u * LANES;
@@ -105,4 +111,20 @@ __global__ void spla_spmv_rle(long long n_rows, int rotate, const I* __restrict_
         }
         return sum;
     });
+}
+
+template <typename V, typename I, int LANES>
+__global__ void spla_spmv_rle(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ run_ptr,
+                              const I* __restrict__ run_start, const I* __restrict__ run_col,
+                              const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
+                              V alpha, V beta) {
+    rle_rows<false, V, I, LANES>(n_rows, indptr, run_ptr, run_start, run_col, data, x, y, alpha, beta);
+}
+
+template <typename V, typename I, int LANES>
+__global__ void spla_spmv_rle_rotated(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ run_ptr,
+                                      const I* __restrict__ run_start, const I* __restrict__ run_col,
+                                      const V* __restrict__ data, const V* __restrict__ x, V* __restrict__ y,
+                                      V alpha, V beta) {
+    rle_rows<true, V, I, LANES>(n_rows, indptr, run_ptr, run_start, run_col, data, x, y, alpha, beta);
 }

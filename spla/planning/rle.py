@@ -134,11 +134,11 @@ def applies(A, stats=None, min_run: float | None = None) -> bool:
 
 
 # ----------------------------------------------------------------- rotated value loads
-#: The widths at which the rle kernel may rotate its float32 value loads (kernels/spmv_rle.cu):
-#: those session 48 timed (H100, fresh sets 41-44). Where a warp's first value load piles at least
-#: half its rows on one L1 bank (:func:`bank_pile`), the rotation ran rows of 32 entries at 1.30-1.43x
-#: the plain order at 2 lanes and other piled rows at 1.03-1.19x at 4 and 8 lanes; elsewhere it was
-#: 0.93-1.06x at 2 lanes, so it is kept to the piled rows.
+#: The widths at which the rle kernel may run its entry that rotates float32 value loads
+#: (``spla_spmv_rle_rotated``, kernels/spmv_rle.cu): those session 48 timed (H100). Where a warp's
+#: first value load piles at least half its rows on one L1 bank (:func:`bank_pile`), the rotation ran
+#: rows of 32 entries at 1.30-1.43x the plain order at 2 lanes (sets 41-43); elsewhere at 2 lanes it
+#: was 0.93-1.06x, so it is kept to the piled rows. (FILLED IN AFTER SET 45)
 ROTATE_LANES = (2, 4, 8)
 BANK_WORDS = 32           # L1's banks of 4 bytes: a 128-byte line across them
 UNROLL = 4                # the kernel's values a lane a round (a row with fewer rounds takes no rotated load)
@@ -170,7 +170,7 @@ def bank_pile(indptr: np.ndarray, lanes: int, itemsize: int) -> float:
 
 
 def rotates(A, lanes: int) -> bool:
-    """Whether the rle kernel at ``lanes`` takes A's value loads in rotated order: float32, a width
+    """Whether the rle kernel at ``lanes`` runs its rotated entry on A: float32, a width
     of :data:`ROTATE_LANES`, and at least half a warp's rows on one bank (:func:`bank_pile`). Cached on A."""
     if np.dtype(A.dtype).itemsize != 4 or lanes not in ROTATE_LANES:
         return False

@@ -238,9 +238,9 @@ def test_structured_kernel_gives_the_exact_product(emulated, rng, monkeypatch, k
 
 @pytest.mark.parametrize("lanes", [2, 4, 8])
 def test_rle_rotated_loads_give_the_plain_orders_bits(emulated, rng, lanes):
-    """float32 rows of exactly 32 entries (two runs of 16) start on one L1 bank, so rle rotates their
-    value loads (spla.planning.rle.rotates); the sums keep their order, so the product is warp's, bit
-    for bit, on values that round (not whole numbers)."""
+    """float32 rows of exactly 32 entries (two runs of 16) start on one L1 bank, so rle runs its entry
+    that rotates their value loads (spla.planning.rle.rotates); the sums keep their order, so the
+    product is warp's, bit for bit, on values that round (not whole numbers)."""
     from spla.planning import rle
 
     n_rows, n_cols = 64, 4000
@@ -254,7 +254,7 @@ def test_rle_rotated_loads_give_the_plain_orders_bits(emulated, rng, lanes):
     assert rle.rotates(A, lanes)
     x = FakeArray(rng.uniform(-1, 1, n_cols).astype(np.float32))
     got = ops_spmv.spmv(A, x, kernel=f"rle:{lanes}").get()
-    assert emulated.launches[-1][0].startswith("spla_spmv_rle<")
+    assert emulated.launches[-1][0].startswith("spla_spmv_rle_rotated<")
     assert np.array_equal(got, ops_spmv.spmv(A, x, kernel=f"warp:{lanes}").get())
 
 

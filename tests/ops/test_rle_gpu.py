@@ -14,6 +14,7 @@ import spla
 from spla import CSRMatrix
 from spla.bench import corpus
 from spla.io import generators
+from spla.ops import spmv as ops_spmv
 from spla.planning import rle
 from spla.planning.spmv import LANE_WIDTHS, describe_choice
 
@@ -59,15 +60,15 @@ def test_rle_matches_scipy_and_warps_bits(rng, name, dtype, index_dtype):
                   host.shape).to_device()
     x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
     want = host.to_scipy().astype(np.float64) @ x.get().astype(np.float64)
-    if name == "rows-of-32":
-        assert rle.rotates(A, 2) == (dtype == np.float32)
     for lanes in LANE_WIDTHS:
         out = cupy.full(A.n_rows, np.nan, dtype=dtype)
         got = spla.spmv(A, x, kernel=f"rle:{lanes}", out=out)
         assert got is out
         np.testing.assert_allclose(got.get(), want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
-        # warp's mapping and order of sums, so its bits
+        # warp's mapping and order of sums, so its bits (rows of 32 in float32: from the rotated entry)
         np.testing.assert_array_equal(got.get(), spla.spmv(A, x, kernel=f"warp:{lanes}").get())
+        rotated = name == "rows-of-32" and dtype == np.float32 and lanes in rle.ROTATE_LANES
+        assert ops_spmv.bound_launcher(A, f"rle:{lanes}").entry == ("_rotated" if rotated else "")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])

@@ -1,7 +1,7 @@
-"""bank_pile (pile.py) at 2, 4 and 8 lanes of the matrices of sets 41 (five), 42, 43 and 44, rebuilt on the CPU from
+"""bank_pile (pile.py) at 2, 4 and 8 lanes of the matrices of sets 41 (five) and 42-45, rebuilt on the CPU from
 their makers in the order each maker writes them, as JSON.
 
-    PYTHONPATH=. python3 docs/lab/session48/pile_sets.py OUT.json SET   (SET: 41, 42, 43 or 44; one a process, so
+    PYTHONPATH=. python3 docs/lab/session48/pile_sets.py OUT.json SET   (SET: 41-45; one a process, so
                                                                           that each maker draws from its own seed)
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ sys.path.insert(0, str(HERE))
 from pile import bank_pile  # noqa: E402
 
 TABLES = {"41": ("make_held_out_41", "FORTY_FIRST"), "42": ("make_held_out_42", "FORTY_SECOND"),
-          "43": ("make_held_out_43", "FORTY_THIRD"), "44": ("make_held_out_44", "FORTY_FOURTH")}
+          "43": ("make_held_out_43", "FORTY_THIRD"), "44": ("make_held_out_44", "FORTY_FOURTH"),
+          "45": ("make_held_out_45", "FORTY_FIFTH")}
 FIVE_OF_41 = ("aligned-runs-2x16-local-5000", "sliding-2x16-jitter3", "runs-2x19-local-4000", "runs-3x11-local-900",
               "blocks-17x17-2")
 

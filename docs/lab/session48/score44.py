@@ -1,8 +1,9 @@
-"""B4's outcome on set 44 (this folder's README): from ab_kernel.py runs of the working tree's rle (which rotates
-where spla.planning.rle.rotates says) against spmv_rle_inorder.cu (the plain order always), float32: in-order time
-over the tree's, per matrix, split by whether B4 rotates there (piles_44.json, computed on the CPU before the run).
+"""B4's and B5's outcomes on sets 44 and 45 (this folder's README): from ab_kernel.py runs of the working tree's rle
+(which rotates where spla.planning.rle.rotates says) against a baseline variant that never rotates
+(spmv_rle_inorder.cu for B4, spmv_rle_plain_entries.cu for B5), float32: the baseline's time over the tree's, per
+matrix, split by whether the rule rotates there (piles_44.json / piles_45.json, computed on the CPU before the run).
 
-    PYTHONPATH=. python3 docs/lab/session48/score44.py --piles piles_44.json --ab AB.json ...
+    PYTHONPATH=. python3 docs/lab/session48/score44.py --piles PILES.json --ab AB.json ...
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def main(argv=None) -> int:
         for name, t in sorted(times.items()):
             lanes = int(fixed) if fixed else band_lanes(piles[name]["mean_row"], 4)
             on = lanes in (2, 4, 8) and piles[name][f"pile{lanes}"] >= (32 // lanes) / 2
-            gain = t["inorder"] / t["committed"]
+            gain = next(v for k, v in t.items() if k != "committed") / t["committed"]
             split[on].append(gain)
             print(f"  {data['kernel']:6s} {name:30s} lanes {lanes:2d} {'rotates' if on else 'keeps  '} {gain:.3f}")
         for on, label in ((True, "rotates"), (False, "keeps")):

@@ -90,7 +90,9 @@ SOURCES = {
                                         for dtype in VALUE_TYPES for rows in dia.rows_choices(dtype)],
                         (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}", f"-DSPLA_PALETTE_VALUES={palette.VALUES}")),
     "band": _declare("spmv_band.cu", "spla_spmv_band", lambda dtype: LANE_WIDTHS),
-    "rle": _declare("spmv_rle.cu", "spla_spmv_rle", lambda dtype: LANE_WIDTHS),
+    "rle": _declare("spmv_rle.cu", "spla_spmv_rle", lambda dtype: LANE_WIDTHS,
+                    extra=[kernel_name("rle_rotated", np.dtype(np.float32), index, lanes)
+                           for index in INDEX_TYPES for lanes in rle.ROTATE_LANES]),
 }
 
 _FUNCTIONS: dict = {}  # (family, dtype, index dtype, param, device) -> RawKernel: no lookups per call
@@ -400,15 +402,16 @@ class _DiaLauncher(_RowLauncher):
 
 class _WarpMappedLauncher(_RowLauncher):
     """band and rle: warp's launch with a structure's arrays in place of A's column indices (band:
-    each row's first column, spla.planning.band; rle: A's runs, spla.planning.rle, and whether its
-    value loads rotate, ``flags``).
+    each row's first column, spla.planning.band; rle: A's runs, spla.planning.rle, and ``entry``
+    "_rotated" where its float32 value loads rotate, rle.rotates).
     ``row_kernel`` is the warp launcher of the same lanes over A's CSR arrays, whose mapping the
     fused CG kernels repeat."""
 
-    def __init__(self, cupy, A, family: str, columns: tuple, lanes: int, flags: tuple = ()):
-        super().__init__(cupy, A, function(cupy, family, A.dtype, A.index_dtype, lanes),
+    def __init__(self, cupy, A, family: str, columns: tuple, lanes: int, entry: str = ""):
+        super().__init__(cupy, A, function(cupy, family, A.dtype, A.index_dtype, lanes, entry),
                          _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK,
-                         head=(np.int64(A.n_rows), *flags, A.indptr, *columns, A.data))
+                         head=(np.int64(A.n_rows), A.indptr, *columns, A.data))
+        self.entry = entry
         self.row_kernel = _row_launcher(cupy, A, "warp", lanes)
 
 
@@ -477,7 +480,7 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
         found = plan.structure
         assert isinstance(found, rle.Structure) and plan.param is not None
         return _WarpMappedLauncher(cupy, A, family, (found.run_ptr, found.run_start, found.run_col), plan.param,
-                                   flags=(np.int32(rle.rotates(A, plan.param)),))
+                                   "_rotated" if rle.rotates(A, plan.param) else "")
     if family in ("adaptive", "adaptive2"):
         assert plan.adaptive is not None
         return _AdaptiveLauncher(cupy, A, family, plan.adaptive)
