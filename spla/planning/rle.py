@@ -135,10 +135,13 @@ def applies(A, stats=None, min_run: float | None = None) -> bool:
 
 # ----------------------------------------------------------------- rotated value loads
 #: The widths at which the rle kernel may run its entry that rotates float32 value loads
-#: (``spla_spmv_rle_rotated``, kernels/spmv_rle.cu): those session 48 timed (H100). Where a warp's
-#: first value load piles at least half its rows on one L1 bank (:func:`bank_pile`), the rotation ran
-#: rows of 32 entries at 1.30-1.43x the plain order at 2 lanes (sets 41-43); elsewhere at 2 lanes it
-#: was 0.93-1.06x, so it is kept to the piled rows. (FILLED IN AFTER SET 45)
+#: (``spla_spmv_rle_rotated``, kernels/spmv_rle.cu): those session 48 timed (H100). Rotated
+#: everywhere, it ran rows of 32 entries at 1.30-1.43x the plain order at 2 lanes but other rows at
+#: 0.93-1.06x (sets 41-43), so it runs only where a warp's first value load piles at least half its
+#: rows on one L1 bank (:func:`bank_pile`). Tested so on fresh set 45 (float32, the plan's width):
+#: 1.128x the plain order on the geomean where it rotates (1.02-1.32, 13 matrices), and the plain
+#: entry itself elsewhere. float64 keeps the plain loads: there the rotation's registers cost more
+#: than its conflicts (0.91-0.98x at 4 lanes, set 42).
 ROTATE_LANES = (2, 4, 8)
 BANK_WORDS = 32           # L1's banks of 4 bytes: a 128-byte line across them
 UNROLL = 4                # the kernel's values a lane a round (a row with fewer rounds takes no rotated load)

@@ -632,6 +632,8 @@ def describe_choice(A) -> dict:
             coded = dia.palette(A, found) if A.on_gpu else None  # (the launcher's choice: a GPU matrix's)
             if coded is not None:
                 info["structure"] += f", a byte a slot for its {coded.n_values} distinct values"
+        if family == "rle" and rle.rotates(A, info["lanes"]):
+            info["structure"] += ", value loads rotated (its rows start on one L1 bank)"
     return info
 
 

@@ -80,6 +80,9 @@ def test_auto_runs_rle_on_large_blocks_and_band_dia_where_they_apply(monkeypatch
     assert choice["kernel"] == "rle" and choice["lanes"] == 4  # float64, 48 a row: about 10 entries a lane
     assert "(16.0 entries a run)" in choice["structure"]
     assert auto_line(choice).startswith("auto runs   rle:4 (")
+    assert "rotated" not in choice["structure"]  # float64 keeps the plain loads
+    rows_of_32 = _blocks(3000, 16, 2).astype(np.float32)  # float32 rows of 32 entries start on one L1 bank
+    assert describe_choice(rows_of_32)["structure"].endswith(", value loads rotated (its rows start on one L1 bank)")
     assert rule_kernel(_blocks(3000, 12, 3)) != "rle"  # runs of 12
     assert rule_kernel(corpus.build("banded-random", 1_200_000)) == "band"  # one run a row: band reads less
     assert rule_kernel(generators.poisson3d(40)) == "dia"

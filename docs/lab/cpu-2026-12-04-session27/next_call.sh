@@ -466,19 +466,19 @@ for s in "$@"; do
            STEP_QUIET=1 STEP_LIMIT_S=300 step turns40 python3 scripts/time_turns.py /tmp/h40/*.npz \
                 --kernels staged,rle:2,rle:4,rle:8,rle:16,cusparse:2 --dtype float32 float64 --rounds 3 --budget 0.05 \
                 --out "$R/turns40" ;;
-    # session 48: fresh set 41, float32 only, the test of W2 (float32 rle's width; ../session48/README.md)
-    turns41) STEP_QUIET=1 step make41 python3 docs/lab/session48/make_held_out_41.py /tmp/h41
+    # session 48: fresh set 41, float32 only, the test of W2 (float32 rle's width; ../h100-2026-12-06-session48/README.md)
+    turns41) STEP_QUIET=1 step make41 python3 docs/lab/h100-2026-12-06-session48/make_held_out_41.py /tmp/h41
            STEP_QUIET=1 STEP_LIMIT_S=300 step turns41 python3 scripts/time_turns.py /tmp/h41/*.npz \
                 --kernels staged,rle:2,rle:4,rle:8,cusparse:2 --dtype float32 --rounds 3 --budget 0.05 \
                 --out "$R/turns41" ;;
     # session 48: set 42, rows of exactly L entries (B1), RLE_ROTATE against the committed rle (B2), and ncu on the
-    # bank conflicts of exact-32 against exact-30 (predictions in ../session48/README.md)
-    turns42) [ -d /tmp/h42 ] || STEP_QUIET=1 step make42 python3 docs/lab/session48/make_held_out_42.py /tmp/h42
+    # bank conflicts of exact-32 against exact-30 (predictions in ../h100-2026-12-06-session48/README.md)
+    turns42) [ -d /tmp/h42 ] || STEP_QUIET=1 step make42 python3 docs/lab/h100-2026-12-06-session48/make_held_out_42.py /tmp/h42
            STEP_QUIET=1 STEP_LIMIT_S=300 step turns42 python3 scripts/time_turns.py /tmp/h42/*.npz \
                 --kernels staged,rle:2,rle:4,rle:8,cusparse:2 --dtype float32 --rounds 3 --budget 0.05 \
                 --out "$R/turns42" ;;
-    ab48)  [ -d /tmp/h42 ] || STEP_QUIET=1 step make42 python3 docs/lab/session48/make_held_out_42.py /tmp/h42
-           [ -d /tmp/h41 ] || STEP_QUIET=1 step make41 python3 docs/lab/session48/make_held_out_41.py /tmp/h41 \
+    ab48)  [ -d /tmp/h42 ] || STEP_QUIET=1 step make42 python3 docs/lab/h100-2026-12-06-session48/make_held_out_42.py /tmp/h42
+           [ -d /tmp/h41 ] || STEP_QUIET=1 step make41 python3 docs/lab/h100-2026-12-06-session48/make_held_out_41.py /tmp/h41 \
                 aligned-runs-2x16-local-5000 sliding-2x16-jitter3 runs-2x19-local-4000 runs-3x11-local-900 blocks-17x17-2
            for k in rle:2 rle:4; do
              STEP_QUIET=1 STEP_LIMIT_S=400 step "ab48-${k/:/}" python3 scripts/ab_kernel.py /tmp/h42/*.npz \
@@ -486,7 +486,7 @@ for s in "$@"; do
                   --kernel $k --dtype float32 float64 --variant committed= --variant rotate=-DRLE_ROTATE=1 \
                   --rounds 3 --budget 0.05 --out "$R/ab48-${k/:/}"
            done ;;
-    ncu48) [ -d /tmp/h42 ] || STEP_QUIET=1 step make42 python3 docs/lab/session48/make_held_out_42.py /tmp/h42
+    ncu48) [ -d /tmp/h42 ] || STEP_QUIET=1 step make42 python3 docs/lab/h100-2026-12-06-session48/make_held_out_42.py /tmp/h42
            ncu --query-metrics --chip gh100 >"$R/ncu48-metrics.txt" 2>&1
            extra=""
            for m in l1tex__data_bank_conflicts_pipe_lsu_mem_global_op_ld l1tex__data_pipe_lsu_wavefronts_mem_lg_cmd_read \
@@ -500,14 +500,14 @@ for s in "$@"; do
                   python3 scripts/profile_spmv.py "/tmp/h42/$m.npz" --kernel rle:2 --dtype float32
            done ;;
     # session 48: B3, the rotation in float32 only, on fresh set 43; the bank conflicts of exact-32 and exact-30 read
-    # directly (../session48/README.md)
-    ab43)  STEP_QUIET=1 step make43 python3 docs/lab/session48/make_held_out_43.py /tmp/h43
+    # directly (../h100-2026-12-06-session48/README.md)
+    ab43)  STEP_QUIET=1 step make43 python3 docs/lab/h100-2026-12-06-session48/make_held_out_43.py /tmp/h43
            for k in rle rle:4 rle:8; do
              STEP_QUIET=1 STEP_LIMIT_S=400 step "ab43-${k/:/}" python3 scripts/ab_kernel.py /tmp/h43/*.npz \
                   --kernel $k --dtype float32 --variant committed= --variant rotate32=-DRLE_ROTATE=2 \
                   --rounds 3 --budget 0.05 --out "$R/ab43-${k/:/}"
            done ;;
-    ncu48b) [ -f /tmp/h42/exact-30-as-15+15.npz ] || step make42b python3 docs/lab/session48/make_held_out_42.py /tmp/h42 \
+    ncu48b) [ -f /tmp/h42/exact-30-as-15+15.npz ] || step make42b python3 docs/lab/h100-2026-12-06-session48/make_held_out_42.py /tmp/h42 \
                 exact-32-as-16+16 exact-30-as-15+15
            for m in exact-32-as-16+16 exact-30-as-15+15; do
              step "ncu48b-$m-rle2" ncu --clock-control none -k "regex:spla_spmv_rle(_narrow)?(<|\$)" -s 1 -c 1 \
@@ -515,19 +515,19 @@ for s in "$@"; do
                   python3 scripts/profile_spmv.py "/tmp/h42/$m.npz" --kernel rle:2 --dtype float32
            done ;;
     # session 48: B4, the float32 rotation where a warp piles on one bank, against the plain order, on fresh set 44
-    ab44)  STEP_QUIET=1 step make44 python3 docs/lab/session48/make_held_out_44.py /tmp/h44
+    ab44)  STEP_QUIET=1 step make44 python3 docs/lab/h100-2026-12-06-session48/make_held_out_44.py /tmp/h44
            for k in rle rle:4 rle:8; do
              STEP_QUIET=1 STEP_LIMIT_S=400 step "ab44-${k/:/}" python3 scripts/ab_kernel.py /tmp/h44/*.npz \
                   --kernel $k --dtype float32 --variant committed= \
-                  --variant inorder=file:docs/lab/session48/spmv_rle_inorder.cu --rounds 3 --budget 0.05 \
+                  --variant inorder=file:docs/lab/h100-2026-12-06-session48/spmv_rle_inorder.cu --rounds 3 --budget 0.05 \
                   --out "$R/ab44-${k/:/}"
            done ;;
     # session 48: B5, the rotated loads as an entry of their own, against the plain loads in both entries, set 45
-    ab45)  STEP_QUIET=1 step make45 python3 docs/lab/session48/make_held_out_45.py /tmp/h45
+    ab45)  STEP_QUIET=1 step make45 python3 docs/lab/h100-2026-12-06-session48/make_held_out_45.py /tmp/h45
            for k in rle rle:4 rle:8; do
              STEP_QUIET=1 STEP_LIMIT_S=400 step "ab45-${k/:/}" python3 scripts/ab_kernel.py /tmp/h45/*.npz \
                   --kernel $k --dtype float32 --variant committed= \
-                  --variant plain=file:docs/lab/session48/spmv_rle_plain_entries.cu --rounds 3 --budget 0.05 \
+                  --variant plain=file:docs/lab/h100-2026-12-06-session48/spmv_rle_plain_entries.cu --rounds 3 --budget 0.05 \
                   --out "$R/ab45-${k/:/}"
            done ;;
     *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44, ab45)"; exit 2 ;;

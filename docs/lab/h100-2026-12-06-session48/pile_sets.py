@@ -1,7 +1,7 @@
 """bank_pile (pile.py) at 2, 4 and 8 lanes of the matrices of sets 41 (five) and 42-45, rebuilt on the CPU from
 their makers in the order each maker writes them, as JSON.
 
-    PYTHONPATH=. python3 docs/lab/session48/pile_sets.py OUT.json SET   (SET: 41-45; one a process, so
+    PYTHONPATH=. python3 docs/lab/h100-2026-12-06-session48/pile_sets.py OUT.json SET   (SET: 41-45; one a process, so
                                                                           that each maker draws from its own seed)
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@ of x (spla.planning.stats.tile_lines), against band_lanes, from time_turns.py ru
 band_lanes over rle time at W2's width; then, with auto's cut (runs of --cut), rle at W2's width over staged
 where auto runs rle.
 
-    PYTHONPATH=. python3 docs/lab/session48/score48.py TURNS.json ... --runs RUNS.json ... \\
+    PYTHONPATH=. python3 docs/lab/h100-2026-12-06-session48/score48.py TURNS.json ... --runs RUNS.json ... \\
         --lines NEIGHBOUR_STATS.json ... [--min-row 29] [--shared 0.01] [--cut 16]
 """
 

@@ -3,7 +3,7 @@ its rows on one L1 bank (pile.py, at 2, 4 or 8 lanes), else runs the committed l
 rotate's where the rule rotates and committed's where it does not, from ab_kernel.py runs of committed against a
 float32 rotation (rotate32, or B2's rotate, which is the same code in float32).
 
-    PYTHONPATH=. python3 docs/lab/session48/score_b4.py --piles PILES.json ... --ab AB.json ...
+    PYTHONPATH=. python3 docs/lab/h100-2026-12-06-session48/score_b4.py --piles PILES.json ... --ab AB.json ...
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 ab_kernel.py's committed-against-rotate runs (committed time over rotate's, per matrix, dtype and width), with the
 rows that start on one L1 bank marked (rows of one length whose values are a whole number of 128-byte lines).
 
-    PYTHONPATH=. python3 docs/lab/session48/score_b2.py --turns TURNS.json --ab AB.json ...
+    PYTHONPATH=. python3 docs/lab/h100-2026-12-06-session48/score_b2.py --turns TURNS.json --ab AB.json ...
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """float32 rle widths timed at 2-16 lanes (time_turns.py runs): each matrix's best width beside band_lanes'.
 
-    PYTHONPATH=. python3 docs/lab/session48/widths32.py TURNS.json ... --runs RUNS.json ...
+    PYTHONPATH=. python3 docs/lab/h100-2026-12-06-session48/widths32.py TURNS.json ... --runs RUNS.json ...
 """
 from __future__ import annotations
 

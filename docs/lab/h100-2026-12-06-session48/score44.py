@@ -3,7 +3,7 @@
 (spmv_rle_inorder.cu for B4, spmv_rle_plain_entries.cu for B5), float32: the baseline's time over the tree's, per
 matrix, split by whether the rule rotates there (piles_44.json / piles_45.json, computed on the CPU before the run).
 
-    PYTHONPATH=. python3 docs/lab/session48/score44.py --piles PILES.json --ab AB.json ...
+    PYTHONPATH=. python3 docs/lab/h100-2026-12-06-session48/score44.py --piles PILES.json --ab AB.json ...
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ def main(argv=None) -> int:
             split[on].append(gain)
             print(f"  {data['kernel']:6s} {name:30s} lanes {lanes:2d} {'rotates' if on else 'keeps  '} {gain:.3f}")
         for on, label in ((True, "rotates"), (False, "keeps")):
-            print(f"{data['kernel']} float32, where B4 {label} ({len(split[on])}): geomean {geomean(split[on]):.3f}, "
-                  f"worst {min(split[on], default=float('nan')):.3f}")
+            gains = split[on]
+            print(f"{data['kernel']} float32, where the rule {label} ({len(gains)}): geomean {geomean(gains):.3f}, "
+                  f"worst {min(gains, default=float('nan')):.3f}")
         print()
     return 0
 

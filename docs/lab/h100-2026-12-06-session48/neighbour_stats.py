@@ -9,7 +9,7 @@ sets 30, 36, 38, 39 and 40 timed at every rle width (session 47, H100), rebuilt 
   lines    spla.planning.stats.tile_lines of the float32 matrix over 4,096 (the library's sampled tile statistic:
            distinct 128-byte lines of x a tile of 4,096 nonzeros gathers, over its entries)
 
-    PYTHONPATH=. python3 docs/lab/session48/neighbour_stats.py OUT.json
+    PYTHONPATH=. python3 docs/lab/h100-2026-12-06-session48/neighbour_stats.py OUT.json
 """
 from __future__ import annotations
 
