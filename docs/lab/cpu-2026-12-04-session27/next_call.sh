@@ -530,6 +530,10 @@ for s in "$@"; do
                   --variant plain=file:docs/lab/h100-2026-12-06-session48/spmv_rle_plain_entries.cu --rounds 3 --budget 0.05 \
                   --out "$R/ab45-${k/:/}"
            done ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44, ab45)"; exit 2 ;;
+    # session 48: set 41 again under the kept rle (rotated entry where rle.rotates says), float32, information
+    turns41b) [ -d /tmp/h41 ] || STEP_QUIET=1 step make41 python3 docs/lab/h100-2026-12-06-session48/make_held_out_41.py /tmp/h41
+           STEP_LIMIT_S=300 step turns41b python3 scripts/time_turns.py /tmp/h41/*.npz \
+                --kernels staged,rle,rle:4,cusparse:2 --dtype float32 --rounds 3 --budget 0.05 --out "$R/turns41b" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44, ab45, turns41b)"; exit 2 ;;
   esac
 done
