@@ -1,5 +1,5 @@
-"""bank_pile (pile.py) at 2, 4 and 8 lanes of the matrices of sets 41 (five) and 42-45, rebuilt on the CPU from
-their makers in the order each maker writes them, as JSON.
+"""spla.planning.rle.bank_pile (float32) at 2, 4 and 8 lanes of the matrices of sets 41 (five) and 42-45, rebuilt
+on the CPU from their makers in the order each maker writes them, as JSON.
 
     PYTHONPATH=. python3 docs/lab/h100-2026-12-06-session48/pile_sets.py OUT.json SET   (SET: 41-45; one a process, so
                                                                           that each maker draws from its own seed)
@@ -11,9 +11,10 @@ import json
 import sys
 from pathlib import Path
 
+from spla.planning.rle import bank_pile
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from pile import bank_pile  # noqa: E402
 
 TABLES = {"41": ("make_held_out_41", "FORTY_FIRST"), "42": ("make_held_out_42", "FORTY_SECOND"),
           "43": ("make_held_out_43", "FORTY_THIRD"), "44": ("make_held_out_44", "FORTY_FOURTH"),
@@ -31,7 +32,7 @@ def main(argv) -> int:
         for name in names:
             A = getattr(maker, table)[name]().tocsr()
             out[name] = {"set": s, "mean_row": round(A.nnz / A.shape[0], 2),
-                         **{f"pile{lanes}": bank_pile(A.indptr, lanes) for lanes in (2, 4, 8)}}
+                         **{f"pile{lanes}": bank_pile(A.indptr, lanes, 4) for lanes in (2, 4, 8)}}
             print(name, out[name], flush=True)
     Path(argv[0]).write_text(json.dumps(out, indent=1) + "\n")
     return 0
