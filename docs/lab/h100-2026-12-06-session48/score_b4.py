@@ -1,7 +1,7 @@
 """B4 of this folder's README: float32 rle rotates its value loads where a warp's first load piles at least half
-its rows on one L1 bank (pile.py, at 2, 4 or 8 lanes), else runs the committed loads. Its time on each matrix is
-rotate's where the rule rotates and committed's where it does not, from ab_kernel.py runs of committed against a
-float32 rotation (rotate32, or B2's rotate, which is the same code in float32).
+its rows on one L1 bank (spla.planning.rle.bank_pile, at 2, 4 or 8 lanes), else runs the committed loads. Its time
+on each matrix is rotate's where the rule rotates and committed's where it does not, from ab_kernel.py runs of
+committed against a float32 rotation (rotate32, or B2's rotate, which is the same code in float32).
 
     PYTHONPATH=. python3 docs/lab/h100-2026-12-06-session48/score_b4.py --piles PILES.json ... --ab AB.json ...
 """
