@@ -106,13 +106,6 @@ def test_rle_lanes_count_entries_in_float64_and_bytes_in_float32():
     assert [band_lanes(row, 8) for row in rows] == [2, 4, 4, 8, 8, 16, 16, 32]
 
 
-def _rows_of(length: int, n_rows: int = 2000) -> CSRMatrix:
-    """Rows of exactly ``length`` entries in one run each, sliding along the diagonal."""
-    indptr = np.arange(n_rows + 1) * length
-    indices = (np.arange(n_rows)[:, None] + np.arange(length)).ravel()
-    return CSRMatrix(np.ones(indptr[-1], dtype=np.float32), indices, indptr, (n_rows, n_rows + length))
-
-
 def test_bank_pile_counts_a_warps_rows_on_its_busiest_bank():
     pile = {length: [rle.bank_pile(np.arange(0, 1000 * length + 1, length), lanes, 4) for lanes in (2, 4, 8)]
             for length in (30, 32, 40, 48, 64)}
@@ -124,9 +117,10 @@ def test_bank_pile_counts_a_warps_rows_on_its_busiest_bank():
 
 
 def test_rle_rotates_float32_value_loads_where_a_warp_piles_on_one_bank():
-    assert [rle.rotates(_rows_of(32), lanes) for lanes in (2, 4, 8, 16)] == [True, True, True, False]
-    assert [rle.rotates(_rows_of(40), lanes) for lanes in (2, 4, 8)] == [False, False, False]
-    assert not rle.rotates(_rows_of(32).astype(np.float64), 2)  # float64 keeps the plain order
+    rows_of_32 = _blocks(200, 16, 2).astype(np.float32)
+    assert [rle.rotates(rows_of_32, lanes) for lanes in (2, 4, 8, 16)] == [True, True, True, False]
+    assert [rle.rotates(_blocks(200, 20, 2).astype(np.float32), lanes) for lanes in (2, 4, 8)] == [False] * 3
+    assert not rle.rotates(_blocks(200, 16, 2), 2)  # float64 keeps the plain order
 
 
 def test_tuner_times_rle_beside_warp_and_ignores_a_cached_rle_elsewhere(tmp_path):
