@@ -16,21 +16,17 @@
 // lane loads UNROLL values first, then finds their columns, then gathers x: UNROLL loads of each
 // in flight a lane, as band's unrolled loop has.
 //
-// spla_spmv_rle_rotated: rows that start on one L1 bank (float32 rows of 32, 64, ... entries, whole
-// 128-byte lines) make every row of a row group ask that bank in one value load, one row a cycle:
-// 16-way at 2 lanes. This entry takes each row's UNROLL loads in an order rotated by its row
-// number and puts them back in order before the sum, so one load spreads over UNROLL offsets and
-// the sums, hence the bits, do not change. The plan runs it where a warp piles at least half its
-// rows on one bank (spla.planning.rle.rotates: float32, 2-8 lanes; session 48).
+// spla_spmv_rle_rotated: the same with each row's value loads in a rotated order, for rows that
+// start on one L1 bank (value_rounds.cuh; session 48).
 //
 // Constraints: as spmv_warp.cu (blockDim.x a multiple of 32, grid-stride over rows). run_start
 // holds one entry more than there are runs (the last: nnz); run_ptr[r] is read only for rows with
 // entries.
 #include "common.cuh"
+#include "value_rounds.cuh"
 
 namespace {
-constexpr int UNROLL = 4;
-static_assert(UNROLL == 4, "the rotation's two steps turn four values");
+using spla::UNROLL;
 
 // Moves (run, next, shift) on to the run that holds entry `at`: next is where the run after it
 // starts, shift the column of an entry of the run less its position.
@@ -45,35 +41,6 @@ __device__ __forceinline__ void walk_to(I at, I& run, I& next, long long& shift,
     }
 }
 }  // namespace
-
-// UNROLL values of a lane's round, v[u] = data[at + u * LANES]; with ROTATE, loaded in the order
-// u + turn (mod UNROLL) and turned back.
-template <bool ROTATE, typename V, typename I, int LANES>
-__device__ __forceinline__ void load_round(V (&v)[UNROLL], const V* __restrict__ data, I at, long long row) {
-    if constexpr (ROTATE) {
-        const int turn = static_cast<int>(row) & (UNROLL - 1);
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = data[at + ((u + turn) & (UNROLL - 1)) * LANES];
-        if (turn & 1) {  // v[u] holds entry u + turn: turn right by one ...
-            const V last = v[3];
-            v[3] = v[2];
-            v[2] = v[1];
-            v[1] = v[0];
-            v[0] = last;
-        }
-        if (turn & 2) {  // ... and by two
-            V t = v[0];
-            v[0] = v[2];
-            v[2] = t;
-            t = v[1];
-            v[1] = v[3];
-            v[3] = t;
-        }
-    } else {
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = data[at + u * LANES];
-    }
-}
 
 template <bool ROTATE, typename V, typename I, int LANES>
 __device__ __forceinline__ void rle_rows(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ run_ptr,
@@ -93,7 +60,7 @@ __device__ __forceinline__ void rle_rows(long long n_rows, const I* __restrict__
             for (; k + (UNROLL - 1) * LANES < length; k += UNROLL * LANES) {
                 V v[UNROLL];
                 long long column[UNROLL];
-                load_round<ROTATE, V, I, LANES>(v, data, start + k, row);
+                spla::load_round<ROTATE, V, I, LANES>(v, data, start + k, row);
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) {
                     const I at = start + k + u * LANES;

@@ -30,15 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from .. import csr_passes
 from . import structured
-from .stats import host_indptr, run_share
+from .stats import run_share
 from .structured import Refusal
 
-__all__ = ["AUTO_MIN_NNZ", "AUTO_MIN_ROWS", "AUTO_MIN_RUN", "NEEDS", "ROTATE_LANES", "TUNE_MIN_RUN", "Refusal",
-           "Structure", "applies", "auto_considers", "bank_pile", "describe", "min_run_share", "rotates", "structure"]
+__all__ = ["AUTO_MIN_NNZ", "AUTO_MIN_ROWS", "AUTO_MIN_RUN", "NEEDS", "TUNE_MIN_RUN", "Refusal", "Structure", "applies",
+           "auto_considers", "describe", "min_run_share", "structure"]
 
 #: What ``kernel="rle"`` asks of a matrix (its error's text: only running out of memory refuses it).
 NEEDS = "room on the device for its runs (8 bytes a run of consecutive columns)"
@@ -131,53 +129,3 @@ def applies(A, stats=None, min_run: float | None = None) -> bool:
     :data:`TUNE_MIN_RUN`). ``stats`` is unused."""
     cut = AUTO_MIN_RUN if min_run is None else min_run
     return A.nnz > 0 and run_share(A) >= min_run_share(cut) and mean_run(A) >= cut
-
-
-# ----------------------------------------------------------------- rotated value loads
-#: The widths at which the rle kernel may run its entry that rotates float32 value loads
-#: (``spla_spmv_rle_rotated``, kernels/spmv_rle.cu): those session 48 timed (H100). Rotated
-#: everywhere, it ran rows of 32 entries at 1.30-1.43x the plain order at 2 lanes but other rows at
-#: 0.93-1.06x (sets 41-43), so it runs only where a warp's first value load piles at least half its
-#: rows on one L1 bank (:func:`bank_pile`). Tested so on fresh set 45 (float32, the plan's width):
-#: 1.128x the plain order on the geomean where it rotates (1.02-1.32, 13 matrices), and the plain
-#: entry itself elsewhere. float64 keeps the plain loads: there the rotation's registers cost more
-#: than its conflicts (0.91-0.98x at 4 lanes, set 42).
-ROTATE_LANES = (2, 4, 8)
-BANK_WORDS = 32           # L1's banks of 4 bytes: a 128-byte line across them
-UNROLL = 4                # the kernel's values a lane a round (a row with fewer rounds takes no rotated load)
-PILE_SAMPLE_WARPS = 1024  # warps sampled, evenly spaced
-
-
-def bank_pile(indptr: np.ndarray, lanes: int, itemsize: int) -> float:
-    """How many rows of a warp's first value load of the rle kernel at ``lanes`` ask the busiest L1
-    bank, median over sampled warps, from A's row pointer (host): a warp holds 32 / lanes rows, each
-    reading ``lanes`` values from its first entry. 16 at 2 lanes on float32 rows of 32 or 64 entries
-    (every row starts on one bank), 1-2 where row starts spread; rows too short for a round count
-    for nothing (0.0 where no sampled row has one)."""
-    group = 32 // lanes
-    n_warps = (indptr.size - 1) // group
-    if n_warps == 0:
-        return 0.0
-    tops = np.unique(np.linspace(0, n_warps - 1, min(n_warps, PILE_SAMPLE_WARPS)).astype(np.int64)) * group
-    rows = tops[:, None] + np.arange(group)
-    starts = indptr[rows].astype(np.int64)
-    in_round = indptr[rows + 1] - starts >= UNROLL * lanes
-    words = max(itemsize // 4, 1)
-    banks = ((starts * words) % BANK_WORDS)[:, :, None] + np.arange(lanes * words)  # warps x rows x words
-    asks = np.zeros((rows.shape[0], BANK_WORDS), dtype=np.int64)
-    for j in range(group):  # a row asks a bank once, however many of its words fall there
-        touched = np.zeros_like(asks, dtype=bool)
-        np.put_along_axis(touched, banks[:, j, :] % BANK_WORDS, True, axis=1)
-        asks += touched & in_round[:, j:j + 1]
-    return float(np.median(asks.max(axis=1)))
-
-
-def rotates(A, lanes: int) -> bool:
-    """Whether the rle kernel at ``lanes`` runs its rotated entry on A: float32, a width
-    of :data:`ROTATE_LANES`, and at least half a warp's rows on one bank (:func:`bank_pile`). Cached on A."""
-    if np.dtype(A.dtype).itemsize != 4 or lanes not in ROTATE_LANES:
-        return False
-    key = ("rle-rotates", lanes)
-    if key not in A._cache:
-        A._cache[key] = bank_pile(host_indptr(A), lanes, 4) >= (32 // lanes) / 2
-    return A._cache[key]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KernelError
-from . import adaptive, band, dia, rle, segmented
+from . import adaptive, band, banks, dia, rle, segmented
 from .stats import NEAR_SHARE_KEY, TILE_LINES_KEY, TILE_SPAN_KEY, RowStats, near_share, row_stats, tile_lines, tile_span
 from .structured import Refusal
 
@@ -632,7 +632,7 @@ def describe_choice(A) -> dict:
             coded = dia.palette(A, found) if A.on_gpu else None  # (the launcher's choice: a GPU matrix's)
             if coded is not None:
                 info["structure"] += f", a byte a slot for its {coded.n_values} distinct values"
-        if family == "rle" and rle.rotates(A, info["lanes"]):
+        if family in VALUE_LANE_FAMILIES and banks.rotates(A, info["lanes"]):
             info["structure"] += ", value loads rotated (its rows start on one L1 bank)"
     return info
 

@@ -30,6 +30,18 @@ def _cheapest_side(A):
     return side, np if isinstance(side.indptr, np.ndarray) else array_module(side.indptr)
 
 
+def row_pointer(A):
+    """A's row pointer on its cheapest side (:func:`_cheapest_side`): NumPy or CuPy."""
+    return _cheapest_side(A)[0].indptr
+
+
+def gather(array, positions: np.ndarray) -> np.ndarray:
+    """``array[positions]`` (NumPy or CuPy) as a host int64 array of the shape of ``positions``:
+    only the picked entries leave the GPU."""
+    xp = np if isinstance(array, np.ndarray) else array_module(array)
+    return np.asarray(to_host(array[xp.asarray(positions)]), dtype=np.int64)
+
+
 def host_indptr(A) -> np.ndarray:
     """A's row pointer as an int64 NumPy array (the cached host copy's when A has one, else
     copied from the GPU if needed)."""
@@ -125,16 +137,16 @@ def _sampled_steps(A) -> np.ndarray:
     if A.n_rows == 0 or A.nnz == 0:
         return np.zeros(0, dtype=np.int64)
     rows = np.unique(np.linspace(0, A.n_rows - 1, min(A.n_rows, NEAR_SAMPLE_ROWS)).astype(np.int64))
-    side, xp = _cheapest_side(A)
+    side = _cheapest_side(A)[0]
     indptr, indices = side.indptr, side.indices
-    starts = to_host(indptr[xp.asarray(rows)]).astype(np.int64)
-    lengths = np.minimum(to_host(indptr[xp.asarray(rows + 1)]).astype(np.int64) - starts, NEAR_ROW_ENTRIES)
+    starts = gather(indptr, rows)
+    lengths = np.minimum(gather(indptr, rows + 1) - starts, NEAR_ROW_ENTRIES)
     total = int(lengths.sum())
     if total < 2:
         return np.zeros(0, dtype=np.int64)
     first = np.cumsum(lengths) - lengths
     positions = np.repeat(starts - first, lengths) + np.arange(total, dtype=np.int64)
-    columns = to_host(indices[xp.asarray(positions)]).astype(np.int64)
+    columns = gather(indices, positions)
     row_of = np.repeat(np.arange(rows.size), lengths)
     return np.diff(columns)[row_of[1:] == row_of[:-1]]
 

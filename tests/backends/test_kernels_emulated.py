@@ -237,24 +237,32 @@ def test_structured_kernel_gives_the_exact_product(emulated, rng, monkeypatch, k
 
 
 @pytest.mark.parametrize("lanes", [2, 4, 8])
-def test_rle_rotated_loads_give_the_plain_orders_bits(emulated, rng, lanes):
-    """float32 rows of exactly 32 entries (two runs of 16) start on one L1 bank, so rle runs its entry
-    that rotates their value loads (spla.planning.rle.rotates); the sums keep their order, so the
-    product is warp's, bit for bit, on values that round (not whole numbers)."""
-    from spla.planning import rle
+@pytest.mark.parametrize("family", ["band", "rle"])
+def test_rotated_loads_give_the_plain_orders_bits(emulated, rng, family, lanes):
+    """float32 rows of exactly 32 entries start on one L1 bank, so band and rle run their entries
+    that rotate the rows' value loads (spla.planning.banks.rotates); the sums keep their order, so
+    the product is warp's, bit for bit, on values that round (not whole numbers). rle's rows are
+    two runs of 16 at random columns, band's one run from a random column."""
+    from spla.planning import band, banks, rle
 
     n_rows, n_cols = 64, 4000
-    starts = np.sort(rng.choice(n_cols // 20 - 1, (n_rows, 2), replace=False), axis=1) * 20
-    indices = (starts[:, :, None] + np.arange(16)).reshape(n_rows, 32).ravel()
+    if family == "rle":
+        starts = np.sort(rng.choice(n_cols // 20 - 1, (n_rows, 2), replace=False), axis=1) * 20
+        indices = (starts[:, :, None] + np.arange(16)).reshape(n_rows, 32).ravel()
+    else:
+        indices = (rng.integers(0, n_cols - 32, n_rows)[:, None] + np.arange(32)).ravel()
     host = CSRMatrix(rng.uniform(-1, 1, n_rows * 32).astype(np.float32), indices,
                      np.arange(n_rows + 1) * 32, (n_rows, n_cols))
     A, _ = _device(host.indptr, host.indices, host.data, host.shape)
-    found = rle.structure(host)
-    A._cache["rle"] = rle.Structure(FakeArray(found.run_ptr), FakeArray(found.run_start), FakeArray(found.run_col))
-    assert rle.rotates(A, lanes)
+    if family == "rle":
+        found = rle.structure(host)
+        A._cache["rle"] = rle.Structure(FakeArray(found.run_ptr), FakeArray(found.run_start), FakeArray(found.run_col))
+    else:
+        A._cache["band"] = band.Structure(FakeArray(band.structure(host).first))
+    assert banks.rotates(A, lanes)
     x = FakeArray(rng.uniform(-1, 1, n_cols).astype(np.float32))
-    got = ops_spmv.spmv(A, x, kernel=f"rle:{lanes}").get()
-    assert emulated.launches[-1][0].startswith("spla_spmv_rle_rotated<")
+    got = ops_spmv.spmv(A, x, kernel=f"{family}:{lanes}").get()
+    assert emulated.launches[-1][0].startswith(f"spla_spmv_{family}_rotated<")
     assert np.array_equal(got, ops_spmv.spmv(A, x, kernel=f"warp:{lanes}").get())
 
 

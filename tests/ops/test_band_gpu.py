@@ -1,5 +1,6 @@
 """The band kernel (kernels/spmv_band.cu) on the GPU: SciPy's products on rows of contiguous
-columns in both dtypes and index types, warp's bits at every lane width, alpha/beta and out=,
+columns in both dtypes and index types, warp's bits at every lane width (and the entry that
+rotates float32 value loads where rows start on one L1 bank), alpha/beta and out=,
 empty rows, a clear refusal elsewhere, and auto's choice on a large profile (skyline) matrix with
 CG on it (graph replay: tests/ops/test_graph_capture_gpu.py)."""
 
@@ -14,6 +15,8 @@ from spla import CSRMatrix
 from spla.bench import corpus
 from spla.errors import KernelError
 from spla.io import generators
+from spla.ops import spmv as ops_spmv
+from spla.planning import banks
 from spla.planning.spmv import LANE_WIDTHS, describe_choice
 
 pytestmark = pytest.mark.gpu
@@ -28,11 +31,21 @@ def _empty_rows_band():
     return CSRMatrix.from_scipy(host)
 
 
+def _rows_of_32() -> CSRMatrix:
+    """Rows of exactly 32 consecutive columns from random first columns: in float32 every row starts
+    on one L1 bank, so band rotates its value loads at 2, 4 and 8 lanes (spla.planning.banks.rotates)."""
+    n_rows = 3000
+    first = np.random.default_rng(49).integers(0, n_rows - 32, n_rows)
+    indices = (first[:, None] + np.arange(32)).ravel()
+    return CSRMatrix(np.linspace(-1, 1, n_rows * 32), indices, np.arange(n_rows + 1) * 32, (n_rows, n_rows))
+
+
 MATRICES = {
     "banded-random": lambda: corpus.build("banded-random", 60_000),
     "full-band": lambda: generators.banded(3000, 40),
     "empty-rows": _empty_rows_band,
     "skyline": lambda: CSRMatrix.from_scipy(sp.csr_matrix(np.triu(np.ones((300, 700))))),
+    "rows-of-32": _rows_of_32,
 }
 
 
@@ -49,8 +62,10 @@ def test_band_matches_scipy_and_warps_bits(rng, name, dtype, index_dtype):
         got = spla.spmv(A, x, kernel=f"band:{lanes}", out=out)
         assert got is out
         np.testing.assert_allclose(got.get(), want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
-        # warp's mapping and order of sums, so its bits
+        # warp's mapping and order of sums, so its bits (rows of 32 in float32: from the rotated entry)
         np.testing.assert_array_equal(got.get(), spla.spmv(A, x, kernel=f"warp:{lanes}").get())
+        rotated = name == "rows-of-32" and dtype == np.float32 and lanes in banks.ROTATE_LANES
+        assert ops_spmv.bound_launcher(A, f"band:{lanes}").entry == ("_rotated" if rotated else "")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])

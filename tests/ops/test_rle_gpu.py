@@ -15,7 +15,7 @@ from spla import CSRMatrix
 from spla.bench import corpus
 from spla.io import generators
 from spla.ops import spmv as ops_spmv
-from spla.planning import rle
+from spla.planning import banks, rle
 from spla.planning.spmv import LANE_WIDTHS, describe_choice
 
 pytestmark = pytest.mark.gpu
@@ -34,7 +34,7 @@ def _with_empty_and_unsorted_rows() -> CSRMatrix:
 
 def _rows_of_32() -> CSRMatrix:
     """Rows of exactly 32 entries in two runs of 16: in float32 every row starts on one L1 bank, so
-    rle rotates its value loads at 2, 4 and 8 lanes (spla.planning.rle.rotates)."""
+    rle rotates its value loads at 2, 4 and 8 lanes (spla.planning.banks.rotates)."""
     n_rows = 3000
     rng = np.random.default_rng(48)
     starts = np.stack([rng.integers(0, 70, n_rows), rng.integers(75, 145, n_rows)], axis=1) * 20
@@ -67,7 +67,7 @@ def test_rle_matches_scipy_and_warps_bits(rng, name, dtype, index_dtype):
         np.testing.assert_allclose(got.get(), want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
         # warp's mapping and order of sums, so its bits (rows of 32 in float32: from the rotated entry)
         np.testing.assert_array_equal(got.get(), spla.spmv(A, x, kernel=f"warp:{lanes}").get())
-        rotated = name == "rows-of-32" and dtype == np.float32 and lanes in rle.ROTATE_LANES
+        rotated = name == "rows-of-32" and dtype == np.float32 and lanes in banks.ROTATE_LANES
         assert ops_spmv.bound_launcher(A, f"rle:{lanes}").entry == ("_rotated" if rotated else "")
 
 

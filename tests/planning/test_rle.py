@@ -106,23 +106,6 @@ def test_rle_lanes_count_entries_in_float64_and_bytes_in_float32():
     assert [band_lanes(row, 8) for row in rows] == [2, 4, 4, 8, 8, 16, 16, 32]
 
 
-def test_bank_pile_counts_a_warps_rows_on_its_busiest_bank():
-    pile = {length: [rle.bank_pile(np.arange(0, 1000 * length + 1, length), lanes, 4) for lanes in (2, 4, 8)]
-            for length in (30, 32, 40, 48, 64)}
-    # rows of 32 and 64 float32 entries are whole lines: every row of a warp starts on one bank
-    assert pile[32] == pile[64] == [16, 8, 4]
-    assert pile[48] == [8, 4, 2] and pile[40] == [4, 2, 1] and pile[30] == [1, 2, 0]  # rows of 30: no 8-lane round
-    assert rle.bank_pile(np.arange(0, 1000 * 16 + 1, 16), 2, 8) == 16  # float64 rows of 16 are whole lines too
-    assert rle.bank_pile(np.zeros(6, dtype=np.int64), 2, 4) == 0.0  # fewer rows than a warp
-
-
-def test_rle_rotates_float32_value_loads_where_a_warp_piles_on_one_bank():
-    rows_of_32 = _blocks(200, 16, 2).astype(np.float32)
-    assert [rle.rotates(rows_of_32, lanes) for lanes in (2, 4, 8, 16)] == [True, True, True, False]
-    assert [rle.rotates(_blocks(200, 20, 2).astype(np.float32), lanes) for lanes in (2, 4, 8)] == [False] * 3
-    assert not rle.rotates(_blocks(200, 16, 2), 2)  # float64 keeps the plain order
-
-
 def test_tuner_times_rle_beside_warp_and_ignores_a_cached_rle_elsewhere(tmp_path):
     blocks = _blocks(3000, 12, 4)  # 1.4M nonzeros of runs of 12: under auto's floor and cut, but the tuner
     # times rle at any size from rle.TUNE_MIN_RUN, and keeps its cached winner

@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from ...errors import KernelError
-from ...planning import adaptive, band, dia, palette, rle, segmented
+from ...planning import adaptive, band, banks, dia, palette, rle, segmented
 from ...planning.spmv import LANE_WIDTHS, SpmvPlan
 from . import cusparse, dense_panels
 from .gemm import gemv
@@ -89,10 +89,11 @@ SOURCES = {
     "dia": KernelSource("spmv_dia.cu", [kernel_name(f"dia{entry}", dtype, None, rows) for entry in ("", "_palette")
                                         for dtype in VALUE_TYPES for rows in dia.rows_choices(dtype)],
                         (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}", f"-DSPLA_PALETTE_VALUES={palette.VALUES}")),
-    "band": _declare("spmv_band.cu", "spla_spmv_band", lambda dtype: LANE_WIDTHS),
-    "rle": _declare("spmv_rle.cu", "spla_spmv_rle", lambda dtype: LANE_WIDTHS,
-                    extra=[kernel_name("rle_rotated", np.dtype(np.float32), index, lanes)
-                           for index in INDEX_TYPES for lanes in rle.ROTATE_LANES]),
+    # band and rle: a second entry that rotates float32 value loads (spla.planning.banks)
+    **{family: _declare(f"spmv_{family}.cu", f"spla_spmv_{family}", lambda dtype: LANE_WIDTHS,
+                        extra=[kernel_name(f"{family}_rotated", np.dtype(np.float32), index, lanes)
+                               for index in INDEX_TYPES for lanes in banks.ROTATE_LANES])
+       for family in ("band", "rle")},
 }
 
 _FUNCTIONS: dict = {}  # (family, dtype, index dtype, param, device) -> RawKernel: no lookups per call
@@ -402,12 +403,13 @@ class _DiaLauncher(_RowLauncher):
 
 class _WarpMappedLauncher(_RowLauncher):
     """band and rle: warp's launch with a structure's arrays in place of A's column indices (band:
-    each row's first column, spla.planning.band; rle: A's runs, spla.planning.rle, and ``entry``
-    "_rotated" where its float32 value loads rotate, rle.rotates).
+    each row's first column, spla.planning.band; rle: A's runs, spla.planning.rle), through the entry
+    "_rotated" where their float32 value loads rotate (spla.planning.banks.rotates).
     ``row_kernel`` is the warp launcher of the same lanes over A's CSR arrays, whose mapping the
     fused CG kernels repeat."""
 
-    def __init__(self, cupy, A, family: str, columns: tuple, lanes: int, entry: str = ""):
+    def __init__(self, cupy, A, family: str, columns: tuple, lanes: int):
+        entry = "_rotated" if banks.rotates(A, lanes) else ""
         super().__init__(cupy, A, function(cupy, family, A.dtype, A.index_dtype, lanes, entry),
                          _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK,
                          head=(np.int64(A.n_rows), A.indptr, *columns, A.data))
@@ -479,8 +481,7 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
     if family == "rle":
         found = plan.structure
         assert isinstance(found, rle.Structure) and plan.param is not None
-        return _WarpMappedLauncher(cupy, A, family, (found.run_ptr, found.run_start, found.run_col), plan.param,
-                                   "_rotated" if rle.rotates(A, plan.param) else "")
+        return _WarpMappedLauncher(cupy, A, family, (found.run_ptr, found.run_start, found.run_col), plan.param)
     if family in ("adaptive", "adaptive2"):
         assert plan.adaptive is not None
         return _AdaptiveLauncher(cupy, A, family, plan.adaptive)
