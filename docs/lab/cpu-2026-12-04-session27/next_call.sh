@@ -546,6 +546,18 @@ for s in "$@"; do
     turns46) [ -d /tmp/h46 ] || STEP_QUIET=1 step make46 python3 docs/lab/h100-2026-12-06-session49/make_held_out_46.py /tmp/h46
            STEP_QUIET=1 STEP_LIMIT_S=300 step turns46 python3 scripts/time_turns.py /tmp/h46/*.npz \
                 --kernels auto,staged,band,cusparse:2 --dtype float32 --rounds 3 --budget 0.05 --out "$R/turns46" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44, ab45, turns41b, ab46, turns46)"; exit 2 ;;
+    # session 49, R2: band's rotated loads in both entries (float64 too) against the tree, at band's width, blind
+    ab46b) [ -d /tmp/h46 ] || STEP_QUIET=1 step make46 python3 docs/lab/h100-2026-12-06-session49/make_held_out_46.py /tmp/h46
+           STEP_QUIET=1 STEP_LIMIT_S=300 step ab46b python3 scripts/ab_kernel.py /tmp/h46/*.npz --kernel band \
+                --dtype float32 float64 --variant committed= \
+                --variant rotall=file:docs/lab/h100-2026-12-06-session49/spmv_band_rotate_all.cu --rounds 3 \
+                --budget 0.05 --out "$R/ab46b" ;;
+    # session 49: the float32 rle width of set 41's rows of 30-45 that do not repeat, twice as many rounds, to see
+    # whether session 48's calls 2 and 7 disagree by noise (information)
+    widths41) [ -d /tmp/h41 ] || STEP_QUIET=1 step make41 python3 docs/lab/h100-2026-12-06-session48/make_held_out_41.py /tmp/h41
+           STEP_LIMIT_S=300 step widths41 python3 scripts/time_turns.py /tmp/h41/runs-2x16-local-9000.npz \
+                /tmp/h41/aligned-runs-2x16-local-5000.npz /tmp/h41/runs-2x17-scattered.npz /tmp/h41/runs-3x11-local-900.npz \
+                --kernels rle:2,rle:4,staged --dtype float32 --rounds 7 --budget 0.05 --out "$R/widths41" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44, ab45, turns41b, ab46, turns46, ab46b, widths41)"; exit 2 ;;
   esac
 done
