@@ -1,12 +1,14 @@
 // value_rounds.cuh: a lane's UNROLL value loads of one round, for the kernels of warp's mapping
 // that read a row's values in rounds of UNROLL loads LANES apart (spmv_band.cu, spmv_rle.cu).
 //
-// Rows that start on one L1 bank (float32 rows of 32, 64, ... entries: whole 128-byte lines) make
-// every row of a row group ask that bank in one value load, one row a cycle: 16-way at 2 lanes.
+// Rows that start on one L1 bank (float32 rows of 32, 64, ... entries, float64 rows of 16, 32, ...:
+// whole 128-byte lines) make every row of a row group ask that bank in one value load, one row a
+// cycle: 16-way at 2 lanes.
 // The rotated order takes each row's UNROLL loads starting at a turn set by its row number and
 // puts the values back in order before the sum, so one load spreads over UNROLL offsets and the
 // sums, hence the bits, do not change. The host runs it where a warp piles at least half its rows
-// on one bank (spla.planning.banks.rotates: float32, 2-8 lanes; session 48 on rle, 49 on band).
+// on one bank, at 2-8 lanes (spla.planning.banks.rotates: float32 rle, session 48; float32 and
+// float64 band, session 49; rle's float64 keeps the plain loads, whose registers it needs).
 #pragma once
 
 namespace spla {

@@ -632,7 +632,7 @@ def describe_choice(A) -> dict:
             coded = dia.palette(A, found) if A.on_gpu else None  # (the launcher's choice: a GPU matrix's)
             if coded is not None:
                 info["structure"] += f", a byte a slot for its {coded.n_values} distinct values"
-        if family in VALUE_LANE_FAMILIES and banks.rotates(A, info["lanes"]):
+        if family in VALUE_LANE_FAMILIES and banks.rotates(A, family, info["lanes"]):
             info["structure"] += ", value loads rotated (its rows start on one L1 bank)"
     return info
 

@@ -237,12 +237,12 @@ def test_structured_kernel_gives_the_exact_product(emulated, rng, monkeypatch, k
 
 
 @pytest.mark.parametrize("lanes", [2, 4, 8])
-@pytest.mark.parametrize("family", ["band", "rle"])
-def test_rotated_loads_give_the_plain_orders_bits(emulated, rng, family, lanes):
-    """float32 rows of exactly 32 entries start on one L1 bank, so band and rle run their entries
-    that rotate the rows' value loads (spla.planning.banks.rotates); the sums keep their order, so
-    the product is warp's, bit for bit, on values that round (not whole numbers). rle's rows are
-    two runs of 16 at random columns, band's one run from a random column."""
+@pytest.mark.parametrize("family, dtype", [("band", np.float32), ("band", np.float64), ("rle", np.float32)])
+def test_rotated_loads_give_the_plain_orders_bits(emulated, rng, family, dtype, lanes):
+    """Rows of exactly 32 entries start on one L1 bank, so band (float32 and float64) and rle (float32)
+    run their entries that rotate the rows' value loads (spla.planning.banks.rotates); the sums keep
+    their order, so the product is warp's, bit for bit, on values that round (not whole numbers).
+    rle's rows are two runs of 16 at random columns, band's one run from a random column."""
     from spla.planning import band, banks, rle
 
     n_rows, n_cols = 64, 4000
@@ -251,16 +251,16 @@ def test_rotated_loads_give_the_plain_orders_bits(emulated, rng, family, lanes):
         indices = (starts[:, :, None] + np.arange(16)).reshape(n_rows, 32).ravel()
     else:
         indices = (rng.integers(0, n_cols - 32, n_rows)[:, None] + np.arange(32)).ravel()
-    host = CSRMatrix(rng.uniform(-1, 1, n_rows * 32).astype(np.float32), indices,
-                     np.arange(n_rows + 1) * 32, (n_rows, n_cols))
+    host = CSRMatrix(rng.uniform(-1, 1, n_rows * 32).astype(dtype), indices, np.arange(n_rows + 1) * 32,
+                     (n_rows, n_cols))
     A, _ = _device(host.indptr, host.indices, host.data, host.shape)
     if family == "rle":
         found = rle.structure(host)
         A._cache["rle"] = rle.Structure(FakeArray(found.run_ptr), FakeArray(found.run_start), FakeArray(found.run_col))
     else:
         A._cache["band"] = band.Structure(FakeArray(band.structure(host).first))
-    assert banks.rotates(A, lanes)
-    x = FakeArray(rng.uniform(-1, 1, n_cols).astype(np.float32))
+    assert banks.rotates(A, family, lanes)
+    x = FakeArray(rng.uniform(-1, 1, n_cols).astype(dtype))
     got = ops_spmv.spmv(A, x, kernel=f"{family}:{lanes}").get()
     assert emulated.launches[-1][0].startswith(f"spla_spmv_{family}_rotated<")
     assert np.array_equal(got, ops_spmv.spmv(A, x, kernel=f"warp:{lanes}").get())

@@ -32,8 +32,9 @@ def _empty_rows_band():
 
 
 def _rows_of_32() -> CSRMatrix:
-    """Rows of exactly 32 consecutive columns from random first columns: in float32 every row starts
-    on one L1 bank, so band rotates its value loads at 2, 4 and 8 lanes (spla.planning.banks.rotates)."""
+    """Rows of exactly 32 consecutive columns from random first columns: every row starts on one L1
+    bank (32 values are one line in float32, two in float64), so band rotates its value loads at 2, 4
+    and 8 lanes (spla.planning.banks.rotates)."""
     n_rows = 3000
     first = np.random.default_rng(49).integers(0, n_rows - 32, n_rows)
     indices = (first[:, None] + np.arange(32)).ravel()
@@ -64,9 +65,10 @@ def test_band_matches_scipy_and_warps_bits(rng, name, dtype, index_dtype):
         np.testing.assert_allclose(got.get(), want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
         # warp's mapping and order of sums, so its bits (from the rotated entry where it runs)
         np.testing.assert_array_equal(got.get(), spla.spmv(A, x, kernel=f"warp:{lanes}").get())
-        rotated = banks.rotates(A, lanes)  # (elsewhere too: at 8 lanes random row starts pile 2 of 4 rows)
+        rotated = banks.rotates(A, "band", lanes)  # (elsewhere too: at 8 lanes random row starts pile 2 of 4 rows)
         if name == "rows-of-32":
-            assert rotated == (dtype == np.float32 and lanes in banks.ROTATE_LANES)
+            sizes = banks.ROTATE_ITEMSIZES["band"]
+            assert rotated == (np.dtype(dtype).itemsize in sizes and lanes in banks.ROTATE_LANES)
         assert ops_spmv.bound_launcher(A, f"band:{lanes}").entry == ("_rotated" if rotated else "")
 
 

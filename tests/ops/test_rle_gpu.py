@@ -67,9 +67,10 @@ def test_rle_matches_scipy_and_warps_bits(rng, name, dtype, index_dtype):
         np.testing.assert_allclose(got.get(), want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
         # warp's mapping and order of sums, so its bits (from the rotated entry where it runs)
         np.testing.assert_array_equal(got.get(), spla.spmv(A, x, kernel=f"warp:{lanes}").get())
-        rotated = banks.rotates(A, lanes)  # (elsewhere too: at 8 lanes random row starts pile 2 of 4 rows)
+        rotated = banks.rotates(A, "rle", lanes)  # (elsewhere too: at 8 lanes random row starts pile 2 of 4 rows)
         if name == "rows-of-32":
-            assert rotated == (dtype == np.float32 and lanes in banks.ROTATE_LANES)
+            sizes = banks.ROTATE_ITEMSIZES["rle"]
+            assert rotated == (np.dtype(dtype).itemsize in sizes and lanes in banks.ROTATE_LANES)
         assert ops_spmv.bound_launcher(A, f"rle:{lanes}").entry == ("_rotated" if rotated else "")
 
 

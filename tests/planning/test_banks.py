@@ -37,16 +37,20 @@ def test_gather_reads_the_picked_entries_in_their_shape():
     assert got.dtype == np.int64 and got.tolist() == [[0, 15], [21, 297]]
 
 
-def test_rotates_float32_where_a_warp_piles_on_one_bank():
+def test_rotates_where_a_warp_piles_on_one_bank_in_the_sizes_each_kernel_rotates():
     rows_of_32 = CSRMatrix.from_scipy(block_rows(200, 16, 2)).astype(np.float32)  # runs of 16, two a row
-    assert [banks.rotates(rows_of_32, lanes) for lanes in (2, 4, 8, 16)] == [True, True, True, False]
+    assert [banks.rotates(rows_of_32, "rle", lanes) for lanes in (2, 4, 8, 16)] == [True, True, True, False]
     rows_of_40 = CSRMatrix.from_scipy(block_rows(200, 20, 2)).astype(np.float32)
-    assert [banks.rotates(rows_of_40, lanes) for lanes in (2, 4, 8)] == [False] * 3
-    assert not banks.rotates(_rows_of(32, 4000, np.float64), 2)  # float64 keeps the plain order
-    assert banks.rotates(_rows_of(32, 4000), 2) and not banks.rotates(_rows_of(40, 4000), 2)  # bands alike
+    assert [banks.rotates(rows_of_40, "rle", lanes) for lanes in (2, 4, 8)] == [False] * 3
+    assert banks.rotates(_rows_of(32, 4000), "band", 2) and not banks.rotates(_rows_of(40, 4000), "band", 2)
+    # float64 rows of 16 are whole lines: band rotates them, rle keeps the plain order (its registers)
+    float64_rows_of_16 = _rows_of(16, 4000, np.float64)
+    assert banks.rotates(float64_rows_of_16, "band", 2) and not banks.rotates(float64_rows_of_16, "rle", 2)
+    assert not banks.rotates(_rows_of(17, 4000, np.float64), "band", 2)
 
 
-def test_info_names_the_rotated_loads_of_band_and_rle():
+def test_info_names_the_rotated_loads():
     choice = describe_choice(_rows_of(32, 40_000))  # 1.3M nonzeros, one run a row: auto runs band at 2 lanes
     assert (choice["kernel"], choice["lanes"]) == ("band", 2) and choice["structure"].endswith(ROTATED)
+    assert describe_choice(_rows_of(32, 40_000, np.float64))["structure"].endswith(ROTATED)  # band at 4 lanes
     assert not describe_choice(_rows_of(36, 40_000))["structure"].endswith(ROTATED)

@@ -89,10 +89,11 @@ SOURCES = {
     "dia": KernelSource("spmv_dia.cu", [kernel_name(f"dia{entry}", dtype, None, rows) for entry in ("", "_palette")
                                         for dtype in VALUE_TYPES for rows in dia.rows_choices(dtype)],
                         (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}", f"-DSPLA_PALETTE_VALUES={palette.VALUES}")),
-    # band and rle: a second entry that rotates float32 value loads (spla.planning.banks)
+    # band and rle: a second entry that rotates value loads (spla.planning.banks)
     **{family: _declare(f"spmv_{family}.cu", f"spla_spmv_{family}", lambda dtype: LANE_WIDTHS,
-                        extra=[kernel_name(f"{family}_rotated", np.dtype(np.float32), index, lanes)
-                               for index in INDEX_TYPES for lanes in banks.ROTATE_LANES])
+                        extra=[kernel_name(f"{family}_rotated", np.dtype(f"f{size}"), index, lanes)
+                               for size in banks.ROTATE_ITEMSIZES[family] for index in INDEX_TYPES
+                               for lanes in banks.ROTATE_LANES])
        for family in ("band", "rle")},
 }
 
@@ -404,12 +405,12 @@ class _DiaLauncher(_RowLauncher):
 class _WarpMappedLauncher(_RowLauncher):
     """band and rle: warp's launch with a structure's arrays in place of A's column indices (band:
     each row's first column, spla.planning.band; rle: A's runs, spla.planning.rle), through the entry
-    "_rotated" where their float32 value loads rotate (spla.planning.banks.rotates).
+    "_rotated" where their value loads rotate (spla.planning.banks.rotates).
     ``row_kernel`` is the warp launcher of the same lanes over A's CSR arrays, whose mapping the
     fused CG kernels repeat."""
 
     def __init__(self, cupy, A, family: str, columns: tuple, lanes: int):
-        entry = "_rotated" if banks.rotates(A, lanes) else ""
+        entry = "_rotated" if banks.rotates(A, family, lanes) else ""
         super().__init__(cupy, A, function(cupy, family, A.dtype, A.index_dtype, lanes, entry),
                          _grid(A.n_rows, ROW_BLOCK // lanes), ROW_BLOCK,
                          head=(np.int64(A.n_rows), A.indptr, *columns, A.data))
