@@ -21,17 +21,7 @@ import numpy as np
 
 from ..errors import KernelError
 from . import adaptive, band, banks, dia, rle, segmented
-from .stats import (
-    NEAR_SHARE_KEY,
-    TILE_LINES_KEY,
-    TILE_SPAN_KEY,
-    RowStats,
-    near_share,
-    repeat_share,
-    row_stats,
-    tile_lines,
-    tile_span,
-)
+from .stats import NEAR_SHARE_KEY, TILE_LINES_KEY, TILE_SPAN_KEY, RowStats, near_share, row_stats, tile_lines, tile_span
 from .structured import Refusal
 
 # What `spla.spmv(kernel=...)` accepts on the GPU: spla's kernels in the order of
@@ -196,28 +186,18 @@ def band_lanes(mean_row: float, itemsize: int) -> int:
 #: row and gather x an entry at a time, so its work a lane follows the row's entries, not its
 #: bytes: band_lanes's 64 bytes (8 entries) were a step too wide in float64 on rows of about
 #: 23-28, 45-57, 91-113, ... (W1, read off sets 30, 36, 38 and 39 on an H100: 1.08x band_lanes
-#: where the two differ; then on fresh set 40, session 47: 1.10x, worst 0.977).
+#: where the two differ; then on fresh set 40, session 47: 1.10x, worst 0.977). float32 keeps
+#: band_lanes: there blocks of rows that share their columns want fewer lanes and rows that do
+#: not want more (L1 saturates at 2 lanes when each of a warp's 16 rows gathers its own x), and
+#: the row's length alone does not sort them.
 RLE_LANE_ENTRIES = 10
 
-#: float32 keeps band_lanes, but for rows of RLE_SPREAD_ROW entries and more whose rows do not repeat
-#: their neighbours' columns (repeat_share under RLE_REPEAT_SHARE): there 4 lanes in place of band's
-#: 2. At 2 lanes each of a warp's 16 rows gathers its own lines of x and L1 saturates, unless rows
-#: repeat (dense blocks: their rows read the same lines, and 2 lanes ran 1.05-1.18x faster, sets 41
-#: and 45). Read off sets 41 and 45 under the rotated loads (session 48's calls 6-7, H100): 1.04x where
-#: the two differ, worst 0.960 (W3, session 49: this rule's test is fresh set 47).
-RLE_SPREAD_ROW = 29.0
-RLE_REPEAT_SHARE = 0.5
 
-
-def rle_lanes(mean_row: float, itemsize: int, repeat_share: float = 1.0) -> int:
-    """Lanes per row for the rle kernel: in float32 band_lanes, or 4 where that gives 2 to rows of
-    :data:`RLE_SPREAD_ROW` or more that rarely repeat their neighbours (``repeat_share``, from
-    :func:`~.stats.repeat_share`, under :data:`RLE_REPEAT_SHARE`); in float64 the width nearest (in
+def rle_lanes(mean_row: float, itemsize: int) -> int:
+    """Lanes per row for the rle kernel: band_lanes in float32; in float64 the width nearest (in
     log2) to the mean row over :data:`RLE_LANE_ENTRIES`."""
     if itemsize < 8:
-        lanes = band_lanes(mean_row, itemsize)
-        spread = lanes == 2 and mean_row >= RLE_SPREAD_ROW and repeat_share < RLE_REPEAT_SHARE
-        return 4 if spread else lanes
+        return band_lanes(mean_row, itemsize)
     return nearest_width(mean_row / RLE_LANE_ENTRIES)
 
 
@@ -679,11 +659,9 @@ def bound_param(A, family: str, param: int | None) -> int | None:
         if param is not None:
             return param
         stats = row_stats(A)
-        itemsize = np.dtype(A.dtype).itemsize
-        if family == "rle":
-            return rle_lanes(stats.mean, itemsize, repeat_share(A) if itemsize == 4 else 1.0)
-        if family == "band":
-            return band_lanes(stats.mean, itemsize)
+        if family in VALUE_LANE_FAMILIES:
+            lanes = rle_lanes if family == "rle" else band_lanes
+            return lanes(stats.mean, np.dtype(A.dtype).itemsize)
         step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
         return lanes_for(stats.mean, step, stats.n_rows, scattered=scattered_columns(A))
     return param

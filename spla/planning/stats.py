@@ -151,34 +151,6 @@ def _sampled_steps(A) -> np.ndarray:
     return np.diff(columns)[row_of[1:] == row_of[:-1]]
 
 
-REPEAT_SHARE_KEY = "repeat-share"  # A._cache[REPEAT_SHARE_KEY]: repeat_share(A), once computed
-
-
-def repeat_share(A) -> float:
-    """The share of NEAR_SAMPLE_ROWS evenly spaced rows whose columns repeat the row before's exactly
-    (the same length, the same first NEAR_ROW_ENTRIES columns in order): about 1 - 1 / b on rows of
-    dense b x b blocks, near 0 where each row draws its own columns (runs at random offsets, sliding
-    runs). Empty rows repeat nothing; 0.0 for a matrix under two rows or without entries. Cached on
-    A; only the sampled entries leave the GPU."""
-    if REPEAT_SHARE_KEY not in A._cache:
-        A._cache[REPEAT_SHARE_KEY] = _repeat_share(A)
-    return A._cache[REPEAT_SHARE_KEY]
-
-
-def _repeat_share(A) -> float:
-    if A.n_rows < 2 or A.nnz == 0:
-        return 0.0
-    rows = np.unique(np.linspace(1, A.n_rows - 1, min(A.n_rows - 1, NEAR_SAMPLE_ROWS)).astype(np.int64))
-    side = _cheapest_side(A)[0]
-    before, start, end = gather(side.indptr, np.stack([rows - 1, rows, rows + 1]))
-    length = end - start
-    read = np.arange(NEAR_ROW_ENTRIES) < np.minimum(length, NEAR_ROW_ENTRIES)[:, None]  # rows x entries
-    offsets = np.where(read, np.arange(NEAR_ROW_ENTRIES), 0)  # past a row's end: its first entry again
-    columns = gather(side.indices, np.minimum(np.stack([before[:, None], start[:, None]]) + offsets, A.nnz - 1))
-    repeats = (length > 0) & (start - before == length) & np.all(columns[0] == columns[1], axis=1)
-    return float(np.count_nonzero(repeats)) / rows.size
-
-
 # The window of x a tile of staged's reads, and the lines of x it gathers from (auto's packed rows:
 # staged where the window is narrow, or where hardly a line is read twice).
 TILE_SPAN_ENTRIES = 4096   # nonzeros a tile: float32 staged's tile (256 threads x 16)

@@ -13,8 +13,8 @@ from spla.bench import corpus
 from spla.cli.spmv import auto_line
 from spla.io import generators
 from spla.planning import rle, structured, tune
-from spla.planning.spmv import band_lanes, bound_param, describe_choice, parse_kernel, plan_spmv, rle_lanes, rule_kernel
-from spla.planning.stats import repeat_share, run_share
+from spla.planning.spmv import band_lanes, describe_choice, parse_kernel, plan_spmv, rle_lanes, rule_kernel
+from spla.planning.stats import run_share
 
 
 def _columns_from(found: rle.Structure, A) -> np.ndarray:
@@ -104,27 +104,6 @@ def test_rle_lanes_count_entries_in_float64_and_bytes_in_float32():
     # float64: about 10 entries a lane, a step narrower than band's 8 from rows of about 23 to 28, 45 to 57, ...
     assert [rle_lanes(row, 8) for row in rows] == [2, 2, 4, 4, 8, 8, 16, 32]
     assert [band_lanes(row, 8) for row in rows] == [2, 4, 4, 8, 8, 16, 16, 32]
-
-
-def test_repeat_share_counts_rows_that_repeat_the_row_before(rng):
-    assert abs(repeat_share(_blocks(2000, 16, 2)) - 15 / 16) < 0.02  # blocks of 16 rows read the same columns
-    assert repeat_share(generators.random(4000, 12)) == 0.0
-    rows = [[1, 2], [1, 2], [], [], [1, 2, 3], [1, 2, 4], list(range(70)), list(range(70))]
-    indptr = np.cumsum([0] + [len(r) for r in rows])
-    small = CSRMatrix(rng.uniform(size=indptr[-1]), np.concatenate(rows), indptr, (len(rows), 80))
-    assert repeat_share(small) == 2 / 7  # rows 1 and 7; empty rows repeat nothing
-
-
-def test_rle_lanes_spread_float32_rows_that_do_not_repeat_their_neighbours(rng):
-    assert [rle_lanes(32, 4, repeats) for repeats in (0.0, 0.4, 0.6, 0.95)] == [4, 4, 2, 2]
-    assert rle_lanes(28, 4, 0.0) == 2 and rle_lanes(44, 4, 0.0) == 4  # from rows of 29, where band gives 2
-    assert rle_lanes(60, 4, 0.0) == band_lanes(60, 4) and rle_lanes(32, 8, 0.0) == rle_lanes(32, 8)
-    n_rows = 3000  # two runs of 16 a row at random columns: no row repeats the one before
-    starts = np.stack([rng.integers(0, 70, n_rows), rng.integers(75, 145, n_rows)], axis=1) * 20
-    indices = (starts[:, :, None] + np.arange(16)).reshape(n_rows, 32).ravel()
-    runs = CSRMatrix(np.ones(n_rows * 32, np.float32), indices, np.arange(n_rows + 1) * 32, (n_rows, n_rows))
-    assert bound_param(runs, "rle", None) == 4 and bound_param(runs.astype(np.float64), "rle", None) == 4
-    assert bound_param(_blocks(200, 16, 2).astype(np.float32), "rle", None) == 2  # blocks keep band's 2
 
 
 def test_tuner_times_rle_beside_warp_and_ignores_a_cached_rle_elsewhere(tmp_path):
