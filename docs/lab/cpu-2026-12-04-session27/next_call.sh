@@ -562,6 +562,11 @@ for s in "$@"; do
     turns47) [ -d /tmp/h47 ] || STEP_QUIET=1 step make47 python3 docs/lab/h100-2026-12-06-session49/make_held_out_47.py /tmp/h47
            STEP_QUIET=1 STEP_LIMIT_S=400 step turns47 python3 scripts/time_turns.py /tmp/h47/*.npz \
                 --kernels rle,rle:2,rle:4,staged,cusparse:2 --dtype float32 --rounds 5 --budget 0.05 --out "$R/turns47" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44, ab45, turns41b, ab46, turns46, ab46b, widths41, turns47)"; exit 2 ;;
+    # session 49, M1: do vector and warp lose to rows that start on one L1 bank? probe set 48 (information)
+    probe48) [ -d /tmp/h48 ] || STEP_QUIET=1 step make48 python3 docs/lab/h100-2026-12-06-session49/make_probe_48.py /tmp/h48
+           STEP_LIMIT_S=400 step probe48 python3 scripts/time_turns.py /tmp/h48/*.npz \
+                --kernels auto,vector:2,vector:4,vector:8,warp:2,warp:4,staged,cusparse:2 --dtype float32 float64 \
+                --rounds 3 --budget 0.04 --out "$R/probe48" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44, ab45, turns41b, ab46, turns46, ab46b, widths41, turns47, probe48)"; exit 2 ;;
   esac
 done
