@@ -33,6 +33,9 @@ Trials:
   i2=N,M    (session 38) irregular matrices (auto: adaptive2) from N nonzeros whose rows average at
             most M and whose columns are rarely close (near share under mid_near) run staged, as
             irregular-mid does from mid_nnz
+  runs-any-x  (session 49) float32 medium matrices from large_nnz nonzeros of rows averaging more than
+            short_mean and at most 128 run staged (the runs class) over any x, not only over one larger than
+            staged_x_bytes
   local-near=N  (session 38) AutoThresholds.local_near = N: large regular rows of at most 128 on
             average take the regular-large classes (staged) below a near share of N (the code: 0.45;
             above 1, at any near share: the runs of columns of auto's medium class)
@@ -94,6 +97,22 @@ def _m3(s, pack, near, t, x_bytes, **span):
     return klass
 
 
+def _runs_any_x(s, pack, near, t, x_bytes, **tiles):
+    """(session 49, M2) float32 medium matrices of the runs class's size and rows run it (staged) over any x, not
+    only over an x larger than staged_x_bytes (probe set 48's rows of 31-33 over 1 MB of x ran staged 1.15-1.35x
+    vector)."""
+    klass = CODE_CLASS(s, pack, near, t, x_bytes, **tiles)
+    if (klass == "medium" and pack >= 4 and s.nnz >= t.large_nnz and s.mean <= segmented_row()
+            and not (s.mean <= t.short_mean and s.max <= t.short_max)):
+        return "runs"
+    return klass
+
+
+def segmented_row() -> int:
+    from spla.planning import segmented
+    return segmented.STAGED_THREAD_ROW
+
+
 def _i2(min_nnz: float, max_mean: float):
     def klass(s, pack, near, t, x_bytes, **tiles):
         base = CODE_CLASS(s, pack, near, t, x_bytes, **tiles)
@@ -127,6 +146,8 @@ def trial(text: str) -> tuple[str, dict]:
         return text, {"matrix_class": {"m2-gate": _gate, "m2-runs": _runs, "m2": _m2}[name]}
     if name == "m3" and not value:
         return text, {"matrix_class": _m3}
+    if name == "runs-any-x" and not value:
+        return text, {"matrix_class": _runs_any_x}
     if name == "packed-low" and value:
         near_cut, cv_cut = (float(v) for v in value.split(","))
         return text, {"matrix_class": _packed_low(near_cut, cv_cut)}
