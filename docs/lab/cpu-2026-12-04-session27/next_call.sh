@@ -577,6 +577,11 @@ for s in "$@"; do
            STEP_QUIET=1 STEP_LIMIT_S=240 step zone50 python3 scripts/time_turns.py /tmp/z50/*.npz \
                 --kernels auto,vector,staged,segmented,warp,cusparse:2 --dtype float32 float64 --rounds 3 \
                 --budget 0.04 --out "$R/zone50" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44, ab45, turns41b, ab46, turns46, ab46b, widths41, turns47, probe48, zone49)"; exit 2 ;;
+    zone51) Z=docs/lab/h100-2026-12-06-session49
+           [ -d /tmp/z51 ] || STEP_QUIET=1 step make51 python3 $Z/make_zone_49.py /tmp/z51 test2
+           STEP_QUIET=1 STEP_LIMIT_S=240 step zone51 python3 scripts/time_turns.py /tmp/z51/*.npz \
+                --kernels auto,vector,staged,segmented,warp,cusparse:2 --dtype float32 float64 --rounds 3 \
+                --budget 0.04 --out "$R/zone51" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44, ab45, turns41b, ab46, turns46, ab46b, widths41, turns47, probe48, zone49, zone51)"; exit 2 ;;
   esac
 done

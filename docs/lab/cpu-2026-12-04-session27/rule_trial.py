@@ -36,6 +36,9 @@ Trials:
   runs-any-x  (session 49) float32 medium matrices from large_nnz nonzeros of rows averaging more than
             short_mean and at most 128 run staged (the runs class) over any x, not only over one larger than
             staged_x_bytes
+  medium-near=N  (session 49) float32 medium matrices from large_nnz nonzeros of rows of at most 128 on
+            average over an x larger than cached_x_bytes run staged (the runs class) where their near share
+            is under N
   local-near=N  (session 38) AutoThresholds.local_near = N: large regular rows of at most 128 on
             average take the regular-large classes (staged) below a near share of N (the code: 0.45;
             above 1, at any near share: the runs of columns of auto's medium class)
@@ -108,6 +111,19 @@ def _runs_any_x(s, pack, near, t, x_bytes, **tiles):
     return klass
 
 
+def _medium_near(cut: float):
+    """(session 49, M2) float32 medium matrices from large_nnz nonzeros of rows of at most 128 on average over an x
+    larger than cached_x_bytes run staged (the runs class) where their near share is under ``cut`` (set 49: vector's
+    2 lanes lost 0.72x on rows of 32 over about 1 MB of x)."""
+    def klass(s, pack, near, t, x_bytes, **tiles):
+        base = CODE_CLASS(s, pack, near, t, x_bytes, **tiles)
+        if (base == "medium" and pack >= 4 and s.nnz >= t.large_nnz and x_bytes > t.cached_x_bytes
+                and s.mean <= segmented_row() and near() < cut):
+            return "runs"
+        return base
+    return klass
+
+
 def segmented_row() -> int:
     from spla.planning import segmented
     return segmented.STAGED_THREAD_ROW
@@ -148,6 +164,8 @@ def trial(text: str) -> tuple[str, dict]:
         return text, {"matrix_class": _m3}
     if name == "runs-any-x" and not value:
         return text, {"matrix_class": _runs_any_x}
+    if name == "medium-near" and value:
+        return text, {"matrix_class": _medium_near(float(value))}
     if name == "packed-low" and value:
         near_cut, cv_cut = (float(v) for v in value.split(","))
         return text, {"matrix_class": _packed_low(near_cut, cv_cut)}

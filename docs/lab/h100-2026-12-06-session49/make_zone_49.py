@@ -5,7 +5,7 @@ line), 5-10M nonzeros, so x runs from 0.4 to 2 MB in float32 (twice that in floa
 0.3 to 0.8. Set 49's figures place a rule (this folder's README, M2); set 50's test it, read only after the rule is
 written down.
 
-    python3 make_zone_49.py DIR fit|test [NAME ...]
+    python3 make_zone_49.py DIR fit|test|test2 [NAME ...]
 """
 
 from __future__ import annotations
@@ -60,9 +60,40 @@ TEST = {
 }
 
 
+def short_runs(runs: int, width: int, window: int, nnz: float):
+    """Rows of ``runs`` runs of ``width`` consecutive columns at random places within +-window/2 of the diagonal
+    (runs that meet merge), nnz / (runs * width) rows: a near share between the knn rows' and the blocks'."""
+    def build():
+        n = int(nnz) // (runs * width)
+        starts = np.clip(np.arange(n)[:, None] + gen.RNG.integers(-window // 2, window // 2, (n, runs)), 0, n - width)
+        cols = np.sort((starts[:, :, None] + np.arange(width)).reshape(n, runs * width), axis=1)
+        keep = np.ones(cols.shape, dtype=bool)
+        keep[:, 1:] = cols[:, 1:] != cols[:, :-1]
+        indptr = np.concatenate(([0], np.cumsum(keep.sum(axis=1))))
+        return sp.csr_matrix((gen._values(int(indptr[-1])), cols[keep], indptr), shape=(n, n))
+    return build
+
+
+# Set 51, written after set 49's fit and before any run of it: more matrices that M2's rule moves (float32,
+# near share 0.45-0.8, x 0.2-1 MiB), two families, and some it leaves to vector.
+SECOND_TEST = {
+    "knn-28-w250-6M": knn(28, 250, 6e6),
+    "knn-40-w300-8M": knn(40, 300, 8e6),
+    "knn-60-w500-9M": knn(60, 500, 9e6),
+    "knn-96-w600-10M": knn(96, 600, 10e6),
+    "knn-32-w300-5M": knn(32, 300, 5e6),
+    "runs-8x3-w600-8M": short_runs(8, 3, 600, 8e6),
+    "runs-6x4-w1000-7M": short_runs(6, 4, 1000, 7e6),
+    "runs-12x2-w300-6M": short_runs(12, 2, 300, 6e6),
+    "runs-10x4-w2000-9M": short_runs(10, 4, 2000, 9e6),
+    "knn-24-w80-7M": knn(24, 80, 7e6),
+    "runs-4x8-w400-8M": short_runs(4, 8, 400, 8e6),
+}
+
+
 def main(argv) -> int:
-    table = {"fit": FIT, "test": TEST}[argv[1]]
-    gen.RNG = np.random.default_rng({"fit": 4949, "test": 4950}[argv[1]])
+    table = {"fit": FIT, "test": TEST, "test2": SECOND_TEST}[argv[1]]
+    gen.RNG = np.random.default_rng({"fit": 4949, "test": 4950, "test2": 4951}[argv[1]])
     gen.write(Path(argv[0]), argv[2:] or table, table)
     return 0
 

@@ -1,4 +1,4 @@
-"""Sets 49 and 50 (make_zone_49.py, built in the device's order) with what auto's rule reads, in both dtypes: rows,
+"""Sets 49, 50 and 51 (make_zone_49.py, built in the device's order) with what auto's rule reads, in both dtypes: rows,
 mean row, x bytes, near share, the rule's class and kernel. CPU only, before any timing.
 
     PYTHONPATH=. python3 docs/lab/h100-2026-12-06-session49/zone_stats.py OUT.json
@@ -22,7 +22,7 @@ from spla.planning.stats import near_share  # noqa: E402
 
 def main(argv) -> int:
     out = {}
-    for half, table, seed in (("fit", zone.FIT, 4949), ("test", zone.TEST, 4950)):
+    for half, table, seed in (("fit", zone.FIT, 4949), ("test", zone.TEST, 4950), ("test2", zone.SECOND_TEST, 4951)):
         zone.gen.RNG = np.random.default_rng(seed)
         for name, build in table.items():
             S = build()
