@@ -582,6 +582,17 @@ for s in "$@"; do
            STEP_QUIET=1 STEP_LIMIT_S=240 step zone51 python3 scripts/time_turns.py /tmp/z51/*.npz \
                 --kernels auto,vector,staged,segmented,warp,cusparse:2 --dtype float32 float64 --rounds 3 \
                 --budget 0.04 --out "$R/zone51" ;;
-    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44, ab45, turns41b, ab46, turns46, ab46b, widths41, turns47, probe48, zone49, zone51)"; exit 2 ;;
+    # session 49, V1: vector's width on float32 rows it gives 2 lanes: sets 49 and 51 to fit, set 52 to test (blind)
+    widths52) Z=docs/lab/h100-2026-12-06-session49
+           [ -d /tmp/z49 ] || STEP_QUIET=1 step make49 python3 $Z/make_zone_49.py /tmp/z49 fit
+           [ -d /tmp/z51 ] || STEP_QUIET=1 step make51 python3 $Z/make_zone_49.py /tmp/z51 test2
+           [ -d /tmp/z52 ] || STEP_QUIET=1 step make52 python3 $Z/make_zone_49.py /tmp/z52 test3
+           STEP_LIMIT_S=200 step widths49 python3 scripts/time_turns.py /tmp/z49/*.npz /tmp/z51/*.npz \
+                --kernels auto,vector:2,vector:4,vector:8,warp,staged --dtype float32 --rounds 3 --budget 0.04 \
+                --out "$R/widths49"
+           STEP_QUIET=1 STEP_LIMIT_S=200 step widths52 python3 scripts/time_turns.py /tmp/z52/*.npz \
+                --kernels auto,vector:2,vector:4,vector:8,warp,staged --dtype float32 --rounds 3 --budget 0.04 \
+                --out "$R/widths52" ;;
+    *)     echo "unknown step $s (tests, s23, s24, s25, s26, a1, ncu64, counter, real, l2, steps, ab27, abcorpus, bench27, bench28, packed, relabel, stale, uniform, uniform-switch, bench29, pattern29, bench30, runs38, knn38, bench31, bench32, order39, refresh39, batch39, batch39b, batch40, palette40, palette40b, palette40c, palette40d, palette41, palette41b, palette41c, palette41d, palette41e, palette41f, palette41g, table42, stencil42, gemm42, stencils42, orders43, gemm43, turns44, turns37, bench44, rle30, rleab44, regs45, turns38, turns39, lanes46, ncu46, ncu47, turns40, turns41, turns42, ab48, ncu48, ab43, ncu48b, ab44, ab45, turns41b, ab46, turns46, ab46b, widths41, turns47, probe48, zone49, zone51, widths52)"; exit 2 ;;
   esac
 done

@@ -5,7 +5,7 @@ line), 5-10M nonzeros, so x runs from 0.4 to 2 MB in float32 (twice that in floa
 0.3 to 0.8. Set 49's figures place a rule (this folder's README, M2); set 50's test it, read only after the rule is
 written down.
 
-    python3 make_zone_49.py DIR fit|test|test2 [NAME ...]
+    python3 make_zone_49.py DIR fit|test|test2|test3 [NAME ...]
 """
 
 from __future__ import annotations
@@ -91,9 +91,36 @@ SECOND_TEST = {
 }
 
 
+def stencil25(n: int):
+    """The 2-D 25-point stencil (5 x 5 neighbours) on an n x n grid: rows of 25 in five runs of 5."""
+    def build():
+        line = sp.diags([np.ones(n - abs(d)) for d in range(-2, 3)], list(range(-2, 3)), format="csr")
+        A = sp.kron(line, line, format="csr")
+        A.data = gen._values(A.nnz)
+        return A
+    return build
+
+
+# Set 52, written in session 49 after M2's outcome and before any run of it: the test of V1, vector's width on
+# float32 rows that lanes_for gives 2 lanes (rows of 8-32 that are not scattered).
+THIRD_TEST = {
+    "knn-22-w180-6M": knn(22, 180, 6e6),
+    "knn-26-w400-7M": knn(26, 400, 7e6),
+    "knn-30-w250-8M": knn(30, 250, 8e6),
+    "knn-32-w120-6M": knn(32, 120, 6e6),
+    "knn-29-w700-7M": knn(29, 700, 7e6),
+    "knn-32-w600-6M": knn(32, 600, 6e6),
+    "knn-18-w300-6M": knn(18, 300, 6e6),
+    "runs-8x4-w800-7M": short_runs(8, 4, 800, 7e6),
+    "runs-10x3-w500-7M": short_runs(10, 3, 500, 7e6),
+    "runs-6x5-w300-6M": short_runs(6, 5, 300, 6e6),
+    "stencil25-600": stencil25(600),
+}
+
+
 def main(argv) -> int:
-    table = {"fit": FIT, "test": TEST, "test2": SECOND_TEST}[argv[1]]
-    gen.RNG = np.random.default_rng({"fit": 4949, "test": 4950, "test2": 4951}[argv[1]])
+    table = {"fit": FIT, "test": TEST, "test2": SECOND_TEST, "test3": THIRD_TEST}[argv[1]]
+    gen.RNG = np.random.default_rng({"fit": 4949, "test": 4950, "test2": 4951, "test3": 4952}[argv[1]])
     gen.write(Path(argv[0]), argv[2:] or table, table)
     return 0
 
