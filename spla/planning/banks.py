@@ -4,10 +4,11 @@ band and rle (kernels/spmv_band.cu, kernels/spmv_rle.cu) map rows as warp does, 
 a row, and read a row's values in rounds of :data:`UNROLL` loads ``lanes`` entries apart
 (kernels/value_rounds.cuh). Rows whose first entries fall on one L1 bank (whole 128-byte lines:
 float32 rows of 32, 64, ... entries, float64 rows of 16, 32, ...) make every row of a warp ask that
-bank in one load, served one row a cycle: 16-way at 2 lanes. Each kernel's second entry, ``_rotated``, starts each row's round
-at a turn set by its row number and restores the order before the sum (the same bits), so that
-load spreads over four offsets. It runs where :func:`bank_pile` says a warp piles at least half its
-rows on one bank (:func:`rotates`): in float32 for both kernels, in float64 for band.
+bank in one load, served one row a cycle: 16-way at 2 lanes. Each kernel's second entry,
+``_rotated``, starts each row's round at a turn set by its row number and restores the order before
+the sum (the same bits), so that load spreads over four offsets. It runs where :func:`bank_pile`
+says a warp piles at least half its rows on one bank (:func:`rotates`): in float32 for both kernels,
+in float64 for band.
 """
 
 from __future__ import annotations

@@ -163,6 +163,23 @@ def widen(width: int, n_rows: int, fill: int = FILL_THREADS) -> int:
     return width
 
 
+#: vector on float32 rows (4-entry packs) that lanes_for gives 2 lanes takes 4 where rows average
+#: VECTOR_WIDE_ROW entries or more, unless nearly every neighbouring pair of columns is close (near
+#: share VECTOR_WIDE_NEAR and up: stencils and bands, where session 8 found 2 lanes best). At 2 lanes
+#: a lane of a row of 32 walks four packs one after the other. V1, session 49 (H100): read off sets 49
+#: and 51, where rows of 28-32 ran 1.13-1.34x at 4 lanes (k-nearest-neighbour rows and short runs at
+#: near shares 0.49-0.91) and rows of 16-24 0.92-1.04x; then fresh set 52: 1.123x where it acts (7
+#: matrices), worst 1.033.
+VECTOR_WIDE_ROW = 28.0
+VECTOR_WIDE_NEAR = 0.95
+
+
+def vector_widens(lanes: int, mean_row: float, pack: int, near: Lazy) -> bool:
+    """Whether vector takes 4 lanes where :func:`lanes_for` gave ``lanes`` (see
+    :data:`VECTOR_WIDE_ROW`); ``near()`` is asked last, only of the rows it may concern."""
+    return lanes == 2 and pack >= 4 and mean_row >= VECTOR_WIDE_ROW and near() < VECTOR_WIDE_NEAR
+
+
 #: Bytes of values a lane of the band kernel reads a row: band:2 in float32 and band:4 in float64
 #: on rows of 33 (banded-fixed@40M, the corpus's fit half; session 12, call 2). The lanes of warp's
 #: rule (about 8 a row there) were 1.2-1.4x slower: a lane's loads of one row are consecutive
@@ -660,10 +677,13 @@ def bound_param(A, family: str, param: int | None) -> int | None:
             return param
         stats = row_stats(A)
         if family in VALUE_LANE_FAMILIES:
-            lanes = rle_lanes if family == "rle" else band_lanes
-            return lanes(stats.mean, np.dtype(A.dtype).itemsize)
+            value_lanes = rle_lanes if family == "rle" else band_lanes
+            return value_lanes(stats.mean, np.dtype(A.dtype).itemsize)
         step = pack_entries(A.dtype, A.index_dtype) if family == "vector" else 1
-        return lanes_for(stats.mean, step, stats.n_rows, scattered=scattered_columns(A))
+        lanes = lanes_for(stats.mean, step, stats.n_rows, scattered=scattered_columns(A))
+        if family == "vector" and vector_widens(lanes, stats.mean, step, lambda: near_share(A)):
+            return 4
+        return lanes
     return param
 
 

@@ -444,6 +444,26 @@ def test_rows_of_scattered_columns_take_one_step_a_row(rng):
     assert lanes(narrow_x, "vector") == 4
 
 
+def _rows_of(k: int, window: int, n_rows: int, rng) -> CSRMatrix:
+    """Rows of k distinct columns within a window of ``window`` columns from the diagonal (window k: consecutive)."""
+    offsets = np.argsort(rng.random((n_rows, window)), axis=1)[:, :k]
+    cols = np.sort(np.minimum(np.arange(n_rows)[:, None] + offsets, n_rows + window), axis=1)
+    return CSRMatrix(np.ones(n_rows * k), cols.ravel(), np.arange(n_rows + 1) * k, (n_rows, n_rows + window))
+
+
+def test_vector_takes_4_lanes_on_float32_rows_of_28_and_more_unless_columns_run(rng):
+    n_rows = rules.FILL_THREADS // 2  # enough rows that 2 lanes fill the GPU (no widening)
+    knn_32 = _rows_of(32, 200, n_rows, rng).astype(np.float32)  # near share about 0.75
+    assert rules.lanes_for(32, 4, n_rows) == 2 and rules.bound_param(knn_32, "vector", None) == 4
+    assert rules.bound_param(knn_32.astype(np.float64), "vector", None) == rules.lanes_for(32, 2, n_rows)
+    assert rules.bound_param(_rows_of(24, 200, n_rows, rng).astype(np.float32), "vector", None) == 2
+    consecutive = _rows_of(32, 32, n_rows, rng).astype(np.float32)  # a band: near share 1
+    assert near_share(consecutive) == 1.0 and rules.bound_param(consecutive, "vector", None) == 2
+    assert rules.bound_param(knn_32, "warp", None) == rules.lanes_for(32, 1, n_rows)  # warp's rule is its own
+    asked = []
+    assert not rules.vector_widens(2, 24.0, 4, lambda: asked.append(1) or 0.0) and not asked  # near asked last
+
+
 def test_near_share_samples_rows_and_reads_neighbours_within_a_row(rng):
     # rows of one entry have no neighbours: 1.0; an empty matrix too
     assert near_share(_matrix([[5], [900], [3]], 1000, rng)) == 1.0
