@@ -23,7 +23,9 @@ time of the width it picks (1.0 = the best); where the record did not time the w
 it picks, the widest timed width on the way. The thresholds are fitted on the fit
 halves (the corpus's ``fit`` families and ``real-fit``, as in ``fit_auto.py``), both
 over one grid; the tables show every half,
-so ``report`` and ``real-report`` are matrices they were not fitted to.
+so ``report`` and ``real-report`` are matrices they were not fitted to. vector's 4 lanes on
+float32 rows of 28 and more (:func:`spla.planning.spmv.vector_widens`, session 49) sit outside
+``lanes_for``: this script neither fits nor scores them.
 
     PYTHONPATH=. python scripts/fit_lanes.py docs/lab/h200-2026-12-0*/corpus-*.json* \\
         --stats docs/lab/h200-2026-12-04-session15/near-stats.json --real ../shared/matrices
