@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .stats import gather, row_pointer
+from .stats import evenly_spaced, gather, row_pointer
 
 __all__ = ["ROTATE_ITEMSIZES", "ROTATE_LANES", "bank_pile", "rotates"]
 
@@ -45,7 +45,7 @@ def bank_pile(indptr, lanes: int, itemsize: int) -> float:
     n_warps = (indptr.shape[0] - 1) // group
     if n_warps == 0:
         return 0.0
-    tops = np.unique(np.linspace(0, n_warps - 1, min(n_warps, PILE_SAMPLE_WARPS)).astype(np.int64)) * group
+    tops = evenly_spaced(n_warps, PILE_SAMPLE_WARPS) * group
     rows = tops[:, None] + np.arange(group)
     starts = gather(indptr, rows)
     in_round = gather(indptr, rows + 1) - starts >= UNROLL * lanes

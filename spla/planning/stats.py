@@ -42,6 +42,12 @@ def gather(array, positions: np.ndarray) -> np.ndarray:
     return np.asarray(to_host(array[xp.asarray(positions)]), dtype=np.int64)
 
 
+def evenly_spaced(n: int, k: int) -> np.ndarray:
+    """At most ``k`` distinct indices of 0..n-1, evenly spaced and sorted (int64): every index when
+    n <= k."""
+    return np.unique(np.linspace(0, n - 1, min(n, k)).astype(np.int64))
+
+
 def host_indptr(A) -> np.ndarray:
     """A's row pointer as an int64 NumPy array (the cached host copy's when A has one, else
     copied from the GPU if needed)."""
@@ -136,7 +142,7 @@ def _sampled_steps(A) -> np.ndarray:
     """Column of each sampled entry less its neighbour's before it in the row (host int64)."""
     if A.n_rows == 0 or A.nnz == 0:
         return np.zeros(0, dtype=np.int64)
-    rows = np.unique(np.linspace(0, A.n_rows - 1, min(A.n_rows, NEAR_SAMPLE_ROWS)).astype(np.int64))
+    rows = evenly_spaced(A.n_rows, NEAR_SAMPLE_ROWS)
     side = _cheapest_side(A)[0]
     indptr, indices = side.indptr, side.indices
     starts = gather(indptr, rows)
@@ -189,7 +195,7 @@ def _sample_tiles(A) -> None:
         return
     side, xp = _cheapest_side(A)
     indices = side.indices
-    tiles = np.unique(np.linspace(0, n_tiles - 1, min(n_tiles, TILE_SPAN_SAMPLES)).astype(np.int64))
+    tiles = evenly_spaced(n_tiles, TILE_SPAN_SAMPLES)
     sampled = indices[:n_tiles * TILE_SPAN_ENTRIES].reshape(n_tiles, TILE_SPAN_ENTRIES)[xp.asarray(tiles)]
     spans = to_host(sampled.max(axis=1)).astype(np.int64) - to_host(sampled.min(axis=1)).astype(np.int64)
     lines = xp.sort(sampled // (LINE_BYTES // np.dtype(A.dtype).itemsize), axis=1)
