@@ -1,6 +1,6 @@
 """The band kernel (kernels/spmv_band.cu) on the GPU: SciPy's products on rows of contiguous
 columns in both dtypes and index types, warp's bits at every lane width (and the entry that
-rotates float32 value loads where rows start on one L1 bank), alpha/beta and out=,
+rotates value loads where rows start on one L1 bank), alpha/beta and out=,
 empty rows, a clear refusal elsewhere, and auto's choice on a large profile (skyline) matrix with
 CG on it (graph replay: tests/ops/test_graph_capture_gpu.py)."""
 

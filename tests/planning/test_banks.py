@@ -1,4 +1,4 @@
-"""Where band and rle rotate their float32 value loads (spla.planning.banks), on the host: how many
+"""Where band and rle rotate their value loads (spla.planning.banks), on the host: how many
 rows of a warp ask one L1 bank, the decision per width and dtype, and what ``spla info`` says."""
 
 from __future__ import annotations
