@@ -24,10 +24,10 @@ import statistics
 import numpy as np
 
 from .. import device as _device
-from ..csr import CSRMatrix, as_csr
+from ..csr import as_csr
 from ..errors import SplaError
 from ..planning import tune as plan_tune
-from ..planning.spmv import bound_param, parse_kernel, plan_spmv
+from ..planning.spmv import bound_param, parse_kernel
 from . import check
 
 X_SEED = 12345
@@ -118,20 +118,14 @@ def tune(A, *, budget_ms: float = plan_tune.BUDGET_MS, max_spmvs: int = plan_tun
 
     x = cupy.asarray(np.random.default_rng(seed).uniform(-1, 1, dev.n_cols).astype(np.float32).astype(dtype))
     out = cupy.empty(dev.n_rows, dtype=dtype)
-    rule_plan = plan_spmv(dev, rule)
     try:
         reference = bind(dev, rule).launch(x, cupy.empty(dev.n_rows, dtype=dtype), one, zero)
-        # || |A| |x| ||: the rule's plan on |A| (same structure, so the same plan)
-        absolute = CSRMatrix(cupy.abs(dev.data), dev.indices, dev.indptr, dev.shape, index_dtype=dev.index_dtype,
-                             validate=False)
-        magnitude_vector = cuda_spmv.bind(cupy, absolute, rule_plan).launch(
-            cupy.abs(x), cupy.empty(dev.n_rows, dtype=dtype), one, zero)
-        finite = cupy.isfinite(reference)
-        magnitude = float(cupy.linalg.norm(magnitude_vector.astype(np.float64)[finite])) or 1.0
-        del absolute, magnitude_vector
     except Exception as exc:
         raise SplaError(f"tuning needs the rule's kernel {rule!r}, which failed on this matrix: {exc}") from exc
     reference = reference.astype(np.float64)
+    finite = cupy.isfinite(reference)
+    # || |A| |x| ||, read from A's own arrays: no second copy of its values on the device
+    magnitude = float(cupy.linalg.norm(cuda_spmv.abs_product(cupy, dev, x)[finite])) or 1.0
 
     launchers = {}
     for name in names:

@@ -13,8 +13,11 @@ import scipy.sparse as sp
 from conftest import assert_matches_scipy
 
 import spla
+from spla.backends.cuda import spmv as cuda_spmv
 from spla.csr import CSRMatrix
 from spla.io import generators
+from spla.ops import spmv as ops_spmv
+from spla.planning import dia
 from spla.planning import spmv as policy
 from spla.planning import tune as plan_tune
 
@@ -67,6 +70,41 @@ def test_tune_picks_a_checked_candidate_and_auto_runs_it(name, dtype, rng, cache
     want = A.to_scipy().astype(np.float64) @ x.astype(np.float64)
     assert_matches_scipy(spla.spmv(A, cupy.asarray(x)), want, dtype=dtype)
     assert result["persisted"] and result["fingerprint"] in json.loads(cache_file.read_text())["entries"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tune_runs_where_the_rules_dia_reads_a_palette(dtype, rng, cache_file, monkeypatch):
+    """A stencil of constant coefficients, whose dia reads a byte a slot from a palette in place of
+    its values (from 38 MB a call touches; at any size here): tuning judges its candidates by |A| |x|
+    from A's own arrays. It used to bind the rule's plan to a copy of |A|, which has no palette (and
+    whose diagonals would have been A's signed values): spla.tune raised on poisson2d-4096."""
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0)
+    A = generators.poisson3d(36).astype(dtype)
+    result = spla.tune(A, persist=False)
+    assert result["rule"] == "dia" and ops_spmv.bound_launcher(A.to_device(), "dia").entry == "_palette"
+    assert sum(row["status"] == "ok" for row in result["candidates"]) >= 2
+    x = rng.uniform(-1, 1, A.n_cols).astype(dtype)
+    want = A.to_scipy().astype(np.float64) @ x.astype(np.float64)
+    assert_matches_scipy(spla.spmv(A, cupy.asarray(x)), want, dtype=dtype)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_abs_product_is_the_float64_product_of_absolute_values(dtype, index_dtype, rng):
+    """The tuner's scale, |A| |x| a row in float64, over signed values, empty rows and a row of
+    5,000 entries (a warp walks it alone)."""
+    host = sp.random(3000, 6000, density=0.002, format="lil", random_state=2, dtype=np.float64)
+    host[7, :5000] = 1.0
+    host = host.tocsr()
+    host.data = rng.standard_normal(host.nnz)
+    host.data[::7] *= 1e6  # magnitudes far apart: float32 sums of them would round away the small ones
+    A = CSRMatrix(host.data.astype(dtype), host.indices, host.indptr, host.shape, index_dtype=index_dtype)
+    assert (np.diff(host.indptr) == 0).any()
+    x = rng.uniform(-1, 1, A.n_cols).astype(dtype)
+    got = cuda_spmv.abs_product(cupy, A.to_device(), cupy.asarray(x)).get()
+    want = abs(A.to_scipy().astype(np.float64)) @ abs(x.astype(np.float64))
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
 
 
 def test_a_new_process_starts_tuned_from_the_cache(rng, cache_file):

@@ -114,6 +114,21 @@ def _grid(n_items: int, per_block: int) -> int:
     return max(1, min(ceil_div(n_items, per_block), MAX_BLOCKS))
 
 
+# |A| |x| in float64, a warp a row (kernels/abs_product.cu): the scale spla.tune judges products by
+ABS_PRODUCT_SOURCE = _declare("abs_product.cu", "spla_abs_product")
+
+
+def abs_product(cupy, A, x):
+    """``|A| |x|`` in float64 for the device matrix A (x in A's value dtype), read from A's CSR
+    arrays: no copy of A's values and no plan (a structured plan's values may be a palette)."""
+    out = cupy.empty(A.n_rows, dtype=np.float64)
+    if A.n_rows:
+        kernel = ABS_PRODUCT_SOURCE.function(template("spla_abs_product", A.dtype, A.index_dtype))
+        kernel((_grid(A.n_rows, ROW_BLOCK // 32),), (ROW_BLOCK,),
+               (np.int64(A.n_rows), A.indptr, A.indices, A.data, x, out))
+    return out
+
+
 _CONTIGUOUS = operator.attrgetter("_c_contiguous")
 
 
