@@ -50,6 +50,7 @@ from ..linalg._krylov import (
     loop_iterations,
     minres_iterations,
     upper_triangular_solve,
+    wants_capture,
 )
 from ..linalg._system import DEFAULT_GPU_CHECK_EVERY, absolute_tolerance, default_maxiter, or_identity
 from .vector import DistVector
@@ -219,7 +220,7 @@ def _cg(system, rtol, atol, maxiter, callback, capture):
         rr = float(system.fetch(state)[3])
     if math.sqrt(max(rr, 0.0)) < atol:
         return x, 0
-    capture = _wants_capture(capture, system, callback, general_m)
+    capture = wants_capture(capture, system, callback, general_m, system.comm.size == 1)
     # a product that is one launch (no ghost traffic) fuses with p.q and the direction update;
     # captured, it runs spla.linalg.cg's one-launch loop where the system is small enough
     launcher = system.product.launcher
@@ -234,16 +235,6 @@ def _cg(system, rtol, atol, maxiter, callback, capture):
                          capture=capture, psolve=system.psolve, dinv=dinv, check_every=system.check_every,
                          maxiter=maxiter, atol=atol, callback=wrapped, fetch=system.fetch, reduce=reduce,
                          stop_on_nonfinite=True, counter=counter)
-
-
-def _wants_capture(capture, system, callback, general_m) -> bool:
-    """Replay cg's iterations from a CUDA graph? Where spla.linalg.cg would, and only when an
-    iteration communicates nothing (one rank): host-side MPI cannot be captured."""
-    if capture is not None and not isinstance(capture, bool):
-        raise InputError(f"capture must be True, False or None, got {capture!r}")
-    if capture is False or not system.on_gpu or callback is not None or general_m or system.comm.size != 1:
-        return False
-    return hasattr(system.xp.cuda.Stream, "begin_capture")
 
 
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, check_every=None):

@@ -174,7 +174,7 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         return x, 0
     dinv = system.inverse_diagonal
     general_m = system.psolve is not None and dinv is None
-    capture = _wants_capture(capture, system, callback, general_m)
+    capture = wants_capture(capture, system, callback, general_m, system.matrix is not None)
     loop = None if general_m else _fused_loop(system, K, dinv is not None)
     # state: flag, p.Ap, then (rho, r.r) for the even and the odd iteration; the one-launch
     # loop's converged flag and last iteration. A loop keeps its scalars in float64 on either side.
@@ -356,13 +356,16 @@ def cg_iterations(xp, K, x, r, z, state, *, matvec, matvec_into, psolve, dinv, c
     return _counted(counter, maxiter, (x, maxiter))
 
 
-def _wants_capture(capture, system, callback, general_m) -> bool:
-    """Capture CG's iterations into a CUDA graph? Default yes on the GPU where it applies."""
+def wants_capture(capture, system, callback, general_m, capturable: bool) -> bool:
+    """Capture CG's iterations into a CUDA graph? Default yes on the GPU where it applies: no callback
+    between iterations, no general preconditioner, and ``capturable`` (what the caller's system
+    adds: spla.linalg's has a matrix, not a LinearOperator; spla.distributed's one rank, since
+    host-side MPI cannot be captured)."""
     if capture is not None and not isinstance(capture, bool):
         raise InputError(f"capture must be True, False or None, got {capture!r}")
-    if capture is False or not system.on_gpu or callback is not None or general_m:
+    if capture is False or not system.on_gpu or callback is not None or general_m or not capturable:
         return False
-    return system.matrix is not None and hasattr(system.xp.cuda.Stream, "begin_capture")
+    return hasattr(system.xp.cuda.Stream, "begin_capture")
 
 
 def _refuse_allocation(size):

@@ -176,7 +176,7 @@ def test_the_replay_schedule_keeps_the_iterates_on_the_cpu(monkeypatch, numpy_st
         return replays[-1]
 
     monkeypatch.setattr(_krylov, "_capture", fake_capture)
-    monkeypatch.setattr(_krylov, "_wants_capture", lambda *args: True)
+    monkeypatch.setattr(_krylov, "wants_capture", lambda *args: True)
     monkeypatch.setattr("spla.linalg._system.System.matvec_into",
                         lambda self: (lambda v, out: np.copyto(out, self.matvec(v))))
     A = CSRMatrix.from_scipy(poisson2d(24))
@@ -245,7 +245,7 @@ def test_the_fused_product_keeps_the_iterates_on_the_cpu(monkeypatch, numpy_step
 
     monkeypatch.setattr(_krylov, "_fused_product", fused_product)
     monkeypatch.setattr(_krylov, "_capture", fake_capture)
-    monkeypatch.setattr(_krylov, "_wants_capture", lambda *args: capture and preconditioner != "general")
+    monkeypatch.setattr(_krylov, "wants_capture", lambda *args: capture and preconditioner != "general")
     x_fused, info_fused = cg(A, b, **options)
     assert info_fused == info_plain
     np.testing.assert_array_equal(x_fused, x_plain)
@@ -307,7 +307,7 @@ def test_the_loop_schedule_keeps_the_iterates_on_the_cpu(monkeypatch, numpy_step
         return loops[-1]
 
     monkeypatch.setattr(_krylov, "_fused_loop", fake_loop)
-    monkeypatch.setattr(_krylov, "_wants_capture", lambda *args: batch)
+    monkeypatch.setattr(_krylov, "wants_capture", lambda *args: batch)
     A = CSRMatrix.from_scipy(poisson2d(24))
     M = jacobi(A) if preconditioner == "jacobi" else None
     b = rng.standard_normal(A.n_rows)
@@ -339,13 +339,13 @@ def test_an_iteration_counter_keeps_the_replays_and_counts_what_a_callback_would
     from spla.linalg import IterationCounter
 
     seen = []
-    wants = _krylov._wants_capture
+    wants = _krylov.wants_capture
 
-    def spy(capture, system, callback, general_m):
+    def spy(capture, system, callback, general_m, capturable):
         seen.append(callback)
-        return wants(capture, system, callback, general_m)
+        return wants(capture, system, callback, general_m, capturable)
 
-    monkeypatch.setattr(_krylov, "_wants_capture", spy)
+    monkeypatch.setattr(_krylov, "wants_capture", spy)
     A = CSRMatrix.from_scipy(poisson2d(24))
     b = rng.standard_normal(A.n_rows)
     counter = IterationCounter()
@@ -359,7 +359,7 @@ def test_an_iteration_counter_keeps_the_replays_and_counts_what_a_callback_would
         return replays[-1]
 
     monkeypatch.setattr(_krylov, "_capture", fake_capture)
-    monkeypatch.setattr(_krylov, "_wants_capture", lambda *args: args[2] is None)
+    monkeypatch.setattr(_krylov, "wants_capture", lambda *args: args[2] is None)
     monkeypatch.setattr("spla.linalg._system.System.matvec_into",
                         lambda self: (lambda v, out: np.copyto(out, self.matvec(v))))
     options = dict(rtol=1e-8, maxiter=maxiter, check_every=8)
@@ -384,7 +384,7 @@ def test_an_iteration_counter_keeps_the_loop_batches(monkeypatch, numpy_steps, r
         return loops[-1]
 
     monkeypatch.setattr(_krylov, "_fused_loop", fake_loop)
-    monkeypatch.setattr(_krylov, "_wants_capture", lambda *args: args[2] is None)
+    monkeypatch.setattr(_krylov, "wants_capture", lambda *args: args[2] is None)
     A = CSRMatrix.from_scipy(poisson2d(24))
     rhs = [rng.standard_normal(A.n_rows) for _ in range(4)]
     counted = []
