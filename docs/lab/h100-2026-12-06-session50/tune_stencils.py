@@ -21,8 +21,9 @@ def main(sources):
             result = spla.tune(A, persist=False)
             found = dia.structure(A.to_device())
             coded = isinstance(found, dia.Structure) and found.values is None
-            print(f"{source} {np.dtype(dtype).name}: rule {result['rule']} (palette {coded}), winner {result['kernel']} "
-                  f"x{result['speedup_vs_rule']:.3f}, {result['spmvs']} SpMVs, {result['device_ms']:.1f} ms")
+            print(f"{source} {np.dtype(dtype).name}: rule {result['rule']} (palette {coded}), "
+                  f"winner {result['kernel']} x{result['speedup_vs_rule']:.3f}, {result['spmvs']} SpMVs, "
+                  f"{result['device_ms']:.1f} ms")
             for row in result["candidates"]:
                 us = f"{row['us']:.1f} us" if "us" in row else ""
                 print(f"    {row['kernel']:<14} {row['status']:<7} error {row.get('error', float('nan')):.2e} {us}")
