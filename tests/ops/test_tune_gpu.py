@@ -16,7 +16,6 @@ import spla
 from spla.backends.cuda import spmv as cuda_spmv
 from spla.csr import CSRMatrix
 from spla.io import generators
-from spla.ops import spmv as ops_spmv
 from spla.planning import dia
 from spla.planning import spmv as policy
 from spla.planning import tune as plan_tune
@@ -81,7 +80,7 @@ def test_tune_runs_where_the_rules_dia_reads_a_palette(dtype, rng, cache_file, m
     monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0)
     A = generators.poisson3d(36).astype(dtype)
     result = spla.tune(A, persist=False)
-    assert result["rule"] == "dia" and ops_spmv.bound_launcher(A.to_device(), "dia").entry == "_palette"
+    assert result["rule"] == "dia" and dia.structure(A.to_device()).values is None  # the palette's codes hold them
     assert sum(row["status"] == "ok" for row in result["candidates"]) >= 2
     x = rng.uniform(-1, 1, A.n_cols).astype(dtype)
     want = A.to_scipy().astype(np.float64) @ x.astype(np.float64)
@@ -93,7 +92,7 @@ def test_tune_runs_where_the_rules_dia_reads_a_palette(dtype, rng, cache_file, m
 def test_abs_product_is_the_float64_product_of_absolute_values(dtype, index_dtype, rng):
     """The tuner's scale, |A| |x| a row in float64, over signed values, empty rows and a row of
     5,000 entries (a warp walks it alone)."""
-    host = sp.random(3000, 6000, density=0.002, format="lil", random_state=2, dtype=np.float64)
+    host = sp.random(3000, 6000, density=0.0003, format="lil", random_state=2, dtype=np.float64)
     host[7, :5000] = 1.0
     host = host.tocsr()
     host.data = rng.standard_normal(host.nnz)
