@@ -236,7 +236,9 @@ class AutoThresholds:
     huge_row: int = 65536      # a row of 128 segmented tiles and more
     long_row: int = 1024       # a row one warp takes 32 steps over
     long_mean: float = 1024.0  # rows this long on average: a warp each ...
-    long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted
+    long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted ...
+    long_few_rows: int = 400   # ... or this many over an x of long_x_bytes and more (read off set 54, tested
+    long_x_bytes: int = 40_000_000  # on set 55: session 50; see "long" below)
     irregular_cv: float = 1.0
     short_max: int = 64
     short_mean: float = 12.0
@@ -284,7 +286,14 @@ AUTO = AutoThresholds()
 #       rows of 8,192 (short-wide@10M) warp's 4-byte loads kept too few bytes
 #       in flight (0.76x the best kernel, vector 0.98x), and with 4,882 rows
 #       vector was 5-6% behind warp (session 12; the corpus's only long rows,
-#       in its report half: a choice of the smaller worst case, not a fit)
+#       in its report half: a choice of the smaller worst case, not a fit).
+#       Over an x of long_x_bytes and more, long_few_rows rows are enough:
+#       there a warp a row ran 1.47-2.44x staged (which irregular-large runs)
+#       with 400-800 rows over 48-240 MB of x, while over 32 MB staged led by
+#       16% at 400 rows and by 2.3x at 200 (short-wide set 54); on fresh set
+#       55, 1.55x where it acts (five runs, worst 0.967 at 40 MB exactly), and
+#       rows of 350 over 160-320 MB, which it leaves to staged, ran vector at
+#       1.28-1.58x (session 50, H100: the cut is between 250 and 350 rows)
 #   "irregular-large": a huge or irregular matrix (the next two classes) of at
 #       least large_nnz nonzeros, its longest row under huge_share of them,
 #       runs staged: a block per tile of nonzeros, products in shared memory,
@@ -516,7 +525,8 @@ def matrix_class(s: RowStats, pack: int, near: Lazy, t: AutoThresholds = AUTO, x
     same)."""
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
-    if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
+    if (s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row
+            and (s.n_rows >= t.long_rows or (s.n_rows >= t.long_few_rows and x_bytes >= t.long_x_bytes))):
         return "long"
     if s.max > t.huge_row:
         return "irregular-large" if s.nnz >= t.large_nnz and s.max < t.huge_share * s.nnz else "huge"
