@@ -21,7 +21,7 @@ def main(turns: str) -> None:
             times.setdefault((Path(r["source"]).stem, r["dtype"]), {})[r["kernel"]] = r["ms"]
     print("best / kernel (1 = the best spla kernel); lean = the lean cuSPARSE pair over auto")
     print(f"{'matrix':<24} {'dtype':<8} {'x MB':>6} " + " ".join(f"{k:>9}" for k in KERNELS) + "   lean")
-    for (name, dtype), t in sorted(times.items(), key=lambda kv: (int(re.search(r"wide-(\d+)x", kv[0][0]).group(1)),
+    for (name, dtype), t in sorted(times.items(), key=lambda kv: (int(re.search(r"-(\d+)x", kv[0][0]).group(1)),
                                                                   kv[0])):
         cols = float(re.search(r"over-([\d.]+)M", name).group(1)) * 1e6
         x_mb = cols * (4 if dtype == "float32" else 8) / 1e6
