@@ -237,8 +237,9 @@ class AutoThresholds:
     long_row: int = 1024       # a row one warp takes 32 steps over
     long_mean: float = 1024.0  # rows this long on average: a warp each ...
     long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted ...
-    long_few_rows: int = 400   # ... or this many over an x of long_x_bytes and more (read off set 54, tested
-    long_x_bytes: int = 40_000_000  # on set 55: session 50; see "long" below)
+    long_few_rows: int = 300   # ... or this many over an x of long_x_bytes and more, none longer than
+    long_x_bytes: int = 40_000_000  # long_few_max times the mean (sets 54-56, session 50; see "long" below)
+    long_few_max: float = 1.25
     irregular_cv: float = 1.0
     short_max: int = 64
     short_mean: float = 12.0
@@ -287,13 +288,21 @@ AUTO = AutoThresholds()
 #       in flight (0.76x the best kernel, vector 0.98x), and with 4,882 rows
 #       vector was 5-6% behind warp (session 12; the corpus's only long rows,
 #       in its report half: a choice of the smaller worst case, not a fit).
-#       Over an x of long_x_bytes and more, long_few_rows rows are enough:
-#       there a warp a row ran 1.47-2.44x staged (which irregular-large runs)
-#       with 400-800 rows over 48-240 MB of x, while over 32 MB staged led by
-#       16% at 400 rows and by 2.3x at 200 (short-wide set 54); on fresh set
-#       55, 1.55x where it acts (five runs, worst 0.967 at 40 MB exactly), and
-#       rows of 350 over 160-320 MB, which it leaves to staged, ran vector at
-#       1.28-1.58x (session 50, H100: the cut is between 250 and 350 rows)
+#       Over an x of long_x_bytes and more, long_few_rows rows are enough
+#       where no row is longer than long_few_max times the mean (session 50,
+#       H100). There a warp a row ran 1.47-2.44x staged (which irregular-large
+#       runs) with 400-800 rows over 48-240 MB of x, while over 32 MB staged
+#       led by 16% at 400 rows and by 2.3x at 200 (short-wide set 54); with a
+#       cut at 400 rows, 1.55x on fresh set 55 where it acted (worst 0.967, at
+#       40 MB exactly), whose 250 rows staged led by 15-18% and whose 350 rows
+#       vector led by 1.28-1.58x; the cut of 300 between them then ran 1.11-
+#       1.58x on fresh set 56's rows of 320-390. Rows of 240-280 over 120-320
+#       MB ran vector 1.07-1.31x in float32 there too (the larger x, the fewer
+#       rows it needs; not fitted). A few hundred warps are one wave, so the
+#       longest row sets vector's time: set 56's rows of 5k-35k (longest 1.79x
+#       the mean) ran it at 0.82 of staged in float64, while every row length
+#       that vector won on was one (longest at most 1.002x the mean); the
+#       1.25 between them is read off that one matrix, not yet tested
 #   "irregular-large": a huge or irregular matrix (the next two classes) of at
 #       least large_nnz nonzeros, its longest row under huge_share of them,
 #       runs staged: a block per tile of nonzeros, products in shared memory,
@@ -526,7 +535,8 @@ def matrix_class(s: RowStats, pack: int, near: Lazy, t: AutoThresholds = AUTO, x
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
     if (s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row
-            and (s.n_rows >= t.long_rows or (s.n_rows >= t.long_few_rows and x_bytes >= t.long_x_bytes))):
+            and (s.n_rows >= t.long_rows or (s.n_rows >= t.long_few_rows and x_bytes >= t.long_x_bytes
+                                             and s.max <= t.long_few_max * s.mean))):
         return "long"
     if s.max > t.huge_row:
         return "irregular-large" if s.nnz >= t.large_nnz and s.max < t.huge_share * s.nnz else "huge"
