@@ -2,10 +2,9 @@
 // of an SpMV's rounding error (spla/bench/check.py), and spla.tune checks each candidate kernel's
 // product against the rule's relative to it on the GPU.
 //
-// It reads A's CSR arrays as they are, so it needs no copy of |A| beside A (the tuner once made
-// one, a second set of values on the device) and no plan (a structured kernel's plan holds its own
-// copy of the values, or a palette of them). A warp a row: run once a tuning, where a long row must
-// not leave one thread with all of it.
+// It reads A's CSR arrays as they are: no copy of |A| beside A on the device, and no plan (a
+// structured kernel's plan holds its own copy of the values, or a palette of them). A warp a row:
+// it runs once a tuning, and a long row must not leave one thread with all of it.
 //
 // Constraints: blockDim.x a multiple of 32 (spla::row_groups); grid-stride, so any grid covers any
 // n_rows.
@@ -21,7 +20,8 @@ __global__ void spla_abs_product(long long n_rows, const I* __restrict__ indptr,
             const I length = indptr[row + 1] - start;
             double sum = 0.0;
             for (I k = lane; k < length; k += spla::WARP_SIZE) {
-                sum += fabs(static_cast<double>(data[start + k])) * fabs(static_cast<double>(__ldg(x + indices[start + k])));
+                const double value = fabs(static_cast<double>(data[start + k]));
+                sum += value * fabs(static_cast<double>(__ldg(x + indices[start + k])));
             }
             return sum;
         });

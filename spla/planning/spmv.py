@@ -237,9 +237,9 @@ class AutoThresholds:
     long_row: int = 1024       # a row one warp takes 32 steps over
     long_mean: float = 1024.0  # rows this long on average: a warp each ...
     long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted ...
-    long_few_rows: int = 300   # ... or this many over an x of long_x_bytes and more, none longer than
-    long_x_bytes: int = 40_000_000  # long_few_max times the mean (sets 54-56, session 50; see "long" below)
-    long_few_max: float = 1.25
+    long_few_rows: int = 300        # ... or this many over an x of long_x_bytes and more, where no row is
+    long_x_bytes: int = 40_000_000  # longer than long_few_max times the mean (read off short-wide sets 54-56,
+    long_few_max: float = 1.25      # session 50; see "long" below)
     irregular_cv: float = 1.0
     short_max: int = 64
     short_mean: float = 12.0
