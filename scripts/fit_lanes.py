@@ -25,7 +25,7 @@ halves (the corpus's ``fit`` families and ``real-fit``, as in ``fit_auto.py``), 
 over one grid; the tables show every half,
 so ``report`` and ``real-report`` are matrices they were not fitted to. vector's 4 lanes on
 float32 rows of 28 and more (:func:`spla.planning.spmv.vector_widens`, session 49) sit outside
-``lanes_for``: this script neither fits nor scores them.
+``lanes_for``: this script scores them as the code picks them and does not fit them.
 
     PYTHONPATH=. python scripts/fit_lanes.py docs/lab/h200-2026-12-0*/corpus-*.json* \\
         --stats docs/lab/h200-2026-12-04-session15/near-stats.json --real ../shared/matrices
@@ -52,6 +52,7 @@ from spla.planning.spmv import (  # noqa: E402
     SCATTERED_NEAR,
     lanes_for,
     pack_entries,
+    vector_widens,
     widen,
 )
 
@@ -101,6 +102,8 @@ def picked(item: dict, fill: int, scattered_near: float = SCATTERED_NEAR) -> int
     scattered = item["near"] < scattered_near and item["x_bytes"] > SCATTERED_MIN_X_BYTES
     width = lanes_for(item["mean"], item["step"], scattered=scattered)
     width = widen(width, item["rows"], fill)
+    if item["family"] == "vector" and vector_widens(width, item["mean"], item["step"], lambda: item["near"]):
+        width = 4
     while width not in item["times"]:
         width //= 2
     return width

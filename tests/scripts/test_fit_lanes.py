@@ -63,3 +63,26 @@ def test_the_scattered_share_splits_rows_of_scattered_columns_from_near_ones(tmp
     assert 0.05 < share < 0.4
     assert {i["name"]: fit_lanes.picked(i, fill, share) for i in items} == {
         "scattered0": 16, "scattered1": 16, "near0": 8, "near1": 8, "held": 8}
+
+
+def test_vector_takes_4_lanes_on_float32_rows_of_28_as_the_code_does(tmp_path):
+    """The picks score vector_widens (session 49): float32 rows of 30 that the lanes rule gives 2
+    lanes take 4 unless nearly every neighbouring pair of columns is close."""
+    many = 10**7
+
+    def vector_record(name, near):
+        candidates = [{"kernel": f"vector:{w}", "param": w, "status": "ok", "us": us}
+                      for w, us in ((2, 10.0), (4, 5.0))]
+        return {"name": name, "half": "fit", "dtype": "float32", "status": "ok", "near_share": near,
+                "matrix": {"rows": many, "cols": many, "nnz": 30 * many},
+                "row_stats": {"n_rows": many, "nnz": 30 * many, "mean": 30.0, "std": 0.0, "cv": 0.0, "max": 30,
+                              "empty": 0},
+                "tune": {"candidates": candidates}}
+
+    path = tmp_path / "corpus.json"
+    path.write_text(json.dumps({"records": [vector_record("knn", 0.5), vector_record("band", 0.99)]}))
+    items = {i["name"]: i for i in fit_lanes.load([path]) if i["family"] == "vector"}
+    fill, share = fit_lanes.FILL_THREADS, fit_lanes.SCATTERED_NEAR
+    assert fit_lanes.lanes_for(30.0, 4) == 2
+    assert fit_lanes.picked(items["knn"], fill, share) == 4 and fit_lanes.quality(items["knn"], fill, share) == 1.0
+    assert fit_lanes.picked(items["band"], fill, share) == 2
