@@ -298,11 +298,14 @@ AUTO = AutoThresholds()
 #       vector led by 1.28-1.58x; the cut of 300 between them then ran 1.11-
 #       1.58x on fresh set 56's rows of 320-390. Rows of 240-280 over 120-320
 #       MB ran vector 1.07-1.31x in float32 there too (the larger x, the fewer
-#       rows it needs; not fitted). A few hundred warps are one wave, so the
-#       longest row sets vector's time: set 56's rows of 5k-35k (longest 1.79x
-#       the mean) ran it at 0.82 of staged in float64, while every row length
-#       that vector won on was one (longest at most 1.002x the mean); the
-#       1.25 between them is read off that one matrix, not yet tested
+#       rows it needs; not fitted). Set 56's rows of 5k-35k (longest 1.79x
+#       the mean) ran vector at 0.82 of staged in float64, while every row
+#       length that vector won on was one (longest at most 1.002x the mean);
+#       the 1.25 between them is read off that one matrix, not yet tested. (A
+#       few hundred warps are one wave and may wait on the longest row; or,
+#       rows of one length with sorted columns spread over x, the warps sweep
+#       x in step from a window L2 holds, and uneven rows drift apart: the
+#       session 50 lab README holds a test of it.)
 #   "irregular-large": a huge or irregular matrix (the next two classes) of at
 #       least large_nnz nonzeros, its longest row under huge_share of them,
 #       runs staged: a block per tile of nonzeros, products in shared memory,
