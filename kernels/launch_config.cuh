@@ -1,10 +1,10 @@
 // Launch constants shared by the host and the kernels.
 //
 // spla.backends.cuda compiles each kernel with these as -D defines taken from its
-// planning modules (spla/planning/adaptive.py, segmented.py, dia.py, spla/backends/cuda/solvers.py,
-// spmv.py), so the host's values always win. The defaults below only serve a plain
-// `nvcc -arch=sm_90 file.cu` build; tests/backends/test_kernels_compile.py checks
-// that they equal the host's values.
+// planning modules (spla/planning/adaptive.py, segmented.py, dia.py, banks.py,
+// spla/backends/cuda/solvers.py, spmv.py), so the host's values always win. The defaults
+// below only serve a plain `nvcc -arch=sm_90 file.cu` build;
+// tests/backends/test_kernels_compile.py checks that they equal the host's values.
 #pragma once
 
 #ifndef SPLA_ADAPTIVE_THREADS
@@ -24,6 +24,9 @@
 #endif
 #ifndef SPLA_STAGED_THREAD_ROW
 #define SPLA_STAGED_THREAD_ROW 128
+#endif
+#ifndef SPLA_VALUE_UNROLL
+#define SPLA_VALUE_UNROLL 4
 #endif
 #ifndef SPLA_SOLVER_BLOCK
 #define SPLA_SOLVER_BLOCK 256

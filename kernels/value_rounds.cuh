@@ -11,8 +11,10 @@
 // float64 band, session 49; rle's float64 keeps the plain loads, whose registers it needs).
 #pragma once
 
+#include "launch_config.cuh"  // SPLA_VALUE_UNROLL: spla.planning.banks.UNROLL, which bank_pile counts in
+
 namespace spla {
-constexpr int UNROLL = 4;
+constexpr int UNROLL = SPLA_VALUE_UNROLL;
 static_assert(UNROLL == 4, "the rotation's two steps turn four values");
 
 // v[u] = data[at + u * LANES]; with ROTATE, loaded in the order u + turn (mod UNROLL) and turned back.

@@ -31,7 +31,8 @@ ROTATE_LANES = (2, 4, 8)
 #: registers and ran 0.91-0.98x at 4 lanes (set 42, session 48); band's costs no occupancy (32 registers).
 ROTATE_ITEMSIZES = {"band": (4, 8), "rle": (4,)}
 BANK_WORDS = 32           # L1's banks of 4 bytes: a 128-byte line across them
-UNROLL = 4                # value_rounds.cuh's loads a lane a round (a row with fewer rounds takes no rotated load)
+UNROLL = 4                # value_rounds.cuh's loads a lane a round, passed as -DSPLA_VALUE_UNROLL (a row with fewer
+                          # rounds takes no rotated load)
 PILE_SAMPLE_WARPS = 1024  # warps sampled, evenly spaced
 
 

@@ -91,6 +91,7 @@ SOURCES = {
                         (f"-DSPLA_ROW_BLOCK={ROW_BLOCK}", f"-DSPLA_PALETTE_VALUES={palette.VALUES}")),
     # band and rle: a second entry that rotates value loads (spla.planning.banks)
     **{family: _declare(f"spmv_{family}.cu", f"spla_spmv_{family}", lambda dtype: LANE_WIDTHS,
+                        (f"-DSPLA_VALUE_UNROLL={banks.UNROLL}",),
                         extra=[kernel_name(f"{family}_rotated", np.dtype(f"f{size}"), index, lanes)
                                for size in banks.ROTATE_ITEMSIZES[family] for index in INDEX_TYPES
                                for lanes in banks.ROTATE_LANES])
