@@ -3,8 +3,9 @@
 GPU (:mod:`spla.backends.cuda.detect`, kernels/detect_structure.cu) giving the same answers
 (tests/ops/test_detect_gpu.py); the runs of consecutive columns of :mod:`spla.planning.rle`
 (:func:`column_runs`: array operations, NumPy's or CuPy's); whether a matrix stores one value
-(:func:`uniform_values`); and the codes of values on a palette (:func:`palette_codes`: dia's slots,
-staged's values). Planning and the backends ask these, and planning never asks a backend.
+(:func:`uniform_values`); the codes of values on a palette (:func:`palette_codes`: dia's slots,
+staged's values); and a matrix regrouped by blocks of its columns (:func:`column_blocks`, the blocked
+kernel's copy). Planning and the backends ask these, and planning never asks a backend.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import numpy as np
 
 from .device import array_module
 
-__all__ = ["DiagonalCheck", "PaletteCodes", "check_diagonals", "column_runs", "palette_codes", "row_runs",
-           "sampled_diagonals", "uniform_values"]
+__all__ = ["DiagonalCheck", "PaletteCodes", "check_diagonals", "column_blocks", "column_runs", "palette_codes",
+           "row_runs", "sampled_diagonals", "uniform_values"]
 
 #: uniform_values reads host values in pieces that start at FIRST_PIECE and double up to
 #: UNIFORM_PIECE, so a matrix of many values is told apart at its first few (a pattern matrix is
@@ -149,3 +150,19 @@ def palette_codes(values, table, capacity: int) -> PaletteCodes:
     at = np.minimum(np.searchsorted(patterns, bits), patterns.size - 1)
     on = patterns[at] == bits
     return PaletteCodes(np.where(on, at, 0).astype(np.uint8), int((~on).sum()), bits[~on][:capacity])
+
+
+def column_blocks(indptr, indices, data, n_blocks: int, width: int):
+    """A CSR matrix's arrays regrouped by blocks of ``width`` columns: row ``p * n_rows + r`` of the
+    result holds row r's entries in columns ``[p * width, (p + 1) * width)``, in their order. Returns
+    ``(indptr, indices, data)`` of ``n_blocks * n_rows`` rows, on the arrays' side and in their
+    dtypes; the sum of its rows ``r, n_rows + r, ...`` is row r's product. A stable sort of the
+    entries by (block, row): NumPy's, or CuPy's (stable too, and the only kind it has)."""
+    xp = array_module(indptr, indices, data)
+    n_rows, nnz = int(indptr.shape[0]) - 1, int(indices.shape[0])
+    row = xp.searchsorted(indptr.astype(np.int64), xp.arange(nnz, dtype=np.int64), side="right") - 1
+    slot = (indices // width).astype(np.int64) * n_rows + row
+    order = np.argsort(slot, kind="stable") if xp is np else xp.argsort(slot)
+    out_ptr = xp.zeros(n_blocks * n_rows + 1, dtype=indptr.dtype)
+    out_ptr[1:] = xp.cumsum(xp.bincount(slot, minlength=n_blocks * n_rows))
+    return out_ptr, indices[order], data[order]

@@ -15,13 +15,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from ..errors import KernelError
-from . import adaptive, band, banks, dia, rle, segmented
-from .stats import NEAR_SHARE_KEY, TILE_LINES_KEY, TILE_SPAN_KEY, RowStats, near_share, row_stats, tile_lines, tile_span
+from . import adaptive, band, banks, blocked, dia, rle, segmented
+from .stats import (
+    NEAR_SHARE_KEY,
+    TILE_LINES_KEY,
+    TILE_SPAN_KEY,
+    RowStats,
+    near_share,
+    row_stats,
+    tile_lines,
+    tile_span,
+    wave_span,
+)
 from .structured import Refusal
 
 # What `spla.spmv(kernel=...)` accepts on the GPU: spla's kernels in the order of
@@ -39,6 +50,9 @@ KERNELS = {
     "staged": "fixed tiles of 256*T nonzeros, one block each, products staged in shared memory, a thread "
               "a row summing them (a warp for rows of over 128 in the tile), rows cut by tiles summed in order "
               "(kernels/spmv_staged.cu)",
+    "blocked": "staged over a copy of A regrouped by blocks of up to 2M columns, so the tiles in flight gather "
+               "from one block of x that L2 holds; a second launch sums each row's blocks "
+               "(spla.planning.blocked, kernels/spmv_blocked.cu)",
     "dia": "stencils and bands: the matrix stored by its diagonals (at most 64), no column indices, "
            "1, 2 or 4 rows a thread by the diagonals' count and the rows (kernels/spmv_dia.cu); refused for other "
            "matrices (spla.planning.dia)",
@@ -56,7 +70,7 @@ KERNELS = {
     "cusparse": "the lean cuSPARSE call: descriptors and buffer built once, output preallocated (the anchor)",
     "cusparse-cupy": "cupyx.scipy.sparse csr_matrix @ x: cuSPARSE as a CuPy user calls it",
 }
-SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", "staged")
+SPLA_KERNELS = ("scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", "staged", "blocked")
 # Kernels that read a structure in place of CSR's indices, and the module that finds it
 # (spla.planning.structured); dia and band run only on matrices of theirs (KernelError, saying why,
 # on others), rle on any matrix. auto tries them in this order.
@@ -67,7 +81,8 @@ LANE_WIDTHS = (2, 4, 8, 16, 32)
 # The kernel parameter each family takes after a colon, and its allowed values.
 # cusparse:1 and cusparse:2 are CUSPARSE_SPMV_CSR_ALG1 and the deterministic ALG2.
 KERNEL_PARAMETERS = {"warp": LANE_WIDTHS, "vector": LANE_WIDTHS, "band": LANE_WIDTHS, "rle": LANE_WIDTHS,
-                     "segmented": segmented.SEGMENTED_ENTRIES, "staged": segmented.STAGED_ENTRIES, "dia": dia.ROWS,
+                     "segmented": segmented.SEGMENTED_ENTRIES, "staged": segmented.STAGED_ENTRIES,
+                     "blocked": segmented.STAGED_ENTRIES, "dia": dia.ROWS,
                      "cusparse": (1, 2)}
 # The families whose parameter is a lane width (without one it follows the mean row length) ...
 LANE_FAMILIES = ("warp", "vector", "band", "rle")
@@ -77,8 +92,9 @@ VALUE_LANE_FAMILIES = ("band", "rle")
 OWN_MATRICES_ONLY = ("dia", "band")
 PARAMETER_HELP = (f"warp, vector, band and rle take an optional :LANES, one of {LANE_WIDTHS}; segmented an optional "
                   f":K entries per lane, one of {segmented.SEGMENTED_ENTRIES} (16: float32 only); staged an "
-                  f"optional :T nonzeros a thread, one of {segmented.STAGED_ENTRIES}; dia an "
-                  f"optional :ROWS a thread, one of {dia.ROWS} (4: float32 only); cusparse an optional :1 or "
+                  f"optional :T nonzeros a thread, one of {segmented.STAGED_ENTRIES}, and so does blocked (its "
+                  f"staged launch); dia an optional :ROWS a thread, one of {dia.ROWS} (4: float32 only); cusparse "
+                  f"an optional :1 or "
                   f":2 (CSR_ALG1, the default, or the deterministic CSR_ALG2)")
 
 
@@ -236,10 +252,9 @@ class AutoThresholds:
     huge_row: int = 65536      # a row of 128 segmented tiles and more
     long_row: int = 1024       # a row one warp takes 32 steps over
     long_mean: float = 1024.0  # rows this long on average: a warp each ...
-    long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted ...
-    long_few_rows: int = 300        # ... or this many over an x of long_x_bytes and more, where no row is
-    long_x_bytes: int = 40_000_000  # longer than long_few_max times the mean (read off short-wide sets 54-56,
-    long_few_max: float = 1.25      # session 50; see "long" below)
+    long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted
+    blocked_x_bytes: int = 32_000_000  # over an x this large, rows of at least blocked_entries entries a column
+    blocked_entries: float = 8.0       # block on average run blocked (read off fit set 58, session 51: "wide")
     irregular_cv: float = 1.0
     short_max: int = 64
     short_mean: float = 12.0
@@ -279,6 +294,19 @@ AUTO = AutoThresholds()
 
 # A Ginkgo-style rule on row statistics: a matrix falls in one class, in this
 # order, and AUTO_RULE names the kernel of each class (thresholds: AUTO):
+#   "wide": an x of at least blocked_x_bytes, cut into column blocks (spla.planning.blocked)
+#       whose rows hold at least blocked_entries entries a block on average, where a wave of
+#       nonzeros gathers from more than a block's width of x (stats.wave_span: not rows near
+#       the diagonal, whose waves already read a narrow stretch): blocked, staged over A
+#       regrouped block by block, so the tiles in flight gather from one block of x that L2
+#       holds. On fit set 58 (session 51, H100: rows of uniformly random columns, 8-2,048
+#       entries a row a block, 24-320 MB of x) blocked ran 1.24-2.13x staged from 40 MB of x
+#       in float32 and 1.49-2.05x from 48 MB in float64, at every entry count measured (8 the
+#       fewest: the cut), and 0.93-1.00x over 24 MB (L2 holds it: the x cut lies between).
+#       Against vector it ran 0.90-1.10x on rows of one length (vector's warps sweep x in
+#       step there) and 1.04-3.9x on ragged rows. It replaces session 50's few-rows path of
+#       the long class (vector from 300 rows over 40 MB of x), which blocked ran 1.03-2.1x
+#       on all seven short-wide matrices of its tests (lab README)
 #   "long": every row long (mean >= long_mean, cv <= irregular_cv, no huge
 #       row) and at least long_rows of them: a warp per row streams each one
 #       in 16-byte packs (vector, 32 lanes), where adaptive2 would split them
@@ -288,24 +316,6 @@ AUTO = AutoThresholds()
 #       in flight (0.76x the best kernel, vector 0.98x), and with 4,882 rows
 #       vector was 5-6% behind warp (session 12; the corpus's only long rows,
 #       in its report half: a choice of the smaller worst case, not a fit).
-#       Over an x of long_x_bytes and more, long_few_rows rows are enough
-#       where no row is longer than long_few_max times the mean (session 50,
-#       H100). There a warp a row ran 1.47-2.44x staged (which irregular-large
-#       runs) with 400-800 rows over 48-240 MB of x, while over 32 MB staged
-#       led by 16% at 400 rows and by 2.3x at 200 (short-wide set 54); with a
-#       cut at 400 rows, 1.55x on fresh set 55 where it acted (worst 0.967, at
-#       40 MB exactly), whose 250 rows staged led by 15-18% and whose 350 rows
-#       vector led by 1.28-1.58x; the cut of 300 between them then ran 1.11-
-#       1.58x on fresh set 56's rows of 320-390. Rows of 240-280 over 120-320
-#       MB ran vector 1.07-1.31x in float32 there too (the larger x, the fewer
-#       rows it needs; not fitted). Set 56's rows of 5k-35k (longest 1.79x
-#       the mean) ran vector at 0.82 of staged in float64, while every row
-#       length that vector won on was one (longest at most 1.002x the mean);
-#       the 1.25 between them is read off that one matrix, not yet tested. (A
-#       few hundred warps are one wave and may wait on the longest row; or,
-#       rows of one length with sorted columns spread over x, the warps sweep
-#       x in step from a window L2 holds, and uneven rows drift apart: the
-#       session 50 lab README holds a test of it.)
 #   "irregular-large": a huge or irregular matrix (the next two classes) of at
 #       least large_nnz nonzeros, its longest row under huge_share of them,
 #       runs staged: a block per tile of nonzeros, products in shared memory,
@@ -507,7 +517,8 @@ AUTO = AutoThresholds()
 #   "medium": the rest, regular rows of medium length
 # An empty matrix takes "scalar" (it only writes y). The kernel of each class
 # is the fastest measured on it (BENCHMARKS.md); change AUTO_RULE, one place.
-AUTO_RULE = {"long": "vector", "irregular-large": "staged", "huge": "adaptive2", "irregular-narrow": "vector",
+AUTO_RULE = {"wide": "blocked", "long": "vector", "irregular-large": "staged", "huge": "adaptive2",
+             "irregular-narrow": "vector",
              "irregular-mid": "staged",
              "irregular-short": "segmented", "irregular": "adaptive2", "short": "vector", "short-few-rows": "warp",
              "short-tiny": "scalar", "regular-large": "staged", "regular-large-packed": "segmented",
@@ -525,7 +536,8 @@ Lazy = Callable[[], float]  # a statistic of A, computed when the rule first ask
 
 
 def matrix_class(s: RowStats, pack: int, near: Lazy, t: AutoThresholds = AUTO, x_bytes: float = math.inf, *,
-                 span: Lazy | None = None, lines: Lazy | None = None) -> str:
+                 span: Lazy | None = None, lines: Lazy | None = None, blocks: int = 1,
+                 wave: Lazy | None = None) -> str:
     """The auto rule's class of a matrix: "empty" or a key of :data:`AUTO_RULE`. ``pack``: the
     entries of a 16-byte pack of its values and indices (:func:`pack_entries`); ``near()``: its
     :func:`~spla.planning.stats.near_share`, asked only of an irregular matrix of mid size or a
@@ -534,12 +546,16 @@ def matrix_class(s: RowStats, pack: int, near: Lazy, t: AutoThresholds = AUTO, x
     :func:`~spla.planning.stats.tile_span`, asked only of a large regular matrix of packed rows
     (None: not known, as in a benchmark record without it; the packed rows then stay packed);
     ``lines()``: its :func:`~spla.planning.stats.tile_lines`, asked as ``span()`` is (None: the
-    same)."""
+    same); ``blocks``: its column blocks (:func:`spla.planning.blocked.n_blocks`; 1, the default,
+    never blocks, as for a benchmark record that predates them) and ``wave()`` the blocks' widths of x
+    a wave of its nonzeros gathers from (:func:`~spla.planning.stats.wave_span`; asked only of a matrix
+    that would block otherwise)."""
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
-    if (s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row
-            and (s.n_rows >= t.long_rows or (s.n_rows >= t.long_few_rows and x_bytes >= t.long_x_bytes
-                                             and s.max <= t.long_few_max * s.mean))):
+    if (blocks > 1 and x_bytes >= t.blocked_x_bytes and s.nnz >= t.blocked_entries * blocks * s.n_rows
+            and wave is not None and wave() > 1):
+        return "wide"
+    if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
         return "long"
     if s.max > t.huge_row:
         return "irregular-large" if s.nnz >= t.large_nnz and s.max < t.huge_share * s.nnz else "huge"
@@ -581,13 +597,13 @@ STRUCTURED_CLASSES = ("regular-large", "regular-large-packed", "regular-large-l2
 
 def rule_choice(stats: RowStats, pack: int, near: Lazy, has_structure: Callable[[str], bool],
                 t: AutoThresholds = AUTO, x_bytes: float = math.inf, *, span: Lazy | None = None,
-                lines: Lazy | None = None) -> str:
+                lines: Lazy | None = None, blocks: int = 1, wave: Lazy | None = None) -> str:
     """The rule's kernel for a matrix of these row statistics: the class's kernel, or the first
     structured one (:data:`STRUCTURES`: ``dia``, ``band``, ``rle``) that auto considers for a regular
     matrix of them and that ``has_structure(name)`` confirms (asked only then: detection may
     cost a pass over the matrix). :func:`rule_kernel` answers it by detection on A,
     ``scripts/fit_auto.py`` from what a benchmark record timed."""
-    klass = matrix_class(stats, pack, near, t, x_bytes, span=span, lines=lines)
+    klass = matrix_class(stats, pack, near, t, x_bytes, span=span, lines=lines, blocks=blocks, wave=wave)
     if klass == "empty":
         return "scalar"
     if klass in STRUCTURED_CLASSES:
@@ -602,21 +618,22 @@ def x_bytes_of(A) -> int:
     return A.n_cols * A.dtype.itemsize
 
 
-def _rule_inputs(A) -> tuple[int, Lazy, int, Lazy, Lazy]:
+def _rule_inputs(A) -> tuple[int, Lazy, dict]:
     """What the rule reads of A besides its row statistics: the entries of a 16-byte pack, the
-    near share, the bytes of x and the sampled tiles' span and lines. The near share and the tiles
-    are asked lazily: each is a sample copied from the GPU."""
-    return (pack_entries(A.dtype, A.index_dtype), lambda: near_share(A), x_bytes_of(A), lambda: tile_span(A),
-            lambda: tile_lines(A))
+    near share, and :func:`matrix_class`'s keywords (the bytes of x, the sampled tiles' span and
+    lines, the column blocks and a wave's span in them). The near share, the tiles and the wave are
+    asked lazily: each is a sample copied from the GPU."""
+    return (pack_entries(A.dtype, A.index_dtype), lambda: near_share(A),
+            {"x_bytes": x_bytes_of(A), "span": lambda: tile_span(A), "lines": lambda: tile_lines(A),
+             "blocks": blocked.n_blocks(A.n_cols), "wave": lambda: wave_span(A) / blocked.block_width(A.n_cols)})
 
 
 def rule_kernel(A) -> str:
     """The kernel the rule picks for A from its row statistics (ignores tuning): the class's kernel,
     or a structured one (``dia``, ``band``, ``rle``) for a large regular matrix that has its structure."""
     stats = row_stats(A)
-    pack, near, x_bytes, span, lines = _rule_inputs(A)
-    return rule_choice(stats, pack, near, lambda name: STRUCTURES[name].applies(A, stats), x_bytes=x_bytes,
-                       span=span, lines=lines)
+    pack, near, inputs = _rule_inputs(A)
+    return rule_choice(stats, pack, near, lambda name: STRUCTURES[name].applies(A, stats), **inputs)
 
 
 # Where a matrix keeps what auto runs on it (choose_kernel reads it; spla.planning.tune sets it
@@ -648,16 +665,20 @@ def describe_choice(A) -> dict:
     s = row_stats(A)
     name = choose_kernel(A)
     family, param = parse_kernel(name)
-    pack, near, x_bytes, span, lines = _rule_inputs(A)
-    info = {"kernel": name, "class": matrix_class(s, pack, near, x_bytes=x_bytes, span=span, lines=lines),
+    pack, near, inputs = _rule_inputs(A)
+    info = {"kernel": name, "class": matrix_class(s, pack, near, **inputs),
             "mean_row": s.mean, "max_row": s.max, "cv": s.cv, "source": A._cache.get(AUTO_SOURCE_KEY, "rule"),
             "rule": rule_kernel(A)}
     if NEAR_SHARE_KEY in A._cache:  # the rule read it (mid-size irregular, large regular rows), or a launcher did
         info["near_share"] = A._cache[NEAR_SHARE_KEY]
     if TILE_SPAN_KEY in A._cache:  # the rule read them (large packed rows)
         info["tile_span"], info["tile_lines"] = A._cache[TILE_SPAN_KEY], A._cache[TILE_LINES_KEY]
-    if family in ("segmented", "staged"):
+    if family in ("segmented", "staged", "blocked"):
         info["entries"] = bound_param(A, family, param)  # K a lane, T a thread
+    if family == "blocked":
+        info["blocks"] = blocked.n_blocks(A.n_cols)
+        info["block_columns"] = blocked.block_width(A.n_cols)
+        info["wave_span"] = wave_span(A)
     if family in LANE_FAMILIES:
         info["lanes"] = bound_param(A, family, param)
         if family not in VALUE_LANE_FAMILIES:
@@ -688,7 +709,7 @@ def bound_param(A, family: str, param: int | None) -> int | None:
     the entries per lane of segmented, dia's rows a thread (defaults filled in), else ``param``."""
     if family == "segmented":
         return param or segmented.segmented_default(A.dtype)
-    if family == "staged":
+    if family in ("staged", "blocked"):
         return param or segmented.staged_default(A.dtype, A.nnz)
     if family == "dia" and param is None:
         found = dia.structure(A)  # cached; a refusal is raised by plan_spmv
@@ -720,7 +741,9 @@ class SpmvPlan:
     adaptive families; ``tile_rows`` segmented's tile ownership and, for a matrix
     without empty rows, ``end_bits`` its row ends (:func:`~.segmented.segmented_end_bits`),
     with ``rows_within_tile`` where no row is longer than a tile (none touches three tiles);
-    ``structure`` the arrays of a structured kernel (:data:`STRUCTURES`).
+    ``structure`` the arrays of a structured kernel (:data:`STRUCTURES`); blocked's ``regrouped``
+    (A regrouped by column blocks, :func:`spla.planning.blocked.regrouped`) and ``inner`` (the
+    staged plan on it).
     """
 
     kernel: str  # the name the caller asked for ("auto", "warp", ...)
@@ -732,6 +755,8 @@ class SpmvPlan:
     end_bits: np.ndarray | None = None
     rows_within_tile: bool = False
     structure: dia.Structure | band.Structure | rle.Structure | None = None
+    regrouped: Any = None
+    inner: SpmvPlan | None = None
 
 
 def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) -> SpmvPlan:
@@ -768,6 +793,14 @@ def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) ->
         end_bits = segmented.segmented_end_bits(A, tile) if family == "segmented" and not stats.empty else None
         return SpmvPlan(kernel, family, param, tile_rows=tile_rows, empty_rows=stats.empty > 0, end_bits=end_bits,
                         rows_within_tile=end_bits is not None and stats.max <= tile)
+    if family == "blocked":
+        try:
+            B = blocked.regrouped(A)
+        except MemoryError:  # CuPy's OutOfMemoryError is one: the copy of A did not fit beside it
+            if kernel not in ("auto", "tune"):
+                raise
+            return replace(plan_spmv(A, f"staged:{param}"), kernel=kernel)  # auto's choice, without the copy
+        return SpmvPlan(kernel, family, param, regrouped=B, inner=plan_spmv(B, f"staged:{param}"))
     if family in STRUCTURES:
         found = STRUCTURES[family].structure(A)
         if isinstance(found, Refusal):

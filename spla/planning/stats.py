@@ -202,3 +202,31 @@ def _sample_tiles(A) -> None:
     distinct = 1 + to_host(xp.count_nonzero(lines[:, 1:] != lines[:, :-1], axis=1)).astype(np.int64)
     A._cache[TILE_SPAN_KEY] = float(np.median(spans))
     A._cache[TILE_LINES_KEY] = float(np.median(distinct))
+
+
+# A wave: about the nonzeros the tile kernels' resident blocks gather from at once (132 SMs x 8 blocks x a
+# staged tile of 4,096 nonzeros is 4.3M).
+WAVE_ENTRIES = 1 << 22
+WAVE_SAMPLES = 8     # waves sampled, evenly spaced
+WAVE_PICKS = 4096    # entries read of each, evenly spaced
+WAVE_SPAN_KEY = "wave-span"  # A._cache[WAVE_SPAN_KEY]: wave_span(A), once computed
+
+
+def wave_span(A) -> float:
+    """The median, over WAVE_SAMPLES evenly spaced windows of WAVE_ENTRIES consecutive nonzeros (all of
+    a smaller matrix), of the columns between a window's 5th and 95th percentile columns (read off
+    WAVE_PICKS of its entries): how wide a stretch of x the GPU gathers from at once in CSR order. A
+    small part of n_cols on stencils, bands and meshes (a window's rows lie near one another's
+    columns), about 0.9 n_cols where rows are spread over all of x (short-wide rows, scattered columns,
+    rows each in a window of its own). Percentiles, not the extremes, so that a few far entries (a
+    hub column, a boundary row) do not widen it. Cached on A; only the picked entries leave the GPU."""
+    if WAVE_SPAN_KEY not in A._cache:
+        span = 0.0
+        if A.nnz:
+            window = min(WAVE_ENTRIES, A.nnz)
+            picks = (evenly_spaced(A.nnz - window + 1, WAVE_SAMPLES)[:, None]
+                     + evenly_spaced(window, WAVE_PICKS)[None, :])
+            low, high = np.percentile(gather(_cheapest_side(A)[0].indices, picks), [5, 95], axis=1)
+            span = float(np.median(high - low))
+        A._cache[WAVE_SPAN_KEY] = span
+    return A._cache[WAVE_SPAN_KEY]

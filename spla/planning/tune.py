@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import KernelError
-from . import dia, rle, segmented
+from . import blocked, dia, rle, segmented
 from .spmv import (
     AUTO,
     AUTO_CHOICE_KEY,
@@ -43,6 +43,7 @@ from .spmv import (
     bound_param,
     parse_kernel,
     rule_kernel,
+    x_bytes_of,
 )
 from .stats import host_indptr, row_stats
 
@@ -89,7 +90,9 @@ def candidates(A) -> list[str]:
     at the lanes rule's width and its two neighbours, ``adaptive2`` and
     ``adaptive`` (the best spla kernel on some skewed graphs where auto's
     ``adaptive2`` is not), ``segmented`` at every K the dtype takes, ``staged``
-    at every T within its shared memory bound, ``dia``
+    at every T within its shared memory bound, ``blocked`` where x is large enough
+    for auto to block it (``AUTO.blocked_x_bytes``, more than one column block; the
+    first timing regroups a copy of A), ``dia``
     at every rows a thread (``dia:R``) where A's regular rows lie on a few
     diagonals (spla.planning.dia), ``band`` in place of ``warp`` where every
     row is one run of columns (the same mapping, fewer bytes:
@@ -122,6 +125,8 @@ def candidates(A) -> list[str]:
     names += ["adaptive2", "adaptive"]
     names += [f"segmented:{k}" for k in sorted(segmented.segmented_entries(A.dtype), reverse=True)]
     names += [f"staged:{t}" for t in sorted(segmented.staged_entries(A.dtype), reverse=True)]
+    if blocked.n_blocks(A.n_cols) > 1 and x_bytes_of(A) >= AUTO.blocked_x_bytes:
+        names.append("blocked")
     if tuner_times(A, "dia", s):
         names += [f"dia:{r}" for r in dia.rows_choices(A.dtype)]
     if s.nnz >= VENDOR_MIN_NNZ:

@@ -20,14 +20,15 @@ import pytest
 import scipy.sparse as sp
 from fake_cupy import FakeArray
 
+from spla import csr_passes
 from spla.csr import CSRMatrix
 from spla.ops import spmv as ops_spmv
-from spla.planning import segmented
+from spla.planning import blocked, segmented
 
 pytestmark = pytest.mark.skipif(not cuda_emulator.available(), reason=f"needs {cuda_emulator.COMPILER}")
 
 KERNELS = ["scalar", "warp", "warp:2", "vector", "vector:4", "adaptive", "adaptive2", "segmented",
-           "segmented:4", "staged", "staged:8", "staged:16"]
+           "segmented:4", "staged", "staged:8", "staged:16", "blocked", "blocked:4"]
 # whole numbers whose products and row sums (rows up to 12,000 here) stay exact: under 2^24 in
 # float32, 2^53 in float64
 WHOLE = {np.float32: 15, np.float64: 1000}
@@ -43,6 +44,11 @@ def emulated(monkeypatch):
         cuda_emulator.launch(source, name, grid, block, shared_mem, params, seed=state.seed, cooperative=cooperative)
 
     state.launches = fake_cupy.install(monkeypatch, emulate=run)
+    # blocked's regrouping is array operations the stand-in lacks: NumPy's, the same code CuPy runs
+    # (tests/planning/test_blocked.py checks it), on the stand-in arrays' host copies
+    regroup = csr_passes.column_blocks
+    monkeypatch.setattr(csr_passes, "column_blocks", lambda indptr, indices, data, *args: tuple(
+        FakeArray(a) for a in regroup(indptr.get(), indices.get(), data.get(), *args)))
     return state
 
 
@@ -157,6 +163,25 @@ def test_bits_do_not_depend_on_the_order_blocks_and_threads_run_in(emulated, rng
         A, _ = _device(indptr, indices, data, shape)
         results.append(ops_spmv.spmv(A, x, kernel=kernel).get().view(np.uint8))
         assert np.array_equal(results[-1], results[0]), f"seed {seed}"
+
+
+@pytest.mark.parametrize("blocks", [2, 7, 64])
+@pytest.mark.parametrize("name", SHAPES)
+def test_blocked_gives_the_exact_product_over_several_blocks(emulated, rng, monkeypatch, name, blocks):
+    """blocked with blocks narrow enough that these matrices take several (as many as their
+    columns allow), over float64 whole numbers, plus alpha and beta: its staged launch over the
+    regrouped copy and its sum of each row's blocks."""
+    indptr, indices, shape = _shape(name, rng)
+    monkeypatch.setattr(blocked, "BLOCK_COLUMNS", -(-shape[1] // blocks))
+    A, H = _device(indptr, indices, _whole(rng, np.float64, len(indices)), shape)
+    x = _whole(rng, np.float64, shape[1])
+    y = 2 * _whole(rng, np.float64, shape[0])
+    want = 3 * (H.to_scipy() @ x) + 0.5 * y
+    got = ops_spmv.spmv(A, FakeArray(x), y=(out := FakeArray(y)), out=out, alpha=3.0, beta=0.5, kernel="blocked")
+    assert np.array_equal(got.get(), want)
+    B = A._cache[blocked.REGROUPED_KEY][1]
+    assert B.n_rows == min(blocks, shape[1]) * shape[0]
+    assert emulated.launches[-1][0].startswith("spla_spmv_block_sum<double>")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -18,7 +18,7 @@ from spla.backends.cuda import spmv as cuda_spmv
 from spla.csr import CSRMatrix
 from spla.errors import InputError, KernelError
 from spla.ops import spmv as ops_spmv
-from spla.planning import adaptive, segmented
+from spla.planning import adaptive, blocked, segmented
 from spla.planning import spmv as rules
 
 pytestmark = pytest.mark.gpu
@@ -683,3 +683,33 @@ def test_tiles_give_the_same_bits_every_call(rng, case, kernel):
     first = ops_spmv.spmv(A, x, kernel=kernel)
     for _ in range(5):
         assert cupy.array_equal(ops_spmv.spmv(A, x, kernel=kernel), first)
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("case", ["random", "one-heavy-row", "empty-rows", "block-tile-edges", "1-by-n", "wide"])
+def test_blocked_over_several_blocks_matches_scipy(rng, monkeypatch, case, dtype, index_dtype):
+    """blocked with blocks of 97 columns (a 2M-column block is one block on these matrices): the
+    regrouping on the GPU (CuPy's sort) and the sum of each row's blocks, with alpha and beta."""
+    monkeypatch.setattr(blocked, "BLOCK_COLUMNS", 97)
+    A = _device_matrix(CASES[case](rng), dtype, index_dtype)
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(dtype))
+    y = cupy.asarray(rng.uniform(-1, 1, A.n_rows).astype(dtype))
+    ref, scale, lengths = _reference(A, x, 2.0, -0.5, y)
+    _check(ops_spmv.spmv(A, x, y, alpha=2.0, beta=-0.5, kernel="blocked"), A, ref, scale, lengths, f"{case}/blocked")
+    assert blocked.regrouped(A).n_rows == blocked.n_blocks(A.n_cols) * A.n_rows > A.n_rows
+
+
+def test_auto_blocks_a_short_wide_matrix_on_the_gpu(rng):
+    """A device matrix of rows spread over an x past auto's cut runs blocked by auto (the wave's span
+    read from the GPU's indices), with SciPy's product."""
+    n_cols = -(-rules.AUTO.blocked_x_bytes // 4)
+    length = int(np.ceil(rules.AUTO.blocked_entries * blocked.n_blocks(n_cols)))
+    host = _rows(rng, np.full(24, length), n_cols)
+    host.sort_indices()
+    A = _device_matrix(host, np.float32, np.int32)
+    assert rules.describe_choice(A)["kernel"] == "blocked"
+    x = cupy.asarray(rng.uniform(-1, 1, n_cols).astype(np.float32))
+    ref, scale, lengths = _reference(A, x)
+    _check(ops_spmv.spmv(A, x), A, ref, scale, lengths, "auto on a short-wide matrix")
+    assert ops_spmv.bound_launcher(A, "auto") is not None

@@ -362,42 +362,6 @@ def test_auto_policy_classes(rng):
     assert rules.choose_kernel(huge) == rules.AUTO_RULE["huge"]
 
 
-def test_fewer_long_rows_take_a_warp_each_over_a_large_x(rng):
-    """Rows all long run vector, a warp a row, from long_few_rows rows where x is at least long_x_bytes and no row
-    is longer than long_few_max times the mean (short-wide sets 54-56: 1.11-2.44x staged over 48-480 MB of x with
-    320-900 rows of one length), and stay irregular-large (staged) over a smaller x, with fewer rows or with rows of
-    uneven length (staged ahead by 16% over 32 MB at 400 rows, by 2.3x at 200, by 1.2x on rows of 5k-35k in
-    float64): session 50."""
-    t = rules.AUTO
-    length = 20_000
-    wide = RowStats(n_rows=t.long_few_rows, nnz=t.long_few_rows * length, mean=length, std=0.0, cv=0.0, max=length,
-                    empty=0)
-
-    def scattered():
-        return 0.0
-
-    assert t.long_few_rows < t.long_rows
-    assert rules.matrix_class(wide, 4, scattered, x_bytes=t.long_x_bytes) == "long"
-    assert rules.matrix_class(wide, 4, scattered, x_bytes=t.long_x_bytes - 1) == "irregular-large"
-    fewer = dataclasses.replace(wide, n_rows=t.long_few_rows - 1, nnz=(t.long_few_rows - 1) * length)
-    assert rules.matrix_class(fewer, 4, scattered, x_bytes=10 * t.long_x_bytes) == "irregular-large"
-    ragged = dataclasses.replace(wide, std=2 * length, cv=2.0, max=4 * length)
-    assert rules.matrix_class(ragged, 4, scattered, x_bytes=10 * t.long_x_bytes) == "irregular-large"
-    uneven = dataclasses.replace(wide, std=0.4 * length, cv=0.4)  # a warp a row waits on its longest row
-    for longest, klass in ((t.long_few_max * length, "long"), (t.long_few_max * length + 1, "irregular-large")):
-        assert rules.matrix_class(dataclasses.replace(uneven, max=int(longest)), 4, scattered,
-                                  x_bytes=10 * t.long_x_bytes) == klass
-    many = dataclasses.replace(uneven, n_rows=t.long_rows, nnz=t.long_rows * length, max=2 * length)
-    assert rules.matrix_class(many, 4, scattered, x_bytes=10 * t.long_x_bytes) == "long"  # more than one wave
-    # through the matrix: x's size is its columns times the value's bytes
-    n_cols = t.long_x_bytes // 4
-    lengths = [int(t.long_mean) + 8] * t.long_few_rows
-    over = _matrix(lengths, n_cols, rng).astype(np.float32)
-    assert rules.describe_choice(over)["class"] == "long" and rules.choose_kernel(over) == "vector"
-    under = _matrix(lengths, n_cols - 1, rng).astype(np.float32)
-    assert rules.describe_choice(under)["class"] != "long"
-
-
 def test_kernel_names_parse():
     assert rules.parse_kernel("warp:8") == ("warp", 8)
     assert rules.parse_kernel("adaptive") == ("adaptive", None)
@@ -1003,7 +967,7 @@ def test_auto_classes_of_the_unaligned_corpus_families():
 
 
 def test_auto_rule_is_one_table():
-    assert set(rules.AUTO_RULE) == {"long", "huge", "irregular-large", "irregular-narrow", "irregular-mid",
+    assert set(rules.AUTO_RULE) == {"wide", "long", "huge", "irregular-large", "irregular-narrow", "irregular-mid",
                                     "irregular-short", "irregular", "regular-large", "regular-large-packed",
                                     "regular-large-l2", "runs", "short",
                                     "short-tiny", "short-few-rows", "medium"}

@@ -3,7 +3,7 @@ device matrix and launches it.
 
 Kernels live in ``kernels/spmv_*.cu``, one idea per file, in the order of the
 optimisation path (scalar -> warp -> vector -> adaptive -> adaptive2 ->
-segmented -> staged), then the kernels of one structure: dia (entries on a few
+segmented -> staged -> blocked), then the kernels of one structure: dia (entries on a few
 diagonals), band (rows of contiguous columns) and rle (rows of runs of them).
 :func:`bind` turns a plan into a launcher whose arguments are prebuilt; the
 front door caches it on the matrix, so a later call only checks x and out and
@@ -84,6 +84,8 @@ SOURCES = {
                                                       for entry in ("", "_narrow") for dtype in VALUE_TYPES
                                                       for index in INDEX_TYPES for t in segmented.STAGED_ENTRIES],
                                    STAGED_DEFINES),
+    # blocked's second launch, the sum of each row's column blocks (its first is staged's)
+    "blocked": KernelSource("spmv_blocked.cu", [template("spla_spmv_block_sum", dtype) for dtype in VALUE_TYPES]),
     # diagonals carry no column indices: one instance per value type and rows a thread, of the values'
     # entry and of the palette's (one-byte codes into a table of A's values: dia.palette)
     "dia": KernelSource("spmv_dia.cu", [kernel_name(f"dia{entry}", dtype, None, rows) for entry in ("", "_palette")
@@ -400,6 +402,36 @@ class _StagedLauncher(Launcher):
         return out
 
 
+class _BlockedLauncher(Launcher):
+    """blocked: the plan's staged launch over A regrouped by column blocks (spla.planning.blocked, a
+    copy cached on A) into a partial row a block, then the sum of each row's partials into y (one
+    more launch, packed once; y, alpha and beta set per call)."""
+
+    def __init__(self, cupy, A, plan: SpmvPlan):
+        super().__init__(cupy, A)
+        assert plan.regrouped is not None and plan.inner is not None
+        B = plan.regrouped
+        self.staged = _StagedLauncher(cupy, B, plan.inner)
+        self.partials = cupy.empty(B.n_rows, dtype=A.dtype)
+        kernel = SOURCES["blocked"].function(template("spla_spmv_block_sum", A.dtype))
+        # (n_rows, n_blocks, partials, y, alpha, beta)
+        self.sum = PackedLaunch(cupy, kernel, _grid(A.n_rows, ROW_BLOCK), ROW_BLOCK,
+                                (np.int64(A.n_rows), np.int64(B.n_rows // A.n_rows), self.partials, None, None, None))
+        self._sum_values = self.sum.values(self.dtype)
+        self._sum_alpha = self.sum.value_index(4, self.dtype)
+        self._sum_beta = self.sum.value_index(5, self.dtype)
+
+    def launch(self, x, out, alpha, beta):
+        total = self.sum
+        with total.lock:  # the launches as one: another thread's blocks would overwrite the partials between them
+            self.staged.launch(x, self.partials, self.one, self.zero)
+            total.slots[3] = out.data.ptr
+            self._sum_values[self._sum_alpha] = alpha
+            self._sum_values[self._sum_beta] = beta
+            total.launch()
+        return out
+
+
 class _DiaLauncher(_RowLauncher):
     """dia: A's diagonals (spla.planning.dia: offsets and a value per row each), ``rows`` rows a
     thread (``dia.rows_for``).
@@ -489,6 +521,8 @@ def bind(cupy, A, plan: SpmvPlan) -> Launcher:
         return _SegmentedLauncher(cupy, A, plan)
     if family == "staged":
         return _StagedLauncher(cupy, A, plan)
+    if family == "blocked":
+        return _BlockedLauncher(cupy, A, plan)
     if family == "dia":
         assert isinstance(plan.structure, dia.Structure) and plan.param is not None
         return _DiaLauncher(cupy, A, plan.structure, plan.param)

@@ -1,0 +1,60 @@
+"""Column blocks: a wide matrix regrouped so that the tiles in flight gather from one block of x.
+
+staged's blocks take tiles of nonzeros in CSR order, so over a short-wide matrix (a few hundred
+rows, each spread over all of x) the tiles running at once gather from all of x, and where x is
+larger than L2 nearly every gather is a sector read from DRAM. Regrouped by blocks of
+:data:`BLOCK_COLUMNS` columns (row ``p * n_rows + r`` holds row r's entries in block p), CSR order
+walks x one block at a time, and the block L2 holds serves the gathers. Measured before this
+module (session 51, H100, docs/lab/h100-2026-12-06-session51): staged on seven short-wide
+matrices regrouped by blocks of 2M columns ran 1.9-2.7x staged on the originals over 60-200 MB of
+x, and ahead of a warp a row (vector, whose warps sweep x in step only where rows have one
+length) on six of seven; Nsight Compute put staged's L2 hit rate at 17% and vector's at 62%
+there, staged reading 4.2x vector's DRAM bytes.
+
+The blocked kernel runs staged over the regrouped copy (:func:`regrouped`, cached on A: a second
+copy of A's values and indices on the device) into a partial row a block, and a second launch sums
+each row's partials (kernels/spmv_blocked.cu). The sums are in block order, so every call gives the
+same bits; they differ from staged's on A by rounding only.
+"""
+
+from __future__ import annotations
+
+from .. import csr_passes
+from . import ceil_div
+
+__all__ = ["BLOCK_COLUMNS", "block_width", "n_blocks", "regrouped"]
+
+#: The widest block of columns: 8 MiB of float32 x (16 MiB of float64), a part of the 50 MB L2 of
+#: an H100 or H200 that leaves room for the streams of values and indices. The matrices measured
+#: before this module were regrouped by 2M columns in both dtypes.
+BLOCK_COLUMNS = 1 << 21
+REGROUPED_KEY = "blocked-regrouped"
+
+
+def n_blocks(n_cols: int, width: int | None = None) -> int:
+    """The column blocks of a matrix of ``n_cols`` columns: blocks of at most ``width`` (default
+    :data:`BLOCK_COLUMNS`), at least one."""
+    return max(1, ceil_div(n_cols, width or BLOCK_COLUMNS))
+
+
+def block_width(n_cols: int, width: int | None = None) -> int:
+    """The columns of each block: ``n_cols`` cut into :func:`n_blocks` blocks of equal width (the
+    last may be narrower), so no block is a sliver."""
+    return max(1, ceil_div(n_cols, n_blocks(n_cols, width)))
+
+
+def regrouped(A):
+    """A regrouped by column blocks (see the module), on A's side and in its dtypes: a
+    ``(n_blocks * n_rows, n_cols)`` CSRMatrix whose rows ``r, n_rows + r, ...`` sum to A's row r.
+    Built once (a sort of A's entries) and cached on A, with the block width it was built for."""
+    width = block_width(A.n_cols)
+    cached = A._cache.get(REGROUPED_KEY)
+    if cached is not None and cached[0] == width:
+        return cached[1]
+    from ..csr import CSRMatrix  # (spla.csr imports planning's users; import here, once a matrix)
+
+    blocks = n_blocks(A.n_cols, width)
+    indptr, indices, data = csr_passes.column_blocks(A.indptr, A.indices, A.data, blocks, width)
+    B = CSRMatrix(data, indices, indptr, (blocks * A.n_rows, A.n_cols), index_dtype=A.index_dtype, validate=False)
+    A._cache[REGROUPED_KEY] = (width, B)
+    return B
