@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import zlib
+from functools import partial
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -51,8 +52,8 @@ def equal(rng, rows, cols, length=15_000):  # rows of one length (vector's locks
     return np.full(rows, length), rng.integers(0, cols, rows * length)
 
 
-def uniform(length):
-    return lambda rng, rows, cols: (np.full(rows, length), rng.integers(0, cols, rows * length))
+def uniform(length, rng, rows, cols):  # rows of one length, columns uniform
+    return np.full(rows, length), rng.integers(0, cols, rows * length)
 
 
 SET_59 = {
@@ -63,8 +64,8 @@ SET_59 = {
     "bimodal-16-2000-over-20M": (bimodal, 40_000, 20_000_000),
     "equal-600x15k-over-24M": (equal, 600, 24_000_000),
     "pareto-rows-over-6M": (pareto, 60_000, 6_000_000),
-    "probe-e4-over-16M": (uniform(32), 250_000, 16_000_000),
-    "probe-e2-over-40M": (uniform(40), 200_000, 40_000_000),
+    "probe-e4-over-16M": (partial(uniform, 32), 250_000, 16_000_000),
+    "probe-e2-over-40M": (partial(uniform, 40), 200_000, 40_000_000),
 }
 
 
