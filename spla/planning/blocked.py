@@ -44,7 +44,7 @@ def block_width(n_cols: int, width: int | None = None) -> int:
 
 
 def regrouped(A):
-    """A regrouped by column blocks (see the module), on A's side and in its dtypes: a
+    """A regrouped by column blocks (see the module), on A's side and in its value dtype: a
     ``(n_blocks * n_rows, n_cols)`` CSRMatrix whose rows ``r, n_rows + r, ...`` sum to A's row r.
     Built once (a sort of A's entries) and cached on A, with the block width it was built for."""
     width = block_width(A.n_cols)
@@ -55,6 +55,7 @@ def regrouped(A):
 
     blocks = n_blocks(A.n_cols, width)
     indptr, indices, data = csr_passes.column_blocks(A.indptr, A.indices, A.data, blocks, width)
-    B = CSRMatrix(data, indices, indptr, (blocks * A.n_rows, A.n_cols), index_dtype=A.index_dtype, validate=False)
+    # (the narrowest index type for its rows and nonzeros: int64 where blocks x rows pass int32's range)
+    B = CSRMatrix(data, indices, indptr, (blocks * A.n_rows, A.n_cols), validate=False)
     A._cache[REGROUPED_KEY] = (width, B)
     return B

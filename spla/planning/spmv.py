@@ -254,7 +254,7 @@ class AutoThresholds:
     long_mean: float = 1024.0  # rows this long on average: a warp each ...
     long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted
     blocked_x_bytes: int = 32_000_000  # over an x this large, rows of at least blocked_entries entries a column
-    blocked_entries: float = 8.0       # block on average run blocked (read off fit set 58, session 51: "wide")
+    blocked_entries: float = 0.75     # block on average run blocked (read off fit sets 58 and 60, session 51)
     irregular_cv: float = 1.0
     short_max: int = 64
     short_mean: float = 12.0
@@ -302,7 +302,12 @@ AUTO = AutoThresholds()
 #       holds. On fit set 58 (session 51, H100: rows of uniformly random columns, 8-2,048
 #       entries a row a block, 24-320 MB of x) blocked ran 1.24-2.13x staged from 40 MB of x
 #       in float32 and 1.49-2.05x from 48 MB in float64, at every entry count measured (8 the
-#       fewest: the cut), and 0.93-1.00x over 24 MB (L2 holds it: the x cut lies between).
+#       fewest), and 0.93-1.00x over 24 MB (L2 holds it: the x cut lies between). Fresh set
+#       59 then ran it 1.58-2.11x the lean cuSPARSE pair where it acted, and 1.46-1.89x staged
+#       at 2-4 entries a block, under that first cut of 8. Fit set 60 (0.5-3 entries a block):
+#       1.16-1.97x staged from 1.5, 1.06-1.64x at 1 (Pareto rows at 0.97: 1.35-1.39x), 0.84-
+#       1.28x at 0.5; the cut of 0.75 lies between (an empty (row, block) pair still costs a
+#       row of staged's walk and a partial).
 #       Against vector it ran 0.90-1.10x on rows of one length (vector's warps sweep x in
 #       step there) and 1.04-3.9x on ragged rows. It replaces session 50's few-rows path of
 #       the long class (vector from 300 rows over 40 MB of x), which blocked ran 1.03-2.1x
