@@ -153,16 +153,29 @@ def palette_codes(values, table, capacity: int) -> PaletteCodes:
 
 
 def column_blocks(indptr, indices, data, n_blocks: int, width: int):
-    """A CSR matrix's arrays regrouped by blocks of ``width`` columns: row ``p * n_rows + r`` of the
-    result holds row r's entries in columns ``[p * width, (p + 1) * width)``, in their order. Returns
-    ``(indptr, indices, data)`` of ``n_blocks * n_rows`` rows, on the arrays' side and in their
-    dtypes; the sum of its rows ``r, n_rows + r, ...`` is row r's product. A stable sort of the
-    entries by (block, row): NumPy's, or CuPy's (stable too, and the only kind it has)."""
+    """A CSR matrix's entries regrouped by blocks of ``width`` columns (``n_blocks`` of them), as a
+    matrix B of one row for each (block, row) pair that holds entries, in block order and then row
+    order: B's row i holds row r's entries in columns ``[p * width, (p + 1) * width)``, in their order.
+    Pairs without entries get no row, so a matrix whose rows miss most blocks costs no walk over them.
+
+    Returns ``(indptr, indices, data, pair_ptr, pairs)``: B's CSR arrays, and for each row r of the
+    matrix the positions of its pairs among B's rows, block by block, ``pairs[pair_ptr[r]:pair_ptr[r +
+    1]]`` (so the sum of those rows of B x, in that order, is row r's product). On the arrays' side, in
+    the indices' type. A stable sort of the entries by (block, row), then of the pairs by row: NumPy's,
+    or CuPy's (stable too, and the only kind it has)."""
     xp = array_module(indptr, indices, data)
     n_rows, nnz = int(indptr.shape[0]) - 1, int(indices.shape[0])
+    stable_sort = (lambda keys: np.argsort(keys, kind="stable")) if xp is np else xp.argsort
     row = xp.searchsorted(indptr.astype(np.int64), xp.arange(nnz, dtype=np.int64), side="right") - 1
-    slot = (indices // width).astype(np.int64) * n_rows + row
-    order = np.argsort(slot, kind="stable") if xp is np else xp.argsort(slot)
-    out_ptr = xp.zeros(n_blocks * n_rows + 1, dtype=indptr.dtype)
-    out_ptr[1:] = xp.cumsum(xp.bincount(slot, minlength=n_blocks * n_rows))
-    return out_ptr, indices[order], data[order]
+    slot = (indices // width).astype(np.int64) * n_rows + row  # (block, row) as one key
+    order = stable_sort(slot)
+    slot = slot[order]
+    first = xp.ones(nnz, dtype=bool)  # where each pair's entries begin in the sorted order
+    first[1:] = slot[1:] != slot[:-1]
+    starts = xp.flatnonzero(first)
+    out_ptr = xp.concatenate([starts, xp.full(1, nnz, dtype=starts.dtype)]).astype(indptr.dtype)
+    pair_row = slot[starts] % n_rows
+    pair_ptr = xp.zeros(n_rows + 1, dtype=indptr.dtype)
+    pair_ptr[1:] = xp.cumsum(xp.bincount(pair_row, minlength=n_rows))
+    pairs = stable_sort(pair_row).astype(indptr.dtype)  # by row, each row's pairs in block order
+    return out_ptr, indices[order], data[order], pair_ptr, pairs

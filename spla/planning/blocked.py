@@ -12,17 +12,23 @@ length) on six of seven; Nsight Compute put staged's L2 hit rate at 17% and vect
 there, staged reading 4.2x vector's DRAM bytes.
 
 The blocked kernel runs staged over the regrouped copy (:func:`regrouped`, cached on A: a second
-copy of A's values and indices on the device) into a partial row a block, and a second launch sums
-each row's partials (kernels/spmv_blocked.cu). The sums are in block order, so every call gives the
-same bits; they differ from staged's on A by rounding only.
+copy of A's values and indices on the device) into a partial sum for each (block, row) pair that
+holds entries, and a second launch adds each row's partials (kernels/spmv_blocked.cu). Pairs without
+entries get no row of the copy: with them, a matrix whose rows miss most blocks (hot columns, a
+power-law graph's many short rows) left staged's tiles long runs of empty rows to walk (50x slower
+on rows of Zipf-skewed columns, session 51, call 5). The sums are in block order, so every call
+gives the same bits; they differ from staged's on A by rounding only.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from .. import csr_passes
 from . import ceil_div
 
-__all__ = ["BLOCK_COLUMNS", "block_width", "n_blocks", "regrouped"]
+__all__ = ["BLOCK_COLUMNS", "Regrouped", "block_width", "n_blocks", "regrouped"]
 
 #: The widest block of columns: 8 MiB of float32 x (16 MiB of float64), a part of the 50 MB L2 of
 #: an H100 or H200 that leaves room for the streams of values and indices. The matrices measured
@@ -43,19 +49,31 @@ def block_width(n_cols: int, width: int | None = None) -> int:
     return max(1, ceil_div(n_cols, n_blocks(n_cols, width)))
 
 
-def regrouped(A):
-    """A regrouped by column blocks (see the module), on A's side and in its value dtype: a
-    ``(n_blocks * n_rows, n_cols)`` CSRMatrix whose rows ``r, n_rows + r, ...`` sum to A's row r.
-    Built once (a sort of A's entries) and cached on A, with the block width it was built for."""
+@dataclass(frozen=True, eq=False)
+class Regrouped:
+    """A regrouped by column blocks of ``width`` columns: ``matrix`` (a CSRMatrix on A's side, a row
+    for each (block, row) pair of A that holds entries, in block order) and, for each row r of A,
+    the rows of ``matrix`` that hold its entries, block by block: ``pairs[pair_ptr[r]:pair_ptr[r + 1]]``
+    (:func:`spla.csr_passes.column_blocks`)."""
+
+    width: int
+    matrix: Any
+    pair_ptr: Any
+    pairs: Any
+
+
+def regrouped(A) -> Regrouped:
+    """A regrouped by column blocks (see the module), on A's side and in its dtypes; built once (a
+    sort of A's entries) and cached on A, with the block width it was built for."""
     width = block_width(A.n_cols)
     cached = A._cache.get(REGROUPED_KEY)
-    if cached is not None and cached[0] == width:
-        return cached[1]
+    if cached is not None and cached.width == width:
+        return cached
     from ..csr import CSRMatrix  # (spla.csr imports planning's users; import here, once a matrix)
 
-    blocks = n_blocks(A.n_cols, width)
-    indptr, indices, data = csr_passes.column_blocks(A.indptr, A.indices, A.data, blocks, width)
-    # (the narrowest index type for its rows and nonzeros: int64 where blocks x rows pass int32's range)
-    B = CSRMatrix(data, indices, indptr, (blocks * A.n_rows, A.n_cols), validate=False)
-    A._cache[REGROUPED_KEY] = (width, B)
-    return B
+    indptr, indices, data, pair_ptr, pairs = csr_passes.column_blocks(A.indptr, A.indices, A.data,
+                                                                      n_blocks(A.n_cols, width), width)
+    B = CSRMatrix(data, indices, indptr, (int(indptr.shape[0]) - 1, A.n_cols), index_dtype=A.index_dtype,
+                  validate=False)
+    A._cache[REGROUPED_KEY] = found = Regrouped(width, B, pair_ptr, pairs)
+    return found

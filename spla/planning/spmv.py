@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -748,7 +747,7 @@ class SpmvPlan:
     with ``rows_within_tile`` where no row is longer than a tile (none touches three tiles);
     ``structure`` the arrays of a structured kernel (:data:`STRUCTURES`); blocked's ``regrouped``
     (A regrouped by column blocks, :func:`spla.planning.blocked.regrouped`) and ``inner`` (the
-    staged plan on it).
+    staged plan on its matrix).
     """
 
     kernel: str  # the name the caller asked for ("auto", "warp", ...)
@@ -760,7 +759,7 @@ class SpmvPlan:
     end_bits: np.ndarray | None = None
     rows_within_tile: bool = False
     structure: dia.Structure | band.Structure | rle.Structure | None = None
-    regrouped: Any = None
+    regrouped: blocked.Regrouped | None = None
     inner: SpmvPlan | None = None
 
 
@@ -800,12 +799,12 @@ def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) ->
                         rows_within_tile=end_bits is not None and stats.max <= tile)
     if family == "blocked":
         try:
-            B = blocked.regrouped(A)
+            found = blocked.regrouped(A)
         except MemoryError:  # CuPy's OutOfMemoryError is one: the copy of A did not fit beside it
             if kernel not in ("auto", "tune"):
                 raise
             return replace(plan_spmv(A, f"staged:{param}"), kernel=kernel)  # auto's choice, without the copy
-        return SpmvPlan(kernel, family, param, regrouped=B, inner=plan_spmv(B, f"staged:{param}"))
+        return SpmvPlan(kernel, family, param, regrouped=found, inner=plan_spmv(found.matrix, f"staged:{param}"))
     if family in STRUCTURES:
         found = STRUCTURES[family].structure(A)
         if isinstance(found, Refusal):

@@ -179,9 +179,9 @@ def test_blocked_gives_the_exact_product_over_several_blocks(emulated, rng, monk
     want = 3 * (H.to_scipy() @ x) + 0.5 * y
     got = ops_spmv.spmv(A, FakeArray(x), y=(out := FakeArray(y)), out=out, alpha=3.0, beta=0.5, kernel="blocked")
     assert np.array_equal(got.get(), want)
-    B = A._cache[blocked.REGROUPED_KEY][1]
-    assert B.n_rows == min(blocks, shape[1]) * shape[0]
-    assert emulated.launches[-1][0].startswith("spla_spmv_block_sum<double>")
+    found = A._cache[blocked.REGROUPED_KEY]
+    assert found.matrix.nnz == A.nnz and found.pair_ptr.get()[-1] == found.matrix.n_rows
+    assert emulated.launches[-1][0].startswith("spla_spmv_blocked<double, int")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -17,35 +17,52 @@ from spla.planning import spmv as rules
 from spla.planning.stats import RowStats
 
 
+def _pair_sums(Bx, pair_ptr, pairs):
+    """Each row's sum of its pairs' rows of B x, in the order given."""
+    return np.array([Bx[pairs[pair_ptr[r]:pair_ptr[r + 1]]].sum() for r in range(len(pair_ptr) - 1)])
+
+
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("width", [1, 7, 64, 1000])
 def test_regrouped_rows_sum_to_each_row(rng, width, index_dtype):
-    A = sp.random(40, 1000, density=0.08, format="csr", random_state=rng)
-    A.indptr, A.indices = A.indptr.astype(index_dtype), A.indices.astype(index_dtype)
+    A = sp.random(40, 1000, density=0.08, format="csr", random_state=rng).tolil()
     A[5, :] = 0  # an empty row
-    A.eliminate_zeros()
+    A = A.tocsr()
+    A.indptr, A.indices = A.indptr.astype(index_dtype), A.indices.astype(index_dtype)
     blocks = blocked.n_blocks(1000, width)
-    indptr, indices, data = csr_passes.column_blocks(A.indptr, A.indices, A.data, blocks, width)
-    assert indptr.dtype == indices.dtype == index_dtype and len(indptr) == blocks * 40 + 1
-    B = sp.csr_matrix((data, indices, indptr), shape=(blocks * 40, 1000))
-    for p in range(blocks):  # row p * 40 + r: row r's entries in block p, in their order
-        part = B[p * 40:(p + 1) * 40]
-        assert ((part.indices // width) == p).all()
-        assert np.array_equal(part.toarray(), A.toarray() * ((np.arange(1000) // width) == p))
-        assert all((np.diff(part.indices[part.indptr[r]:part.indptr[r + 1]]) > 0).all() for r in range(40))
+    indptr, indices, data, pair_ptr, pairs = csr_passes.column_blocks(A.indptr, A.indices, A.data, blocks, width)
+    assert indptr.dtype == indices.dtype == pair_ptr.dtype == pairs.dtype == index_dtype
+    B = sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, 1000))
+    assert (np.diff(indptr) > 0).all(), "a row for each (block, row) pair that holds entries, no other"
+    block_of = B.indices // width
+    for i in range(B.shape[0]):  # one block a row, columns in their order; rows in block order
+        entries = slice(indptr[i], indptr[i + 1])
+        assert (block_of[entries] == block_of[indptr[i]]).all() and (np.diff(B.indices[entries]) > 0).all()
+    assert (np.diff(block_of[indptr[:-1]]) >= 0).all()
+    for r in range(40):  # row r's pairs: its entries, block by block
+        mine = pairs[pair_ptr[r]:pair_ptr[r + 1]]
+        assert (np.diff(block_of[indptr[mine]]) > 0).all()
+        assert np.array_equal(np.sort(B[mine].indices), A[r].indices) or r == 5
+    assert pair_ptr[6] == pair_ptr[5]  # the empty row has none
     x = rng.standard_normal(1000)
-    assert np.allclose((B @ x).reshape(blocks, 40).sum(axis=0), A @ x)
+    assert np.allclose(_pair_sums(B @ x, pair_ptr, pairs), A @ x)
 
 
-def test_regrouping_keeps_the_order_of_unsorted_rows(rng):
+def test_regrouping_keeps_the_order_of_unsorted_rows():
     """Columns out of order in a row: a block's entries keep the order they had (a stable sort)."""
     indptr = np.array([0, 4, 6])
     indices = np.array([9, 1, 8, 0, 5, 2])
     data = np.arange(1.0, 7.0)
-    out_ptr, out_indices, out_data = csr_passes.column_blocks(indptr, indices, data, 2, 5)
+    out_ptr, out_indices, out_data, pair_ptr, pairs = csr_passes.column_blocks(indptr, indices, data, 2, 5)
     assert out_ptr.tolist() == [0, 2, 3, 5, 6]  # (block 0: row 0, row 1), (block 1: row 0, row 1)
     assert out_indices.tolist() == [1, 0, 2, 9, 8, 5]
     assert out_data.tolist() == [2.0, 4.0, 6.0, 1.0, 3.0, 5.0]
+    assert pair_ptr.tolist() == [0, 2, 4] and pairs.tolist() == [0, 2, 1, 3]
+
+
+def test_regrouping_a_matrix_without_entries():
+    out = csr_passes.column_blocks(np.zeros(4, np.int32), np.zeros(0, np.int32), np.zeros(0), 3, 5)
+    assert [a.tolist() for a in out] == [[0], [], [], [0, 0, 0, 0], []]
 
 
 def test_blocks_are_equal_and_at_most_the_widest():
@@ -61,13 +78,15 @@ def test_blocks_are_equal_and_at_most_the_widest():
 def test_regrouped_is_cached_on_the_matrix(rng, monkeypatch):
     monkeypatch.setattr(blocked, "BLOCK_COLUMNS", 100)
     A = CSRMatrix.from_scipy(sp.random(30, 450, density=0.1, format="csr", random_state=rng))
-    B = blocked.regrouped(A)
-    assert B.shape == (5 * 30, 450) and B.dtype == A.dtype
-    assert blocked.regrouped(A) is B
+    found = blocked.regrouped(A)
+    B = found.matrix
+    assert found.width == 90  # 5 blocks of 90, not 4 of 100 and a sliver
+    assert B.n_cols == 450 and B.nnz == A.nnz and B.dtype == A.dtype
+    assert blocked.regrouped(A) is found
     x = rng.standard_normal(450)
-    assert np.allclose((B.to_scipy() @ x).reshape(5, 30).sum(axis=0), A.to_scipy() @ x)
+    assert np.allclose(_pair_sums(B.to_scipy() @ x, found.pair_ptr, found.pairs), A.to_scipy() @ x)
     monkeypatch.setattr(blocked, "BLOCK_COLUMNS", 200)  # another width: built again
-    assert blocked.regrouped(A).shape == (3 * 30, 450)
+    assert blocked.regrouped(A).width == 150
 
 
 def _wide(n_rows: int, entries_a_block: float, blocks: int) -> RowStats:
@@ -105,7 +124,7 @@ def test_auto_runs_blocked_on_a_short_wide_matrix(rng):
     info = rules.describe_choice(A)
     assert info["class"] == "wide" and info["blocks"] == blocks and info["block_columns"] == blocked.block_width(n_cols)
     plan = rules.plan_spmv(A, "auto")
-    assert plan.family == "blocked" and plan.inner.family == "staged" and plan.regrouped.n_rows == 20 * blocks
+    assert plan.family == "blocked" and plan.inner.family == "staged" and plan.regrouped.matrix.nnz == A.nnz
     shorter = CSRMatrix(np.ones(indices.size - 20, np.float32), np.delete(indices, np.arange(20) * length),
                         np.arange(21) * (length - 1), (20, n_cols))
     assert rules.rule_kernel(shorter) != "blocked"

@@ -85,7 +85,7 @@ SOURCES = {
                                                       for index in INDEX_TYPES for t in segmented.STAGED_ENTRIES],
                                    STAGED_DEFINES),
     # blocked's second launch, the sum of each row's column blocks (its first is staged's)
-    "blocked": KernelSource("spmv_blocked.cu", [template("spla_spmv_block_sum", dtype) for dtype in VALUE_TYPES]),
+    "blocked": _declare("spmv_blocked.cu", "spla_spmv_blocked"),
     # diagonals carry no column indices: one instance per value type and rows a thread, of the values'
     # entry and of the palette's (one-byte codes into a table of A's values: dia.palette)
     "dia": KernelSource("spmv_dia.cu", [kernel_name(f"dia{entry}", dtype, None, rows) for entry in ("", "_palette")
@@ -404,28 +404,28 @@ class _StagedLauncher(Launcher):
 
 class _BlockedLauncher(Launcher):
     """blocked: the plan's staged launch over A regrouped by column blocks (spla.planning.blocked, a
-    copy cached on A) into a partial row a block, then the sum of each row's partials into y (one
-    more launch, packed once; y, alpha and beta set per call)."""
+    copy cached on A) into a partial sum a (block, row) pair, then the sum of each row's partials
+    into y (one more launch, packed once; y, alpha and beta set per call)."""
 
     def __init__(self, cupy, A, plan: SpmvPlan):
         super().__init__(cupy, A)
-        assert plan.regrouped is not None and plan.inner is not None
-        B = plan.regrouped
-        self.staged = _StagedLauncher(cupy, B, plan.inner)
-        self.partials = cupy.empty(B.n_rows, dtype=A.dtype)
-        kernel = SOURCES["blocked"].function(template("spla_spmv_block_sum", A.dtype))
-        # (n_rows, n_blocks, partials, y, alpha, beta)
+        found = plan.regrouped
+        assert found is not None and plan.inner is not None
+        self.staged = _StagedLauncher(cupy, found.matrix, plan.inner)
+        self.partials = cupy.empty(found.matrix.n_rows, dtype=A.dtype)
+        kernel = function(cupy, "blocked", A.dtype, A.index_dtype)
+        # (n_rows, pair_ptr, pairs, partials, y, alpha, beta)
         self.sum = PackedLaunch(cupy, kernel, _grid(A.n_rows, ROW_BLOCK), ROW_BLOCK,
-                                (np.int64(A.n_rows), np.int64(B.n_rows // A.n_rows), self.partials, None, None, None))
+                                (np.int64(A.n_rows), found.pair_ptr, found.pairs, self.partials, None, None, None))
         self._sum_values = self.sum.values(self.dtype)
-        self._sum_alpha = self.sum.value_index(4, self.dtype)
-        self._sum_beta = self.sum.value_index(5, self.dtype)
+        self._sum_alpha = self.sum.value_index(5, self.dtype)
+        self._sum_beta = self.sum.value_index(6, self.dtype)
 
     def launch(self, x, out, alpha, beta):
         total = self.sum
         with total.lock:  # the launches as one: another thread's blocks would overwrite the partials between them
             self.staged.launch(x, self.partials, self.one, self.zero)
-            total.slots[3] = out.data.ptr
+            total.slots[4] = out.data.ptr
             self._sum_values[self._sum_alpha] = alpha
             self._sum_values[self._sum_beta] = beta
             total.launch()
