@@ -252,8 +252,8 @@ class AutoThresholds:
     long_row: int = 1024       # a row one warp takes 32 steps over
     long_mean: float = 1024.0  # rows this long on average: a warp each ...
     long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted
-    blocked_x_bytes: int = 32_000_000  # over an x this large, rows of at least blocked_entries entries a column
-    blocked_entries: float = 0.75     # block on average run blocked (read off fit sets 58 and 60, session 51)
+    blocked_x_bytes: int = 36_000_000  # over an x this large, rows of at least blocked_entries entries a column
+    blocked_entries: float = 0.5       # block on average run blocked (read off sets 58-61, session 51)
     irregular_cv: float = 1.0
     short_max: int = 64
     short_mean: float = 12.0
@@ -305,8 +305,13 @@ AUTO = AutoThresholds()
 #       59 then ran it 1.58-2.11x the lean cuSPARSE pair where it acted, and 1.46-1.89x staged
 #       at 2-4 entries a block, under that first cut of 8. Fit set 60 (0.5-3 entries a block):
 #       1.16-1.97x staged from 1.5, 1.06-1.64x at 1 (Pareto rows at 0.97: 1.35-1.39x), 0.84-
-#       1.28x at 0.5; the cut of 0.75 lies between (an empty (row, block) pair still costs a
-#       row of staged's walk and a partial).
+#       1.28x at 0.5: a cut of 0.75 (each (row, block) pair then had a row, empty or not).
+#       Fresh set 61 found rows of hot columns 50x slower and R-MAT graphs 0.57-0.83x: the
+#       empty pairs' rows. With a row only for the pairs that hold entries, sets 59-61 ran
+#       again (call 6): 1.01-1.59x staged at 0.5 entries a block over 40 MB and more, so the
+#       entries cut is 0.5 (the fewest measured); and R-MAT graphs over 34 MB of x ran 0.90-
+#       1.04x (scale 22 in float64, which the cut of 32 MB took: 0.93x), so the x cut is
+#       36 MB, between them and the 40 MB where every run won (1.01-1.32x in float32).
 #       Against vector it ran 0.90-1.10x on rows of one length (vector's warps sweep x in
 #       step there) and 1.04-3.9x on ragged rows. It replaces session 50's few-rows path of
 #       the long class (vector from 300 rows over 40 MB of x), which blocked ran 1.03-2.1x
