@@ -253,7 +253,8 @@ class AutoThresholds:
     long_mean: float = 1024.0  # rows this long on average: a warp each ...
     long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted
     blocked_x_bytes: int = 36_000_000  # over an x this large, rows of at least blocked_entries entries a column
-    blocked_entries: float = 0.5       # block on average run blocked (read off sets 58-61, session 51)
+    blocked_entries: float = 0.5       # block on average run blocked (read off sets 58-61, session 51), where a
+    blocked_lines: float = 2500.0      # tile gathers from this many lines of x (not hot columns; sets 59-62)
     irregular_cv: float = 1.0
     short_max: int = 64
     short_mean: float = 12.0
@@ -312,6 +313,11 @@ AUTO = AutoThresholds()
 #       entries cut is 0.5 (the fewest measured); and R-MAT graphs over 34 MB of x ran 0.90-
 #       1.04x (scale 22 in float64, which the cut of 32 MB took: 0.93x), so the x cut is
 #       36 MB, between them and the 40 MB where every run won (1.01-1.32x in float32).
+#       Fresh set 62 then ran a user-item matrix of Zipf-popular items at 0.78-0.81x staged:
+#       its gathers land on hot columns L2 holds already, a staged tile's 4,096 nonzeros
+#       reading 2,054 distinct lines of x (stats.tile_lines), against 2,964 for set 59's
+#       hub columns (1.61x) and 3,284-4,093 for every other run of sets 58-62. So blocked
+#       asks for blocked_lines, between the two (read off sets 59 and 62).
 #       Against vector it ran 0.90-1.10x on rows of one length (vector's warps sweep x in
 #       step there) and 1.04-3.9x on ragged rows. It replaces session 50's few-rows path of
 #       the long class (vector from 300 rows over 40 MB of x), which blocked ran 1.03-2.1x
@@ -562,7 +568,7 @@ def matrix_class(s: RowStats, pack: int, near: Lazy, t: AutoThresholds = AUTO, x
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
     if (blocks > 1 and x_bytes >= t.blocked_x_bytes and s.nnz >= t.blocked_entries * blocks * s.n_rows
-            and wave is not None and wave() > 1):
+            and wave is not None and wave() > 1 and lines is not None and lines() >= t.blocked_lines):
         return "wide"
     if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
         return "long"

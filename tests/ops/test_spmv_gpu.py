@@ -705,7 +705,7 @@ def test_auto_blocks_a_short_wide_matrix_on_the_gpu(rng):
     read from the GPU's indices), with SciPy's product."""
     n_cols = -(-rules.AUTO.blocked_x_bytes // 4)
     length = int(np.ceil(rules.AUTO.blocked_entries * blocked.n_blocks(n_cols)))
-    host = _rows(rng, np.full(24, length), n_cols)
+    host = _rows(rng, np.full(-(-2 * 4096 // length), length), n_cols)  # two staged tiles: their lines are sampled
     host.sort_indices()
     A = _device_matrix(host, np.float32, np.int32)
     assert rules.describe_choice(A)["kernel"] == "blocked"

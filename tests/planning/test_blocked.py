@@ -99,9 +99,10 @@ def test_auto_blocks_rows_of_enough_entries_a_block_over_a_large_x():
     never = lambda: pytest.fail("the near share is not asked")  # noqa: E731
     rows = _wide(800, t.blocked_entries, 10)
     spread, local = (lambda: 9.5), (lambda: 1.0)  # a wave's span in blocks' widths
+    scattered = lambda: t.blocked_lines  # noqa: E731  (a staged tile's distinct lines of x)
 
-    def wide(stats=rows, x_bytes=t.blocked_x_bytes, blocks=10, wave=spread):
-        return rules.matrix_class(stats, 4, never, x_bytes=x_bytes, blocks=blocks, wave=wave) == "wide"
+    def wide(stats=rows, x_bytes=t.blocked_x_bytes, blocks=10, wave=spread, lines=scattered):
+        return rules.matrix_class(stats, 4, never, x_bytes=x_bytes, blocks=blocks, wave=wave, lines=lines) == "wide"
 
     assert wide() and rules.AUTO_RULE["wide"] == "blocked"
     assert not wide(stats=dataclasses.replace(rows, nnz=rows.nnz - 1))  # under blocked_entries a block on average
@@ -109,25 +110,33 @@ def test_auto_blocks_rows_of_enough_entries_a_block_over_a_large_x():
     assert not wide(wave=local)  # rows near the diagonal: a wave reads a block's width of x already
     assert not wide(blocks=1, wave=lambda: pytest.fail("the wave is not asked of one block"))
     assert not wide(wave=None)  # a record that predates the wave (scripts/fit_auto.py)
+    assert not wide(lines=lambda: t.blocked_lines - 1)  # hot columns: L2 holds most of what a tile gathers
+    assert not wide(lines=None)
+
+
+def _short_wide(rng, n_rows: int, length: int, n_cols: int) -> CSRMatrix:
+    """n_rows rows of ``length`` distinct, scattered, sorted columns (float32)."""
+    columns = np.sort(rng.choice(n_cols, n_rows * length, replace=False).reshape(n_rows, length), axis=1)
+    return CSRMatrix(np.ones(columns.size, np.float32), columns.ravel(), np.arange(n_rows + 1) * length,
+                     (n_rows, n_cols))
 
 
 def test_auto_runs_blocked_on_a_short_wide_matrix(rng):
-    """The rule reads the blocks from A's columns: a short-wide matrix over an x at the cut, its rows
-    at the cut's entries a block, takes blocked, and describe_choice says how many blocks."""
+    """The rule reads the blocks from A's columns: rows spread over an x at the cut, at the cut's
+    entries a block, take blocked, and describe_choice says how many blocks. (Two staged tiles of
+    nonzeros at least: the lines a tile gathers from are sampled from whole tiles.)"""
     t = rules.AUTO
     n_cols = -(-t.blocked_x_bytes // 4)  # float32
     blocks = blocked.n_blocks(n_cols)
     length = int(np.ceil(t.blocked_entries * blocks))
-    indices = np.concatenate([np.sort(rng.choice(n_cols, length, replace=False)) for _ in range(20)])
-    A = CSRMatrix(np.ones(indices.size, np.float32), indices, np.arange(21) * length, (20, n_cols))
+    n_rows = -(-2 * 4096 // length)
+    A = _short_wide(rng, n_rows, length, n_cols)
     assert rules.rule_kernel(A) == "blocked"
     info = rules.describe_choice(A)
     assert info["class"] == "wide" and info["blocks"] == blocks and info["block_columns"] == blocked.block_width(n_cols)
     plan = rules.plan_spmv(A, "auto")
     assert plan.family == "blocked" and plan.inner.family == "staged" and plan.regrouped.matrix.nnz == A.nnz
-    shorter = CSRMatrix(np.ones(indices.size - 20, np.float32), np.delete(indices, np.arange(20) * length),
-                        np.arange(21) * (length - 1), (20, n_cols))
-    assert rules.rule_kernel(shorter) != "blocked"
+    assert rules.rule_kernel(_short_wide(rng, n_rows, length - 1, n_cols)) != "blocked"
 
 
 def test_auto_falls_back_to_staged_where_the_copy_does_not_fit(rng, monkeypatch):
@@ -152,9 +161,7 @@ def test_spla_info_says_how_auto_blocks(rng):
     t = rules.AUTO
     n_cols = -(-t.blocked_x_bytes // 4)
     blocks = blocked.n_blocks(n_cols)
-    length = int(np.ceil(t.blocked_entries * blocks))
-    indices = np.concatenate([np.sort(rng.choice(n_cols, length, replace=False)) for _ in range(4)])
-    A = CSRMatrix(np.ones(indices.size, np.float32), indices, np.arange(5) * length, (4, n_cols))
+    A = _short_wide(rng, 4096, int(np.ceil(t.blocked_entries * blocks)) + 1, n_cols)
     line = auto_line(rules.describe_choice(A))
     assert line.startswith(f"auto runs   blocked:{rules.bound_param(A, 'blocked', None)} ({blocks} blocks of "
                            f"{blocked.block_width(n_cols):,} columns; a wave of nonzeros spans ")
