@@ -317,7 +317,11 @@ AUTO = AutoThresholds()
 #       its gathers land on hot columns L2 holds already, a staged tile's 4,096 nonzeros
 #       reading 2,054 distinct lines of x (stats.tile_lines), against 2,964 for set 59's
 #       hub columns (1.61x) and 3,284-4,093 for every other run of sets 58-62. So blocked
-#       asks for blocked_lines, between the two (read off sets 59 and 62).
+#       asks for blocked_lines, between the two (read off sets 59 and 62). Fresh set 63
+#       (user-item matrices of several skews, a Pareto graph): 1.15-1.95x staged on the 6
+#       runs it took, 0.59-0.74x on the 4 it left (Zipf 1.3, 90% on 1k hubs); auto 1.05-2.01x
+#       the lean pair on all 10. What blocked_lines cannot see: hot columns spread over many
+#       lines (60% of picks from 20k items: 3,941 lines, blocked 1.15x, still a win)
 #       Against vector it ran 0.90-1.10x on rows of one length (vector's warps sweep x in
 #       step there) and 1.04-3.9x on ragged rows. It replaces session 50's few-rows path of
 #       the long class (vector from 300 rows over 40 MB of x), which blocked ran 1.03-2.1x
