@@ -2,9 +2,10 @@
 
 staged's blocks take tiles of nonzeros in CSR order, so over a short-wide matrix (a few hundred
 rows, each spread over all of x) the tiles running at once gather from all of x, and where x is
-larger than L2 nearly every gather is a sector read from DRAM. Regrouped by blocks of
-:data:`BLOCK_COLUMNS` columns (row ``p * n_rows + r`` holds row r's entries in block p), CSR order
-walks x one block at a time, and the block L2 holds serves the gathers. Measured before this
+larger than L2 nearly every gather is a sector read from DRAM. Regrouped by blocks of at most
+:data:`BLOCK_COLUMNS` columns (a row for each (block, row) pair: row r's entries in block p, the
+pairs in block order), CSR order walks x one block at a time, and the block L2 holds serves the
+gathers. Measured before this
 module (session 51, H100, docs/lab/h100-2026-12-06-session51): staged on seven short-wide
 matrices regrouped by blocks of 2M columns ran 1.9-2.7x staged on the originals over 60-200 MB of
 x, and ahead of a warp a row (vector, whose warps sweep x in step only where rows have one

@@ -93,8 +93,7 @@ PARAMETER_HELP = (f"warp, vector, band and rle take an optional :LANES, one of {
                   f":K entries per lane, one of {segmented.SEGMENTED_ENTRIES} (16: float32 only); staged an "
                   f"optional :T nonzeros a thread, one of {segmented.STAGED_ENTRIES}, and so does blocked (its "
                   f"staged launch); dia an optional :ROWS a thread, one of {dia.ROWS} (4: float32 only); cusparse "
-                  f"an optional :1 or "
-                  f":2 (CSR_ALG1, the default, or the deterministic CSR_ALG2)")
+                  f"an optional :1 or :2 (CSR_ALG1, the default, or the deterministic CSR_ALG2)")
 
 
 def parse_kernel(kernel: str) -> tuple[str, int | None]:
@@ -321,11 +320,12 @@ AUTO = AutoThresholds()
 #       (user-item matrices of several skews, a Pareto graph): 1.15-1.95x staged on the 6
 #       runs it took, 0.59-0.74x on the 4 it left (Zipf 1.3, 90% on 1k hubs); auto 1.05-2.01x
 #       the lean pair on all 10. What blocked_lines cannot see: hot columns spread over many
-#       lines (60% of picks from 20k items: 3,941 lines, blocked 1.15x, still a win)
+#       lines (60% of picks from 20k items: 3,941 lines, blocked 1.15x, still a win).
 #       Against vector it ran 0.90-1.10x on rows of one length (vector's warps sweep x in
 #       step there) and 1.04-3.9x on ragged rows. It replaces session 50's few-rows path of
-#       the long class (vector from 300 rows over 40 MB of x), which blocked ran 1.03-2.1x
-#       on all seven short-wide matrices of its tests (lab README)
+#       the long class (vector from 300 rows over 40 MB of x): on the short-wide rows of
+#       spread lengths that path was tested on (set 57) auto now runs 1.64-2.41x the lean
+#       pair, blocked 0.91-2.18x vector (session 51, call 9)
 #   "long": every row long (mean >= long_mean, cv <= irregular_cv, no huge
 #       row) and at least long_rows of them: a warp per row streams each one
 #       in 16-byte packs (vector, 32 lanes), where adaptive2 would split them

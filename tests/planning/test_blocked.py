@@ -179,3 +179,13 @@ def test_a_wave_spans_little_of_x_on_rows_near_the_diagonal(rng, monkeypatch):
     assert stats.wave_span(scattered) > 0.85 * n
     assert stats.wave_span(CSRMatrix((5, 7))) == 0.0
 
+
+
+def test_the_tuner_times_blocked_where_x_is_large_enough(rng):
+    from spla.planning import tune
+
+    n_cols = -(-rules.AUTO.blocked_x_bytes // 4)
+    over = _short_wide(rng, 64, 3, n_cols)  # too few nonzeros for the rule (under a tile): the tuner still times it
+    assert "blocked" in tune.candidates(over) and rules.rule_kernel(over) != "blocked"
+    under = _short_wide(rng, 64, 3, n_cols - 1_000_000)
+    assert "blocked" not in tune.candidates(under)
