@@ -302,6 +302,27 @@ class _AdaptiveLauncher(Launcher):
         return out
 
 
+class _OutputLaunch:
+    """A second launch that writes y from what the first left (staged's finish over its cut rows,
+    blocked's sum of each row's pairs): its arguments ``(*head, y, alpha, beta)`` packed once, the
+    last three set per call. A caller holds :attr:`lock` around both launches: another thread's
+    first launch would overwrite the partial sums between them."""
+
+    def __init__(self, cupy, kernel, grid: int, block: int, head: tuple, dtype):
+        self.packed = PackedLaunch(cupy, kernel, grid, block, (*head, None, None, None))
+        self.lock = self.packed.lock
+        self._y = len(head)
+        self._values = self.packed.values(dtype)
+        self._alpha = self.packed.value_index(self._y + 1, dtype)
+        self._beta = self.packed.value_index(self._y + 2, dtype)
+
+    def launch(self, out, alpha, beta) -> None:
+        self.packed.slots[self._y] = out.data.ptr
+        self._values[self._alpha] = alpha
+        self._values[self._beta] = beta
+        self.packed.launch()
+
+
 def _tile_state(cupy, A, plan: SpmvPlan, last):
     """A tile kernel's arrays on A's device, allocated once per (matrix, family, parameter, dtype):
     the tile ownership, the cut rows' head and tail partial sums, and ``last()`` (segmented's
@@ -351,7 +372,7 @@ class _StagedLauncher(Launcher):
     (STAGED_ONE_LAUNCH_CUT: one launch, a counter a cut row), else the finish kernel does, over
     the cut rows, in a second packed launch."""
 
-    finish: PackedLaunch | None = None
+    finish: _OutputLaunch | None = None
 
     def __init__(self, cupy, A, plan: SpmvPlan):
         super().__init__(cupy, A)
@@ -381,24 +402,17 @@ class _StagedLauncher(Launcher):
                    (head_partials, tail_partials, counters if self.one_launch else np.uint64(0)))  # 0: nullptr
         if not self.one_launch:
             kernel = SOURCES["staged"].function(template("spla_spmv_staged_finish", A.dtype))
-            # (n_cut, cut, head_partials, tail_partials, y, alpha, beta): y, alpha and beta set per call
-            self.finish = PackedLaunch(cupy, kernel, _grid(n_cut, segmented.STAGED_THREADS // 32),
-                                       segmented.STAGED_THREADS,
-                                       (np.int64(n_cut), cut, head_partials, tail_partials, None, None, None))
-            self._finish_values = self.finish.values(self.dtype)
-            self._finish_alpha = self.finish.value_index(5, self.dtype)
-            self._finish_beta = self.finish.value_index(6, self.dtype)
+            self.finish = _OutputLaunch(cupy, kernel, _grid(n_cut, segmented.STAGED_THREADS // 32),
+                                        segmented.STAGED_THREADS,
+                                        (np.int64(n_cut), cut, head_partials, tail_partials), A.dtype)
 
     def launch(self, x, out, alpha, beta):
         finish = self.finish
         if finish is None:
             return self._launch_packed(x, out, alpha, beta)
-        with finish.lock:  # both launches as one: another thread's tiles would overwrite the partials between them
+        with finish.lock:  # both launches as one (_OutputLaunch)
             self._launch_packed(x, out, alpha, beta)
-            finish.slots[4] = out.data.ptr
-            self._finish_values[self._finish_alpha] = alpha
-            self._finish_values[self._finish_beta] = beta
-            finish.launch()
+            finish.launch(out, alpha, beta)
         return out
 
 
@@ -413,22 +427,13 @@ class _BlockedLauncher(Launcher):
         assert found is not None and plan.inner is not None
         self.staged = _StagedLauncher(cupy, found.matrix, plan.inner)
         self.partials = cupy.empty(found.matrix.n_rows, dtype=A.dtype)
-        kernel = function(cupy, "blocked", A.dtype, A.index_dtype)
-        # (n_rows, pair_ptr, pairs, partials, y, alpha, beta)
-        self.sum = PackedLaunch(cupy, kernel, _grid(A.n_rows, ROW_BLOCK), ROW_BLOCK,
-                                (np.int64(A.n_rows), found.pair_ptr, found.pairs, self.partials, None, None, None))
-        self._sum_values = self.sum.values(self.dtype)
-        self._sum_alpha = self.sum.value_index(5, self.dtype)
-        self._sum_beta = self.sum.value_index(6, self.dtype)
+        self.sum = _OutputLaunch(cupy, function(cupy, "blocked", A.dtype, A.index_dtype), _grid(A.n_rows, ROW_BLOCK),
+                                 ROW_BLOCK, (np.int64(A.n_rows), found.pair_ptr, found.pairs, self.partials), A.dtype)
 
     def launch(self, x, out, alpha, beta):
-        total = self.sum
-        with total.lock:  # the launches as one: another thread's blocks would overwrite the partials between them
+        with self.sum.lock:  # both launches as one (_OutputLaunch)
             self.staged.launch(x, self.partials, self.one, self.zero)
-            total.slots[4] = out.data.ptr
-            self._sum_values[self._sum_alpha] = alpha
-            self._sum_values[self._sum_beta] = beta
-            total.launch()
+            self.sum.launch(out, alpha, beta)
         return out
 
 
