@@ -1,8 +1,9 @@
-"""Session 52: a grid over the traffic model's two free costs, against the measured blocked / staged ratios of the
-fit sets (x of at least 36 MB: under it L2 holds x and the x cut decides): the bytes a sector read again in CSR
+"""Session 52: a grid over the traffic model's three free costs, against the measured blocked / staged ratios of the
+fit sets (x of at least 36 MB: under it L2 holds x and the x cut decides): the bytes a sector read in CSR
 order costs (K, every sector CSR order reads; with --rereads only the sectors it reads again, the first read of
-each costing 32 bytes in either order: rms 0.219 against 0.176, and the large uniform x of set 60 underpredicted) and the bytes a pair costs
-(P), and a second launch's fixed cost in bytes (F, MB: the partials' sum). Prints the rms log error of each and the best one's table.
+each costing 32 bytes in either order: rms 0.219 against 0.176, and the large uniform x of set 60
+underpredicted), the bytes a pair costs (P), and a second launch's fixed cost in bytes (F, MB: the partials'
+sum). Prints the rms log error of each and the best one's table.
 
     python3 fit_grid.py MEASURED NNZ MODEL_OUTPUT... [--rereads]   (NNZ: lines of name, nonzeros)
 """

@@ -39,7 +39,8 @@ def model(A) -> dict:
         rows = np.searchsorted(A.indptr, np.arange(s, s + window), side="right") - 1
         for w in SUBWINDOWS:  # sectors a nonzero over windows of w nonzeros (w of at most the wave)
             w = min(w, window)
-            cs[w].append(np.mean([np.unique(cols[i:i + w] // per_sector).size / w for i in range(0, window - w + 1, w)]))
+            parts = range(0, window - w + 1, w)
+            cs[w].append(np.mean([np.unique(cols[i:i + w] // per_sector).size / w for i in parts]))
         ps.append(np.unique(rows * (A.n_cols // width + 2) + cols // width).size / window)
     used = np.zeros(-(-A.n_cols // per_sector), dtype=bool)
     used[A.indices // per_sector] = True
