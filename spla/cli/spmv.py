@@ -178,8 +178,8 @@ def auto_line(choice: dict) -> str:
     if "structure" in choice:
         kernel += f" ({choice['structure']})"
     elif "blocks" in choice:
-        kernel += (f" ({choice['blocks']} blocks of {choice['block_columns']:,} columns; a wave of nonzeros "
-                   f"spans {choice['wave_span']:,.0f})")
+        kernel += (f" ({choice['blocks']} blocks of {choice['block_columns']:,} columns; predicted "
+                   f"{choice['predicted_gain']:.2f}x staged)")
     elif choice.get("scattered"):
         kernel += " (scattered columns: one step a row)"
     near = f", near share {choice['near_share']:.2f}" if "near_share" in choice else ""

@@ -26,10 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .. import csr_passes
 from . import ceil_div
+from .stats import cheapest_side, evenly_spaced
 
-__all__ = ["BLOCK_COLUMNS", "Regrouped", "block_width", "n_blocks", "regrouped"]
+__all__ = ["BLOCK_COLUMNS", "Regrouped", "Traffic", "block_width", "n_blocks", "predicted_gain", "regrouped", "traffic"]
 
 #: The widest block of columns: 8 MiB of float32 x (16 MiB of float64), a part of the 50 MB L2 of
 #: an H100 or H200 that leaves room for the streams of values and indices. The matrices measured
@@ -78,3 +81,87 @@ def regrouped(A) -> Regrouped:
                   validate=False)
     A._cache[REGROUPED_KEY] = found = Regrouped(width, B, pair_ptr, pairs)
     return found
+
+
+# Where blocking pays (auto's wide class, spla.planning.spmv): the bytes a nonzero moves in CSR order against in
+# block order. In CSR order L2 keeps about REUSE_ENTRIES nonzeros' worth of x, so a sector of x read again within
+# that many nonzeros is not read again from DRAM, and one read again later is (CSR_SECTOR_BYTES: a scattered
+# sector costs more than its 32 bytes). In block order each sector is read once (a block's slice of x, at most
+# 16 MB, stays in L2 while its rows run), each (row, block) pair adds a row to the copy and a partial written and
+# summed (PAIR_BYTES), and the sum's launch costs about SUM_BYTES of traffic. CSR_SECTOR_BYTES charges every
+# sector read in CSR order as scattered, which is wrong where CSR order streams x (a stripe along the diagonal of
+# a short-wide matrix): there it reads hardly a sector again, and REREAD_SHARE keeps those off. Fitted in session 52
+# (docs/lab/h100-2026-12-06-session52, H100): a grid over the three costs against the measured blocked / staged
+# ratios of sets 59-63 and bench_spmv's powerlaw-16M over x of at least 36 MB (67 runs, rms error 19%); tested
+# on fresh set 64.
+SECTOR_BYTES = 32          # what an L2 miss reads from DRAM
+CSR_SECTOR_BYTES = 48      # fitted: a sector missed in CSR order (scattered over all of x)
+PAIR_BYTES = 24            # fitted: a (row, block) pair
+SUM_BYTES = 20_000_000     # fitted: the partials' sum, a second launch
+REREAD_SHARE = 0.1         # CSR order must read at least this share of its sectors again (not fitted: every
+                           # run of the fit sets that blocked won on read at least 27% again, the stripes of
+                           # set 64 under 1%, 2D grids in natural order 3%)
+REUSE_ENTRIES = 1 << 20    # consecutive nonzeros a window, whose repeated sectors L2 serves
+REUSE_SAMPLES = 8          # windows sampled, evenly spaced
+MARK_CHUNK = 1 << 24       # indices marked at a time (bounds the temporaries of the block-order count)
+TRAFFIC_KEY = "blocked-traffic"
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Sectors of x (SECTOR_BYTES each) a nonzero of A reads from DRAM in CSR order (``csr``: the
+    distinct sectors of sampled windows of REUSE_ENTRIES nonzeros, per nonzero) and in block order
+    (``blocked``: the distinct sectors A reads, per nonzero), and the (row, block) pairs a nonzero
+    (``pairs``, from the same windows; rows of unsorted columns count a pair each time their block
+    changes, so the estimate errs towards fewer blocked runs)."""
+
+    csr: float
+    blocked: float
+    pairs: float
+
+
+def traffic(A) -> Traffic:
+    """A's :class:`Traffic` (cached on A). Reads sampled windows and one pass over A's indices on A's
+    cheapest side; only counts leave the GPU."""
+    found = A._cache.get(TRAFFIC_KEY)
+    if found is not None:
+        return found
+    side, xp = cheapest_side(A)
+    per_sector = max(1, SECTOR_BYTES // np.dtype(A.dtype).itemsize)
+    width = block_width(A.n_cols)
+    csr = pairs = blocked = 0.0
+    if A.nnz:
+        window = min(REUSE_ENTRIES, A.nnz)
+        starts = evenly_spaced(A.nnz - window + 1, REUSE_SAMPLES)
+        for start in starts.tolist():
+            positions = xp.arange(start, start + window, dtype=np.int64)
+            columns = side.indices[start:start + window].astype(np.int64)
+            sectors = xp.sort(columns // per_sector)
+            csr += 1 + int(xp.count_nonzero(sectors[1:] != sectors[:-1]))
+            rows = xp.searchsorted(side.indptr, positions, side="right")
+            blocks = columns // width
+            pairs += 1 + int(xp.count_nonzero((rows[1:] != rows[:-1]) | (blocks[1:] != blocks[:-1])))
+        sampled = window * starts.size
+        csr, pairs = csr / sampled, pairs / sampled
+        used = xp.zeros(ceil_div(A.n_cols, per_sector), dtype=bool)
+        for start in range(0, A.nnz, MARK_CHUNK):
+            used[side.indices[start:start + MARK_CHUNK] // per_sector] = True
+        blocked = int(xp.count_nonzero(used)) / A.nnz
+    A._cache[TRAFFIC_KEY] = found = Traffic(csr, blocked, pairs)
+    return found
+
+
+def predicted_gain(A) -> float:
+    """blocked's predicted speed over staged's on A, from :func:`traffic`: the bytes a nonzero moves
+    (its value and index, and the x sectors it reads from DRAM) in CSR order over those in block
+    order with the pairs' and the sum's costs. 0.0 where CSR order reads hardly a sector again
+    (fewer than REREAD_SHARE of its reads: rows along a stripe of x, a grid in natural order),
+    which blocking cannot improve on; 1.0 for a matrix without entries."""
+    if not A.nnz:
+        return 1.0
+    t = traffic(A)
+    if t.csr - t.blocked < REREAD_SHARE * t.csr:
+        return 0.0
+    entry = np.dtype(A.dtype).itemsize + np.dtype(A.index_dtype).itemsize
+    return ((entry + CSR_SECTOR_BYTES * t.csr)
+            / (entry + SECTOR_BYTES * t.blocked + PAIR_BYTES * t.pairs + SUM_BYTES / A.nnz))

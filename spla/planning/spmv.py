@@ -30,7 +30,6 @@ from .stats import (
     row_stats,
     tile_lines,
     tile_span,
-    wave_span,
 )
 from .structured import Refusal
 
@@ -251,9 +250,8 @@ class AutoThresholds:
     long_row: int = 1024       # a row one warp takes 32 steps over
     long_mean: float = 1024.0  # rows this long on average: a warp each ...
     long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted
-    blocked_x_bytes: int = 36_000_000  # over an x this large, rows of at least blocked_entries entries a column
-    blocked_entries: float = 0.5       # block on average run blocked (read off sets 58-61, session 51), where a
-    blocked_lines: float = 2500.0      # tile gathers from this many lines of x (not hot columns; sets 59-62)
+    blocked_x_bytes: int = 36_000_000  # over an x this large (sets 58-61, session 51), blocked runs where ...
+    blocked_gain: float = 0.95         # ... its predicted speed over staged's is at least this (sets 59-63, session 52)
     irregular_cv: float = 1.0
     short_max: int = 64
     short_mean: float = 12.0
@@ -293,39 +291,22 @@ AUTO = AutoThresholds()
 
 # A Ginkgo-style rule on row statistics: a matrix falls in one class, in this
 # order, and AUTO_RULE names the kernel of each class (thresholds: AUTO):
-#   "wide": an x of at least blocked_x_bytes, cut into column blocks (spla.planning.blocked)
-#       whose rows hold at least blocked_entries entries a block on average, where a wave of
-#       nonzeros gathers from more than a block's width of x (stats.wave_span: not rows near
-#       the diagonal, whose waves already read a narrow stretch): blocked, staged over A
-#       regrouped block by block, so the tiles in flight gather from one block of x that L2
-#       holds. On fit set 58 (session 51, H100: rows of uniformly random columns, 8-2,048
-#       entries a row a block, 24-320 MB of x) blocked ran 1.24-2.13x staged from 40 MB of x
-#       in float32 and 1.49-2.05x from 48 MB in float64, at every entry count measured (8 the
-#       fewest), and 0.93-1.00x over 24 MB (L2 holds it: the x cut lies between). Fresh set
-#       59 then ran it 1.58-2.11x the lean cuSPARSE pair where it acted, and 1.46-1.89x staged
-#       at 2-4 entries a block, under that first cut of 8. Fit set 60 (0.5-3 entries a block):
-#       1.16-1.97x staged from 1.5, 1.06-1.64x at 1 (Pareto rows at 0.97: 1.35-1.39x), 0.84-
-#       1.28x at 0.5: a cut of 0.75 (each (row, block) pair then had a row, empty or not).
-#       Fresh set 61 found rows of hot columns 50x slower and R-MAT graphs 0.57-0.83x: the
-#       empty pairs' rows. With a row only for the pairs that hold entries, sets 59-61 ran
-#       again (call 6): 1.01-1.59x staged at 0.5 entries a block over 40 MB and more, so the
-#       entries cut is 0.5 (the fewest measured); and R-MAT graphs over 34 MB of x ran 0.90-
-#       1.04x (scale 22 in float64, which the cut of 32 MB took: 0.93x), so the x cut is
-#       36 MB, between them and the 40 MB where every run won (1.01-1.32x in float32).
-#       Fresh set 62 then ran a user-item matrix of Zipf-popular items at 0.78-0.81x staged:
-#       its gathers land on hot columns L2 holds already, a staged tile's 4,096 nonzeros
-#       reading 2,054 distinct lines of x (stats.tile_lines), against 2,964 for set 59's
-#       hub columns (1.61x) and 3,284-4,093 for every other run of sets 58-62. So blocked
-#       asks for blocked_lines, between the two (read off sets 59 and 62). Fresh set 63
-#       (user-item matrices of several skews, a Pareto graph): 1.15-1.95x staged on the 6
-#       runs it took, 0.59-0.74x on the 4 it left (Zipf 1.3, 90% on 1k hubs); auto 1.05-2.01x
-#       the lean pair on all 10. What blocked_lines cannot see: hot columns spread over many
-#       lines (60% of picks from 20k items: 3,941 lines, blocked 1.15x, still a win).
-#       Against vector it ran 0.90-1.10x on rows of one length (vector's warps sweep x in
-#       step there) and 1.04-3.9x on ragged rows. It replaces session 50's few-rows path of
-#       the long class (vector from 300 rows over 40 MB of x): on the short-wide rows of
-#       spread lengths that path was tested on (set 57) auto now runs 1.64-2.41x the lean
-#       pair, blocked 0.91-2.18x vector (session 51, call 9)
+#   "wide": an x of at least blocked_x_bytes, cut into more than one column block
+#       (spla.planning.blocked), where blocked.predicted_gain is at least blocked_gain:
+#       blocked, staged over A regrouped block by block, so the tiles in flight gather from one
+#       block of x that L2 holds. The gain is a traffic model: sectors of x a nonzero reads from
+#       DRAM in CSR order (distinct sectors of sampled windows of 1M nonzeros) against in block
+#       order (each sector A reads, once), with the cost of the (row, block) pairs and of the
+#       sum's launch. Session 51 gated on three proxies instead (entries a row a block, a wave's
+#       span of x, lines a staged tile reads), fitted on sets 58-62 and tested on fresh set 63,
+#       but bench_spmv's powerlaw-16M (web-like locality: few lines a tile, yet a quarter of its
+#       gathers far away) ran blocked 1.30-1.33x staged where those gates kept it off. The model's
+#       costs were fitted in session 52 on sets 59-63 and powerlaw-16M over x of at least 36 MB
+#       (67 runs, H100): every run predicted under 0.81 ran blocked at most 0.81x staged (hot
+#       columns, Zipf items, 2D grids in natural order), every one predicted over 1.03 at least
+#       1.0x; blocked_gain lies between. Tested on fresh set 64 (docs/lab/h100-2026-12-06-
+#       session52). Against vector blocked ran 0.90-1.10x on rows of one length (vector's warps
+#       sweep x in step there) and 1.04-3.9x on ragged rows (session 51)
 #   "long": every row long (mean >= long_mean, cv <= irregular_cv, no huge
 #       row) and at least long_rows of them: a warp per row streams each one
 #       in 16-byte packs (vector, 32 lanes), where adaptive2 would split them
@@ -556,7 +537,7 @@ Lazy = Callable[[], float]  # a statistic of A, computed when the rule first ask
 
 def matrix_class(s: RowStats, pack: int, near: Lazy, t: AutoThresholds = AUTO, x_bytes: float = math.inf, *,
                  span: Lazy | None = None, lines: Lazy | None = None, blocks: int = 1,
-                 wave: Lazy | None = None) -> str:
+                 gain: Lazy | None = None) -> str:
     """The auto rule's class of a matrix: "empty" or a key of :data:`AUTO_RULE`. ``pack``: the
     entries of a 16-byte pack of its values and indices (:func:`pack_entries`); ``near()``: its
     :func:`~spla.planning.stats.near_share`, asked only of an irregular matrix of mid size or a
@@ -566,13 +547,12 @@ def matrix_class(s: RowStats, pack: int, near: Lazy, t: AutoThresholds = AUTO, x
     (None: not known, as in a benchmark record without it; the packed rows then stay packed);
     ``lines()``: its :func:`~spla.planning.stats.tile_lines`, asked as ``span()`` is (None: the
     same); ``blocks``: its column blocks (:func:`spla.planning.blocked.n_blocks`; 1, the default,
-    never blocks, as for a benchmark record that predates them) and ``wave()`` the blocks' widths of x
-    a wave of its nonzeros gathers from (:func:`~spla.planning.stats.wave_span`; asked only of a matrix
-    that would block otherwise)."""
+    never blocks, as for a benchmark record that predates them) and ``gain()`` blocked's predicted
+    speed over staged's (:func:`spla.planning.blocked.predicted_gain`; asked only of a matrix of
+    several blocks over a large x; None: never blocks)."""
     if s.nnz == 0 or s.n_rows == 0:
         return "empty"
-    if (blocks > 1 and x_bytes >= t.blocked_x_bytes and s.nnz >= t.blocked_entries * blocks * s.n_rows
-            and wave is not None and wave() > 1 and lines is not None and lines() >= t.blocked_lines):
+    if blocks > 1 and x_bytes >= t.blocked_x_bytes and gain is not None and gain() >= t.blocked_gain:
         return "wide"
     if s.mean >= t.long_mean and s.cv <= t.irregular_cv and s.max <= t.huge_row and s.n_rows >= t.long_rows:
         return "long"
@@ -616,13 +596,13 @@ STRUCTURED_CLASSES = ("regular-large", "regular-large-packed", "regular-large-l2
 
 def rule_choice(stats: RowStats, pack: int, near: Lazy, has_structure: Callable[[str], bool],
                 t: AutoThresholds = AUTO, x_bytes: float = math.inf, *, span: Lazy | None = None,
-                lines: Lazy | None = None, blocks: int = 1, wave: Lazy | None = None) -> str:
+                lines: Lazy | None = None, blocks: int = 1, gain: Lazy | None = None) -> str:
     """The rule's kernel for a matrix of these row statistics: the class's kernel, or the first
     structured one (:data:`STRUCTURES`: ``dia``, ``band``, ``rle``) that auto considers for a regular
     matrix of them and that ``has_structure(name)`` confirms (asked only then: detection may
     cost a pass over the matrix). :func:`rule_kernel` answers it by detection on A,
     ``scripts/fit_auto.py`` from what a benchmark record timed."""
-    klass = matrix_class(stats, pack, near, t, x_bytes, span=span, lines=lines, blocks=blocks, wave=wave)
+    klass = matrix_class(stats, pack, near, t, x_bytes, span=span, lines=lines, blocks=blocks, gain=gain)
     if klass == "empty":
         return "scalar"
     if klass in STRUCTURED_CLASSES:
@@ -640,11 +620,12 @@ def x_bytes_of(A) -> int:
 def _rule_inputs(A) -> tuple[int, Lazy, dict]:
     """What the rule reads of A besides its row statistics: the entries of a 16-byte pack, the
     near share, and :func:`matrix_class`'s keywords (the bytes of x, the sampled tiles' span and
-    lines, the column blocks and a wave's span in them). The near share, the tiles and the wave are
-    asked lazily: each is a sample copied from the GPU."""
+    lines, the column blocks and blocked's predicted gain). The near share, the tiles and the gain
+    are asked lazily: each reads a sample of A (the gain also one pass over its indices), and only
+    counts leave the GPU."""
     return (pack_entries(A.dtype, A.index_dtype), lambda: near_share(A),
             {"x_bytes": x_bytes_of(A), "span": lambda: tile_span(A), "lines": lambda: tile_lines(A),
-             "blocks": blocked.n_blocks(A.n_cols), "wave": lambda: wave_span(A) / blocked.block_width(A.n_cols)})
+             "blocks": blocked.n_blocks(A.n_cols), "gain": lambda: blocked.predicted_gain(A)})
 
 
 def rule_kernel(A) -> str:
@@ -697,7 +678,7 @@ def describe_choice(A) -> dict:
     if family == "blocked":
         info["blocks"] = blocked.n_blocks(A.n_cols)
         info["block_columns"] = blocked.block_width(A.n_cols)
-        info["wave_span"] = wave_span(A)
+        info["predicted_gain"] = blocked.predicted_gain(A)
     if family in LANE_FAMILIES:
         info["lanes"] = bound_param(A, family, param)
         if family not in VALUE_LANE_FAMILIES:

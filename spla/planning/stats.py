@@ -22,7 +22,7 @@ class RowStats:
     empty: int
 
 
-def _cheapest_side(A):
+def cheapest_side(A):
     """A's cached host copy when it has one (reading it spares the device gathers), else A, and
     the array module of that side (NumPy: no CuPy import)."""
     host = A._cache.get("host")
@@ -31,8 +31,8 @@ def _cheapest_side(A):
 
 
 def row_pointer(A):
-    """A's row pointer on its cheapest side (:func:`_cheapest_side`): NumPy or CuPy."""
-    return _cheapest_side(A)[0].indptr
+    """A's row pointer on its cheapest side (:func:`cheapest_side`): NumPy or CuPy."""
+    return cheapest_side(A)[0].indptr
 
 
 def gather(array, positions: np.ndarray) -> np.ndarray:
@@ -51,7 +51,7 @@ def evenly_spaced(n: int, k: int) -> np.ndarray:
 def host_indptr(A) -> np.ndarray:
     """A's row pointer as an int64 NumPy array (the cached host copy's when A has one, else
     copied from the GPU if needed)."""
-    return np.asarray(to_host(_cheapest_side(A)[0].indptr), dtype=np.int64)
+    return np.asarray(to_host(cheapest_side(A)[0].indptr), dtype=np.int64)
 
 
 def host_row_lengths(A) -> np.ndarray:
@@ -143,7 +143,7 @@ def _sampled_steps(A) -> np.ndarray:
     if A.n_rows == 0 or A.nnz == 0:
         return np.zeros(0, dtype=np.int64)
     rows = evenly_spaced(A.n_rows, NEAR_SAMPLE_ROWS)
-    side = _cheapest_side(A)[0]
+    side = cheapest_side(A)[0]
     indptr, indices = side.indptr, side.indices
     starts = gather(indptr, rows)
     lengths = np.minimum(gather(indptr, rows + 1) - starts, NEAR_ROW_ENTRIES)
@@ -193,7 +193,7 @@ def _sample_tiles(A) -> None:
     if n_tiles == 0:
         A._cache[TILE_SPAN_KEY] = A._cache[TILE_LINES_KEY] = 0.0
         return
-    side, xp = _cheapest_side(A)
+    side, xp = cheapest_side(A)
     indices = side.indices
     tiles = evenly_spaced(n_tiles, TILE_SPAN_SAMPLES)
     sampled = indices[:n_tiles * TILE_SPAN_ENTRIES].reshape(n_tiles, TILE_SPAN_ENTRIES)[xp.asarray(tiles)]
@@ -202,31 +202,3 @@ def _sample_tiles(A) -> None:
     distinct = 1 + to_host(xp.count_nonzero(lines[:, 1:] != lines[:, :-1], axis=1)).astype(np.int64)
     A._cache[TILE_SPAN_KEY] = float(np.median(spans))
     A._cache[TILE_LINES_KEY] = float(np.median(distinct))
-
-
-# A wave: about the nonzeros the tile kernels' resident blocks gather from at once (132 SMs x 8 blocks x a
-# staged tile of 4,096 nonzeros is 4.3M).
-WAVE_ENTRIES = 1 << 22
-WAVE_SAMPLES = 8     # waves sampled, evenly spaced
-WAVE_PICKS = 4096    # entries read of each, evenly spaced
-WAVE_SPAN_KEY = "wave-span"  # A._cache[WAVE_SPAN_KEY]: wave_span(A), once computed
-
-
-def wave_span(A) -> float:
-    """The median, over WAVE_SAMPLES evenly spaced windows of WAVE_ENTRIES consecutive nonzeros (all of
-    a smaller matrix), of the columns between a window's 5th and 95th percentile columns (read off
-    WAVE_PICKS of its entries): how wide a stretch of x the GPU gathers from at once in CSR order. A
-    small part of n_cols on stencils, bands and meshes (a window's rows lie near one another's
-    columns), about 0.9 n_cols where rows are spread over all of x (short-wide rows, scattered columns,
-    rows each in a window of its own). Percentiles, not the extremes, so that a few far entries (a
-    hub column, a boundary row) do not widen it. Cached on A; only the picked entries leave the GPU."""
-    if WAVE_SPAN_KEY not in A._cache:
-        span = 0.0
-        if A.nnz:
-            window = min(WAVE_ENTRIES, A.nnz)
-            picks = (evenly_spaced(A.nnz - window + 1, WAVE_SAMPLES)[:, None]
-                     + evenly_spaced(window, WAVE_PICKS)[None, :])
-            low, high = np.percentile(gather(_cheapest_side(A)[0].indices, picks), [5, 95], axis=1)
-            span = float(np.median(high - low))
-        A._cache[WAVE_SPAN_KEY] = span
-    return A._cache[WAVE_SPAN_KEY]

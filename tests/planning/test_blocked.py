@@ -4,8 +4,6 @@ operations CuPy runs), the blocks' widths, and where auto's rule sends a matrix 
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -89,54 +87,90 @@ def test_regrouped_is_cached_on_the_matrix(rng, monkeypatch):
     assert blocked.regrouped(A).width == 150
 
 
-def _wide(n_rows: int, entries_a_block: float, blocks: int) -> RowStats:
-    mean = entries_a_block * blocks
-    return RowStats(n_rows=n_rows, nnz=int(n_rows * mean), mean=mean, std=0.0, cv=0.0, max=int(mean), empty=0)
-
-
-def test_auto_blocks_rows_of_enough_entries_a_block_over_a_large_x():
+def test_auto_blocks_where_the_predicted_gain_reaches_the_cut():
     t = rules.AUTO
     never = lambda: pytest.fail("the near share is not asked")  # noqa: E731
-    rows = _wide(800, t.blocked_entries, 10)
-    spread, local = (lambda: 9.5), (lambda: 1.0)  # a wave's span in blocks' widths
-    scattered = lambda: t.blocked_lines  # noqa: E731  (a staged tile's distinct lines of x)
+    rows = RowStats(n_rows=800, nnz=8000, mean=10.0, std=0.0, cv=0.0, max=10, empty=0)
 
-    def wide(stats=rows, x_bytes=t.blocked_x_bytes, blocks=10, wave=spread, lines=scattered):
-        return rules.matrix_class(stats, 4, never, x_bytes=x_bytes, blocks=blocks, wave=wave, lines=lines) == "wide"
+    def wide(x_bytes=t.blocked_x_bytes, blocks=10, gain=lambda: t.blocked_gain):
+        return rules.matrix_class(rows, 4, never, x_bytes=x_bytes, blocks=blocks, gain=gain) == "wide"
 
     assert wide() and rules.AUTO_RULE["wide"] == "blocked"
-    assert not wide(stats=dataclasses.replace(rows, nnz=rows.nnz - 1))  # under blocked_entries a block on average
-    assert not wide(x_bytes=t.blocked_x_bytes - 1)
-    assert not wide(wave=local)  # rows near the diagonal: a wave reads a block's width of x already
-    assert not wide(blocks=1, wave=lambda: pytest.fail("the wave is not asked of one block"))
-    assert not wide(wave=None)  # a record that predates the wave (scripts/fit_auto.py)
-    assert not wide(lines=lambda: t.blocked_lines - 1)  # hot columns: L2 holds most of what a tile gathers
-    assert not wide(lines=None)
+    assert not wide(gain=lambda: t.blocked_gain - 0.01)
+    assert not wide(x_bytes=t.blocked_x_bytes - 1, gain=lambda: pytest.fail("the gain is not asked of a small x"))
+    assert not wide(blocks=1, gain=lambda: pytest.fail("the gain is not asked of one block"))
+    assert not wide(gain=None)  # a benchmark record without it (scripts/fit_auto.py)
 
 
-def _short_wide(rng, n_rows: int, length: int, n_cols: int) -> CSRMatrix:
-    """n_rows rows of ``length`` distinct, scattered, sorted columns (float32)."""
-    columns = np.sort(rng.choice(n_cols, n_rows * length, replace=False).reshape(n_rows, length), axis=1)
+def _short_wide(rng, n_rows: int, length: int, n_cols: int, pool: int | None = None) -> CSRMatrix:
+    """n_rows rows of ``length`` distinct, sorted columns (float32): scattered over all n_cols, or
+    drawn from ``pool`` columns scattered over them (each then read by many rows far apart)."""
+    if pool is None:
+        columns = rng.choice(n_cols, n_rows * length, replace=False).reshape(n_rows, length)
+    else:
+        chosen = rng.choice(n_cols, pool, replace=False)
+        columns = np.stack([rng.choice(chosen, length, replace=False) for _ in range(n_rows)])
+    columns = np.sort(columns, axis=1)
     return CSRMatrix(np.ones(columns.size, np.float32), columns.ravel(), np.arange(n_rows + 1) * length,
                      (n_rows, n_cols))
 
 
-def test_auto_runs_blocked_on_a_short_wide_matrix(rng):
-    """The rule reads the blocks from A's columns: rows spread over an x at the cut, at the cut's
-    entries a block, take blocked, and describe_choice says how many blocks. (Two staged tiles of
-    nonzeros at least: the lines a tile gathers from are sampled from whole tiles.)"""
+@pytest.fixture
+def small_windows(monkeypatch):
+    """The traffic model at a test's scale: windows of 512 nonzeros (L2's reach in CSR order shrunk
+    with the matrix) and no fixed cost of the sum's launch."""
+    monkeypatch.setattr(blocked, "REUSE_ENTRIES", 512)
+    monkeypatch.setattr(blocked, "SUM_BYTES", 0)
+
+
+def test_traffic_counts_sectors_and_pairs(rng, small_windows):
+    """traffic() against a count by hand: distinct 32-byte sectors of each sampled window (CSR
+    order), of all of A (block order), and the (row, block) pairs of the windows."""
+    A = _short_wide(rng, 600, 12, 9_000_000, pool=3000)
+    found = blocked.traffic(A)
+    assert blocked.traffic(A) is found  # cached
+    columns, rows = A.indices, np.repeat(np.arange(A.n_rows), np.diff(A.indptr))
+    starts = np.unique(np.linspace(0, A.nnz - 512, blocked.REUSE_SAMPLES).astype(np.int64))
+    sectors = [np.unique(columns[s:s + 512] // 8).size for s in starts]
+    width = blocked.block_width(A.n_cols)
+    pairs = [len({(r, c // width) for r, c in zip(rows[s:s + 512], columns[s:s + 512])}) for s in starts]
+    assert found.csr == pytest.approx(sum(sectors) / (512 * starts.size))
+    assert found.pairs == pytest.approx(sum(pairs) / (512 * starts.size))
+    assert found.blocked == pytest.approx(np.unique(columns // 8).size / A.nnz)
+    entry = 8  # a float32 value and an int32 index
+    assert blocked.predicted_gain(A) == pytest.approx(
+        (entry + blocked.CSR_SECTOR_BYTES * found.csr)
+        / (entry + blocked.SECTOR_BYTES * found.blocked + blocked.PAIR_BYTES * found.pairs))
+    assert blocked.predicted_gain(CSRMatrix((5, 7))) == 1.0
+
+
+def test_no_gain_where_csr_order_reads_no_sector_again(rng, small_windows):
+    """Columns read once each (every one distinct): CSR order reads each sector once already, so
+    blocking has nothing to save; and a band along the diagonal (a stripe) the same."""
+    once = _short_wide(rng, 600, 12, 9_000_000)
+    assert blocked.traffic(once).csr == pytest.approx(blocked.traffic(once).blocked, rel=0.05)
+    assert blocked.predicted_gain(once) == 0.0
+    n = 200_000
+    stripe = CSRMatrix.from_scipy(sp.diags([np.ones(n - 1), np.ones(n), np.ones(n - 1)], [-1, 0, 1]).tocsr())
+    assert blocked.predicted_gain(stripe) == 0.0
+
+
+def test_auto_runs_blocked_on_a_short_wide_matrix(rng, small_windows):
+    """The rule reads the blocks and the predicted gain from A: rows drawn from scattered columns that
+    many rows read far apart, over an x at the cut, take blocked, and describe_choice says why;
+    the same rows of columns read once each do not."""
     t = rules.AUTO
     n_cols = -(-t.blocked_x_bytes // 4)  # float32
-    blocks = blocked.n_blocks(n_cols)
-    length = int(np.ceil(t.blocked_entries * blocks))
-    n_rows = -(-2 * 4096 // length)
-    A = _short_wide(rng, n_rows, length, n_cols)
+    A = _short_wide(rng, 600, 12, n_cols, pool=3000)
+    assert blocked.predicted_gain(A) >= t.blocked_gain
     assert rules.rule_kernel(A) == "blocked"
     info = rules.describe_choice(A)
+    blocks = blocked.n_blocks(n_cols)
     assert info["class"] == "wide" and info["blocks"] == blocks and info["block_columns"] == blocked.block_width(n_cols)
+    assert info["predicted_gain"] == blocked.predicted_gain(A)
     plan = rules.plan_spmv(A, "auto")
     assert plan.family == "blocked" and plan.inner.family == "staged" and plan.regrouped.matrix.nnz == A.nnz
-    assert rules.rule_kernel(_short_wide(rng, n_rows, length - 1, n_cols)) != "blocked"
+    assert rules.rule_kernel(_short_wide(rng, 600, 12, n_cols)) != "blocked"
 
 
 def test_auto_falls_back_to_staged_where_the_copy_does_not_fit(rng, monkeypatch):
@@ -155,30 +189,16 @@ def test_auto_falls_back_to_staged_where_the_copy_does_not_fit(rng, monkeypatch)
         rules.plan_spmv(A, "blocked")
 
 
-def test_spla_info_says_how_auto_blocks(rng):
+def test_spla_info_says_how_auto_blocks(rng, small_windows):
     from spla.cli.spmv import auto_line
 
-    t = rules.AUTO
-    n_cols = -(-t.blocked_x_bytes // 4)
-    blocks = blocked.n_blocks(n_cols)
-    A = _short_wide(rng, 4096, int(np.ceil(t.blocked_entries * blocks)) + 1, n_cols)
+    n_cols = -(-rules.AUTO.blocked_x_bytes // 4)
+    A = _short_wide(rng, 600, 12, n_cols, pool=3000)
     line = auto_line(rules.describe_choice(A))
-    assert line.startswith(f"auto runs   blocked:{rules.bound_param(A, 'blocked', None)} ({blocks} blocks of "
-                           f"{blocked.block_width(n_cols):,} columns; a wave of nonzeros spans ")
+    assert line.startswith(f"auto runs   blocked:{rules.bound_param(A, 'blocked', None)} ({blocked.n_blocks(n_cols)} "
+                           f"blocks of {blocked.block_width(n_cols):,} columns; predicted "
+                           f"{blocked.predicted_gain(A):.2f}x staged)")
     assert "(class wide" in line
-
-
-def test_a_wave_spans_little_of_x_on_rows_near_the_diagonal(rng, monkeypatch):
-    from spla.planning import stats
-
-    monkeypatch.setattr(stats, "WAVE_ENTRIES", 3000)  # waves of 3,000 nonzeros: 1,000 rows of this band
-    n = 100_000
-    band = CSRMatrix.from_scipy(sp.diags([np.ones(n - 1), np.ones(n), np.ones(n - 1)], [-1, 0, 1]).tocsr())
-    assert 800 < stats.wave_span(band) < 1000  # the waves' 5th-95th percentile columns
-    scattered = CSRMatrix.from_scipy(sp.random(30_000, n, density=1e-4, format="csr", random_state=rng))
-    assert stats.wave_span(scattered) > 0.85 * n
-    assert stats.wave_span(CSRMatrix((5, 7))) == 0.0
-
 
 
 def test_the_tuner_times_blocked_where_x_is_large_enough(rng):
