@@ -9,7 +9,7 @@ R=/tmp/next
 mkdir -p $R
 nvidia-smi --query-gpu=name --format=csv,noheader
 python3 docs/lab/h100-2026-12-06-session52/make_fresh_64.py /tmp/f64 >$R/make64.log 2>&1 &
-TESTS_K="blocked or auto or amg or multiply or take_rows or getitem or dia" STEP_LIMIT_S=130 \
+TESTS_K="blocked or auto or amg or multiply or take_rows or getitem or dia or turns" STEP_LIMIT_S=130 \
     bash docs/lab/cpu-2026-12-04-session27/next_call.sh tests >$R/tests-call.log 2>&1
 tail -n 8 $R/tests-call.log
 wait; cat $R/make64.log
