@@ -10,7 +10,7 @@ Python and by device time (a CUDA graph of back-to-back launches). The ms
 columns are device time. Writes JSON (GPU, versions, date, copy bandwidth,
 every figure) to --out and prints a markdown table last.
 
-    PYTHONPATH=. python scripts/bench_spmv.py --out $OUT            # ~4 min on an H200
+    PYTHONPATH=. python scripts/bench_spmv.py --out $OUT            # ~4.5 min on an H200
     PYTHONPATH=. python scripts/bench_spmv.py --quick               # small set, ~30 s
     PYTHONPATH=. python scripts/bench_spmv.py --real ./shared-matrices
 """
@@ -46,10 +46,10 @@ QUICK = [
     ("hugerows-200k", "gen:hugerows:200000:8:200000", "a few huge rows"),
     ("banded-200k-20", "gen:banded:200000:20", "FEM-like band"),
 ]
-F32_KERNELS = ["scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", "staged", "auto", "cusparse",
-               "cusparse-cupy"]
+F32_KERNELS = ["scalar", "warp", "vector", "adaptive", "adaptive2", "segmented", "staged", "blocked", "auto",
+               "cusparse", "cusparse-cupy"]
 # float64: auto, the kernels auto may run on irregular matrices, the anchor
-F64_KERNELS = ["auto", "vector", "adaptive", "adaptive2", "segmented", "staged", "cusparse"]
+F64_KERNELS = ["auto", "vector", "adaptive", "adaptive2", "segmented", "staged", "blocked", "cusparse"]
 TIME_BUDGET_S = 0.02  # per figure of a kernel in a round (spla.bench.spmv.compare)
 ROUNDS = 3
 

@@ -87,7 +87,7 @@ for s in "${steps[@]}"; do
                    "${crashed[@]}"
              fi ;;
     # shellcheck disable=SC2086  # SPMV_ARGS is a list of words
-    spmv)    run_step bench_spmv "${SPMV_LIMIT:-240}" python3 scripts/bench_spmv.py --out "$RES" $real $quick ${SPMV_ARGS:-} ;;
+    spmv)    run_step bench_spmv "${SPMV_LIMIT:-300}" python3 scripts/bench_spmv.py --out "$RES" $real $quick ${SPMV_ARGS:-} ;;
     gemm)    run_step bench_gemm 150 python3 scripts/bench_gemm.py --out "$RES" $quick ;;
     spmm)    run_step bench_spmm 180 python3 scripts/bench_spmm.py --out "$RES" $quick ;;
     solvers) run_step bench_solvers 150 python3 scripts/bench_solvers.py --out "$RES" $quick ;;

@@ -36,7 +36,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-KERNELS = ("auto", "scalar", "warp", "vector", "adaptive2", "segmented", "staged", "cusparse")
+KERNELS = ("auto", "scalar", "warp", "vector", "adaptive2", "segmented", "staged", "blocked", "cusparse")
 
 
 def per_call_us(cupy, runs: dict, calls: int, repeat: int) -> dict:

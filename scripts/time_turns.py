@@ -60,6 +60,7 @@ def main(argv=None) -> int:
     from spla.ops import spmv as ops_spmv
 
     records = []
+    environment = bench.environment()
     for source in args.sources:
         began = time.perf_counter()
         A64 = corpus.load(source, dtype=np.float64)
@@ -90,10 +91,10 @@ def main(argv=None) -> int:
             records += rows
             del A, x, out
             cupy.get_default_memory_pool().free_all_blocks()
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "turns.json").write_text(json.dumps({"environment": bench.environment(),
-                                                         "kernels": args.kernels, "results": records}, indent=1))
+        if args.out:  # after each matrix, so a run cut short keeps what it timed
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "turns.json").write_text(json.dumps({"environment": environment, "kernels": args.kernels,
+                                                             "results": records}, indent=1))
     return 0 if all(r["status"] == "ok" for r in records) else 1
 
 

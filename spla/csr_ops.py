@@ -35,6 +35,7 @@ import numpy as np
 
 from . import device as _device
 from .csr import SUPPORTED_DTYPES, CSRMatrix, _is_int, _is_sparse
+from .csr_passes import entry_rows
 from .errors import DeviceMemoryError, InputError
 
 CUPYX_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.float32, np.float64, np.complex64, np.complex128))
@@ -314,8 +315,7 @@ def _multiply_dense(A, D):
     if np.broadcast_shapes(D.shape, A.shape) != A.shape:
         raise ValueError(f"inconsistent shapes {A.shape} and {D.shape}")
     D = xp.broadcast_to(D, A.shape)
-    owner = xp.searchsorted(A.indptr[1:], xp.arange(A.nnz), side="right")
-    return _with_data(A, A.data * D[owner, A.indices])
+    return _with_data(A, A.data * D[entry_rows(A.indptr, xp.arange(A.nnz)), A.indices])
 
 
 def divide(A, other):
@@ -615,7 +615,7 @@ def take_rows(A, key) -> CSRMatrix:
     indptr[1:] = xp.cumsum(lengths)
     total = int(indptr[-1])
     position = xp.arange(total, dtype=np.int64)
-    owner = xp.searchsorted(indptr[1:], position, side="right")
+    owner = entry_rows(indptr, position)
     source = position - indptr[owner] + starts[owner]
     return CSRMatrix(A.data[source], A.indices[source], indptr, (rows.shape[0], A.shape[1]),
                      index_dtype=index_dtype, validate=False)

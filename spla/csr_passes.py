@@ -16,14 +16,22 @@ import numpy as np
 
 from .device import array_module
 
-__all__ = ["DiagonalCheck", "PaletteCodes", "check_diagonals", "column_blocks", "column_runs", "palette_codes",
-           "row_runs", "sampled_diagonals", "uniform_values"]
+__all__ = ["DiagonalCheck", "PaletteCodes", "check_diagonals", "column_blocks", "column_runs", "entry_rows",
+           "palette_codes", "row_runs", "sampled_diagonals", "uniform_values"]
 
 #: uniform_values reads host values in pieces that start at FIRST_PIECE and double up to
 #: UNIFORM_PIECE, so a matrix of many values is told apart at its first few (a pattern matrix is
 #: read whole, once). A GPU matrix is read in one pass: a piece would cost a launch and a sync.
 FIRST_PIECE = 256
 UNIFORM_PIECE = 1 << 16
+
+
+def entry_rows(indptr, positions):
+    """The row of each stored entry at ``positions`` (each below ``indptr[-1]``) of a CSR structure, on
+    the arrays' side: a binary search per entry among the rows' ends, so empty rows are skipped (NumPy's
+    repeat would do it by counts, but CuPy's takes no array of counts)."""
+    xp = array_module(indptr, positions)
+    return xp.searchsorted(indptr[1:], positions.astype(indptr.dtype, copy=False), side="right")
 
 
 def uniform_values(A, dtypes=("float32", "float64")) -> bool:
@@ -64,8 +72,7 @@ def sampled_diagonals(A, positions: np.ndarray) -> np.ndarray:
         from .backends.cuda import detect
 
         return detect.sampled_diagonals(A, positions)
-    rows = np.searchsorted(A.indptr[1:], positions.astype(A.indptr.dtype), side="right")
-    return A.indices[positions].astype(np.int64) - rows
+    return A.indices[positions].astype(np.int64) - entry_rows(A.indptr, positions)
 
 
 def check_diagonals(A, candidates: np.ndarray, values, capacity: int) -> DiagonalCheck:
@@ -166,7 +173,7 @@ def column_blocks(indptr, indices, data, n_blocks: int, width: int):
     xp = array_module(indptr, indices, data)
     n_rows, nnz = int(indptr.shape[0]) - 1, int(indices.shape[0])
     stable_sort = (lambda keys: np.argsort(keys, kind="stable")) if xp is np else xp.argsort
-    row = xp.searchsorted(indptr.astype(np.int64), xp.arange(nnz, dtype=np.int64), side="right") - 1
+    row = entry_rows(indptr, xp.arange(nnz, dtype=np.int64))
     slot = (indices // width).astype(np.int64) * n_rows + row  # (block, row) as one key
     order = stable_sort(slot)
     slot = slot[order]

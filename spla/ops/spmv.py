@@ -15,7 +15,7 @@ from ..backends import cpu
 from ..csr import CSRMatrix, as_csr
 from ..errors import InputError, KernelError
 from ..planning import tune as plan_tune
-from ..planning.spmv import BOUND_KEY, CPU_KERNELS, plan_spmv
+from ..planning.spmv import BOUND_KEY, CPU_KERNELS, plan_spmv, staged_instead
 
 _NOTHING_BOUND: dict = {}  # read-only stand-in, so the hot path allocates no dict
 
@@ -153,7 +153,13 @@ def bind(A, kernel: str = "auto", row_plan=None):
     A = A.to_device()
     if kernel in ("auto", "tune"):
         resolve_tuned(A, measure=kernel == "tune")
-    return cuda_spmv.bind(cupy, A, plan_spmv(A, kernel, row_plan))
+    plan = plan_spmv(A, kernel, row_plan)
+    try:
+        return cuda_spmv.bind(cupy, A, plan)
+    except MemoryError as error:  # (CuPy's OutOfMemoryError is one)
+        if plan.family != "blocked":
+            raise
+        return cuda_spmv.bind(cupy, A, staged_instead(A, kernel, plan.param, error))  # blocked's partials
 
 
 def resolve_tuned(A, measure: bool) -> None:

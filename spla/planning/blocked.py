@@ -138,7 +138,7 @@ def traffic(A) -> Traffic:
             columns = side.indices[start:start + window].astype(np.int64)
             sectors = xp.sort(columns // per_sector)
             csr += 1 + int(xp.count_nonzero(sectors[1:] != sectors[:-1]))
-            rows = xp.searchsorted(side.indptr, positions, side="right")
+            rows = csr_passes.entry_rows(side.indptr, positions)
             blocks = columns // width
             pairs += 1 + int(xp.count_nonzero((rows[1:] != rows[:-1]) | (blocks[1:] != blocks[:-1])))
         sampled = window * starts.size

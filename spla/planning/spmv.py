@@ -796,11 +796,9 @@ def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) ->
     if family == "blocked":
         try:
             found = blocked.regrouped(A)
-        except MemoryError:  # CuPy's OutOfMemoryError is one: the copy of A did not fit beside it
-            if kernel not in ("auto", "tune"):
-                raise
-            return replace(plan_spmv(A, f"staged:{param}"), kernel=kernel)  # auto's choice, without the copy
-        return SpmvPlan(kernel, family, param, regrouped=found, inner=plan_spmv(found.matrix, f"staged:{param}"))
+            return SpmvPlan(kernel, family, param, regrouped=found, inner=plan_spmv(found.matrix, f"staged:{param}"))
+        except MemoryError as error:  # CuPy's OutOfMemoryError is one: the copy of A or its plan did not fit
+            return staged_instead(A, kernel, param, error)
     if family in STRUCTURES:
         found = STRUCTURES[family].structure(A)
         if isinstance(found, Refusal):
@@ -810,3 +808,13 @@ def plan_spmv(A, kernel: str = "auto", row_plan: adaptive.Plan | None = None) ->
                               f"16-byte load; use one of {', '.join(f'dia:{r}' for r in dia.rows_choices(A.dtype))}")
         return SpmvPlan(kernel, family, param, structure=found)
     return SpmvPlan(kernel, family, param)
+
+
+def staged_instead(A, kernel: str, param: int | None, error: MemoryError) -> SpmvPlan:
+    """Where blocked's copy of A, its plan or (binding) its partials did not fit beside A: the copy
+    dropped from A's cache, then staged with the same entries a thread where auto or tune chose
+    blocked (its choice without the copy), or ``error`` raised for a kernel asked for by name."""
+    A._cache.pop(blocked.REGROUPED_KEY, None)
+    if kernel not in ("auto", "tune"):
+        raise error
+    return replace(plan_spmv(A, f"staged:{param}"), kernel=kernel)

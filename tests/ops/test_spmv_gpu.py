@@ -720,3 +720,24 @@ def test_auto_blocks_a_short_wide_matrix_on_the_gpu(rng, monkeypatch):
     ref, scale, lengths = _reference(A, x)
     _check(ops_spmv.spmv(A, x), A, ref, scale, lengths, "auto on a short-wide matrix")
     assert ops_spmv.bound_launcher(A, "auto") is not None
+
+
+def test_auto_runs_staged_where_blocked_partials_do_not_fit(rng, monkeypatch):
+    """auto's blocked whose launcher (the partials, staged's tile state) does not fit beside A and its
+    copy binds staged instead, drops the copy and gives SciPy's product; blocked asked for by name
+    raises the memory error."""
+    monkeypatch.setattr(blocked, "BLOCK_COLUMNS", 97)
+
+    def out_of_memory(*args):
+        raise MemoryError("no room for the partials")
+
+    monkeypatch.setattr(cuda_spmv, "_BlockedLauncher", out_of_memory)
+    A = _device_matrix(CASES["random"](rng), np.float32, np.int32)
+    A._cache[rules.AUTO_CHOICE_KEY] = "blocked:8"  # as if the rule or a tuning had picked it
+    x = cupy.asarray(rng.uniform(-1, 1, A.n_cols).astype(np.float32))
+    ref, scale, lengths = _reference(A, x)
+    _check(ops_spmv.spmv(A, x), A, ref, scale, lengths, "auto without blocked's partials")
+    assert isinstance(ops_spmv.bound_launcher(A, "auto"), cuda_spmv._StagedLauncher)
+    assert blocked.REGROUPED_KEY not in A._cache
+    with pytest.raises(MemoryError):
+        ops_spmv.spmv(A, x, kernel="blocked")

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from spla import csr_passes
 from spla.csr import CSRMatrix
-from spla.planning import blocked
+from spla.planning import blocked, segmented
 from spla.planning import spmv as rules
 from spla.planning.stats import RowStats
 
@@ -187,6 +187,29 @@ def test_auto_falls_back_to_staged_where_the_copy_does_not_fit(rng, monkeypatch)
     assert fallback.family == "staged" and fallback.kernel == "auto" and fallback.param == plan.param
     with pytest.raises(MemoryError):  # asked for by name: the error, not another kernel
         rules.plan_spmv(A, "blocked")
+
+
+def test_auto_drops_the_copy_where_its_plan_does_not_fit(rng, monkeypatch):
+    """The copy fits but staged's plan of it does not: auto runs staged on A, and A's cache no longer
+    holds the copy (the memory it takes is what ran out)."""
+    monkeypatch.setattr(blocked, "BLOCK_COLUMNS", 1000)
+    A = CSRMatrix.from_scipy(sp.random(20, 10_000, density=0.06, format="csr", random_state=rng))
+    A._cache[rules.AUTO_CHOICE_KEY] = "blocked:8"
+    tile_rows = segmented.segmented_tile_rows
+
+    def out_of_memory_on_the_copy(M, tile):
+        if M is not A:
+            raise MemoryError("no room for the copy's plan")
+        return tile_rows(M, tile)
+
+    monkeypatch.setattr(segmented, "segmented_tile_rows", out_of_memory_on_the_copy)
+    fallback = rules.plan_spmv(A, "auto")
+    assert fallback.family == "staged" and fallback.regrouped is None
+    assert blocked.REGROUPED_KEY not in A._cache
+    blocked.regrouped(A)
+    with pytest.raises(MemoryError, match="copy's plan"):
+        rules.plan_spmv(A, "blocked")
+    assert blocked.REGROUPED_KEY not in A._cache
 
 
 def test_spla_info_says_how_auto_blocks(rng, small_windows):

@@ -4,6 +4,9 @@ stats.tile_lines (distinct lines a tile), which also counts local reuse (rows ne
 blocked does not lose on. For each .npz given (or gen: spec), both dtypes.
 
     python3 hot_share.py A.npz ... [--spec gen:...]
+
+It ran on the library as of bb0c005: stats.wave_span, which it prints, went with session 52's traffic model
+(`git worktree add /tmp/s51 bb0c005` to run it again).
 """
 
 from __future__ import annotations

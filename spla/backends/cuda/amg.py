@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from ... import device as _device
+from ...csr_passes import entry_rows
 from ...errors import InputError
 from ...linalg._amg_setup import SPGEMM_MAX_PRODUCTS
 from .runtime import INDEX_TYPES, KernelSource, ceil_div, grid_1d, template
@@ -65,9 +66,8 @@ class DeviceSetupOps:
         kernel((grid_1d(n, AMG_BLOCK),), (AMG_BLOCK,), (A.indptr, A.indices, *args, np.int64(n)))
 
     def row_ids(self, indptr, nnz: int):
-        """The row of each stored entry (a binary search per entry: CuPy's repeat takes no array of counts)."""
-        cupy = self.xp
-        return cupy.searchsorted(indptr[1:], cupy.arange(nnz, dtype=indptr.dtype), side="right")
+        """The row of each stored entry."""
+        return entry_rows(indptr, self.xp.arange(nnz, dtype=indptr.dtype))
 
     def diagonal(self, A):
         out = self.xp.empty(A.shape[0], dtype=self.xp.float64)
