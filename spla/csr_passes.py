@@ -4,8 +4,8 @@ GPU (:mod:`spla.backends.cuda.detect`, kernels/detect_structure.cu) giving the s
 (tests/ops/test_detect_gpu.py); the runs of consecutive columns of :mod:`spla.planning.rle`
 (:func:`column_runs`: array operations, NumPy's or CuPy's); whether a matrix stores one value
 (:func:`uniform_values`); the codes of values on a palette (:func:`palette_codes`: dia's slots,
-staged's values); and a matrix regrouped by blocks of its columns (:func:`column_blocks`, the blocked
-kernel's copy); the row of each stored entry (:func:`entry_rows`). Planning and the backends ask these, and
+staged's values); a matrix regrouped by blocks of its columns (:func:`column_blocks`, the blocked
+kernel's copy); and the row of each stored entry (:func:`entry_rows`). Planning and the backends ask these, and
 planning never asks a backend.
 """
 
