@@ -315,7 +315,7 @@ def _multiply_dense(A, D):
     if np.broadcast_shapes(D.shape, A.shape) != A.shape:
         raise ValueError(f"inconsistent shapes {A.shape} and {D.shape}")
     D = xp.broadcast_to(D, A.shape)
-    return _with_data(A, A.data * D[entry_rows(A.indptr, xp.arange(A.nnz)), A.indices])
+    return _with_data(A, A.data * D[entry_rows(A.indptr, xp.arange(A.nnz, dtype=A.indptr.dtype)), A.indices])
 
 
 def divide(A, other):

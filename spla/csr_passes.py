@@ -30,7 +30,8 @@ UNIFORM_PIECE = 1 << 16
 def entry_rows(indptr, positions):
     """The row of each stored entry at ``positions`` (each below ``indptr[-1]``) of a CSR structure, on
     the arrays' side: a binary search per entry among the rows' ends, so empty rows are skipped (NumPy's
-    repeat would do it by counts, but CuPy's takes no array of counts)."""
+    repeat would do it by counts, but CuPy's takes no array of counts). Positions in indptr's dtype are
+    searched as they are; others are copied to it (callers over every entry build them in it)."""
     xp = array_module(indptr, positions)
     return xp.searchsorted(indptr[1:], positions.astype(indptr.dtype, copy=False), side="right")
 
@@ -174,7 +175,7 @@ def column_blocks(indptr, indices, data, n_blocks: int, width: int):
     xp = array_module(indptr, indices, data)
     n_rows, nnz = int(indptr.shape[0]) - 1, int(indices.shape[0])
     stable_sort = (lambda keys: np.argsort(keys, kind="stable")) if xp is np else xp.argsort
-    row = entry_rows(indptr, xp.arange(nnz, dtype=np.int64))
+    row = entry_rows(indptr, xp.arange(nnz, dtype=indptr.dtype))
     slot = (indices // width).astype(np.int64) * n_rows + row  # (block, row) as one key
     order = stable_sort(slot)
     slot = slot[order]

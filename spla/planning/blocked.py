@@ -134,7 +134,7 @@ def traffic(A) -> Traffic:
         window = min(REUSE_ENTRIES, A.nnz)
         starts = evenly_spaced(A.nnz - window + 1, REUSE_SAMPLES)
         for start in starts.tolist():
-            positions = xp.arange(start, start + window, dtype=np.int64)
+            positions = xp.arange(start, start + window, dtype=side.indptr.dtype)
             columns = side.indices[start:start + window].astype(np.int64)
             sectors = xp.sort(columns // per_sector)
             csr += 1 + int(xp.count_nonzero(sectors[1:] != sectors[:-1]))
