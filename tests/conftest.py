@@ -83,6 +83,32 @@ def block_rows(n_block_rows: int, size: int, per_row: int, seed: int = 0):
     return sp.kron(pattern, rng.uniform(0.5, 1, (size, size)), format="csr")
 
 
+def short_wide(rng, n_rows: int, length: int, n_cols: int, pool: int | None = None):
+    """A host CSRMatrix of n_rows rows of ``length`` distinct, sorted columns (float32): scattered over
+    all n_cols, or drawn from ``pool`` columns scattered over them (each then read by many rows far
+    apart): the shape auto's traffic model sends to blocked once x is past its cut."""
+    from spla.csr import CSRMatrix
+
+    if pool is None:
+        columns = rng.choice(n_cols, n_rows * length, replace=False).reshape(n_rows, length)
+    else:
+        chosen = rng.choice(n_cols, pool, replace=False)
+        columns = np.stack([rng.choice(chosen, length, replace=False) for _ in range(n_rows)])
+    columns = np.sort(columns, axis=1)
+    return CSRMatrix(np.ones(columns.size, np.float32), columns.ravel(), np.arange(n_rows + 1) * length,
+                     (n_rows, n_cols))
+
+
+@pytest.fixture
+def small_windows(monkeypatch):
+    """The blocked traffic model at a test's scale: windows of 512 nonzeros (L2's reach in CSR order
+    shrunk with the matrix) and no fixed cost of the sum's launch."""
+    from spla.planning import blocked
+
+    monkeypatch.setattr(blocked, "REUSE_ENTRIES", 512)
+    monkeypatch.setattr(blocked, "SUM_BYTES", 0)
+
+
 @pytest.fixture
 def shared_matrices():
     """The folder of real SuiteSparse matrices beside the checkout, or skip."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import short_wide
 
 from spla.backends.cuda import spmv as cuda_spmv
 from spla.csr import CSRMatrix
@@ -700,21 +701,15 @@ def test_blocked_over_several_blocks_matches_scipy(rng, monkeypatch, case, dtype
     assert blocked.regrouped(A).matrix.n_rows > A.n_rows - int((np.diff(A.to_host().indptr) == 0).sum())
 
 
-def test_auto_blocks_a_short_wide_matrix_on_the_gpu(rng, monkeypatch):
+def test_auto_blocks_a_short_wide_matrix_on_the_gpu(rng, small_windows):
     """A device matrix of rows drawn from scattered columns that many rows read, over an x past auto's
     cut, runs blocked by auto, with SciPy's product; the traffic model read from the GPU's arrays
-    (CuPy's sort, search and scatter) counts what it counts on the host copy. The model at the
-    test's scale: windows of 512 nonzeros, no fixed cost of the sum's launch."""
-    monkeypatch.setattr(blocked, "REUSE_ENTRIES", 512)
-    monkeypatch.setattr(blocked, "SUM_BYTES", 0)
+    (CuPy's sort, search and scatter) counts what it counts on the host copy."""
     n_cols = -(-rules.AUTO.blocked_x_bytes // 4)
-    chosen = rng.choice(n_cols, 3000, replace=False)
-    columns = np.sort(np.stack([rng.choice(chosen, 12, replace=False) for _ in range(600)]), axis=1)
-    host = sp.csr_matrix((np.ones(columns.size, np.float32), columns.ravel(), np.arange(601) * 12),
-                         shape=(600, n_cols))
+    host = short_wide(rng, 600, 12, n_cols, pool=3000)
     A = CSRMatrix(cupy.asarray(host.data), cupy.asarray(host.indices), cupy.asarray(host.indptr), host.shape)
     assert "host" not in A._cache  # (the model reads A's own side: here the GPU's arrays)
-    assert blocked.traffic(A) == blocked.traffic(CSRMatrix.from_scipy(host))
+    assert blocked.traffic(A) == blocked.traffic(host)
     assert rules.describe_choice(A)["kernel"] == "blocked"
     x = cupy.asarray(rng.uniform(-1, 1, n_cols).astype(np.float32))
     ref, scale, lengths = _reference(A, x)

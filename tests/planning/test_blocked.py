@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import short_wide
 
 from spla import csr_passes
 from spla.csr import CSRMatrix
@@ -102,31 +103,10 @@ def test_auto_blocks_where_the_predicted_gain_reaches_the_cut():
     assert not wide(gain=None)  # a benchmark record without it (scripts/fit_auto.py)
 
 
-def _short_wide(rng, n_rows: int, length: int, n_cols: int, pool: int | None = None) -> CSRMatrix:
-    """n_rows rows of ``length`` distinct, sorted columns (float32): scattered over all n_cols, or
-    drawn from ``pool`` columns scattered over them (each then read by many rows far apart)."""
-    if pool is None:
-        columns = rng.choice(n_cols, n_rows * length, replace=False).reshape(n_rows, length)
-    else:
-        chosen = rng.choice(n_cols, pool, replace=False)
-        columns = np.stack([rng.choice(chosen, length, replace=False) for _ in range(n_rows)])
-    columns = np.sort(columns, axis=1)
-    return CSRMatrix(np.ones(columns.size, np.float32), columns.ravel(), np.arange(n_rows + 1) * length,
-                     (n_rows, n_cols))
-
-
-@pytest.fixture
-def small_windows(monkeypatch):
-    """The traffic model at a test's scale: windows of 512 nonzeros (L2's reach in CSR order shrunk
-    with the matrix) and no fixed cost of the sum's launch."""
-    monkeypatch.setattr(blocked, "REUSE_ENTRIES", 512)
-    monkeypatch.setattr(blocked, "SUM_BYTES", 0)
-
-
 def test_traffic_counts_sectors_and_pairs(rng, small_windows):
     """traffic() against a count by hand: distinct 32-byte sectors of each sampled window (CSR
     order), of all of A (block order), and the (row, block) pairs of the windows."""
-    A = _short_wide(rng, 600, 12, 9_000_000, pool=3000)
+    A = short_wide(rng, 600, 12, 9_000_000, pool=3000)
     found = blocked.traffic(A)
     assert blocked.traffic(A) is found  # cached
     columns, rows = A.indices, np.repeat(np.arange(A.n_rows), np.diff(A.indptr))
@@ -147,7 +127,7 @@ def test_traffic_counts_sectors_and_pairs(rng, small_windows):
 def test_no_gain_where_csr_order_reads_no_sector_again(rng, small_windows):
     """Columns read once each (every one distinct): CSR order reads each sector once already, so
     blocking has nothing to save; and a band along the diagonal (a stripe) the same."""
-    once = _short_wide(rng, 600, 12, 9_000_000)
+    once = short_wide(rng, 600, 12, 9_000_000)
     assert blocked.traffic(once).csr == pytest.approx(blocked.traffic(once).blocked, rel=0.05)
     assert blocked.predicted_gain(once) == 0.0
     n = 200_000
@@ -161,7 +141,7 @@ def test_auto_runs_blocked_on_a_short_wide_matrix(rng, small_windows):
     the same rows of columns read once each do not."""
     t = rules.AUTO
     n_cols = -(-t.blocked_x_bytes // 4)  # float32
-    A = _short_wide(rng, 600, 12, n_cols, pool=3000)
+    A = short_wide(rng, 600, 12, n_cols, pool=3000)
     assert blocked.predicted_gain(A) >= t.blocked_gain
     assert rules.rule_kernel(A) == "blocked"
     info = rules.describe_choice(A)
@@ -170,7 +150,7 @@ def test_auto_runs_blocked_on_a_short_wide_matrix(rng, small_windows):
     assert info["predicted_gain"] == blocked.predicted_gain(A)
     plan = rules.plan_spmv(A, "auto")
     assert plan.family == "blocked" and plan.inner.family == "staged" and plan.regrouped.matrix.nnz == A.nnz
-    assert rules.rule_kernel(_short_wide(rng, 600, 12, n_cols)) != "blocked"
+    assert rules.rule_kernel(short_wide(rng, 600, 12, n_cols)) != "blocked"
 
 
 def test_auto_falls_back_to_staged_where_the_copy_does_not_fit(rng, monkeypatch):
@@ -216,7 +196,7 @@ def test_spla_info_says_how_auto_blocks(rng, small_windows):
     from spla.cli.spmv import auto_line
 
     n_cols = -(-rules.AUTO.blocked_x_bytes // 4)
-    A = _short_wide(rng, 600, 12, n_cols, pool=3000)
+    A = short_wide(rng, 600, 12, n_cols, pool=3000)
     line = auto_line(rules.describe_choice(A))
     assert line.startswith(f"auto runs   blocked:{rules.bound_param(A, 'blocked', None)} ({blocked.n_blocks(n_cols)} "
                            f"blocks of {blocked.block_width(n_cols):,} columns; predicted "
@@ -228,7 +208,7 @@ def test_the_tuner_times_blocked_where_x_is_large_enough(rng):
     from spla.planning import tune
 
     n_cols = -(-rules.AUTO.blocked_x_bytes // 4)
-    over = _short_wide(rng, 64, 3, n_cols)  # too few nonzeros for the rule (under a tile): the tuner still times it
+    over = short_wide(rng, 64, 3, n_cols)  # too few nonzeros for the rule (under a tile): the tuner still times it
     assert "blocked" in tune.candidates(over) and rules.rule_kernel(over) != "blocked"
-    under = _short_wide(rng, 64, 3, n_cols - 1_000_000)
+    under = short_wide(rng, 64, 3, n_cols - 1_000_000)
     assert "blocked" not in tune.candidates(under)
