@@ -8,7 +8,7 @@ at the rate fp'(w*) where F(w*) = C (footprint theory), each miss costing K byte
 sector) or 64 (--line 64: Nsight Compute's DRAM bytes in session 54 say H100 reads 64 a random miss). Block order as in the
 library: 32 b + P p + SUM / nnz (b: distinct sectors a nonzero, p: row-block pairs a nonzero).
 
-    python3 fit_footprint.py FOOTPRINTS.txt [MEASURED.txt ...] [--line 64] [--reread | --window]
+    python3 fit_footprint.py FOOTPRINTS.txt [MEASURED.txt ...] [--line 64] [--reread | --window] [--C MB] [--K BYTES] [--mixed-guard]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ REREAD_SHARE = 0.1
 CUT = 0.95
 X_CUT_MB = 36
 LINE = 32  # bytes a line of x in FOOTPRINTS.txt (--line 64: footprint.py run with LINE=64)
+MIXED_GUARD = False  # --mixed-guard: the guard in bytes, CSR order's lines against block order's sectors
 FORM = "all"  # "all": every miss in CSR order costs K; "reread" (--reread): only misses beyond b do; "window"
               # (--window): the library's form, CSR order's misses counted over windows of 1M nonzeros
 
@@ -62,7 +63,10 @@ def gain(m, dtype, c_mb, k, p, s):
         miss = m["c1024k"]
     else:
         miss = max(miss_rate(m, item, c_mb * 1e6), m["b_lines"])
-    if (32 if FORM == "window" else LINE) * miss - 32 * m["b"] < REREAD_SHARE * LINE * miss:
+    if MIXED_GUARD and FORM != "window":  # (the first guard tried: CSR order's lines against block order's sectors)
+        if LINE * miss - 32 * m["b"] < REREAD_SHARE * LINE * miss:
+            return None
+    elif miss - (m["b"] if FORM == "window" else m["b_lines"]) < REREAD_SHARE * miss:  # (lines in both orders)
         return None
     base = item + 4
     block = base + 32 * m["b"] + p * m["p"] + s * 1e6 / m["nnz"]
@@ -114,7 +118,10 @@ def table(title, rs, params):
 
 
 def main():
-    global FORM, LINE
+    global FORM, LINE, MIXED_GUARD
+    if "--mixed-guard" in sys.argv:
+        sys.argv.remove("--mixed-guard")
+        MIXED_GUARD = True
     for form in ("reread", "window"):
         if f"--{form}" in sys.argv:
             sys.argv.remove(f"--{form}")
@@ -127,8 +134,13 @@ def main():
     pairs = {**read_fields(S52 / "fit-inputs.txt"), **read_fields(S53 / "traffic64.txt"),
              **read_fields(HERE / "gain65.txt")}
     fit = runs(S52 / "measured.txt", fps, pairs)
-    grid = itertools.product([12, 16, 20, 24, 28, 32, 40, 48, 64], range(24, 68, 4), range(4, 44, 4),
-                             [0, 5, 10, 20, 30])
+    axes = [[12, 16, 20, 24, 28, 32, 40, 48, 64], list(range(24, 68, 4)), list(range(4, 44, 4)), [0, 5, 10, 20, 30]]
+    for at, name in enumerate(("C", "K")):  # --C 28 / --K 64: a constant measured, not fitted
+        if f"--{name}" in sys.argv:
+            i = sys.argv.index(f"--{name}")
+            axes[at] = [int(sys.argv.pop(i + 1))]
+            sys.argv.pop(i)
+    grid = itertools.product(*axes)
     best = min(grid, key=lambda params: score(fit, params))
     print(f"fitted: C {best[0]} MB, K {best[1]}, P {best[2]}, SUM {best[3]}M")
     table("fit sets", fit, best)
