@@ -3,12 +3,13 @@ measured.txt: sets 59-63 and powerlaw-16M, H100) and reported on set 64 (fresh f
 suggested the form) and on any further measured file given.
 
 CSR order, one access a nonzero: L2 (C bytes, fitted) holds the last w nonzeros' footprint, F(w) = w (value and
-index bytes) + 32 fp(w) (fp: distinct sectors of x in w consecutive nonzeros, footprint.py); a line of x misses
-at the rate fp'(w*) where F(w*) = C (footprint theory), each miss costing K bytes (fitted). Lines of 32 bytes (a
-sector) or 64 (--line 64: Nsight Compute's DRAM bytes in session 54 say H100 reads 64 a random miss). Block order as in the
-library: 32 b + P p + SUM / nnz (b: distinct sectors a nonzero, p: row-block pairs a nonzero).
+index bytes) + LINE fp(w) (fp: distinct lines of x in w consecutive nonzeros, footprint.py); a line of x misses at
+the rate fp'(w*) where F(w*) = C (footprint theory), each miss costing K bytes (fitted). Lines of 32 bytes (a
+sector) or 64 (--line 64: Nsight Compute's DRAM bytes in session 54 say H100 reads 64 a random miss). Block order
+as in the library: 32 b + P p + SUM / nnz (b: distinct sectors a nonzero, p: row-block pairs a nonzero).
 
-    python3 fit_footprint.py FOOTPRINTS.txt [MEASURED.txt ...] [--line 64] [--reread | --window] [--C MB] [--K BYTES] [--mixed-guard]
+    python3 fit_footprint.py FOOTPRINTS.txt [MEASURED.txt ...] [--line 64] [--reread | --window] [--C MB]
+                             [--K BYTES] [--mixed-guard]
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def miss_rate(m, item, c_bytes):
     """Lines of x a nonzero missed in CSR order: fp's slope where the footprint fills c_bytes."""
     curve, per = m["curve"], item + 4
     filled = [(w, per * w + LINE * fp) for w, fp in curve]
-    for (w1, fp1), (w2, fp2), (_, f1), (_, f2) in zip(curve, curve[1:], filled, filled[1:]):
+    for (w1, fp1), (w2, fp2), (_, f2) in zip(curve, curve[1:], filled[1:]):
         if f2 >= c_bytes or w2 == curve[-1][0]:
             return (fp2 - fp1) / (w2 - w1) if f2 >= c_bytes or m["nnz"] > w2 else m["b_lines"]
     return m["b_lines"]

@@ -3,8 +3,9 @@ footprint theory of caches (Xiang, Ding et al.: a fully associative LRU cache of
 slope of the average footprint where the footprint reaches C).
 
 For each .npz (or gen:powerlaw:N:AVG:MAX) and dtype: from SAMPLES starts evenly spaced, the distinct 32-byte
-sectors (or LINE-byte lines) of x that the first w nonzeros read, for w in LENGTHS (one sort a start: a sector counts from its first
-read), averaged; plus b (distinct sectors of all of A a nonzero) and blocks (pairs: the traffic files).
+sectors (or LINE-byte lines) of x that the first w nonzeros read, for w in LENGTHS (one pass a start: a sector
+counts from its first read), averaged; plus b (distinct sectors of all of A a nonzero) and blocks (pairs: the
+traffic files).
 
     [LINE=64] python3 footprint.py OUT.txt A.npz ...
 """
