@@ -304,11 +304,13 @@ AUTO = AutoThresholds()
 #       model counted CSR order's sectors over windows of 1M nonzeros and overpredicted community
 #       graphs, whose rows come back to a slice of x for longer (fresh set 64). The footprint
 #       model's L2 size is set by Nsight Compute's DRAM bytes on two matrices and its costs fitted
-#       on sets 59-63 and powerlaw-16M over x of at least 36 MB (67 runs, H100; rms error 12%
+#       on sets 59-63 and powerlaw-16M over x of at least 36 MB (67 runs, H100; rms error 11%
 #       there, 9% on set 64); blocked_gain is 1.05, not 1.0, so that a gain within the model's
-#       error does not pay for the copy (docs/lab/cpu-2026-12-06-session54; tested on fresh set
-#       65). Against vector blocked ran 0.90-1.10x on rows of one length (vector's warps
-#       sweep x in step there) and 1.04-3.9x on ragged rows (session 51)
+#       error does not pay for the copy (docs/lab/cpu-2026-12-06-session54). On fresh set 65
+#       (16 runs, H100) its rms error was 10% and it picked the faster of blocked and staged on
+#       every run, where the window model blocked three runs at 0.81-0.88x. Against vector
+#       blocked ran 0.90-1.10x on rows of one length (vector's warps sweep x in step there) and
+#       1.04-3.9x on ragged rows (session 51)
 #   "long": every row long (mean >= long_mean, cv <= irregular_cv, no huge
 #       row) and at least long_rows of them: a warp per row streams each one
 #       in 16-byte packs (vector, 32 lanes), where adaptive2 would split them
