@@ -100,12 +100,12 @@ def short_wide(rng, n_rows: int, length: int, n_cols: int, pool: int | None = No
 
 
 @pytest.fixture
-def small_windows(monkeypatch):
-    """The blocked traffic model at a test's scale: windows of 512 nonzeros (L2's reach in CSR order
-    shrunk with the matrix) and no fixed cost of the sum's launch."""
+def small_l2(monkeypatch):
+    """The blocked traffic model at a test's scale: an L2 of 16 KB (filled by a window of about two
+    thousand float32 nonzeros) and no fixed cost of the sum's launch."""
     from spla.planning import blocked
 
-    monkeypatch.setattr(blocked, "REUSE_ENTRIES", 512)
+    monkeypatch.setattr(blocked, "L2_BYTES", 16_384)
     monkeypatch.setattr(blocked, "SUM_BYTES", 0)
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import csr_passes
+from ..device import to_host
 from . import ceil_div
 from .stats import cheapest_side, evenly_spaced
 
@@ -84,40 +85,76 @@ def regrouped(A) -> Regrouped:
 
 
 # Where blocking pays (auto's wide class, spla.planning.spmv): the bytes a nonzero moves in CSR order against in
-# block order. In CSR order L2 keeps about REUSE_ENTRIES nonzeros' worth of x, so a sector of x read again within
-# that many nonzeros is not read again from DRAM, and one read again later is (CSR_SECTOR_BYTES: a scattered
-# sector costs more than its 32 bytes). In block order each sector is read once (a block's slice of x, at most
-# 16 MB, stays in L2 while its rows run), each (row, block) pair adds a row to the copy and a partial written and
-# summed (PAIR_BYTES), and the sum's launch costs about SUM_BYTES of traffic. CSR_SECTOR_BYTES charges every
-# sector read in CSR order as scattered, which is wrong where CSR order streams x (a stripe along the diagonal of
-# a short-wide matrix): there it reads hardly a sector again, and REREAD_SHARE keeps those off. Fitted in session 52
-# (docs/lab/h100-2026-12-06-session52, H100): a grid over the three costs against the measured blocked / staged
-# ratios of sets 59-63 and bench_spmv's powerlaw-16M over x of at least 36 MB (67 runs, rms error 19%); tested
-# on fresh set 64.
-SECTOR_BYTES = 32          # what an L2 miss reads from DRAM
-CSR_SECTOR_BYTES = 48      # fitted: a sector missed in CSR order (scattered over all of x)
-PAIR_BYTES = 24            # fitted: a (row, block) pair
-SUM_BYTES = 20_000_000     # fitted: the partials' sum, a second launch
-REREAD_SHARE = 0.1         # CSR order must read at least this share of its sectors again (not fitted: every
-                           # run of the fit sets that blocked won on read at least 27% again, the stripes of
-                           # set 64 under 1%, 2D grids in natural order 3%)
-REUSE_ENTRIES = 1 << 20    # consecutive nonzeros a window, whose repeated sectors L2 serves
-REUSE_SAMPLES = 8          # windows sampled, evenly spaced
+# block order.
+# CSR order: L2 holds the footprint of the nonzeros just read (their values and indices, and the distinct lines of x
+# they gather from). By footprint theory (Xiang, Ding et al., "HOTL", ASPLOS 2013) an LRU cache of L2_BYTES
+# misses, a nonzero, at the slope of the average footprint where the footprint fills L2_BYTES: a community graph,
+# whose rows return to the same slice of x for millions of nonzeros, misses far less than a count over any fixed
+# window says. Each miss costs MISS_BYTES: a random miss reads a 64-byte line from DRAM on an H100, not a 32-byte
+# sector (Nsight Compute, session 54: 43 bytes a nonzero on a uniform graph over 48 MB of x, where the nonzero's
+# own stream is 10).
+# Block order: each 32-byte sector of x once (a block's slice of x, at most 16 MB, stays in L2 while its rows run),
+# each (row, block) pair a row of the copy and a partial written and summed (PAIR_BYTES: the copy's launch is
+# bound by its short rows, not by DRAM), the sum's launch about SUM_BYTES.
+# Blocking saves only the lines CSR order reads again: where it misses hardly more lines than block order reads
+# anyway (a stripe along the diagonal, a grid in natural order) REREAD_SHARE keeps it off.
+# docs/lab/cpu-2026-12-06-session54: L2_BYTES puts the model's misses on the two matrices Nsight Compute measured
+# (0.17 and 0.54 lines a nonzero, measured 0.18 and 0.53); the three costs were fitted on the blocked / staged
+# ratios of sets 59-63 and powerlaw-16M over x of at least 36 MB (67 runs, H100), and tested on sets 64 and 65.
+LINE_BYTES = 64            # what a random miss reads from DRAM
+SECTOR_BYTES = 32          # what a sector read once in block order costs
+L2_BYTES = 28_000_000      # measured: the footprint CSR order's gathers keep in L2 (of an H100's 50 MB)
+MISS_BYTES = 48            # fitted: a line of x missed in CSR order
+PAIR_BYTES = 16            # fitted: a (row, block) pair
+SUM_BYTES = 10_000_000     # fitted: the partials' sum, a second launch
+REREAD_SHARE = 0.1         # CSR order must miss at least this share more lines than block order reads
+FOOTPRINT_SAMPLES = 6      # windows sampled, evenly spaced
 MARK_CHUNK = 1 << 24       # indices marked at a time (bounds the temporaries of the block-order count)
 TRAFFIC_KEY = "blocked-traffic"
 
 
 @dataclass(frozen=True)
 class Traffic:
-    """Sectors of x (SECTOR_BYTES each) a nonzero of A reads from DRAM in CSR order (``csr``: the
-    distinct sectors of sampled windows of REUSE_ENTRIES nonzeros, per nonzero) and in block order
-    (``blocked``: the distinct sectors A reads, per nonzero), and the (row, block) pairs a nonzero
-    (``pairs``, from the same windows; rows of unsorted columns count a pair each time their block
-    changes, so the estimate errs towards fewer blocked runs)."""
+    """What a nonzero of A reads of x: in CSR order, ``csr`` lines (LINE_BYTES each) missed in L2 (the
+    slope of the footprint of sampled windows where it fills L2_BYTES); in block order, ``blocked``
+    sectors (SECTOR_BYTES each: the distinct sectors A reads) that make ``lines`` distinct lines; and
+    the (row, block) pairs a nonzero (``pairs``, from the same windows; rows of unsorted columns count a
+    pair each time their block changes, so the estimate errs towards fewer blocked runs)."""
 
     csr: float
     blocked: float
+    lines: float
     pairs: float
+
+
+def footprint_lengths(longest: int) -> list[int]:
+    """The window lengths whose footprint the model reads: 2^k and 3 * 2^(k-1) from 16 up to the
+    first that reaches ``longest``, which ends the list in its place."""
+    lengths = sorted({1 << k for k in range(4, 63)} | {3 << k for k in range(3, 61)})
+    return [w for w in lengths if w < longest] + [longest]
+
+
+def first_reads(keys, lengths: list[int], xp) -> np.ndarray:
+    """For each w of ``lengths``, how many distinct values the first w of ``keys`` (a non-negative
+    int64 array, NumPy or CuPy, at least ``lengths[-1]`` long) hold: one sort of (value, position)."""
+    n = lengths[-1]
+    order = xp.sort(keys[:n] * n + xp.arange(n, dtype=np.int64))
+    value = order // n
+    first = order[xp.concatenate((xp.ones(1, dtype=bool), value[1:] != value[:-1]))] % n
+    found = xp.searchsorted(xp.sort(first), xp.asarray(lengths, dtype=np.int64), side="left")
+    return np.asarray(to_host(found), dtype=np.float64)
+
+
+def csr_misses(footprint: np.ndarray, lengths: list[int], entry: int, nnz: int) -> float:
+    """Lines missed a nonzero in CSR order: the footprint's slope where the window's own bytes
+    (``entry`` each) and its lines reach L2_BYTES; every line once where all of A fits."""
+    filled = entry * np.asarray(lengths, dtype=np.float64) + LINE_BYTES * footprint
+    at = int(np.searchsorted(filled, L2_BYTES))
+    if at == len(lengths):  # (the window is all of A)
+        return float(footprint[-1]) / nnz
+    if at == 0:
+        return float(footprint[0]) / lengths[0]
+    return float(footprint[at] - footprint[at - 1]) / (lengths[at] - lengths[at - 1])
 
 
 def traffic(A) -> Traffic:
@@ -127,41 +164,46 @@ def traffic(A) -> Traffic:
     if found is not None:
         return found
     side, xp = cheapest_side(A)
-    per_sector = max(1, SECTOR_BYTES // np.dtype(A.dtype).itemsize)
+    item = np.dtype(A.dtype).itemsize
+    per_line, per_sector = max(1, LINE_BYTES // item), max(1, SECTOR_BYTES // item)
+    entry = item + np.dtype(A.index_dtype).itemsize
     width = block_width(A.n_cols)
-    csr = pairs = blocked = 0.0
+    csr = pairs = blocked = lines = 0.0
     if A.nnz:
-        window = min(REUSE_ENTRIES, A.nnz)
-        starts = evenly_spaced(A.nnz - window + 1, REUSE_SAMPLES)
+        # a window's own values and indices reach L2_BYTES by its end, so its footprint does too
+        lengths = footprint_lengths(min(A.nnz, ceil_div(L2_BYTES, entry)))
+        window = lengths[-1]
+        starts = evenly_spaced(A.nnz - window + 1, FOOTPRINT_SAMPLES)
+        footprint = np.zeros(len(lengths))
         for start in starts.tolist():
-            positions = xp.arange(start, start + window, dtype=side.indptr.dtype)
             columns = side.indices[start:start + window].astype(np.int64)
-            sectors = xp.sort(columns // per_sector)
-            csr += 1 + int(xp.count_nonzero(sectors[1:] != sectors[:-1]))
-            rows = csr_passes.entry_rows(side.indptr, positions)
+            footprint += first_reads(columns // per_line, lengths, xp)
+            rows = csr_passes.entry_rows(side.indptr, xp.arange(start, start + window, dtype=side.indptr.dtype))
             blocks = columns // width
             pairs += 1 + int(xp.count_nonzero((rows[1:] != rows[:-1]) | (blocks[1:] != blocks[:-1])))
-        sampled = window * starts.size
-        csr, pairs = csr / sampled, pairs / sampled
-        used = xp.zeros(ceil_div(A.n_cols, per_sector), dtype=bool)
+        csr = csr_misses(footprint / starts.size, lengths, entry, A.nnz)
+        pairs /= window * starts.size
+        sectors_a_line = per_line // per_sector
+        used = xp.zeros(ceil_div(A.n_cols, per_line) * sectors_a_line, dtype=bool)
         for start in range(0, A.nnz, MARK_CHUNK):
             used[side.indices[start:start + MARK_CHUNK] // per_sector] = True
         blocked = int(xp.count_nonzero(used)) / A.nnz
-    A._cache[TRAFFIC_KEY] = found = Traffic(csr, blocked, pairs)
+        lines = int(xp.count_nonzero(used.reshape(-1, sectors_a_line).any(axis=1))) / A.nnz
+    A._cache[TRAFFIC_KEY] = found = Traffic(csr, blocked, lines, pairs)
     return found
 
 
 def predicted_gain(A) -> float:
     """blocked's predicted speed over staged's on A, from :func:`traffic`: the bytes a nonzero moves
-    (its value and index, and the x sectors it reads from DRAM) in CSR order over those in block
-    order with the pairs' and the sum's costs. 0.0 where CSR order reads hardly a sector again
-    (fewer than REREAD_SHARE of its reads: rows along a stripe of x, a grid in natural order),
-    which blocking cannot improve on; 1.0 for a matrix without entries."""
+    (its value and index, and the x it reads from DRAM) in CSR order over those in block order with
+    the pairs' and the sum's costs. 0.0 where CSR order misses hardly a line more than block order
+    reads (fewer than REREAD_SHARE more: rows along a stripe of x, a grid in natural order), which
+    blocking cannot improve on; 1.0 for a matrix without entries."""
     if not A.nnz:
         return 1.0
     t = traffic(A)
-    if t.csr - t.blocked < REREAD_SHARE * t.csr:
+    if t.csr - t.lines < REREAD_SHARE * t.csr:
         return 0.0
     entry = np.dtype(A.dtype).itemsize + np.dtype(A.index_dtype).itemsize
-    return ((entry + CSR_SECTOR_BYTES * t.csr)
+    return ((entry + MISS_BYTES * t.csr)
             / (entry + SECTOR_BYTES * t.blocked + PAIR_BYTES * t.pairs + SUM_BYTES / A.nnz))

@@ -251,7 +251,7 @@ class AutoThresholds:
     long_mean: float = 1024.0  # rows this long on average: a warp each ...
     long_rows: int = 1024      # ... when there are enough to fill the GPU (132 SMs x 8 warps): not fitted
     blocked_x_bytes: int = 36_000_000  # over an x this large (sets 58-61, session 51), blocked runs where ...
-    blocked_gain: float = 0.95         # ... its predicted speed over staged's is at least this (sets 59-63, session 52)
+    blocked_gain: float = 1.05         # ... its predicted speed over staged's is at least this (session 54)
     irregular_cv: float = 1.0
     short_max: int = 64
     short_mean: float = 12.0
@@ -294,19 +294,23 @@ AUTO = AutoThresholds()
 #   "wide": an x of at least blocked_x_bytes, cut into more than one column block
 #       (spla.planning.blocked), where blocked.predicted_gain is at least blocked_gain:
 #       blocked, staged over A regrouped block by block, so the tiles in flight gather from one
-#       block of x that L2 holds. The gain is a traffic model: sectors of x a nonzero reads from
-#       DRAM in CSR order (distinct sectors of sampled windows of 1M nonzeros) against in block
-#       order (each sector A reads, once), with the cost of the (row, block) pairs and of the
-#       sum's launch. Session 51 gated on three proxies instead (entries a row a block, a wave's
+#       block of x that L2 holds. The gain is a traffic model: lines of x a nonzero misses in
+#       CSR order (the slope of x's footprint where it fills L2, footprint theory) against the
+#       sectors A reads in block order (each once), with the cost of the (row, block) pairs and of
+#       the sum's launch. Session 51 gated on three proxies instead (entries a row a block, a wave's
 #       span of x, lines a staged tile reads), fitted on sets 58-62 and tested on fresh set 63,
 #       but bench_spmv's powerlaw-16M (web-like locality: few lines a tile, yet a quarter of its
-#       gathers far away) ran blocked 1.30-1.33x staged where those gates kept it off. The model's
-#       costs were fitted in session 52 on sets 59-63 and powerlaw-16M over x of at least 36 MB
-#       (67 runs, H100): every run predicted under 0.81 ran blocked at most 0.81x staged (hot
-#       columns, Zipf items, 2D grids in natural order), every one predicted over 1.03 at least
-#       1.0x; blocked_gain lies between. Tested on fresh set 64 (docs/lab/h100-2026-12-06-
-#       session52). Against vector blocked ran 0.90-1.10x on rows of one length (vector's warps
-#       sweep x in step there) and 1.04-3.9x on ragged rows (session 51)
+#       gathers far away) ran blocked 1.30-1.33x staged where those gates kept it off. Session 52's
+#       model counted CSR order's sectors over windows of 1M nonzeros and overpredicted community
+#       graphs, whose rows come back to a slice of x for longer (fresh set 64). The footprint
+#       model's L2 size is set by Nsight Compute's DRAM bytes on two matrices and its costs fitted
+#       on sets 59-63 and powerlaw-16M over x of at least 36 MB (67 runs, H100; rms error 11%
+#       there, 9% on set 64); blocked_gain is 1.05, not 1.0, so that a gain within the model's
+#       error does not pay for the copy (docs/lab/cpu-2026-12-06-session54). On fresh set 65
+#       (16 runs, H100) its rms error was 10% and it picked the faster of blocked and staged on
+#       every run, where the window model blocked three runs at 0.81-0.88x. Against vector
+#       blocked ran 0.90-1.10x on rows of one length (vector's warps sweep x in step there) and
+#       1.04-3.9x on ragged rows (session 51)
 #   "long": every row long (mean >= long_mean, cv <= irregular_cv, no huge
 #       row) and at least long_rows of them: a warp per row streams each one
 #       in 16-byte packs (vector, 32 lanes), where adaptive2 would split them

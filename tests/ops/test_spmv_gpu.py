@@ -701,7 +701,7 @@ def test_blocked_over_several_blocks_matches_scipy(rng, monkeypatch, case, dtype
     assert blocked.regrouped(A).matrix.n_rows > A.n_rows - int((np.diff(A.to_host().indptr) == 0).sum())
 
 
-def test_auto_blocks_a_short_wide_matrix_on_the_gpu(rng, small_windows):
+def test_auto_blocks_a_short_wide_matrix_on_the_gpu(rng, small_l2):
     """A device matrix of rows drawn from scattered columns that many rows read, over an x past auto's
     cut, runs blocked by auto, with SciPy's product; the traffic model read from the GPU's arrays
     (CuPy's sort, search and scatter) counts what it counts on the host copy."""

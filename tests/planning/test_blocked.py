@@ -103,39 +103,64 @@ def test_auto_blocks_where_the_predicted_gain_reaches_the_cut():
     assert not wide(gain=None)  # a benchmark record without it (scripts/fit_auto.py)
 
 
-def test_traffic_counts_sectors_and_pairs(rng, small_windows):
-    """traffic() against a count by hand: distinct 32-byte sectors of each sampled window (CSR
-    order), of all of A (block order), and the (row, block) pairs of the windows."""
+def test_traffic_counts_misses_sectors_and_pairs(rng, small_l2):
+    """traffic() against a count by hand: CSR order's misses are the slope of the sampled windows'
+    footprint (distinct 64-byte lines of x among their first w nonzeros, averaged) where it and the
+    nonzeros' own bytes fill L2; block order reads the distinct sectors of all of A, which make its
+    distinct lines; the pairs are the (row, block) pairs of the windows."""
     A = short_wide(rng, 600, 12, 9_000_000, pool=3000)
     found = blocked.traffic(A)
     assert blocked.traffic(A) is found  # cached
     columns, rows = A.indices, np.repeat(np.arange(A.n_rows), np.diff(A.indptr))
-    starts = np.unique(np.linspace(0, A.nnz - 512, blocked.REUSE_SAMPLES).astype(np.int64))
-    sectors = [np.unique(columns[s:s + 512] // 8).size for s in starts]
-    width = blocked.block_width(A.n_cols)
-    pairs = [len({(r, c // width) for r, c in zip(rows[s:s + 512], columns[s:s + 512])}) for s in starts]
-    assert found.csr == pytest.approx(sum(sectors) / (512 * starts.size))
-    assert found.pairs == pytest.approx(sum(pairs) / (512 * starts.size))
-    assert found.blocked == pytest.approx(np.unique(columns // 8).size / A.nnz)
     entry = 8  # a float32 value and an int32 index
+    window = 16_384 // entry
+    lengths = [w for w in sorted({2 ** k for k in range(4, 12)} | {3 * 2 ** k for k in range(3, 10)}) if w < window]
+    lengths.append(window)
+    starts = np.unique(np.linspace(0, A.nnz - window, blocked.FOOTPRINT_SAMPLES).astype(np.int64))
+    footprint = [np.mean([len(set(columns[s:s + w] // 16)) for s in starts]) for w in lengths]
+    at = next(i for i, w in enumerate(lengths) if entry * w + 64 * footprint[i] >= 16_384)
+    assert at > 0
+    assert found.csr == pytest.approx((footprint[at] - footprint[at - 1]) / (lengths[at] - lengths[at - 1]))
+    width = blocked.block_width(A.n_cols)
+    pairs = [len({(r, c // width) for r, c in zip(rows[s:s + window], columns[s:s + window])}) for s in starts]
+    assert found.pairs == pytest.approx(sum(pairs) / (window * starts.size))
+    assert found.blocked == pytest.approx(np.unique(columns // 8).size / A.nnz)
+    assert found.lines == pytest.approx(np.unique(columns // 16).size / A.nnz)
     assert blocked.predicted_gain(A) == pytest.approx(
-        (entry + blocked.CSR_SECTOR_BYTES * found.csr)
+        (entry + blocked.MISS_BYTES * found.csr)
         / (entry + blocked.SECTOR_BYTES * found.blocked + blocked.PAIR_BYTES * found.pairs))
     assert blocked.predicted_gain(CSRMatrix((5, 7))) == 1.0
 
 
-def test_no_gain_where_csr_order_reads_no_sector_again(rng, small_windows):
-    """Columns read once each (every one distinct): CSR order reads each sector once already, so
-    blocking has nothing to save; and a band along the diagonal (a stripe) the same."""
+def test_footprint_slope_where_l2_fills():
+    """csr_misses reads the footprint's slope between the two lengths around the fill point, the first
+    length's average where L2 fills before it, and every line once where all of A fits."""
+    lengths = [100, 200, 400]
+    footprint = np.array([50.0, 90.0, 120.0])  # bytes filled (entry 8, lines of 64): 4,000, 7,360, 10,880
+    for l2, want in ((7_000, 40 / 100), (3_000, 0.5), (20_000, 120 / 1000)):
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(blocked, "L2_BYTES", l2)
+            assert blocked.csr_misses(footprint, lengths, 8, 1000) == pytest.approx(want)
+
+
+def test_first_reads_counts_distinct_values_of_each_prefix(rng):
+    keys = rng.integers(0, 50, 1000)
+    lengths = [1, 10, 100, 999, 1000]
+    assert blocked.first_reads(keys, lengths, np).tolist() == [len(set(keys[:w])) for w in lengths]
+
+
+def test_no_gain_where_csr_order_reads_no_line_again(rng, small_l2):
+    """Columns read once each (every one distinct): CSR order misses each line once, as block order
+    reads it, so blocking has nothing to save; and a band along the diagonal (a stripe) the same."""
     once = short_wide(rng, 600, 12, 9_000_000)
-    assert blocked.traffic(once).csr == pytest.approx(blocked.traffic(once).blocked, rel=0.05)
+    assert blocked.traffic(once).csr == pytest.approx(blocked.traffic(once).lines, rel=0.05)
     assert blocked.predicted_gain(once) == 0.0
     n = 200_000
     stripe = CSRMatrix.from_scipy(sp.diags([np.ones(n - 1), np.ones(n), np.ones(n - 1)], [-1, 0, 1]).tocsr())
     assert blocked.predicted_gain(stripe) == 0.0
 
 
-def test_auto_runs_blocked_on_a_short_wide_matrix(rng, small_windows):
+def test_auto_runs_blocked_on_a_short_wide_matrix(rng, small_l2):
     """The rule reads the blocks and the predicted gain from A: rows drawn from scattered columns that
     many rows read far apart, over an x at the cut, take blocked, and describe_choice says why;
     the same rows of columns read once each do not."""
@@ -192,7 +217,7 @@ def test_auto_drops_the_copy_where_its_plan_does_not_fit(rng, monkeypatch):
     assert blocked.REGROUPED_KEY not in A._cache
 
 
-def test_spla_info_says_how_auto_blocks(rng, small_windows):
+def test_spla_info_says_how_auto_blocks(rng, small_l2):
     from spla.cli.spmv import auto_line
 
     n_cols = -(-rules.AUTO.blocked_x_bytes // 4)
