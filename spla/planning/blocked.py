@@ -136,7 +136,8 @@ def footprint_lengths(longest: int) -> list[int]:
 
 def first_reads(keys, lengths: list[int], xp) -> np.ndarray:
     """For each w of ``lengths``, how many distinct values the first w of ``keys`` (a non-negative
-    int64 array, NumPy or CuPy, at least ``lengths[-1]`` long) hold: one sort of (value, position)."""
+    int64 array, NumPy or CuPy, at least ``lengths[-1]`` long) hold: one sort of (value, position),
+    packed as value * n + position (n, the longest length, is a few million: any x line fits int64)."""
     n = lengths[-1]
     order = xp.sort(keys[:n] * n + xp.arange(n, dtype=np.int64))
     value = order // n
