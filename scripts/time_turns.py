@@ -42,6 +42,18 @@ def kernel_list(text: str) -> list:
     return names
 
 
+def describe(A) -> str:
+    """What auto ran on A, and blocked's predicted gain over staged where A has more than one column
+    block (so a table can set the model beside the measured ratio)."""
+    from spla.planning import blocked
+    from spla.planning import spmv as planning
+
+    text = planning.choose_kernel(A)
+    if blocked.n_blocks(A.n_cols) > 1:
+        text += f", blocked predicted {blocked.predicted_gain(A):.2f}x staged"
+    return text
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -80,14 +92,18 @@ def main(argv=None) -> int:
                                 f"{dtype} {kernel}"):
                     runs[kernel] = lambda kernel=kernel, A=A, x=x, out=out: ops_spmv.spmv(A, x, kernel=kernel, out=out)
             samples = bench.time_in_turns(runs, rounds=args.rounds, budget_s=args.budget)
+            picked = describe(A) if "auto" in args.kernels else ""
             anchor = float(np.median(samples["cusparse"])) if "cusparse" in samples else float("nan")
             for row in rows:
                 if row["status"] != "ok":
                     continue
                 ms = float(np.median(samples[row["kernel"]]))
                 row.update(ms=ms, rounds_ms=samples[row["kernel"]], cusparse_ms=anchor, speedup=anchor / ms)
+                if row["kernel"] == "auto":
+                    row["picked"] = picked
                 print(f"  {dtype} {row['kernel']:<12} {ms:.4f} ms  {anchor / ms:.3f}x cuSPARSE  "
-                      f"rounds {' '.join(f'{v:.4f}' for v in samples[row['kernel']])}", flush=True)
+                      f"rounds {' '.join(f'{v:.4f}' for v in samples[row['kernel']])}"
+                      + (f"  ({picked})" if row["kernel"] == "auto" else ""), flush=True)
             records += rows
             del A, x, out
             cupy.get_default_memory_pool().free_all_blocks()

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import spla
 from spla import bench
-from spla.bench import timing
+from spla.bench import corpus, timing
 from spla.ops import spmv as ops_spmv
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "time_turns.py"
@@ -61,6 +62,18 @@ def test_wrong_and_failing_kernels_are_reported_not_timed(monkeypatch, tmp_path)
     assert results["vector:4"]["ms"] == 1.0 and results["vector:4"]["speedup"] == 1.0
 
 
+def test_auto_rows_say_what_auto_ran_and_what_blocked_was_predicted_to_gain():
+    from spla.planning import blocked
+    from spla.planning import spmv as planning
+
+    narrow = spla.CSRMatrix.from_scipy(sp.random(300, 300, density=0.02, format="csr", random_state=1))
+    assert time_turns.describe(narrow) == planning.choose_kernel(narrow)  # one column block: no gain to predict
+    wide = spla.CSRMatrix.from_scipy(sp.random(4, 5_000_000, density=1e-5, format="csr", random_state=2))
+    assert blocked.n_blocks(wide.n_cols) > 1
+    assert time_turns.describe(wide) == (f"{planning.choose_kernel(wide)}, "
+                                         f"blocked predicted {blocked.predicted_gain(wide):.2f}x staged")
+
+
 @pytest.mark.gpu
 def test_every_kernel_is_checked_then_timed_beside_cusparse(tmp_path):
     assert time_turns.main(["gen:banded:3000:5", "--kernels", "vector:2,vector:32,adaptive", "--dtype",
@@ -72,3 +85,14 @@ def test_every_kernel_is_checked_then_timed_beside_cusparse(tmp_path):
     for r in results:
         assert r["status"] == "ok" and r["error_vs_abs"] < 1e-5 and len(r["rounds_ms"]) == 2
         assert r["speedup"] == pytest.approx(r["cusparse_ms"] / r["ms"])
+
+
+@pytest.mark.gpu
+def test_the_auto_row_names_the_kernel_auto_ran(tmp_path):
+    from spla.planning import spmv as planning
+
+    assert time_turns.main(["gen:banded:3000:5", "--kernels", "auto", "--rounds", "1", "--budget", "0.01",
+                            "--out", str(tmp_path)]) == 0
+    auto = [r for r in json.loads((tmp_path / "turns.json").read_text())["results"] if r["kernel"] == "auto"]
+    A = corpus.load("gen:banded:3000:5", dtype=np.float64).astype("float32").to_device()
+    assert auto[0]["picked"] == planning.choose_kernel(A)
