@@ -51,3 +51,21 @@ def test_readme_console_example_has_the_cli_headings():
     printed = [line.split() for line in result.output.splitlines()]
     for heading in headings:
         assert heading in printed, (heading, result.output)
+
+
+def test_the_auto_table_names_every_class_its_kernel_and_the_thresholds_as_the_code_has_them():
+    """README's "How auto chooses": each class of AUTO_RULE appears as `class` → `kernel` with the
+    kernel the rule runs, and each AutoThresholds field quoted as `name` (value) has that value."""
+    import dataclasses
+
+    from spla.planning import spmv as planning
+
+    text = README.read_text()
+    table = text[text.index("### How auto chooses"):text.index("### Tuning")]
+    pairs = dict(re.findall(r"`([a-z0-9-]+)` → `([a-z0-9:]+)`", table))
+    assert pairs == planning.AUTO_RULE
+    fields = {f.name for f in dataclasses.fields(planning.AutoThresholds)}
+    quoted = re.findall(r"`([a-z_]+)` \(([0-9.]+)\)", table)
+    assert {name for name, _ in quoted} == fields - {"huge_share", "bitmap_rows"}  # inf, and a switch
+    for name, value in quoted:
+        assert float(value) == getattr(planning.AUTO, name), name
