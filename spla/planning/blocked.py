@@ -101,6 +101,9 @@ def regrouped(A) -> Regrouped:
 # docs/lab/cpu-2026-12-06-session54: L2_BYTES puts the model's misses on the two matrices Nsight Compute measured
 # (0.17 and 0.54 lines a nonzero, measured 0.18 and 0.53); the three costs were fitted on the blocked / staged
 # ratios of sets 59-63 and powerlaw-16M over x of at least 36 MB (67 runs, H100), and tested on sets 64 and 65.
+# On broad fresh set 66 (session 55, H100) it overpredicted blocked by a median 8% over the 36 MB cut, yet the rule
+# picked the faster of blocked and staged on all 11 runs there; under the cut it favoured blocked on three runs
+# that ran it at 0.93-1.06x staged, which is why the cut stays.
 LINE_BYTES = 64            # what a random miss reads from DRAM
 SECTOR_BYTES = 32          # what a sector read once in block order costs
 L2_BYTES = 28_000_000      # measured: the footprint CSR order's gathers keep in L2 (of an H100's 50 MB)
