@@ -13,7 +13,10 @@ median over rounds of each round's median, beside cuSPARSE:
 Kernel names are those of spla.spmv (``vector:8`` is the vector kernel with 8
 lanes a row); every result is checked against the float64 SciPy product
 before it is timed. Use it to set spla.planning.spmv.lanes_for and
-AUTO_RULE, then record the outcome in BENCHMARKS.md.
+AUTO_RULE, then record the outcome in BENCHMARKS.md. With auto in --kernels,
+it ends with auto's geomean over the lean cuSPARSE pair (list cusparse:2 too),
+its worst run, the best timed kernel's geomean, and how often auto is within
+15% of that best, per dtype.
 """
 
 from __future__ import annotations
@@ -52,6 +55,37 @@ def describe(A) -> str:
     if blocked.n_blocks(A.n_cols) > 1:
         text += f", blocked predicted {blocked.predicted_gain(A):.2f}x staged"
     return text
+
+
+def summarize(records: list) -> list[str]:
+    """Per dtype, over the matrices where auto and cuSPARSE ran right: auto over the lean cuSPARSE
+    call (the faster of ALG1 and ALG2 where both were timed), geomean and worst; the best timed
+    spla kernel a matrix over the same anchor; and on how many matrices auto is within 15% of
+    that best (issue 17's figures, from one run)."""
+    from spla.bench.timing import geomean
+
+    times: dict = {}
+    for r in records:
+        if r.get("status") == "ok":
+            times.setdefault((r["dtype"], r["source"]), {})[r["kernel"]] = r["ms"]
+    lines = []
+    for dtype in sorted({d for d, _ in times}):
+        runs = {src: t for (d, src), t in times.items() if d == dtype and "auto" in t and "cusparse" in t}
+        if not runs:
+            continue
+        auto, best, within = {}, [], 0
+        for source, t in runs.items():
+            lean = min(t["cusparse"], t.get("cusparse:2", t["cusparse"]))
+            fastest = min(ms for kernel, ms in t.items() if not kernel.startswith("cusparse"))
+            auto[source] = lean / t["auto"]
+            best.append(lean / fastest)
+            within += fastest / t["auto"] >= 1 / 1.15
+        worst = min(auto, key=auto.get)
+        anchor = "the lean cuSPARSE pair" if all("cusparse:2" in t for t in runs.values()) else "cuSPARSE (ALG1)"
+        lines.append(f"{dtype}: auto {geomean(auto.values()):.3f}x {anchor} (geomean of {len(runs)}; worst "
+                     f"{auto[worst]:.3f}x, {Path(worst).stem}); the best timed spla kernel {geomean(best):.3f}x; "
+                     f"auto within 15% of it on {within}/{len(runs)}")
+    return lines
 
 
 def main(argv=None) -> int:
@@ -110,7 +144,10 @@ def main(argv=None) -> int:
         if args.out:  # after each matrix, so a run cut short keeps what it timed
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "turns.json").write_text(json.dumps({"environment": environment, "kernels": args.kernels,
-                                                             "results": records}, indent=1))
+                                                             "results": records, "summary": summarize(records)},
+                                                            indent=1))
+    for line in summarize(records):
+        print(line)
     return 0 if all(r["status"] == "ok" for r in records) else 1
 
 

@@ -62,6 +62,22 @@ def test_wrong_and_failing_kernels_are_reported_not_timed(monkeypatch, tmp_path)
     assert results["vector:4"]["ms"] == 1.0 and results["vector:4"]["speedup"] == 1.0
 
 
+def test_the_summary_sets_auto_beside_the_lean_pair_and_the_best_timed_kernel():
+    def run(source, dtype, ms):
+        return [{"source": source, "dtype": dtype, "kernel": k, "status": "ok", "ms": v} for k, v in ms.items()]
+
+    records = (run("/d/a.npz", "float32", {"cusparse": 1.0, "cusparse:2": 0.8, "auto": 0.4, "staged": 0.4})
+               + run("/d/b.npz", "float32", {"cusparse": 1.0, "cusparse:2": 1.2, "auto": 1.0, "vector": 0.5})
+               + [{"source": "/d/b.npz", "dtype": "float32", "kernel": "segmented", "status": "wrong"}]
+               + run("/d/a.npz", "float64", {"cusparse": 1.0, "auto": 0.8}))
+    assert time_turns.summarize(records) == [
+        "float32: auto 1.414x the lean cuSPARSE pair (geomean of 2; worst 1.000x, b); the best timed spla kernel "
+        "2.000x; auto within 15% of it on 1/2",
+        "float64: auto 1.250x cuSPARSE (ALG1) (geomean of 1; worst 1.250x, a); the best timed spla kernel 1.250x; "
+        "auto within 15% of it on 1/1"]
+    assert time_turns.summarize(run("/d/a.npz", "float32", {"cusparse": 1.0, "vector": 0.5})) == []  # no auto
+
+
 def test_auto_rows_say_what_auto_ran_and_what_blocked_was_predicted_to_gain():
     from spla.planning import blocked
     from spla.planning import spmv as planning
