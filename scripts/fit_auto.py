@@ -46,6 +46,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from spla.bench.timing import FIRST_CHOICE_SLACK, within  # noqa: E402
 from spla.planning import rle  # noqa: E402
 from spla.planning.spmv import (  # noqa: E402
     AUTO,
@@ -64,7 +65,6 @@ FIT_HALVES = ("fit", "real-fit")
 VENDOR_TIMED = "cusparse:1"  # the record row of the kernel auto's "cusparse" runs
 ANCHORS = ("cusparse:1", "cusparse:2")  # the lean cuSPARSE call is the faster of the two
 LARGE = 10**7  # the issue's large matrices start here (nonzeros)
-WITHIN = 0.85  # the issue's bar for the untuned first choice: within 15% of the best spla kernel
 
 
 def matrix_stats(record: dict, real: Path | None, cache: dict) -> RowStats | None:
@@ -353,7 +353,7 @@ def table(items: list[dict], rules: dict[str, AutoThresholds], measure: str = "d
                     continue
                 q = [quality(i, t) for i in group]
                 lines.append(f"| {label} | {half} | {dtype} | {len(group)} | {geomean(q):.3f} | {min(q):.3f} | "
-                             f"{sum(v >= WITHIN for v in q)}/{len(q)} |")
+                             f"{sum(within(v, FIRST_CHOICE_SLACK) for v in q)}/{len(q)} |")
     return lines
 
 
@@ -408,7 +408,7 @@ def main(argv=None) -> int:
     print("\n".join(table(items, rules, args.measure)))
     print("\n" + "\n".join(large_table(items, rules, args.measure)))
     losers = [(quality(i, rules["fitted"]), i) for i in items]
-    losers = sorted(((q, i) for q, i in losers if q < WITHIN), key=lambda pair: pair[0])
+    losers = sorted(((q, i) for q, i in losers if not within(q, FIRST_CHOICE_SLACK)), key=lambda pair: pair[0])
     if losers:
         print("\nmatrices where the fitted rule is more than 15% behind the best kernel:")
         for q, i in losers:

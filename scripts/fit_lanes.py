@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fit_auto import FIT_HALVES, HALVES, best_of, geomean, half_of, read_records, record_near  # noqa: E402
 
+from spla.bench.timing import TUNED_SLACK, within  # noqa: E402
 from spla.planning.spmv import (  # noqa: E402
     FILL_THREADS,
     SCATTERED_MIN_X_BYTES,
@@ -58,7 +59,6 @@ from spla.planning.spmv import (  # noqa: E402
 
 FAMILIES = ("warp", "vector")
 GRID = [0] + [m * 2**k for k in range(12, 22) for m in (2, 3)]  # 0: never double
-WITHIN = 0.95  # a pick within 5% of the best width
 
 
 def load(paths, real: Path | None = None, stats_path: Path | None = None) -> list[dict]:
@@ -132,7 +132,7 @@ def _row(items, label, fill, share) -> str:
     cells = []
     for half in HALVES:
         q = [quality(i, fill, share) for i in items if i["half"] == half]
-        cells.append(f"{geomean(q):.3f}, {sum(v >= WITHIN for v in q)}/{len(q)}" if q else "-")
+        cells.append(f"{geomean(q):.3f}, {sum(within(v, TUNED_SLACK) for v in q)}/{len(q)}" if q else "-")
     return f"| {label} | " + " | ".join(cells) + " |"
 
 

@@ -27,9 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fit_auto import FIT_HALVES, HALVES, best_of, geomean, half_of, read_records  # noqa: E402
 
+from spla.bench.timing import TUNED_SLACK, within  # noqa: E402
 from spla.planning.segmented import STAGED_MIN_TILES, STAGED_THREADS, staged_default, staged_entries  # noqa: E402
-
-WITHIN = 0.95  # a pick within 5% of the best T
 
 
 def load(paths) -> list[dict]:
@@ -75,7 +74,7 @@ def table(items: list[dict], rules: dict) -> list[str]:
                 values = [quality(i, min_tiles) for i in items if i["half"] == half and i["dtype"] == dtype]
                 if values:
                     lines.append(f"| {label} | {half} | {dtype} | {len(values)} | {geomean(values):.3f} | "
-                                 f"{min(values):.3f} | {sum(v >= WITHIN for v in values)}/{len(values)} |")
+                                 f"{min(values):.3f} | {sum(within(v, TUNED_SLACK) for v in values)}/{len(values)} |")
     return lines
 
 

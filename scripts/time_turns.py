@@ -62,7 +62,7 @@ def summarize(records: list) -> list[str]:
     call (the faster of ALG1 and ALG2 where both were timed), geomean and worst; the best timed
     spla kernel a matrix over the same anchor; and on how many matrices auto is within 15% of
     that best (issue 17's figures, from one run)."""
-    from spla.bench.timing import geomean
+    from spla.bench.timing import FIRST_CHOICE_SLACK, geomean, within
 
     times: dict = {}
     for r in records:
@@ -73,18 +73,18 @@ def summarize(records: list) -> list[str]:
         runs = {src: t for (d, src), t in times.items() if d == dtype and "auto" in t and "cusparse" in t}
         if not runs:
             continue
-        auto, best, within = {}, [], 0
+        auto, best, close = {}, [], 0
         for source, t in runs.items():
             lean = min(t["cusparse"], t.get("cusparse:2", t["cusparse"]))
             fastest = min(ms for kernel, ms in t.items() if not kernel.startswith("cusparse"))
             auto[source] = lean / t["auto"]
             best.append(lean / fastest)
-            within += fastest / t["auto"] >= 1 / 1.15
+            close += within(fastest / t["auto"], FIRST_CHOICE_SLACK)
         worst = min(auto, key=auto.get)
         anchor = "the lean cuSPARSE pair" if all("cusparse:2" in t for t in runs.values()) else "cuSPARSE (ALG1)"
         lines.append(f"{dtype}: auto {geomean(auto.values()):.3f}x {anchor} (geomean of {len(runs)}; worst "
                      f"{auto[worst]:.3f}x, {Path(worst).stem}); the best timed spla kernel {geomean(best):.3f}x; "
-                     f"auto within 15% of it on {within}/{len(runs)}")
+                     f"auto within 15% of it on {close}/{len(runs)}")
     return lines
 
 

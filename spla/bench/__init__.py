@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from .check import SPMV_TOLERANCE, SpmvCheck, passes, relative_error, scaled_error
 from .timing import (
+                     FIRST_CHOICE_SLACK,
+                     TUNED_SLACK,
                      Timing,
                      copy_bandwidth_gbps,
                      environment,
@@ -29,8 +31,10 @@ from .timing import (
                      time_gpu_budgeted,
                      time_in_turns,
                      time_on,
+                     within,
 )
 
-__all__ = ["SPMV_TOLERANCE", "SpmvCheck", "Timing", "copy_bandwidth_gbps", "environment", "geomean",
-           "host_copy_bandwidth_gbps", "passes", "relative_error", "scaled_error", "spmv_bytes", "spmv_flops",
-           "throughput", "host_turns", "time_cpu", "time_gpu", "time_gpu_budgeted", "time_in_turns", "time_on"]
+__all__ = ["FIRST_CHOICE_SLACK", "SPMV_TOLERANCE", "SpmvCheck", "TUNED_SLACK", "Timing", "copy_bandwidth_gbps",
+           "environment", "geomean", "host_copy_bandwidth_gbps", "passes", "relative_error", "scaled_error",
+           "spmv_bytes", "spmv_flops", "throughput", "host_turns", "time_cpu", "time_gpu", "time_gpu_budgeted",
+           "time_in_turns", "time_on", "within"]

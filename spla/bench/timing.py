@@ -125,6 +125,20 @@ def geomean(values) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
+FIRST_CHOICE_SLACK = 0.15  # issue 17: auto's untuned first-call choice within 15% of the best spla kernel
+TUNED_SLACK = 0.05  # ... and a tuned (or fitted parameter's) choice within 5%
+
+
+def within(quality: float, slack: float) -> bool:
+    """Whether a pick is within ``slack`` of the best, where ``quality`` is the best time over the
+    pick's (1.0 = the pick is the best): the pick takes at most ``1 + slack`` times the best time.
+
+    The one reading of "within 15%" (``FIRST_CHOICE_SLACK``) and "within 5%" (``TUNED_SLACK``)
+    that every script's count uses: 15% is a quality of at least 1/1.15 = 0.870, not 0.85.
+    """
+    return quality * (1 + slack) >= 1 - 1e-12
+
+
 def environment() -> dict:
     """Where and when a benchmark ran, for its JSON: GPU name, CuPy, NumPy and
     SciPy versions, UTC date and the command line."""

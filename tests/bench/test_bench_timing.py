@@ -48,3 +48,14 @@ def test_spmv_check_judges_a_result_that_is_not_y_by_its_own_error_and_tolerance
                             tolerance=0.01)
     assert [r["status"] for r in rows] == ["ok", "wrong"]
     assert rows[0]["error_vs_abs"] == pytest.approx(0.001)
+
+
+def test_within_reads_a_slack_as_time_over_the_best_time():
+    # 15% means the pick takes at most 1.15x the best time: a quality of 1/1.15 = 0.870 is in,
+    # 0.86 (1.163x the best time) and 0.85 are out
+    assert bench.within(1.0, bench.FIRST_CHOICE_SLACK)
+    assert bench.within(1 / 1.15, bench.FIRST_CHOICE_SLACK)
+    assert not bench.within(0.86, bench.FIRST_CHOICE_SLACK)
+    assert not bench.within(0.85, bench.FIRST_CHOICE_SLACK)
+    assert bench.within(1 / 1.05, bench.TUNED_SLACK)
+    assert not bench.within(0.95, bench.TUNED_SLACK)
