@@ -23,6 +23,13 @@
 // entries k, k + LANES, ..., then a shuffle tree). Each row is summed in the same order as
 // there, so q equals that kernel's y bit for bit.
 //
+// Or dia's (spmv_dia.cu, planning/dia.py), where auto runs dia: a thread per row over A's
+// diagonals, through the palette's one-byte codes where dia reads them (_dia entries). A row's
+// diagonals are taken in increasing offset and padding is skipped, so q equals the scalar
+// kernel's bit for bit, and on the same grid the whole iteration is the CSR mapping's; what
+// changes is the bytes: Poisson's five diagonals read 5 bytes a row from the palette against
+// CSR's 8 + 5 x 12 in float64.
+//
 // Reduction: the row's owner adds p[row] * q[row] in double; grid_sum_last_block then sums
 // the threads in a fixed order, so the result is the same on every run with the same grid.
 //
@@ -60,6 +67,16 @@ __device__ __forceinline__ V product_entry(long long c, const V* __restrict__ p_
     }
 }
 
+// A row's owner: q[row], p[row] with DIRECTION, and its share of p.q.
+template <bool DIRECTION, bool COHERENT, typename V>
+__device__ __forceinline__ void finish_row(long long row, V sum, const V* __restrict__ p_in, const V* __restrict__ z,
+                                           V* __restrict__ p_out, V* __restrict__ q, V beta, double& pq) {
+    q[row] = sum;
+    const V p_row = product_entry<DIRECTION, COHERENT>(row, p_in, z, beta);
+    if constexpr (DIRECTION) p_out[row] = p_row;
+    pq += static_cast<double>(p_row) * static_cast<double>(sum);
+}
+
 // The product step over the rows this thread takes part in: q = A p (with DIRECTION p = z +
 // beta p_in, stored in p_out by each row's owner), returning this thread's share of p.q.
 template <typename V, typename I, int LANES, bool DIRECTION, bool COHERENT>
@@ -69,13 +86,7 @@ __device__ __forceinline__ double product_rows(long long n_rows, const I* __rest
                                                V* __restrict__ p_out, V* __restrict__ q, V beta) {
     static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "LANES must be 1, 2, 4, 8, 16 or 32");
     double pq = 0.0;
-    // row's owner: q[row], p[row] with DIRECTION, and its share of p.q
-    const auto finish = [&](long long row, V sum) {
-        q[row] = sum;
-        const V p_row = product_entry<DIRECTION, COHERENT>(row, p_in, z, beta);
-        if constexpr (DIRECTION) p_out[row] = p_row;
-        pq += static_cast<double>(p_row) * static_cast<double>(sum);
-    };
+    const auto finish = [&](long long row, V sum) { finish_row<DIRECTION, COHERENT>(row, sum, p_in, z, p_out, q, beta, pq); };
     if constexpr (LANES == 1) {
         for (long long row = global_thread_id(); row < n_rows; row += grid_threads()) {
             const I start = indptr[row];
@@ -106,24 +117,104 @@ __device__ __forceinline__ double product_rows(long long n_rows, const I* __rest
     return pq;
 }
 
-}  // namespace spla
+// The row mappings the kernels below take: product<DIRECTION, COHERENT>(p_in, z, p_out, q, beta)
+// is the product step over this thread's rows, returning its share of p.q.
+// A row kernel's lanes over A's CSR arrays.
+template <typename V, typename I, int LANES>
+struct CsrRows {
+    long long n_rows;
+    const I* __restrict__ indptr;
+    const I* __restrict__ indices;
+    const V* __restrict__ data;
+
+    template <bool DIRECTION, bool COHERENT>
+    __device__ __forceinline__ double product(const V* p_in, const V* z, V* p_out, V* q, V beta) const {
+        return product_rows<V, I, LANES, DIRECTION, COHERENT>(n_rows, indptr, indices, data, p_in, z, p_out, q, beta);
+    }
+};
+
+// A thread per row over A's diagonals (spmv_dia.cu's layout): values[d * stride + row], or with
+// PALETTE table[codes[d * stride + row]] (table in shared memory); column row + offsets[d].
+template <typename V, bool PALETTE>
+struct DiaRows {
+    long long n_rows;
+    long long stride;
+    int n_diagonals;
+    const long long* __restrict__ offsets;
+    const V* __restrict__ values;
+    const unsigned char* __restrict__ codes;
+    const V* table;
+
+    template <bool DIRECTION, bool COHERENT>
+    __device__ __forceinline__ double product(const V* __restrict__ p_in, const V* __restrict__ z,
+                                              V* __restrict__ p_out, V* __restrict__ q, V beta) const {
+        double pq = 0.0;
+        for (long long row = global_thread_id(); row < n_rows; row += grid_threads()) {
+            V sum = V(0);
+#pragma unroll 4
+            for (int d = 0; d < n_diagonals; ++d) {
+                const V v = PALETTE ? table[__ldg(codes + d * stride + row)] : __ldg(values + d * stride + row);
+                const long long col = row + __ldg(offsets + d);
+                // the vector's entry loads beside the value's (spmv_dia.cu's SPLA_DIA_EARLY_X); the
+                // test of the value keeps padding out of the sum
+                const V e = (col >= 0 && col < n_rows) ? product_entry<DIRECTION, COHERENT>(col, p_in, z, beta) : V(0);
+                if (v != V(0)) sum += v * e;
+            }
+            finish_row<DIRECTION, COHERENT>(row, sum, p_in, z, p_out, q, beta, pq);
+        }
+        return pq;
+    }
+};
+
+// dia's kernels' arguments as DiaRows: the values (not read with PALETTE), or the palette's
+// n_palette entries, copied to the block's shared memory, and the codes (not read without it).
+template <typename V, bool PALETTE>
+__device__ __forceinline__ DiaRows<V, PALETTE> dia_mapping(long long n_rows, long long stride, int n_diagonals,
+                                                           const long long* offsets, const V* values,
+                                                           const V* palette, int n_palette,
+                                                           const unsigned char* codes) {
+    __shared__ V table[PALETTE ? SPLA_PALETTE_TABLE : 1];
+    if constexpr (PALETTE) copy_palette(table, palette, n_palette);
+    return {n_rows, stride, n_diagonals, offsets, values, codes, table};
+}
 
 // DIRECTION false: q = A p_in, out[0] = p_in.q (p_out, z, rho_new and rho_old not touched).
 // DIRECTION true:  p_out = z + beta p_in, q = A p_out, out[0] = p_out.q.
+template <typename V, bool DIRECTION, typename Rows>
+__device__ __forceinline__ void cg_product(const Rows& rows, const V* p_in, const V* z, V* p_out, V* q,
+                                           const double* rho_new, const double* rho_old, double* partials,
+                                           unsigned* counter, double* out) {
+    V beta = V(0);
+    if constexpr (DIRECTION) {
+        const double old = *rho_old;
+        beta = static_cast<V>(old != 0.0 ? *rho_new / old : 0.0);
+    }
+    double v[1] = {rows.template product<DIRECTION, false>(p_in, z, p_out, q, beta)};
+    grid_sum_last_block<1>(v, partials, counter, out);
+}
+
+}  // namespace spla
+
 template <typename V, typename I, int LANES, bool DIRECTION>
 __global__ void __launch_bounds__(spla::SOLVER_BLOCK)
 spla_cg_product(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                 const V* __restrict__ data, const V* __restrict__ p_in, const V* __restrict__ z,
                 V* __restrict__ p_out, V* __restrict__ q, const double* rho_new, const double* rho_old,
                 double* partials, unsigned* counter, double* out) {
-    V beta = V(0);
-    if constexpr (DIRECTION) {
-        const double old = *rho_old;
-        beta = static_cast<V>(old != 0.0 ? *rho_new / old : 0.0);
-    }
-    double v[1] = {spla::product_rows<V, I, LANES, DIRECTION, false>(n_rows, indptr, indices, data, p_in, z,
-                                                                     p_out, q, beta)};
-    spla::grid_sum_last_block<1>(v, partials, counter, out);
+    const spla::CsrRows<V, I, LANES> rows{n_rows, indptr, indices, data};
+    spla::cg_product<V, DIRECTION>(rows, p_in, z, p_out, q, rho_new, rho_old, partials, counter, out);
+}
+
+template <typename V, bool PALETTE, bool DIRECTION>
+__global__ void __launch_bounds__(spla::SOLVER_BLOCK)
+spla_cg_product_dia(long long n_rows, long long stride, int n_diagonals, const long long* __restrict__ offsets,
+                    const V* __restrict__ values, const V* __restrict__ palette, int n_palette,
+                    const unsigned char* __restrict__ codes, const V* __restrict__ p_in, const V* __restrict__ z,
+                    V* __restrict__ p_out, V* __restrict__ q, const double* rho_new, const double* rho_old,
+                    double* partials, unsigned* counter, double* out) {
+    const auto rows = spla::dia_mapping<V, PALETTE>(n_rows, stride, n_diagonals, offsets, values, palette, n_palette,
+                                                    codes);
+    spla::cg_product<V, DIRECTION>(rows, p_in, z, p_out, q, rho_new, rho_old, partials, counter, out);
 }
 
 // Up to `count` whole CG iterations, first .. first + count - 1, in one cooperative launch
@@ -146,13 +237,15 @@ spla_cg_product(long long n_rows, const I* __restrict__ indptr, const I* __restr
 // a grid barrier another block may have written them, and a line this SM read before would be
 // stale. x is only touched by the thread that owns its entries (the same grid-stride mapping in
 // every iteration). The sums differ from spla_cg_product + spla_cg_step in their order (other
-// grids), so the iterates equal the launch-per-step loop's to rounding.
-template <typename V, typename I, int LANES, bool JACOBI>
-__global__ void __launch_bounds__(spla::SOLVER_BLOCK)
-spla_cg_loop(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
-             const V* __restrict__ data, V* x, V* r, V* z, const V* __restrict__ dinv, V* p_even, V* p_odd,
-             V* q, double* state, double* partials, unsigned* sync, long long first, long long count,
-             double atol) {
+// grids), so the iterates equal the launch-per-step loop's to rounding. The loop's body is
+// cg_loop_iterations, over the CSR mapping (spla_cg_loop) or dia's (spla_cg_loop_dia).
+namespace spla {
+
+template <typename V, bool JACOBI, typename Rows>
+__device__ __forceinline__ void cg_loop_iterations(const Rows& rows, long long n_rows, V* x, V* r, V* z,
+                                                   const V* __restrict__ dinv, V* p_even, V* p_odd, V* q,
+                                                   double* state, double* partials, unsigned* sync, long long first,
+                                                   long long count, double atol) {
     double flag = state[0];
     if (flag != 0.0 || state[6] != 0.0) return;  // every block reads the same: all return
     double rho = state[2 + 2 * ((first - 1) & 1)];  // rho_{k-1}
@@ -163,21 +256,20 @@ spla_cg_loop(long long n_rows, const I* __restrict__ indptr, const I* __restrict
         const V* p_prev = (k & 1) ? p_even : p_odd;
         double pq[1];
         if (k == 1) {
-            pq[0] = spla::product_rows<V, I, LANES, false, true>(n_rows, indptr, indices, data, p, z, p, q, V(0));
+            pq[0] = rows.template product<false, true>(p, z, p, q, V(0));
         } else {
             const V beta = static_cast<V>(rho_old != 0.0 ? rho / rho_old : 0.0);
-            pq[0] = spla::product_rows<V, I, LANES, true, true>(n_rows, indptr, indices, data, p_prev, z, p, q,
-                                                                beta);
+            pq[0] = rows.template product<true, true>(p_prev, z, p, q, beta);
         }
-        spla::grid_sum_everywhere<1>(pq, partials, sync);
+        grid_sum_everywhere<1>(pq, partials, sync);
         bool broke;
-        const V alpha = static_cast<V>(spla::guarded_step(rho, pq[0], flag, &broke));
+        const V alpha = static_cast<V>(guarded_step(rho, pq[0], flag, &broke));
         if (broke) flag = 1.0;
         double sums[NS];
 #pragma unroll
         for (int s = 0; s < NS; ++s) sums[s] = 0.0;
-        spla::cg_update<V, JACOBI, true>(n_rows, alpha, x, r, z, p, q, dinv, sums);
-        spla::grid_sum_everywhere<NS>(sums, partials + gridDim.x, sync);
+        cg_update<V, JACOBI, true>(n_rows, alpha, x, r, z, p, q, dinv, sums);
+        grid_sum_everywhere<NS>(sums, partials + gridDim.x, sync);
         rho_old = rho;
         rho = sums[0];
         const double rr = sums[NS - 1];
@@ -192,4 +284,30 @@ spla_cg_loop(long long n_rows, const I* __restrict__ indptr, const I* __restrict
         }
         if (converged || flag != 0.0) break;
     }
+}
+
+}  // namespace spla
+
+template <typename V, typename I, int LANES, bool JACOBI>
+__global__ void __launch_bounds__(spla::SOLVER_BLOCK)
+spla_cg_loop(long long n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+             const V* __restrict__ data, V* x, V* r, V* z, const V* __restrict__ dinv, V* p_even, V* p_odd,
+             V* q, double* state, double* partials, unsigned* sync, long long first, long long count,
+             double atol) {
+    const spla::CsrRows<V, I, LANES> rows{n_rows, indptr, indices, data};
+    spla::cg_loop_iterations<V, JACOBI>(rows, n_rows, x, r, z, dinv, p_even, p_odd, q, state, partials, sync, first,
+                                        count, atol);
+}
+
+template <typename V, bool PALETTE, bool JACOBI>
+__global__ void __launch_bounds__(spla::SOLVER_BLOCK)
+spla_cg_loop_dia(long long n_rows, long long stride, int n_diagonals, const long long* __restrict__ offsets,
+                 const V* __restrict__ values, const V* __restrict__ palette, int n_palette,
+                 const unsigned char* __restrict__ codes, V* x, V* r, V* z, const V* __restrict__ dinv, V* p_even,
+                 V* p_odd, V* q, double* state, double* partials, unsigned* sync, long long first, long long count,
+                 double atol) {
+    const auto rows = spla::dia_mapping<V, PALETTE>(n_rows, stride, n_diagonals, offsets, values, palette, n_palette,
+                                                    codes);
+    spla::cg_loop_iterations<V, JACOBI>(rows, n_rows, x, r, z, dinv, p_even, p_odd, q, state, partials, sync, first,
+                                        count, atol);
 }

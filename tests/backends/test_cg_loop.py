@@ -14,7 +14,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
 from spla import CSRMatrix, linalg
-from spla.planning import tune
+from spla.planning import dia, tune
 
 pytestmark = pytest.mark.gpu
 
@@ -67,8 +67,8 @@ def _device(A_host, dtype, index_dtype=np.int32, kernel=None):
 
 
 PARAMS = [(case, dtype, index_dtype, kernel, precond) for case in CASES for dtype in DTYPES
-          for index_dtype in (np.int32, np.int64) for kernel in ("scalar", "warp:4", "warp:32")
-          for precond in ("none", "jacobi")]
+          for index_dtype in (np.int32, np.int64) for kernel in ("scalar", "warp:4", "warp:32", "dia")
+          for precond in ("none", "jacobi") if kernel != "dia" or case == "poisson2d"]
 
 
 def _ids(params):
@@ -188,3 +188,26 @@ def test_where_the_loop_is_refused(monkeypatch, rng):
     solved(_device(A_host, np.float64, kernel="warp:2"), True)
     monkeypatch.setattr(solvers.CgLoop, "launchable", lambda self: False)  # a device that refuses the launch
     solved(_device(A_host, np.float64, kernel="warp:2"), False)
+
+
+@pytest.mark.parametrize("palette", [False, True], ids=["values", "palette"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_loop_over_dia_gives_the_scalar_loops_bits(monkeypatch, rng, dtype, palette):
+    """Where auto runs dia the loop reads A's diagonals (through the palette where dia reads one), a
+    thread a row on the scalar kernel's grid, each row's diagonals in the CSR row's order: 30
+    iterations give the bits of the loop over the CSR rows."""
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0 if palette else 2**62)
+    made, _, _ = _record_loops(monkeypatch)
+    A_host = _poisson2d(90)
+    A_host.data *= rng.choice([1.0, 1.5, 3.0], A_host.nnz)  # a few coefficients (not symmetric: CG's steps only)
+    b = cupy.asarray(rng.standard_normal(A_host.shape[0]).astype(dtype))
+    results = []
+    for kernel in ("dia", "scalar"):
+        x, info = linalg.cg(_device(A_host, dtype, kernel=kernel), b, rtol=1e-30, maxiter=30)
+        assert info == 30 and made[-1] is not None
+        results.append(x.get())
+    over_dia, over_csr = made
+    assert over_dia.rows.diagonals is not None and over_csr.rows.diagonals is None
+    assert (over_dia.rows.diagonals[1] is not None) == palette
+    assert over_dia.grid == over_csr.grid
+    np.testing.assert_array_equal(results[0].view(np.uint8), results[1].view(np.uint8))

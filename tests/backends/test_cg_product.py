@@ -17,7 +17,7 @@ import scipy.sparse.linalg as sla
 from spla import CSRMatrix, linalg
 from spla.linalg import _krylov
 from spla.ops import spmv as ops_spmv
-from spla.planning import tune
+from spla.planning import dia, tune
 
 pytestmark = pytest.mark.gpu
 
@@ -91,6 +91,9 @@ def _check_product(A, kernel, p, q, pq, what):
 
 PARAMS = [(case, dtype, index_dtype, kernel) for case in CASES for dtype in DTYPES for index_dtype in INDEX_DTYPES
           for kernel in ROW_KERNELS]
+# dia where a matrix has diagonals, over its values and (dia-palette) over a palette's codes
+PARAMS += [(case, dtype, np.int32, kernel) for case in ("poisson2d", "block-plus-one") for dtype in DTYPES
+           for kernel in ("dia", "dia-palette")]
 
 
 def _ids(params):
@@ -98,8 +101,15 @@ def _ids(params):
 
 
 @pytest.mark.parametrize("case,dtype,index_dtype,kernel", PARAMS, ids=[_ids(p) for p in PARAMS])
-def test_fused_product_matches_scipy(rng, case, dtype, index_dtype, kernel):
+def test_fused_product_matches_scipy(monkeypatch, rng, case, dtype, index_dtype, kernel):
+    palette = kernel == "dia-palette"
+    if kernel.startswith("dia"):  # dia's palette from any size, or none
+        monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0 if palette else 2**62)
+        kernel = "dia"
     A, _, product = _bound(CASES[case](rng), kernel, dtype, index_dtype)
+    diagonals = product.rows.diagonals  # (structure, palette or None) where the product reads dia's
+    assert (diagonals is not None) == (kernel == "dia")
+    assert (diagonals is not None and diagonals[1] is not None) == palette
     n = A.n_rows
     p = cupy.asarray(rng.uniform(-1, 1, n).astype(dtype))
     q = cupy.full(n, np.nan, dtype=dtype)
@@ -179,8 +189,8 @@ def _count_products(monkeypatch):
 
 
 CG_PARAMS = [(case, dtype, index_dtype, kernel, precond) for case in ("poisson2d", "spd")
-             for dtype in DTYPES for index_dtype in INDEX_DTYPES for kernel in ("scalar", "warp:4", "vector:4")
-             for precond in ("none", "jacobi")]
+             for dtype in DTYPES for index_dtype in INDEX_DTYPES for kernel in ("scalar", "warp:4", "vector:4", "dia")
+             for precond in ("none", "jacobi") if kernel != "dia" or case == "poisson2d"]
 
 
 @pytest.mark.parametrize("case,dtype,index_dtype,kernel,precond", CG_PARAMS, ids=[_ids(p) for p in CG_PARAMS])

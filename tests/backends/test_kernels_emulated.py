@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from fake_cupy import FakeArray
 
 from spla import csr_passes
+from spla.backends.cuda.runtime import template
 from spla.csr import CSRMatrix
 from spla.ops import spmv as ops_spmv
 from spla.planning import blocked, segmented
@@ -731,6 +732,38 @@ def test_cg_product_is_the_spmv_and_its_dot(solver_kernels, rng, dtype, kernel):
     assert pq.get()[0] == np.dot(want_p.astype(np.float64), S @ want_p)
 
 
+
+def _stencil_on_dia(dtype, monkeypatch, palette: bool, side=24):
+    """:func:`_stencil` with dia's structure (and its palette where asked) handed to the device matrix."""
+    A, S = _stencil(dtype, side)
+    host = CSRMatrix.from_scipy(S.astype(dtype))
+    _dia_on_device(A, host, palette, monkeypatch)
+    return A, S
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("palette", [False, True], ids=["values", "palette"])
+def test_cg_product_over_dia_reads_the_diagonals(solver_kernels, emulated, rng, monkeypatch, dtype, palette):
+    """CgProduct over a bound dia launcher runs dia's entry of the fused product, over the values or
+    the palette's codes as the SpMV does: q = A p and p.q exact, then with the direction formed in
+    the launch, as over the CSR rows."""
+    A, S = _stencil_on_dia(dtype, monkeypatch, palette)
+    n = S.shape[0]
+    product = solver_kernels(n, dtype).cg_product(ops_spmv.launcher(A, "dia"))
+    assert product is not None
+    p_old, z = 2 * _whole(rng, dtype, n), _whole(rng, dtype, n)
+    q, pq = FakeArray(np.full(n, np.nan, dtype)), FakeArray(np.zeros(1))
+    product.product(FakeArray(p_old), q, pq)
+    assert emulated.launches[-1][0] == template("spla_cg_product_dia", dtype, palette, False)
+    assert np.array_equal(q.get(), S @ p_old) and pq.get()[0] == np.dot(p_old.astype(np.float64), S @ p_old)
+
+    p = FakeArray(np.full(n, np.nan, dtype))
+    rho_new, rho_old = FakeArray(np.array([1.0])), FakeArray(np.array([2.0]))
+    product.direction_product(FakeArray(p_old), FakeArray(z), rho_new, rho_old, p, q, pq)
+    want_p = z + 0.5 * p_old
+    assert np.array_equal(p.get(), want_p) and np.array_equal(q.get(), S @ want_p)
+    assert pq.get()[0] == np.dot(want_p.astype(np.float64), S @ want_p)
+
 def _cg_reference(S, b, dinv, iterations):
     """CG's iterates in float64, in the one-launch loop's order of steps."""
     x, r = np.zeros_like(b), b.copy()
@@ -787,6 +820,37 @@ def test_cg_loop_runs_cg_iterations_in_one_cooperative_launch(solver_kernels, em
         results.append(after.view(np.uint8))
     assert np.array_equal(*results)
 
+
+
+@pytest.mark.parametrize("palette", [False, True], ids=["values", "palette"])
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_cg_loop_over_dia_gives_the_scalar_loops_bits(solver_kernels, emulated, rng, monkeypatch, jacobi, palette):
+    """CgLoop over a bound dia launcher runs dia's entry of the loop, a thread a row on the scalar
+    kernel's grid: a row's diagonals in the CSR row's order, so 8 iterations give the bits of the
+    loop over the CSR rows (and CG's iterates to rounding)."""
+    A, S = _stencil_on_dia(np.float64, monkeypatch, palette)
+    n = S.shape[0]
+    b = rng.standard_normal(n)
+    dinv = 1.0 / S.diagonal() if jacobi else None
+    results = []
+    for kernel in ("dia", "scalar"):
+        loop = solver_kernels(n, np.float64).cg_loop(ops_spmv.launcher(A, kernel), jacobi)
+        assert loop is not None and loop.grid[0] > 1
+        x, r = FakeArray(np.zeros(n)), FakeArray(b.copy())
+        z0 = dinv * b if jacobi else b
+        z = FakeArray(z0.copy()) if jacobi else r
+        directions = (FakeArray(np.zeros(n)), FakeArray(z0.copy()))  # p_1 = z_0 in the odd buffer
+        state = FakeArray(np.zeros(8))
+        state.a[2] = b @ z0
+        loop.run(1, 8, x, r, z, FakeArray(dinv) if jacobi else r, directions, FakeArray(np.zeros(n)), state,
+                 atol=0.0)
+        assert state.get()[7] == 8
+        want = (template("spla_cg_loop_dia", np.float64, palette, jacobi) if kernel == "dia"
+                else template("spla_cg_loop", np.float64, np.int32, 1, jacobi))
+        assert emulated.launches[-1][0] == want
+        results.append(x.get())
+    np.testing.assert_allclose(results[0], _cg_reference(S, b, dinv, 8)[0], rtol=1e-9, atol=1e-12)
+    assert np.array_equal(results[0].view(np.uint8), results[1].view(np.uint8))
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("scaled", [False, True])

@@ -9,7 +9,7 @@ an iteration queues its kernels without a host synchronisation (and can be
 captured in a CUDA graph).
 
 :class:`CgProduct` goes further for CG on a matrix whose SpMV is a plain row
-kernel: ``q = A p``, ``p.q`` and the direction update ``p = z + beta p`` in one
+kernel or dia: ``q = A p``, ``p.q`` and the direction update ``p = z + beta p`` in one
 launch (kernels/solver_cg_product.cu), so a CG iteration is two launches.
 :class:`CgLoop` goes further still on small and medium problems: whole CG iterations
 in one cooperative launch (up to :data:`CG_LOOP_BATCH` a launch, convergence tested on
@@ -23,6 +23,7 @@ import functools
 import numpy as np
 
 from ...device import require_cupy
+from ...planning import palette
 from ...planning.spmv import LANE_WIDTHS
 from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, ceil_div, template
 from .spmv import ROW_BLOCK
@@ -48,6 +49,12 @@ CG_PRODUCT_SOURCES = {
                          for v in VALUE_TYPES for i in INDEX_TYPES for flag in (False, True)],
                         SOLVER_DEFINES)
     for lanes in CG_PRODUCT_LANES}
+# ... and dia's mapping, a thread a row over A's diagonals, with their values or the palette's codes
+CG_DIA_SOURCE = KernelSource(
+    "solver_cg_product.cu",
+    [template(f"spla_cg_{kernel}_dia", v, coded, flag) for kernel in ("product", "loop") for v in VALUE_TYPES
+     for coded in (False, True) for flag in (False, True)],
+    (*SOLVER_DEFINES, f"-DSPLA_PALETTE_VALUES={palette.VALUES}"))
 # Its grid is the SpMV launcher's, capped at this many waves of resident blocks: past the cap
 # rows are walked grid-stride, so the last block's pass over the per-block partials stays
 # short (at most ~16 a thread) however large the matrix.
@@ -80,10 +87,40 @@ CG_LOOP_BATCH = 128
 
 
 def _row_kernel(launcher):
-    """The row-kernel launcher whose mapping the fused CG kernels repeat over A's CSR arrays (the
-    fused kernels do their own product): the launcher itself, or the one a structured launcher
-    keeps (dia: scalar, a thread per row; band and rle: warp at their lanes)."""
+    """The row-kernel launcher whose mapping the fused CG kernels repeat (they do their own
+    product): the launcher itself, or the one a structured launcher keeps (dia: scalar, a thread
+    per row, whose grid the dia kernels take; band and rle: warp at their lanes)."""
     return getattr(launcher, "row_kernel", launcher)
+
+
+class _Rows:
+    """A's rows as the fused CG kernels walk them, from a bound SpMV launcher: dia's diagonals a
+    thread a row where the launcher runs dia (through its palette where it reads one: the bytes of
+    the SpMV auto picked), else the row kernel's lanes over A's CSR arrays. ``head`` is the
+    kernels' leading arguments, ``grid`` the row kernel's, ``lanes`` its lanes a row."""
+
+    def __init__(self, launcher):
+        row = _row_kernel(launcher)
+        self.grid, self.lanes = row.grid, row.row_lanes
+        self.diagonals = getattr(launcher, "diagonals", None)
+        if self.diagonals is None:
+            self.head = row.head  # (n_rows, indptr, indices, data)
+            self.index_dtype = row.head[2].dtype
+            return
+        structure, coded = self.diagonals
+        # the entry not taken leaves its arguments unread: any device pointers
+        slots = ((structure.values, structure.values, np.int32(0), structure.offsets) if coded is None
+                 else (coded.table, coded.table, np.int32(coded.table.size), coded.codes))
+        self.head = (row.head[0], np.int64(structure.stride), np.int32(structure.n_diagonals), structure.offsets,
+                     *slots)
+
+    def function(self, kernel: str, dtype, flag: bool, lanes: int | None = None):
+        """``spla_cg_{kernel}`` (product or loop) for this mapping, at ``lanes`` a row (CSR only)."""
+        if self.diagonals is None:
+            lanes = self.lanes if lanes is None else lanes
+            return CG_PRODUCT_SOURCES[lanes].function(template(f"spla_cg_{kernel}", dtype, self.index_dtype, lanes,
+                                                               flag))
+        return CG_DIA_SOURCE.function(template(f"spla_cg_{kernel}_dia", dtype, self.diagonals[1] is not None, flag))
 
 
 class DeviceKernels:
@@ -128,22 +165,21 @@ class DeviceKernels:
 
     def _fuses(self, launcher) -> bool:
         """Whether the fused CG kernels can repeat the launcher's mapping: a plain row kernel
-        of this solve's n x n matrix, in its dtype (after :func:`_row_kernel`)."""
-        lanes = getattr(launcher, "row_lanes", None)
-        return (lanes in CG_PRODUCT_LANES and launcher.dtype == self.dtype
-                and (launcher.n_rows, launcher.n_cols) == (self.n, self.n) and self.n > 0)
+        (or a structured one that keeps one: :func:`_row_kernel`) of this solve's n x n matrix,
+        in its dtype."""
+        row = _row_kernel(launcher)
+        return (getattr(row, "row_lanes", None) in CG_PRODUCT_LANES and row.dtype == self.dtype
+                and (row.n_rows, row.n_cols) == (self.n, self.n) and self.n > 0)
 
     def cg_product(self, launcher):
         """A :class:`CgProduct` over a bound SpMV launcher of the n x n matrix, or None where
-        the launcher is not a plain row kernel (the caller keeps SpMV + :meth:`dot`)."""
-        launcher = _row_kernel(launcher)
+        the launcher is not a plain row kernel or dia (the caller keeps SpMV + :meth:`dot`)."""
         return CgProduct(self, launcher) if self._fuses(launcher) else None
 
     def cg_loop(self, launcher, jacobi: bool):
         """A :class:`CgLoop` over a bound SpMV launcher of the n x n matrix, or None: where
         :meth:`cg_product` would refuse it, for n over ``CG_LOOP_MAX_ROWS``, or where this
         device cannot launch the kernel cooperatively."""
-        launcher = _row_kernel(launcher)
         if self.n > CG_LOOP_MAX_ROWS or not self._fuses(launcher):
             return None
         loop = CgLoop(self, launcher, jacobi)
@@ -162,7 +198,7 @@ class DeviceKernels:
 
 class CgProduct:
     """CG's product step in one launch (kernels/solver_cg_product.cu), over the arrays and
-    row mapping of a bound scalar or warp SpMV launcher.
+    row mapping of a bound scalar, warp or dia SpMV launcher (:class:`_Rows`).
 
     :meth:`product` is the first iteration's ``q = A p``, ``pq = p.q``; :meth:`direction_product`
     every later one's: ``p = z + beta p_old`` (``beta = rho_new / rho_old``, 0 when ``rho_old``
@@ -173,13 +209,10 @@ class CgProduct:
 
     def __init__(self, kernels: DeviceKernels, launcher):
         cupy = kernels.xp
-        index_dtype = launcher.head[2].dtype  # indptr and indices share the index type
-        lanes = launcher.row_lanes
-        self.head = launcher.head  # (n_rows, indptr, indices, data)
-        self._first, self._next = (
-            CG_PRODUCT_SOURCES[lanes].function(template("spla_cg_product", kernels.dtype, index_dtype, lanes, d))
-            for d in (False, True))
-        self.grid = (min(launcher.grid[0], CG_PRODUCT_WAVES * kernels.resident_blocks),)
+        rows = self.rows = _Rows(launcher)
+        self.head = rows.head
+        self._first, self._next = (rows.function("product", kernels.dtype, d) for d in (False, True))
+        self.grid = (min(rows.grid[0], CG_PRODUCT_WAVES * kernels.resident_blocks),)
         self.block = (SOLVER_BLOCK,)
         self.partials = cupy.empty(self.grid[0], dtype=cupy.float64)
         self.counter = kernels.counter  # one counter for every reduction of a solve: one stream
@@ -210,18 +243,18 @@ class CgLoop:
 
     def __init__(self, kernels: DeviceKernels, launcher, jacobi: bool):
         cupy = self._cupy = kernels.xp
-        index_dtype = launcher.head[2].dtype
-        self.head = launcher.head  # (n_rows, indptr, indices, data)
+        rows = self.rows = _Rows(launcher)
+        self.head = rows.head
+        self.dtype = kernels.dtype
         self.jacobi = jacobi
         self.batch = CG_LOOP_BATCH
         wanted = loop_blocks_per_sm(kernels.n) * kernels.sm_count
         # the launcher's lanes a row, fewer where the grid's threads would otherwise walk the rows
         # more than once: each pass is a chain of dependent loads, and the loop waits for the last
-        self.lanes = launcher.row_lanes
+        self.lanes = rows.lanes
         while self.lanes > 1 and kernels.n * self.lanes > wanted * SOLVER_BLOCK:
             self.lanes //= 2
-        raw = CG_PRODUCT_SOURCES[self.lanes].function(
-            template("spla_cg_loop", kernels.dtype, index_dtype, self.lanes, jacobi))
+        raw = rows.function("loop", kernels.dtype, jacobi, self.lanes)
         # the module's function itself: its launch takes enable_cooperative_groups (RawKernel's does not)
         self._launch = raw.kernel
         resident = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(self._launch.ptr, SOLVER_BLOCK, 0)
@@ -238,7 +271,7 @@ class CgLoop:
             return False
         cupy = self._cupy
         scratch = cupy.zeros(8, dtype=cupy.float64)
-        vector = cupy.empty(1, dtype=self.head[3].dtype)
+        vector = cupy.empty(1, dtype=self.dtype)
         try:
             self._run(1, 0, vector, vector, vector, vector, (vector, vector), vector, scratch, 0.0)
         except (cupy.cuda.driver.CUDADriverError, cupy.cuda.runtime.CUDARuntimeError, TypeError):

@@ -441,11 +441,13 @@ class _DiaLauncher(_RowLauncher):
     """dia: A's diagonals (spla.planning.dia: offsets and a value per row each), ``rows`` rows a
     thread (``dia.rows_for``).
 
-    ``row_kernel`` is the scalar launcher over A's CSR arrays: the fused CG kernels, which do
-    their own product from CSR, keep a thread per row."""
+    ``diagonals`` (the structure, and its palette or None) is what the fused CG kernels read, a
+    thread a row (spla.backends.cuda.solvers); ``row_kernel``, the scalar launcher over A's CSR
+    arrays, gives them that mapping's grid."""
 
     def __init__(self, cupy, A, structure: dia.Structure, rows: int):
         coded = dia.palette(A, structure)  # a byte a slot, where A's values fit a table
+        self.diagonals = (structure, coded)
         self.entry = "" if coded is None else "_palette"
         slots = (structure.values,) if coded is None else (coded.table, np.int32(coded.table.size), coded.codes)
         super().__init__(cupy, A, function(cupy, "dia", A.dtype, A.index_dtype, rows, self.entry),
