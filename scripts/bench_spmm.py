@@ -49,7 +49,7 @@ QUICK = [
 QUICK_HYBRID = ("blockdense-200k", "gen:blockdense:200000:400:20000:0.5", "400 rows 50% dense over 20k columns")
 POISSON = "poisson2d-4096"
 KS = (8, 32)
-KERNELS = ["auto", "regk", "subwarp", "warp", "adaptive", "fused", "fused16", "cusparse", "cusparse-cupy"]
+KERNELS = ["auto", "regk", "subwarp", "warp", "adaptive", "fused", "fused16", "dia", "cusparse", "cusparse-cupy"]
 SMALL_K_ONLY = {"regk", "fused", "fused16"}  # past k = 16 fused runs the adaptive schedule: not re-measured
 # (label, kernel, panel engine, family): "vs no dense path" compares within a family
 # (the same sparse schedule with and without the panel). Split-K GEMM-core
@@ -117,6 +117,7 @@ def run_matrix(cupy, name, spec, what, A64, gen_s, log, kernels=KERNELS):
     import spla
     from spla import bench
     from spla.bench import spmm as spmm_bench
+    from spla.planning import dia
 
     m = Matrix(cupy, A64, max(KS))
     A = m.A
@@ -131,6 +132,7 @@ def run_matrix(cupy, name, spec, what, A64, gen_s, log, kernels=KERNELS):
     spmv_row = measure(cupy, lambda: spla.spmv(A, x1, kernel="auto"), spmv_ref, bench, 1,
                        A.nnz, spmv_bytes)
     record["spmv_auto"] = {**spmv_row, "kernel": spmm_bench.spmv_auto_choice(A)}
+    has_diagonals = dia.applies(A)  # dia runs only there
     if spmv_row["status"] != "ok":
         log(f"  {name} auto SpMV: {spmv_row['status'].upper()} {spmv_row.get('message', spmv_row.get('rel_error'))}")
     for k in KS:
@@ -142,7 +144,7 @@ def run_matrix(cupy, name, spec, what, A64, gen_s, log, kernels=KERNELS):
         if k <= spmm_bench.SMALL_K_MAX:
             record[f"fused_schedule_k{k}"] = spmm_bench.plan_for(A, k, "fused").summary()
         for kernel in kernels:
-            if kernel in SMALL_K_ONLY and k > spmm_bench.SMALL_K_MAX:
+            if (kernel in SMALL_K_ONLY and k > spmm_bench.SMALL_K_MAX) or (kernel == "dia" and not has_diagonals):
                 continue
             row = measure(cupy, lambda: spmm_bench.run_kernel(A, X, kernel), reference, bench, k, A.nnz, nbytes)
             row.update(kernel=kernel, k=k)

@@ -65,7 +65,7 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
     alpha, beta : float
     kernel : str
         GPU kernel from ``spla.planning.spmm.KERNELS`` (``auto``, ``regk``,
-        ``warp``, ``subwarp``, ``adaptive``, ``fused``, ``spmv-loop``,
+        ``warp``, ``subwarp``, ``adaptive``, ``fused``, ``dia``, ``spmv-loop``,
         ``cusparse``, ``cusparse-cupy``); on the CPU only ``auto``/``scipy``.
     out : 2-D array of shape (n_rows, k) and A's value dtype, optional
         Written in place and returned (it may be Y itself). Without it a new
@@ -80,7 +80,8 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
     InputError
         Shape, dtype or scalar mismatches; X, Y and out on different sides.
     KernelError
-        Unknown kernel, or one that cannot run this shape (``regk`` past k=16).
+        Unknown kernel, or one that cannot run this shape (``regk`` past k=16,
+        ``dia`` on a matrix whose entries are not on a few diagonals).
 
     See Also
     --------

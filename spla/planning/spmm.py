@@ -31,6 +31,11 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     about 8 nonzeros per lane) and the segments of long rows are block ranges
     of one grid, longest work first, so their tails overlap instead of adding
     up (plus a tiny init of the segmented rows, and the dense panels).
+``dia``
+    kernels/spmm_dia.cu. A's diagonals (:mod:`spla.planning.dia`, found once
+    and cached on A, as for the SpMV): no indices, a byte a slot through a
+    palette where dia's SpMV reads one; a thread a row and 16 bytes of X's
+    columns. Refused (KernelError) where A's entries are not on a few diagonals.
 ``spmv-loop``
     k separate ``auto`` SpMVs, one per column: what a user without SpMM pays.
 ``cusparse``
@@ -39,7 +44,8 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
 ``cusparse-cupy``
     ``cupyx.scipy.sparse.csr_matrix @ X``: cuSPARSE as a CuPy user calls it.
 ``auto``
-    :func:`choose_kernel`: k == 1 -> ``spmv-loop``; a longest row over
+    :func:`choose_kernel`: k == 1 -> ``spmv-loop``; where ``auto``'s SpMV
+    runs ``dia`` (its rule or a tuned choice) -> ``dia``; a longest row over
     ``SEGMENT_NNZ`` nonzeros or over ``8 * mean + 64`` (skewed rows) ->
     ``fused`` for k <= 16, else ``adaptive``; else a mean row length <= 64 ->
     ``regk`` (k <= 16) or ``subwarp`` (k > 16); else ``warp``. See
@@ -104,7 +110,7 @@ FUSED_LAUNCH_ORDER = (FUSED_KIND_SEGMENT, 32, 16, 8, 4, 2, 1)  # longest work is
 GEMM_CORE_TILE = 128
 PANEL_ALIGN = 4  # panel column spans are widened to this many columns (float4 loads, no per-call pad)
 
-KERNELS = ("regk", "warp", "subwarp", "adaptive", "fused", "spmv-loop", "cusparse", "cusparse-cupy", "auto")
+KERNELS = ("regk", "warp", "subwarp", "adaptive", "fused", "dia", "spmv-loop", "cusparse", "cusparse-cupy", "auto")
 CPU_KERNELS = ("auto", "scipy")
 SMALL_K_ONLY = ("regk",)  # refuse k > REGK_MAX_K
 
@@ -179,7 +185,13 @@ def choose_from_stats(mean: float, longest: int, k: int) -> str:
 
 
 def choose_kernel(A, k: int) -> str:
-    """The kernel ``auto`` runs for matrix A at k columns."""
+    """The kernel ``auto`` runs for matrix A at k columns: ``dia`` where ``auto``'s SpMV runs dia
+    (the SpMV's choice: its rule, or a tuned one), else :func:`choose_from_stats`."""
+    from .spmv import choose_kernel as spmv_choice
+    from .spmv import parse_kernel
+
+    if k > 1 and parse_kernel(spmv_choice(A))[0] == "dia":
+        return "dia"
     mean, longest = _row_stats(A)
     return choose_from_stats(mean, longest, k)
 

@@ -476,6 +476,52 @@ def test_spmm_warp_kernels_give_the_exact_product(emulated, rng, dtype, kernel, 
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("palette", [False, True], ids=["values", "palette"])
+@pytest.mark.parametrize("k", [1, 3, 4, 8, 13, 32])
+def test_spmm_dia_gives_the_exact_product_and_subwarps_bits(emulated, rng, monkeypatch, dtype, palette, k):
+    """dia's SpMM over a 3-D stencil's diagonals (rows cut at the grid's edges), read from their
+    values or a palette's codes, with 16-byte vectors where k and the leading dimension allow and
+    single loads where they do not: exact with alpha, beta and Y on whole numbers, and the bits of
+    subwarp (the same fma order) on real values."""
+    from spla.backends.cuda import spmm_launch
+    from spla.io import generators
+
+    host = generators.poisson3d(9).astype(dtype)
+    host.data[:] = rng.choice(_whole(rng, dtype, 5), host.nnz)  # a few values: a palette of them
+    A, _ = _device(host.indptr, host.indices, host.data, host.shape)
+    _dia_on_device(A, host, palette, monkeypatch)
+    S = host.to_scipy().astype(np.float64)
+    n = S.shape[0]
+    for ld in (k, k + 1):
+        x, X = _block(rng, dtype, n, k, ld=ld)
+        y, Y = _block(rng, dtype, n, k)
+        Y *= 2  # even, so beta's half of it is exact
+        y.array.a[...] = Y
+        out = FakeArray(np.full((n, k), np.nan, dtype))
+        spmm_launch.launch_dia(A, x, k, out, y, 3.0, 0.5)
+        vec = spmm_launch.WARP_VECTOR[np.dtype(dtype)] if k % spmm_launch.WARP_VECTOR[np.dtype(dtype)] == 0 \
+            and ld == k else 1
+        assert emulated.launches[-1][0] == template("spla_spmm_dia", dtype, vec, palette)
+        assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y), f"ld {ld}"
+    real = spmm_launch.Operand(FakeArray(rng.standard_normal((n, k)).astype(dtype)), k, False)
+    results = []
+    for launch in (spmm_launch.launch_dia, spmm_launch.launch_subwarp):
+        out = FakeArray(np.full((n, k), np.nan, dtype))
+        launch(A, real, k, out, None, 1.0, 0.0)
+        results.append(out.get())
+    assert np.array_equal(results[0].view(np.uint8), results[1].view(np.uint8))
+
+
+def test_spmm_dia_refuses_a_matrix_off_a_few_diagonals(emulated, rng):
+    from spla.backends.cuda import spmm_launch
+    from spla.errors import KernelError
+
+    A, S = _spmm_case(rng, np.float64)
+    x, _ = _block(rng, np.float64, S.shape[1], 4)
+    with pytest.raises(KernelError, match="kernel='dia' needs a matrix whose entries lie on a few diagonals"):
+        spmm_launch.launch_dia(A, x, 4, FakeArray(np.zeros((S.shape[0], 4))), None, 1.0, 0.0)
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("k", [1, 8, 40])
 def test_spmm_warp_segments_add_into_their_rows(emulated, rng, dtype, k):
     """The warp kernel over segments of long rows (row, begin, end): each adds alpha times its

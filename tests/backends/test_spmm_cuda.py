@@ -315,6 +315,32 @@ def test_hybrid_dense_panel(rng, dtype, k):
 
 
 # ---------------------------------------------------------------------- errors
+@pytest.mark.parametrize("palette", [False, True], ids=["values", "palette"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("k", (1, 2, 3, 8, 33))
+def test_dia_on_a_stencil_and_auto_follows_the_spmv(monkeypatch, rng, dtype, k, palette):
+    """dia over a 3-D stencil of a few coefficients (rows cut at the grid's edges), from its values or
+    a palette's codes, with alpha, beta and a strided Y; auto runs it where auto's SpMV runs dia."""
+    from spla.planning import dia
+
+    monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0 if palette else 2**62)
+    host = generators.poisson3d(40).to_scipy().tocsr()  # 64,000 rows: the SpMV rule's dia
+    host.data = rng.choice([-1.0, -0.5, 6.0, 2.5], host.nnz).astype(dtype)
+    A = spla.CSRMatrix.from_scipy(host).to_device()
+    X = cupy.asarray(rng.standard_normal((host.shape[1], k)).astype(dtype))
+    Y0 = cupy.asarray(rng.standard_normal((host.shape[0], 2 * k)).astype(dtype))[:, ::2]
+    check(spla.spmm(A, X, Y0, alpha=0.5, beta=-2.0, kernel="dia"), host, X, 0.5, -2.0, Y0)
+    assert (dia.palette(A, dia.structure(A)) is not None) == palette
+    assert P.choose_kernel(A, k) == ("dia" if k > 1 else "spmv-loop")
+    check(spla.spmm(A, X), host, X)
+
+
+def test_dia_refuses_a_matrix_off_a_few_diagonals(rng):
+    A = spla.CSRMatrix.from_scipy(mixed_matrix(rng, 400, 1500))
+    with pytest.raises(KernelError, match="kernel='dia' needs a matrix whose entries lie on a few diagonals"):
+        spla.spmm(A, cupy.ones((1500, 4)), kernel="dia")
+
+
 def test_errors(rng):
     A = spla.CSRMatrix.from_scipy(sp.random(40, 30, density=0.2, format="csr", random_state=rng))
     X = cupy.ones((30, 17))
@@ -341,5 +367,7 @@ def test_cli_spmm_all_kernels_on_gpu():
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)["spmm"]
     assert {row["kernel"] for row in report["rows"]} >= set(P.KERNELS) - {"auto"}
-    assert all(row.get("ok") for row in report["rows"]), [r for r in report["rows"] if not r.get("ok")]
+    # dia runs only where the entries lie on a few diagonals: its row says why not
+    assert all(row.get("ok") or (row["kernel"] == "dia" and "few diagonals" in row["failed"])
+               for row in report["rows"]), [r for r in report["rows"] if not r.get("ok")]
     assert report["plan"]

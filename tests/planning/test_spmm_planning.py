@@ -99,6 +99,22 @@ def test_auto_policy():
     assert P.choose_kernel(huge, 17) == "adaptive"
 
 
+def test_auto_runs_dia_where_the_spmvs_auto_does():
+    """SpMM follows auto's SpMV onto dia, its rule's choice (a stencil of rows enough) or a tuned one;
+    a tuned choice off dia takes SpMM back to its own rule; one column stays an SpMV."""
+    from spla.planning import spmv, tune
+
+    large = generators.from_spec("gen:poisson2d:256")  # 65,536 rows: the SpMV rule's dia
+    assert spmv.choose_kernel(large) == "dia"
+    assert [P.choose_kernel(large, k) for k in (1, 2, 8, 64)] == ["spmv-loop", "dia", "dia", "dia"]
+    assert P.plan_spmm(large, 8).kernel == "dia"
+    tune.set_choice(large, "scalar", "measured")
+    assert P.choose_kernel(large, 8) == "regk"
+    small = generators.from_spec("gen:poisson2d:64")
+    tune.set_choice(small, "dia:1", "measured")
+    assert P.choose_kernel(small, 8) == "dia"
+
+
 # ------------------------------------------------------- fused schedule (host side)
 @pytest.mark.parametrize("nnz_per_lane", [8, 16])
 def test_fused_partition_places_every_row_once(rng, nnz_per_lane):

@@ -3,7 +3,7 @@
 ``bind(A, plan)`` uploads what the plan needs (row lists, segments, dense
 panels: cached on A) and returns a :class:`SpmmLauncher`; calling it only
 launches. The kernels are declared in :mod:`.spmm_launch` (regk, warp,
-subwarp) and :mod:`.spmm_fused`; the hybrid schedule runs in
+subwarp, dia) and :mod:`.spmm_fused`; the hybrid schedule runs in
 :mod:`.spmm_hybrid`; the cuSPARSE anchors live in :mod:`.cusparse`.
 
 Layouts: X may be C-ordered, F-ordered, or a strided view. ``regk`` and
@@ -24,7 +24,7 @@ from ...planning import spmm as planning
 from . import spmm_fused, spmm_hybrid, spmm_launch  # noqa: F401  (declares every SpMM kernel)
 from .cusparse import CusparseSpmm, cupyx_matrix
 from .gemm import multiprocessor_count
-from .spmm_launch import Operand, as_operand, launch_regk, launch_subwarp, launch_warp, scalar
+from .spmm_launch import Operand, as_operand, launch_dia, launch_regk, launch_subwarp, launch_warp, scalar
 
 
 def plan(A, k: int, kernel: str = "auto", **options) -> planning.SpmmPlan:
@@ -45,7 +45,7 @@ class _Run:
 
 
 class _Single(_Run):
-    """regk, warp or subwarp over all rows: one launch."""
+    """regk, warp, subwarp or dia over all rows: one launch."""
 
     def __init__(self, A, plan: planning.SpmmPlan):
         self.A, self.plan = A, plan
@@ -56,6 +56,8 @@ class _Single(_Run):
             launch_regk(self.A, x, k, out, y_in, alpha, beta, sub=self.plan.regk_sub)
         elif self.plan.kernel == "warp":
             launch_warp(self.A, x, k, out, y_in, alpha, beta)
+        elif self.plan.kernel == "dia":
+            launch_dia(self.A, x, k, out, y_in, alpha, beta)
         else:
             launch_subwarp(self.A, x, k, out, y_in, alpha, beta)
 
@@ -122,7 +124,7 @@ class _CusparseCupy(_Run):
 
 
 _LAUNCHERS: dict[str, Any] = {
-    "regk": _Single, "warp": _Single, "subwarp": _Single,
+    "regk": _Single, "warp": _Single, "subwarp": _Single, "dia": _Single,
     "adaptive": spmm_hybrid.HybridLauncher, "fused": spmm_fused.FusedLauncher,
     "spmv-loop": _SpmvLoop, "cusparse": _Cusparse, "cusparse-cupy": _CusparseCupy,
 }

@@ -1,4 +1,4 @@
-"""SpMM kernel declarations and single launches: regk, warp, subwarp (kernels/spmm_*.cu).
+"""SpMM kernel declarations and single launches: regk, warp, subwarp, dia (kernels/spmm_*.cu).
 
 Every function here launches exactly what it is told; the shapes (lanes per
 row, column tiles, vector widths) come from :mod:`spla.planning.spmm`.
@@ -13,6 +13,8 @@ import numpy as np
 
 from ...device import require_cupy
 from ...errors import KernelError
+from ...planning import dia
+from ...planning import palette as palettes
 from ...planning import spmm as planning
 from ...planning.spmm import BLOCK, REGK_K, REGK_MAX_K, REGK_SUB, WARP_VECTOR
 from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, grid_1d, template
@@ -49,6 +51,11 @@ REGK_SOURCES = {
         regk_name(value, index, k_reg, sub, colmajor) for k_reg in REGK_K for sub in REGK_SUB])
     for value, index in _PAIRS for colmajor in (False, True)
 }
+
+# dia stores no indices: one instance per value type, vector width and entry (values, or a palette's codes)
+DIA_SOURCE = KernelSource("spmm_dia.cu", [template("spla_spmm_dia", value, vec, coded) for value in VALUE_TYPES
+                                          for vec in (1, WARP_VECTOR[value]) for coded in (False, True)],
+                          (f"-DSPLA_PALETTE_VALUES={palettes.VALUES}",))
 
 
 @dataclass(frozen=True)
@@ -185,5 +192,27 @@ def launch_subwarp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta
         A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
         A.indptr if rows is None else rows, np.int32(rows is not None), np.int64(n_work),
         scalar(A, alpha), scalar(A, beta),
+        out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
+        out, np.int64(out.shape[1])))
+
+
+def launch_dia(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta):
+    """One spla_spmm_dia launch over A's diagonals (found once and cached on A, as for dia's SpMV),
+    through their palette where dia's SpMV reads one; a thread a row and vector of X's columns."""
+    if x.colmajor:
+        raise KernelError("the dia kernel reads row-major X; pass a C-ordered X (spmm does this for you)")
+    value, _ = types(A)
+    found = dia.structure(A)
+    if not isinstance(found, dia.Structure):
+        raise KernelError(f"kernel='dia' needs {dia.NEEDS}; this one: {found.reason}")
+    coded = dia.palette(A, found)
+    # the entry not taken leaves its arguments unread: any device pointers
+    slots = ((found.values, found.values, np.int32(0), found.offsets) if coded is None
+             else (coded.table, coded.table, np.int32(coded.table.size), coded.codes))
+    vec = warp_vector(A, x, k, out, y_in)
+    kernel = DIA_SOURCE.function(template("spla_spmm_dia", value, vec, coded is not None))
+    kernel((grid_1d(A.n_rows * (k // vec), BLOCK),), (BLOCK,), (
+        np.int64(A.n_rows), np.int64(A.n_cols), np.int64(found.stride), np.int32(found.n_diagonals), found.offsets,
+        *slots, x.array, np.int64(x.ld), np.int64(k), scalar(A, alpha), scalar(A, beta),
         out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
         out, np.int64(out.shape[1])))
