@@ -32,7 +32,7 @@ def _spmv_kernels():
 def _spmm_kernels():
     from spla.planning import spmm as spmm_planning
 
-    return list(spmm_planning.KERNELS)
+    return [k for k in spmm_planning.KERNELS if k not in spmm_planning.OWN_MATRICES_ONLY]
 
 
 def assert_same_special_values(got, want, rtol):
@@ -143,6 +143,18 @@ def test_nan_inf_propagate_through_every_spmm_kernel(rng, kernel):
     want = S @ X
     got = spla.spmm(CSRMatrix.from_scipy(S), cupy.asarray(X), kernel=kernel).get()
     assert_same_special_values(got, want, 1e-12)
+
+
+def test_nan_inf_propagate_through_spmm_over_diagonals(rng):
+    """dia's SpMM on a band of special values and a special X: NaN and Inf reach the rows SciPy sends
+    them to, and the padding of the diagonals (no entry) multiplies none of them."""
+    import cupy
+
+    n = 300
+    S = sp.diags([_special(rng, n - abs(d), np.float64) for d in (-2, 0, 1, 5)], [-2, 0, 1, 5], format="csr")
+    X = np.stack([_special(rng, n, np.float64) for _ in range(8)], axis=1)
+    got = spla.spmm(CSRMatrix.from_scipy(S), cupy.asarray(X), kernel="dia").get()
+    assert_same_special_values(got, S @ X, 1e-12)
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (0, 5), (5, 0), (7, 7)])

@@ -113,6 +113,7 @@ PANEL_ALIGN = 4  # panel column spans are widened to this many columns (float4 l
 KERNELS = ("regk", "warp", "subwarp", "adaptive", "fused", "dia", "spmv-loop", "cusparse", "cusparse-cupy", "auto")
 CPU_KERNELS = ("auto", "scipy")
 SMALL_K_ONLY = ("regk",)  # refuse k > REGK_MAX_K
+OWN_MATRICES_ONLY = ("dia",)  # refuse matrices without their structure
 
 
 # ---------------------------------------------------------------- row statistics
