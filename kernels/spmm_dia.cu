@@ -14,6 +14,9 @@
 // is loaded wherever the column falls inside X, before the value's test (spmv_dia.cu's
 // SPLA_DIA_EARLY_X), so both loads are in flight at once.
 //
+// VEC: the widest of 16 bytes, 8 (float32's float2) and one value that k, the leading
+// dimensions and the pointers allow.
+//
 // Constraints (asserted on the host, spla/backends/cuda/spmm_launch.py): row-major X and out;
 // VEC > 1 needs k % VEC == 0, ldx, ldo, ldy multiples of VEC and x, out, y_in aligned to
 // VEC * sizeof(T) bytes; offsets sorted; a grid-stride loop covers any n_rows * k / VEC. y_in is

@@ -45,7 +45,8 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     ``cupyx.scipy.sparse.csr_matrix @ X``: cuSPARSE as a CuPy user calls it.
 ``auto``
     :func:`choose_kernel`: k == 1 -> ``spmv-loop``; where ``auto``'s SpMV
-    runs ``dia`` (its rule or a tuned choice) -> ``dia``; a longest row over
+    runs ``dia`` (its rule or a tuned choice) and k <= ``DIA_MAX_K`` (16)
+    -> ``dia``; a longest row over
     ``SEGMENT_NNZ`` nonzeros or over ``8 * mean + 64`` (skewed rows) ->
     ``fused`` for k <= 16, else ``adaptive``; else a mean row length <= 64 ->
     ``regk`` (k <= 16) or ``subwarp`` (k > 16); else ``warp``. See
@@ -114,6 +115,12 @@ KERNELS = ("regk", "warp", "subwarp", "adaptive", "fused", "dia", "spmv-loop", "
 CPU_KERNELS = ("auto", "scipy")
 SMALL_K_ONLY = ("regk",)  # refuse k > REGK_MAX_K
 OWN_MATRICES_ONLY = ("dia",)  # refuse matrices without their structure
+# auto runs dia up to this k where auto's SpMV runs dia: where auto would run regk otherwise. Measured
+# (session 56, H100, docs/lab/gpu-2026-12-06-session56: spmm_k.py at k = 2..32, both dtypes): over regk
+# dia ran 1.13-2.62x at k = 4..16 on all 36 runs of six stencils and bands (three of them fitted,
+# three reported); at k = 2 in float32 0.89-1.10x, before its float2 loads. Past k = 16 auto runs
+# subwarp, which dia trails (0.74-1.04x at k = 32); subwarp also beat dia by 0-11% at k = 16.
+DIA_MAX_K = REGK_MAX_K
 
 
 # ---------------------------------------------------------------- row statistics
@@ -186,12 +193,13 @@ def choose_from_stats(mean: float, longest: int, k: int) -> str:
 
 
 def choose_kernel(A, k: int) -> str:
-    """The kernel ``auto`` runs for matrix A at k columns: ``dia`` where ``auto``'s SpMV runs dia
-    (the SpMV's choice: its rule, or a tuned one), else :func:`choose_from_stats`."""
+    """The kernel ``auto`` runs for matrix A at k columns: ``dia`` for 2 <= k <= :data:`DIA_MAX_K`
+    where ``auto``'s SpMV runs dia (the SpMV's choice: its rule, or a tuned one), else
+    :func:`choose_from_stats`."""
     from .spmv import choose_kernel as spmv_choice
     from .spmv import parse_kernel
 
-    if k > 1 and parse_kernel(spmv_choice(A))[0] == "dia":
+    if 1 < k <= DIA_MAX_K and parse_kernel(spmv_choice(A))[0] == "dia":
         return "dia"
     mean, longest = _row_stats(A)
     return choose_from_stats(mean, longest, k)

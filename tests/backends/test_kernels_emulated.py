@@ -477,11 +477,11 @@ def test_spmm_warp_kernels_give_the_exact_product(emulated, rng, dtype, kernel, 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("palette", [False, True], ids=["values", "palette"])
-@pytest.mark.parametrize("k", [1, 3, 4, 8, 13, 32])
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 6, 8, 13, 32])
 def test_spmm_dia_gives_the_exact_product_and_subwarps_bits(emulated, rng, monkeypatch, dtype, palette, k):
     """dia's SpMM over a 3-D stencil's diagonals (rows cut at the grid's edges), read from their
-    values or a palette's codes, with 16-byte vectors where k and the leading dimension allow and
-    single loads where they do not: exact with alpha, beta and Y on whole numbers, and the bits of
+    values or a palette's codes, with the widest vectors (16 bytes, float32's float2s, a value) that
+    k and the leading dimension allow: exact with alpha, beta and Y on whole numbers, and the bits of
     subwarp (the same fma order) on real values."""
     from spla.backends.cuda import spmm_launch
     from spla.io import generators
@@ -499,8 +499,7 @@ def test_spmm_dia_gives_the_exact_product_and_subwarps_bits(emulated, rng, monke
         y.array.a[...] = Y
         out = FakeArray(np.full((n, k), np.nan, dtype))
         spmm_launch.launch_dia(A, x, k, out, y, 3.0, 0.5)
-        vec = spmm_launch.WARP_VECTOR[np.dtype(dtype)] if k % spmm_launch.WARP_VECTOR[np.dtype(dtype)] == 0 \
-            and ld == k else 1
+        vec = next(w for w in spmm_launch.dia_widths(dtype) if k % w == 0 and ld % w == 0)  # the widest that fits
         assert emulated.launches[-1][0] == template("spla_spmm_dia", dtype, vec, palette)
         assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y), f"ld {ld}"
     real = spmm_launch.Operand(FakeArray(rng.standard_normal((n, k)).astype(dtype)), k, False)

@@ -331,7 +331,7 @@ def test_dia_on_a_stencil_and_auto_follows_the_spmv(monkeypatch, rng, dtype, k, 
     Y0 = cupy.asarray(rng.standard_normal((host.shape[0], 2 * k)).astype(dtype))[:, ::2]
     check(spla.spmm(A, X, Y0, alpha=0.5, beta=-2.0, kernel="dia"), host, X, 0.5, -2.0, Y0)
     assert (dia.palette(A, dia.structure(A)) is not None) == palette
-    assert P.choose_kernel(A, k) == ("dia" if k > 1 else "spmv-loop")
+    assert P.choose_kernel(A, k) == ("dia" if 1 < k <= P.DIA_MAX_K else "spmv-loop" if k == 1 else "subwarp")
     check(spla.spmm(A, X), host, X)
 
 

@@ -100,13 +100,15 @@ def test_auto_policy():
 
 
 def test_auto_runs_dia_where_the_spmvs_auto_does():
-    """SpMM follows auto's SpMV onto dia, its rule's choice (a stencil of rows enough) or a tuned one;
-    a tuned choice off dia takes SpMM back to its own rule; one column stays an SpMV."""
+    """SpMM follows auto's SpMV onto dia, its rule's choice (a stencil of rows enough) or a tuned one,
+    up to DIA_MAX_K columns (past it, subwarp); a tuned choice off dia takes SpMM back to its own
+    rule; one column stays an SpMV."""
     from spla.planning import spmv, tune
 
     large = generators.from_spec("gen:poisson2d:256")  # 65,536 rows: the SpMV rule's dia
     assert spmv.choose_kernel(large) == "dia"
-    assert [P.choose_kernel(large, k) for k in (1, 2, 8, 64)] == ["spmv-loop", "dia", "dia", "dia"]
+    assert [P.choose_kernel(large, k) for k in (1, 2, 8, 16, 17, 64)] == ["spmv-loop", "dia", "dia", "dia",
+                                                                           "subwarp", "subwarp"]
     assert P.plan_spmm(large, 8).kernel == "dia"
     tune.set_choice(large, "scalar", "measured")
     assert P.choose_kernel(large, 8) == "regk"

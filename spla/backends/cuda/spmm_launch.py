@@ -52,9 +52,21 @@ REGK_SOURCES = {
     for value, index in _PAIRS for colmajor in (False, True)
 }
 
+
+
+def dia_widths(value) -> tuple[int, ...]:
+    """The vector widths dia's SpMM loads X in, widest first: 16 bytes down to one value (float32
+    k = 2 runs float2s: a thread a value left it 0.87-0.90x regk, session 56)."""
+    widths, width = [], WARP_VECTOR[np.dtype(value)]
+    while width >= 1:
+        widths.append(width)
+        width //= 2
+    return tuple(widths)
+
+
 # dia stores no indices: one instance per value type, vector width and entry (values, or a palette's codes)
 DIA_SOURCE = KernelSource("spmm_dia.cu", [template("spla_spmm_dia", value, vec, coded) for value in VALUE_TYPES
-                                          for vec in (1, WARP_VECTOR[value]) for coded in (False, True)],
+                                          for vec in dia_widths(value) for coded in (False, True)],
                           (f"-DSPLA_PALETTE_VALUES={palettes.VALUES}",))
 
 
@@ -135,13 +147,17 @@ def launch_regk(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *
         out, np.int64(out.shape[1])))
 
 
+def vector_fits(A, vec: int, x: Operand, k: int, out, y_in: Operand | None) -> bool:
+    """Whether k, the leading dimensions and the pointers allow loads and stores of ``vec`` values."""
+    vbytes = vec * A.dtype.itemsize
+    return (k % vec == 0 and x.ld % vec == 0 and aligned(x.array, vbytes) and aligned(out, vbytes)
+            and (y_in is None or (y_in.ld % vec == 0 and aligned(y_in.array, vbytes))))
+
+
 def warp_vector(A, x: Operand, k: int, out, y_in: Operand | None) -> int:
     """16-byte vectors for the warp/subwarp kernels when k, the leading dimensions and pointers allow, else 1."""
     vec = WARP_VECTOR[A.dtype]
-    vbytes = vec * A.dtype.itemsize
-    ok = (k % vec == 0 and x.ld % vec == 0 and aligned(x.array, vbytes) and aligned(out, vbytes)
-          and (y_in is None or (y_in.ld % vec == 0 and aligned(y_in.array, vbytes))))
-    return vec if ok else 1
+    return vec if vector_fits(A, vec, x, k, out, y_in) else 1
 
 
 def launch_warp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None, segments=None):
@@ -209,7 +225,7 @@ def launch_dia(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta):
     # the entry not taken leaves its arguments unread: any device pointers
     slots = ((found.values, found.values, np.int32(0), found.offsets) if coded is None
              else (coded.table, coded.table, np.int32(coded.table.size), coded.codes))
-    vec = warp_vector(A, x, k, out, y_in)
+    vec = next(w for w in dia_widths(value) if vector_fits(A, w, x, k, out, y_in))  # 1 always fits
     kernel = DIA_SOURCE.function(template("spla_spmm_dia", value, vec, coded is not None))
     kernel((grid_1d(A.n_rows * (k // vec), BLOCK),), (BLOCK,), (
         np.int64(A.n_rows), np.int64(A.n_cols), np.int64(found.stride), np.int32(found.n_diagonals), found.offsets,
