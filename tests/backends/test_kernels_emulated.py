@@ -825,6 +825,19 @@ def _cg_reference(S, b, dinv, iterations):
     return x, r
 
 
+def _loop_start(b, dinv):
+    """A CgLoop's buffers at iteration 1 of CG on A x = b from x = 0 (Jacobi where ``dinv``):
+    (x, r, z, dinv, directions, q, state), p_1 = z_0 in the odd direction buffer and rho_0 in state."""
+    n = b.size
+    x, r = FakeArray(np.zeros(n)), FakeArray(b.copy())
+    z0 = dinv * b if dinv is not None else b
+    z = FakeArray(z0.copy()) if dinv is not None else r
+    directions = (FakeArray(np.zeros(n)), FakeArray(z0.copy()))
+    state = FakeArray(np.zeros(8))
+    state.a[2] = b @ z0
+    return x, r, z, FakeArray(dinv) if dinv is not None else r, directions, FakeArray(np.zeros(n)), state
+
+
 @pytest.mark.parametrize("jacobi", [False, True])
 def test_cg_loop_runs_cg_iterations_in_one_cooperative_launch(solver_kernels, emulated, rng, jacobi):
     """CgLoop: whole iterations in one launch, its grid barriers between the product and the step
@@ -842,29 +855,21 @@ def test_cg_loop_runs_cg_iterations_in_one_cooperative_launch(solver_kernels, em
         emulated.seed = seed
         loop = solver_kernels(n, np.float64).cg_loop(ops_spmv.bound_launcher(A, "warp:4"), jacobi)
         assert loop is not None and loop.grid[0] > 1
-        x, r = FakeArray(np.zeros(n)), FakeArray(b.copy())
-        z0 = dinv * b if jacobi else b
-        z = FakeArray(z0.copy()) if jacobi else r
-        directions = (FakeArray(np.zeros(n)), FakeArray(z0.copy()))  # p_1 = z_0 in the odd buffer
-        state = FakeArray(np.zeros(8))
-        state.a[2] = b @ z0
+        buffers = _loop_start(b, dinv)
+        x, r, state = buffers[0], buffers[1], buffers[-1]
         for first in (1, 7):
-            loop.run(first, 6, x, r, z, FakeArray(dinv) if jacobi else r, directions, FakeArray(np.zeros(n)),
-                     state, atol=0.0)
+            loop.run(first, 6, *buffers, atol=0.0)
         assert emulated.launches[-1][0].startswith("spla_cg_loop<double")
         assert state.get()[7] == 12 and state.get()[6] == 0 and state.get()[0] == 0
         np.testing.assert_allclose(x.get(), want_x, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(r.get(), want_r, rtol=1e-7, atol=1e-10)
-        loop.run(13, 6, x, r, z, FakeArray(dinv) if jacobi else r, directions, FakeArray(np.zeros(n)), state,
-                 atol=1e9)  # converged at once: one iteration, then flag 6
+        loop.run(13, 6, *buffers, atol=1e9)  # converged at once: one iteration, then flag 6
         assert state.get()[7] == 13 and state.get()[6] == 1
         after = x.get()
-        loop.run(14, 6, x, r, z, FakeArray(dinv) if jacobi else r, directions, FakeArray(np.zeros(n)), state,
-                 atol=1e9)
+        loop.run(14, 6, *buffers, atol=1e9)
         assert state.get()[7] == 13 and np.array_equal(x.get(), after), "a converged solve stays put"
         results.append(after.view(np.uint8))
     assert np.array_equal(*results)
-
 
 
 @pytest.mark.parametrize("palette", [False, True], ids=["values", "palette"])
@@ -881,21 +886,16 @@ def test_cg_loop_over_dia_gives_the_scalar_loops_bits(solver_kernels, emulated, 
     for kernel in ("dia", "scalar"):
         loop = solver_kernels(n, np.float64).cg_loop(ops_spmv.launcher(A, kernel), jacobi)
         assert loop is not None and loop.grid[0] > 1
-        x, r = FakeArray(np.zeros(n)), FakeArray(b.copy())
-        z0 = dinv * b if jacobi else b
-        z = FakeArray(z0.copy()) if jacobi else r
-        directions = (FakeArray(np.zeros(n)), FakeArray(z0.copy()))  # p_1 = z_0 in the odd buffer
-        state = FakeArray(np.zeros(8))
-        state.a[2] = b @ z0
-        loop.run(1, 8, x, r, z, FakeArray(dinv) if jacobi else r, directions, FakeArray(np.zeros(n)), state,
-                 atol=0.0)
-        assert state.get()[7] == 8
+        buffers = _loop_start(b, dinv)
+        loop.run(1, 8, *buffers, atol=0.0)
+        assert buffers[-1].get()[7] == 8
         want = (template("spla_cg_loop_dia", np.float64, palette, jacobi) if kernel == "dia"
                 else template("spla_cg_loop", np.float64, np.int32, 1, jacobi))
         assert emulated.launches[-1][0] == want
-        results.append(x.get())
+        results.append(buffers[0].get())
     np.testing.assert_allclose(results[0], _cg_reference(S, b, dinv, 8)[0], rtol=1e-9, atol=1e-12)
     assert np.array_equal(results[0].view(np.uint8), results[1].view(np.uint8))
+
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("scaled", [False, True])
