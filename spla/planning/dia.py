@@ -47,7 +47,7 @@ from .stats import row_stats
 from .structured import Refusal, distinct
 
 __all__ = ["AUTO_MIN_ROWS", "NEEDS", "PALETTE_VALUES", "Palette", "Refusal", "Structure", "applies", "auto_considers",
-           "describe", "palette", "rows_choices", "rows_for", "structure"]
+           "describe", "kernel_slots", "palette", "rows_choices", "rows_for", "structure"]
 
 #: What ``kernel="dia"`` asks of a matrix (its error's text).
 NEEDS = "a matrix whose entries lie on a few diagonals"
@@ -157,6 +157,16 @@ def palette(A, found: Structure) -> Palette | None:
     if coded is not None:
         found.values = None
     return coded
+
+
+def kernel_slots(found: Structure, coded: Palette | None) -> tuple:
+    """The slot arguments (values, palette, n_palette, codes) of the kernels that read A's
+    diagonals by either entry (kernels/spmm_dia.cu, solver_cg_product.cu's dia entries): the values
+    where ``coded`` is None, else the palette's table and codes. The entry not taken leaves its own
+    arguments unread, so any device pointers fill them."""
+    if coded is None:
+        return found.values, found.values, np.int32(0), found.offsets
+    return coded.table, coded.table, np.int32(coded.table.size), coded.codes
 
 
 def describe(found: Structure) -> str:

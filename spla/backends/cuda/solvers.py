@@ -23,7 +23,7 @@ import functools
 import numpy as np
 
 from ...device import require_cupy
-from ...planning import palette
+from ...planning import dia, palette
 from ...planning.spmv import LANE_WIDTHS
 from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, ceil_div, template
 from .spmv import ROW_BLOCK
@@ -108,11 +108,8 @@ class _Rows:
             self.index_dtype = row.head[2].dtype
             return
         structure, coded = self.diagonals
-        # the entry not taken leaves its arguments unread: any device pointers
-        slots = ((structure.values, structure.values, np.int32(0), structure.offsets) if coded is None
-                 else (coded.table, coded.table, np.int32(coded.table.size), coded.codes))
         self.head = (row.head[0], np.int64(structure.stride), np.int32(structure.n_diagonals), structure.offsets,
-                     *slots)
+                     *dia.kernel_slots(structure, coded))
 
     def function(self, kernel: str, dtype, flag: bool, lanes: int | None = None):
         """``spla_cg_{kernel}`` (product or loop) for this mapping, at ``lanes`` a row (CSR only)."""

@@ -53,7 +53,6 @@ REGK_SOURCES = {
 }
 
 
-
 def dia_widths(value) -> tuple[int, ...]:
     """The vector widths dia's SpMM loads X in, widest first: 16 bytes down to one value (float32
     k = 2 runs float2s: a thread a value left it 0.87-0.90x regk, session 56)."""
@@ -222,13 +221,10 @@ def launch_dia(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta):
     if not isinstance(found, dia.Structure):
         raise KernelError(f"kernel='dia' needs {dia.NEEDS}; this one: {found.reason}")
     coded = dia.palette(A, found)
-    # the entry not taken leaves its arguments unread: any device pointers
-    slots = ((found.values, found.values, np.int32(0), found.offsets) if coded is None
-             else (coded.table, coded.table, np.int32(coded.table.size), coded.codes))
     vec = next(w for w in dia_widths(value) if vector_fits(A, w, x, k, out, y_in))  # 1 always fits
     kernel = DIA_SOURCE.function(template("spla_spmm_dia", value, vec, coded is not None))
     kernel((grid_1d(A.n_rows * (k // vec), BLOCK),), (BLOCK,), (
         np.int64(A.n_rows), np.int64(A.n_cols), np.int64(found.stride), np.int32(found.n_diagonals), found.offsets,
-        *slots, x.array, np.int64(x.ld), np.int64(k), scalar(A, alpha), scalar(A, beta),
+        *dia.kernel_slots(found, coded), x.array, np.int64(x.ld), np.int64(k), scalar(A, alpha), scalar(A, beta),
         out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
         out, np.int64(out.shape[1])))
