@@ -86,7 +86,9 @@ __device__ __forceinline__ double product_rows(long long n_rows, const I* __rest
                                                V* __restrict__ p_out, V* __restrict__ q, V beta) {
     static_assert(LANES >= 1 && LANES <= 32 && (LANES & (LANES - 1)) == 0, "LANES must be 1, 2, 4, 8, 16 or 32");
     double pq = 0.0;
-    const auto finish = [&](long long row, V sum) { finish_row<DIRECTION, COHERENT>(row, sum, p_in, z, p_out, q, beta, pq); };
+    const auto finish = [&](long long row, V sum) {
+        finish_row<DIRECTION, COHERENT>(row, sum, p_in, z, p_out, q, beta, pq);
+    };
     if constexpr (LANES == 1) {
         for (long long row = global_thread_id(); row < n_rows; row += grid_threads()) {
             const I start = indptr[row];
@@ -117,9 +119,10 @@ __device__ __forceinline__ double product_rows(long long n_rows, const I* __rest
     return pq;
 }
 
-// The row mappings the kernels below take: product<DIRECTION, COHERENT>(p_in, z, p_out, q, beta)
-// is the product step over this thread's rows, returning its share of p.q.
-// A row kernel's lanes over A's CSR arrays.
+// The row mappings the kernels below take, each with product<DIRECTION, COHERENT>(p_in, z, p_out,
+// q, beta): the product step over this thread's rows, returning its share of p.q.
+//
+// CsrRows: a row kernel's lanes over A's CSR arrays (product_rows).
 template <typename V, typename I, int LANES>
 struct CsrRows {
     long long n_rows;
@@ -133,8 +136,8 @@ struct CsrRows {
     }
 };
 
-// A thread per row over A's diagonals (spmv_dia.cu's layout): values[d * stride + row], or with
-// PALETTE table[codes[d * stride + row]] (table in shared memory); column row + offsets[d].
+// DiaRows: a thread per row over A's diagonals (spmv_dia.cu's layout): values[d * stride + row],
+// or with PALETTE table[codes[d * stride + row]] (table in shared memory); column row + offsets[d].
 template <typename V, bool PALETTE>
 struct DiaRows {
     long long n_rows;
