@@ -113,18 +113,18 @@ def measure(cupy, run, reference, bench, k, nnz, nbytes):
             "repeat": timing.repeat, **bench.throughput(timing.median, bench.spmv_flops(nnz, k), nbytes)}
 
 
-def run_matrix(cupy, name, spec, what, A64, gen_s, log, kernels=KERNELS):
+def run_matrix(cupy, name, spec, what, A64, gen_s, log, ks=KS, kernels=KERNELS):
     import spla
     from spla import bench
     from spla.bench import spmm as spmm_bench
     from spla.planning import dia
 
-    m = Matrix(cupy, A64, max(KS))
+    m = Matrix(cupy, A64, max(ks))
     A = m.A
     record = {"name": name, "source": spec, "what": what, "shape": list(A.shape), "nnz": A.nnz, "load_s": gen_s,
               "results": []}
     began = time.perf_counter()
-    spmm_bench.plan_for(A, KS[0], "adaptive")
+    spmm_bench.plan_for(A, ks[0], "adaptive")
     record["schedule_s"] = time.perf_counter() - began
     x1 = cupy.ascontiguousarray(m.x(cupy, 1)[:, 0])
     spmv_ref = m.cupyx64 @ x1.astype(np.float64)
@@ -135,7 +135,7 @@ def run_matrix(cupy, name, spec, what, A64, gen_s, log, kernels=KERNELS):
     has_diagonals = dia.applies(A)  # dia runs only there
     if spmv_row["status"] != "ok":
         log(f"  {name} auto SpMV: {spmv_row['status'].upper()} {spmv_row.get('message', spmv_row.get('rel_error'))}")
-    for k in KS:
+    for k in ks:
         X = m.x(cupy, k)
         reference = m.reference(cupy, k)
         nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize, k=k)
@@ -170,22 +170,22 @@ def _speedups(record, k):
             r["over_one_spmv"] = r["ms"] / spmv["ms"]
 
 
-def run_hybrid(cupy, name, spec, what, A64, gen_s, log):
+def run_hybrid(cupy, name, spec, what, A64, gen_s, log, ks=KS):
     from spla import bench
     from spla.bench import spmm as spmm_bench
 
-    m = Matrix(cupy, A64, max(KS))
+    m = Matrix(cupy, A64, max(ks))
     A = m.A
     began = time.perf_counter()
-    schedule = spmm_bench.plan_for(A, KS[0], "adaptive").schedule
-    spmm_bench.plan_for(A, KS[0], "adaptive-sparse")
+    schedule = spmm_bench.plan_for(A, ks[0], "adaptive").schedule
+    spmm_bench.plan_for(A, ks[0], "adaptive-sparse")
     record = {"name": name, "source": spec, "what": what, "shape": list(A.shape), "nnz": A.nnz, "load_s": gen_s,
               "schedule_s": time.perf_counter() - began, "dense_rows": schedule.dense_rows,
               "panels": [{"rows": int(p.rows.size), "cols": p.col_end - p.col_begin, "density": p.density}
                          for p in schedule.panels], "results": []}
     if not schedule.panels:
         log(f"  {name}: the plan routed no rows to the dense panel; the hybrid comparison is void")
-    for k in KS:
+    for k in ks:
         X = m.x(cupy, k)
         reference = m.reference(cupy, k)
         nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize, k=k)
@@ -224,11 +224,11 @@ def run_hybrid(cupy, name, spec, what, A64, gen_s, log):
     return record
 
 
-def summarize(records, hybrid):
+def summarize(records, hybrid, ks=KS):
     from spla import bench
 
     summary = {}
-    for k in KS:
+    for k in ks:
         for anchor in ("cusparse-cupy", "cusparse"):
             values = [r.get(f"speedup_vs_{anchor}") for rec in records for r in rec["results"]
                       if r["k"] == k and r["kernel"] == "auto" and r["status"] == "ok"]
@@ -257,7 +257,7 @@ def summarize(records, hybrid):
         if auto8 and "over_one_spmv" in auto8[0]:
             summary["poisson_k8_over_spmv"] = auto8[0]["over_one_spmv"]
     if hybrid:
-        for k in KS:
+        for k in ks:
             summary[f"hybrid_ratio_k{k}"] = hybrid.get(f"best_hybrid_ratio_k{k}")
             if f"best_hybrid_ratio_fused_k{k}" in hybrid:
                 summary[f"hybrid_ratio_fused_k{k}"] = hybrid[f"best_hybrid_ratio_fused_k{k}"]
@@ -266,7 +266,7 @@ def summarize(records, hybrid):
         value = summary.get(key)
         if value is not None and math.isfinite(value):
             met[key] = value <= target if key == "poisson_k8_over_spmv" else value >= target
-    for k in KS:
+    for k in ks:
         for suffix in ("", "_fused"):
             ratio = summary.get(f"hybrid_ratio{suffix}_k{k}")
             if ratio is not None and math.isfinite(ratio):
@@ -282,11 +282,11 @@ def markdown(records, hybrid, summary, meta):
     lines = [f"SpMM on {meta['gpu']} (CuPy {meta['cupy']}, {meta['date']}); float32, int32 indices, C-order X; "
              f"speed-ups of `auto` over cuSPARSE SpMM in the same run", "",
              "| matrix | k | auto picks | auto ms | vs cusparse-cupy | vs cusparse (cached) | vs k SpMVs | "
-             "x one SpMV | GB/s | regk ms | subwarp ms | warp ms | adaptive ms | fused ms | fused16 ms | cusparse ms | "
-             "cusparse-cupy ms |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "x one SpMV | GB/s | regk ms | subwarp ms | warp ms | adaptive ms | fused ms | fused16 ms | dia ms | "
+             "cusparse ms | cusparse-cupy ms |",
+             "| --- " * 18 + "|"]
     for rec in records:
-        for k in KS:
+        for k in meta["ks"]:
             by = {r["kernel"]: r for r in rec["results"] if r["k"] == k}
             a = by.get("auto")
             lines.append(" | ".join([
@@ -295,10 +295,10 @@ def markdown(records, hybrid, summary, meta):
                 cell(a, "speedup_vs_k_spmvs", ".2f"), cell(a, "over_one_spmv", ".2f"), cell(a, "gbps", ".0f"),
                 cell(by.get("regk"), "ms", ".3f"), cell(by.get("subwarp"), "ms", ".3f"), cell(by.get("warp"), "ms", ".3f"),
                 cell(by.get("adaptive"), "ms", ".3f"), cell(by.get("fused"), "ms", ".3f"),
-                cell(by.get("fused16"), "ms", ".3f"), cell(by.get("cusparse"), "ms", ".3f"),
+                cell(by.get("fused16"), "ms", ".3f"), cell(by.get("dia"), "ms", ".3f"), cell(by.get("cusparse"), "ms", ".3f"),
                 cell(by.get("cusparse-cupy"), "ms", ".3f")]) + " |")
     lines.append("")
-    for k in KS:
+    for k in meta["ks"]:
         lines.append(f"- k={k}: geomean speed-up of auto over cusparse-cupy "
                      f"{summary.get(f'geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x, over cached cuSPARSE "
                      f"{summary.get(f'geomean_vs_cusparse_k{k}', float('nan')):.2f}x")
@@ -330,6 +330,8 @@ def main(argv=None):
     parser.add_argument("--out", default=os.environ.get("OUT", "bench-out"), help="directory for the JSON")
     parser.add_argument("--quick", action="store_true", help="small matrices (a smoke run)")
     parser.add_argument("--only", nargs="*", help="names of suite matrices to run (the hybrid one: 'hybrid')")
+    parser.add_argument("--ks", type=int, nargs="+", default=list(KS),
+                        help=f"columns of X to run (default {' '.join(map(str, KS))}; regk and fused up to 16)")
     args = parser.parse_args(argv)
 
     import cupy
@@ -341,7 +343,8 @@ def main(argv=None):
         print(text, file=sys.stderr, flush=True)
 
     began = time.perf_counter()
-    meta = {**bench.environment(), "copy_bandwidth_gbps": bench.copy_bandwidth_gbps(), "ks": list(KS),
+    ks = tuple(args.ks)
+    meta = {**bench.environment(), "copy_bandwidth_gbps": bench.copy_bandwidth_gbps(), "ks": list(ks),
             "tolerance": TOLERANCE}
     suite = QUICK if args.quick else SUITE
     hybrid_entry = QUICK_HYBRID if args.quick else HYBRID
@@ -353,7 +356,7 @@ def main(argv=None):
         A64 = spmm_bench.load_matrix(spec, np.float64)
         gen_s = time.perf_counter() - t0
         log(f"{name}: {A64.n_rows:,} rows, {A64.nnz:,} nnz (generated in {gen_s:.1f} s)")
-        records.append(run_matrix(cupy, name, spec, what, A64, gen_s, log))
+        records.append(run_matrix(cupy, name, spec, what, A64, gen_s, log, ks))
         del A64
     hybrid = None
     if not args.only or "hybrid" in args.only:
@@ -362,8 +365,8 @@ def main(argv=None):
         A64 = spmm_bench.load_matrix(spec, np.float64)
         gen_s = time.perf_counter() - t0
         log(f"{name}: {A64.n_rows:,} rows, {A64.nnz:,} nnz (generated in {gen_s:.1f} s)")
-        hybrid = run_hybrid(cupy, name, spec, what, A64, gen_s, log)
-    summary = summarize(records, hybrid)
+        hybrid = run_hybrid(cupy, name, spec, what, A64, gen_s, log, ks)
+    summary = summarize(records, hybrid, ks)
     meta["wall_s"] = time.perf_counter() - began
     result = {"meta": meta, "summary": summary, "matrices": records, "hybrid": hybrid}
 
