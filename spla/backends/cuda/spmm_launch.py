@@ -114,14 +114,19 @@ def scalar(A, value):
     return A.dtype.type(value)
 
 
+def vector_fits(A, vec: int, x: Operand, k: int, out, y_in: Operand | None) -> bool:
+    """Whether k, the leading dimensions and the pointers allow loads and stores of ``vec`` values."""
+    vbytes = vec * A.dtype.itemsize
+    return (k % vec == 0 and x.ld % vec == 0 and aligned(x.array, vbytes) and aligned(out, vbytes)
+            and (y_in is None or (y_in.ld % vec == 0 and aligned(y_in.array, vbytes))))
+
+
 def regk_vec_ok(A, x: Operand, k: int, out, y_in: Operand | None) -> bool:
-    """Whether regk/fused may use vector loads for this k and these arrays (see spmm_common.cuh)."""
+    """Whether regk/fused may use vector loads for this k and these arrays (see spmm_common.cuh):
+    row-major X, k a power of two, and the width regk holds (which divides k) fitting the arrays."""
     k_reg = planning.next_pow2(k)
     width = planning.regk_vector_width(A.dtype.itemsize, k_reg)
-    vbytes = width * A.dtype.itemsize
-    return (not x.colmajor and k == k_reg and x.ld % width == 0 and aligned(x.array, vbytes)
-            and aligned(out, vbytes)
-            and (y_in is None or (y_in.ld % width == 0 and aligned(y_in.array, vbytes))))
+    return not x.colmajor and k == k_reg and vector_fits(A, width, x, k, out, y_in)
 
 
 def launch_regk(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None, sub: int = 1):
@@ -144,13 +149,6 @@ def launch_regk(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *
         scalar(A, alpha), scalar(A, beta),
         out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
         out, np.int64(out.shape[1])))
-
-
-def vector_fits(A, vec: int, x: Operand, k: int, out, y_in: Operand | None) -> bool:
-    """Whether k, the leading dimensions and the pointers allow loads and stores of ``vec`` values."""
-    vbytes = vec * A.dtype.itemsize
-    return (k % vec == 0 and x.ld % vec == 0 and aligned(x.array, vbytes) and aligned(out, vbytes)
-            and (y_in is None or (y_in.ld % vec == 0 and aligned(y_in.array, vbytes))))
 
 
 def warp_vector(A, x: Operand, k: int, out, y_in: Operand | None) -> int:
