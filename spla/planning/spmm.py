@@ -67,6 +67,8 @@ from ..errors import KernelError
 from . import ceil_div
 from . import gemm as gemm_planning
 from .adaptive import DensePanel, plan_for
+from .spmv import choose_kernel as spmv_choice
+from .spmv import parse_kernel
 from .stats import host_indptr, row_stats
 
 BLOCK = 256  # threads per block for every SpMM launch: 8 warps
@@ -196,9 +198,6 @@ def choose_kernel(A, k: int) -> str:
     """The kernel ``auto`` runs for matrix A at k columns: ``dia`` for 2 <= k <= :data:`DIA_MAX_K`
     where ``auto``'s SpMV runs dia (the SpMV's choice: its rule, or a tuned one), else
     :func:`choose_from_stats`."""
-    from .spmv import choose_kernel as spmv_choice
-    from .spmv import parse_kernel
-
     if 1 < k <= DIA_MAX_K and parse_kernel(spmv_choice(A))[0] == "dia":
         return "dia"
     mean, longest = _row_stats(A)
