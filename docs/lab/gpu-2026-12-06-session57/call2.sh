@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 57, call 2 (predictions in this folder's README, written before the run): CG's loop against
 # its graph over dia, SpMM's regk cut on irregular rows, then Nsight Compute on dia's SpMM (and
-# subwarp's) at Poisson 4096^2, after dia_try.py times spmm_dia_try.cu's variants beside the library kernel.
+# subwarp's) at Poisson 4096^2.
 set -u
 cd "$(dirname "$0")/../../.."
 export PYTHONPATH=$PWD
@@ -10,7 +10,6 @@ nvidia-smi --query-gpu=name --format=csv,noheader | tee $OUT/device.txt
 echo "sources $(bash scripts/gpu_check.sh fingerprint)" | tee -a $OUT/device.txt
 timeout 100 python3 $here/cg_dia_cut.py $OUT >$OUT/cg_dia_cut.log 2>&1; echo "cg_dia_cut: exit $?"; cat $OUT/cg_dia_cut.log
 timeout 240 python3 $here/regk_cut.py $OUT >$OUT/regk_cut.log 2>&1; echo "regk_cut: exit $?"; tail -n 60 $OUT/regk_cut.log
-timeout 150 python3 $here/dia_try.py $OUT >$OUT/dia_try.log 2>&1; echo "dia_try: exit $?"; cat $OUT/dia_try.log
 profile() {  # name, kernel regex, args of profile_spmm.py
   local name=$1 regex=$2; shift 2
   timeout 90 ncu --clock-control none -k "regex:$regex" -s 2 -c 1 --section SpeedOfLight \
