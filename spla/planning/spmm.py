@@ -49,8 +49,8 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     -> ``dia``; a longest row over
     ``SEGMENT_NNZ`` nonzeros or over ``8 * mean + 64`` (skewed rows) ->
     ``fused`` for k <= 16, else ``adaptive``; else a mean row length <= 64 ->
-    ``regk`` (k <= 16) or ``subwarp`` (k > 16); else ``warp``. See
-    BENCHMARKS.md for the measurements behind each threshold.
+    ``subwarp`` (:data:`SHORT_ROWS`); else ``warp``. See BENCHMARKS.md for
+    the measurements behind each threshold.
 
 Baseline variants (the hybrid schedules without their dense panels, fused
 with 16 nonzeros per lane) are options of :func:`plan_spmm`, named in
@@ -123,6 +123,13 @@ OWN_MATRICES_ONLY = ("dia",)  # refuse matrices without their structure
 # three reported); at k = 2 in float32 0.89-1.10x, before its float2 loads. Past k = 16 auto runs
 # subwarp, which dia trails (0.74-1.04x at k = 32); subwarp also beat dia by 0-11% at k = 16.
 DIA_MAX_K = REGK_MAX_K
+# auto's kernel for rows of mean length up to LENGTH_CLASSES[-1] and no long ones, at every k. It was
+# regk up to k = 16; measured (session 57, H100, docs/lab/gpu-2026-12-06-session57: regk_cut.py at
+# k = 8, 12, 16, both dtypes, on six matrices of 3-40 nonzeros a row, three fitted and three reported)
+# subwarp ran within 15% of the best kernel on 16 of 18 fitted runs and 17 of 18 reported (geomean
+# 1.030x / 1.014x the best's time), regk on 2 and 4 (1.511x / 1.376x): regk at k = 12 pays for 16
+# registers' columns, and at k = 16 in float64 holds 16 doubles a thread.
+SHORT_ROWS = "subwarp"
 
 
 # ---------------------------------------------------------------- row statistics
@@ -190,7 +197,7 @@ def choose_from_stats(mean: float, longest: int, k: int) -> str:
     if longest > SEGMENT_NNZ or longest > 8 * mean + 64:
         return "fused" if k <= REGK_MAX_K else "adaptive"
     if mean <= LENGTH_CLASSES[-1]:
-        return "regk" if k <= REGK_MAX_K else "subwarp"
+        return SHORT_ROWS
     return "warp"
 
 

@@ -66,7 +66,7 @@ def dia_widths(value) -> tuple[int, ...]:
 # dia stores no indices: one instance per value type, vector width and entry (values, or a palette's codes)
 DIA_SOURCE = KernelSource("spmm_dia.cu", [template("spla_spmm_dia", value, vec, coded) for value in VALUE_TYPES
                                           for vec in dia_widths(value) for coded in (False, True)],
-                          (f"-DSPLA_PALETTE_VALUES={palettes.VALUES}",))
+                          (f"-DSPLA_PALETTE_VALUES={palettes.VALUES}", f"-DSPLA_MAX_DIAGONALS={dia.MAX_DIAGONALS}"))
 
 
 @dataclass(frozen=True)
