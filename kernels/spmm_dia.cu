@@ -27,11 +27,12 @@
 
 // Diagonals whose X vectors a thread has in flight at once, and the blocks an SM must hold. Left to
 // itself ptxas kept this kernel at 32 registers with about two X loads in flight a thread, an FMA
-// group between each (session 57's SASS; Nsight Compute: 62% of DRAM bandwidth at 96% occupancy). A
-// batch's loads are issued before its FMAs, and 4 blocks an SM leave the registers to hold them.
-// Measured (session 57, H100, docs/lab/gpu-2026-12-06-session57: dia_try.py, 4 stencils and bands of
-// 5-41 diagonals, k = 4-16, both dtypes): BATCH 5 at 4 blocks 1.01-1.52x the unbatched kernel on all
-// 24 runs; BATCH 4 at 4 blocks 0.93-1.48x; BATCH 8 at 2 blocks 0.80-1.37x.
+// group between each (session 57's SASS; Nsight Compute: 60-63% of DRAM bandwidth at 96% occupancy,
+// the long scoreboard the top stall). A batch's loads are issued before its FMAs, and 4 blocks an SM
+// leave the registers to hold them (40-48). Measured through spla.spmm (session 57, H100,
+// docs/lab/gpu-2026-12-06-session57, call 3 against call 1): 0.93-1.19x the unbatched kernel, geomean
+// 1.055x over 48 runs of six stencils and bands at k = 2-16 (2-D Poisson 1.15x, the 7-point 3-D
+// Poisson 0.98x); BATCH 5 against 4 and 8 was chosen by a try whose timing also held host time.
 #ifndef SPLA_SPMM_DIA_BATCH
 #define SPLA_SPMM_DIA_BATCH 5
 #endif

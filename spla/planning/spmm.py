@@ -117,18 +117,20 @@ KERNELS = ("regk", "warp", "subwarp", "adaptive", "fused", "dia", "spmv-loop", "
 CPU_KERNELS = ("auto", "scipy")
 SMALL_K_ONLY = ("regk",)  # refuse k > REGK_MAX_K
 OWN_MATRICES_ONLY = ("dia",)  # refuse matrices without their structure
-# auto runs dia up to this k where auto's SpMV runs dia: where auto would run regk otherwise. Measured
-# (session 56, H100, docs/lab/gpu-2026-12-06-session56: spmm_k.py at k = 2..32, both dtypes): over regk
-# dia ran 1.13-2.62x at k = 4..16 on all 36 runs of six stencils and bands (three of them fitted,
-# three reported); at k = 2 in float32 0.89-1.10x, before its float2 loads. Past k = 16 auto runs
-# subwarp, which dia trails (0.74-1.04x at k = 32); subwarp also beat dia by 0-11% at k = 16.
-DIA_MAX_K = REGK_MAX_K
+# auto runs dia up to this k where auto's SpMV runs dia. Measured (session 56, H100,
+# docs/lab/gpu-2026-12-06-session56: spmm_k.py at k = 2..32, both dtypes): over regk, auto's pick there
+# then, dia ran 1.13-2.62x at k = 4..16 on all 36 runs of six stencils and bands (three of them fitted,
+# three reported). With its loads batched (session 57, call 3): over subwarp 1.13-7.5x at k = 2..8,
+# 0.91-1.24x at k = 16 (ahead on 7 of 12 runs), 0.77-1.12x at k = 32 (ahead on the 2-D Poisson pair only).
+DIA_MAX_K = 16
 # auto's kernel for rows of mean length up to LENGTH_CLASSES[-1] and no long ones, at every k. It was
 # regk up to k = 16; measured (session 57, H100, docs/lab/gpu-2026-12-06-session57: regk_cut.py at
 # k = 8, 12, 16, both dtypes, on six matrices of 3-40 nonzeros a row, three fitted and three reported)
 # subwarp ran within 15% of the best kernel on 16 of 18 fitted runs and 17 of 18 reported (geomean
 # 1.030x / 1.014x the best's time), regk on 2 and 4 (1.511x / 1.376x): regk at k = 12 pays for 16
-# registers' columns, and at k = 16 in float64 holds 16 doubles a thread.
+# registers' columns, and at k = 16 in float64 holds 16 doubles a thread. auto re-timed with the rule
+# (call 3): 16 and 17 of 18. A column-major X is copied to row-major for subwarp; that took 0.09-1.05x
+# the time of regk reading it as it is (f_order.py, call 3).
 SHORT_ROWS = "subwarp"
 
 
