@@ -10,14 +10,15 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
 ``regk``
     kernels/spmm_regk.cu. k <= 16: a group of SUB lanes (1, 2, 4, 8, from the
     mean row length) per row keeps all k output columns in registers. Reads A
-    once; takes row-major and column-major X as they are.
+    once; takes row-major and column-major X as they are. By name only:
+    ``auto`` runs ``subwarp`` on short rows (:data:`SHORT_ROWS`).
 ``warp``
     kernels/spmm_warp.cu. One warp per row: (col, val) loaded once per chunk
     of 32 and broadcast by shuffles while the lanes stream X's rows with
     vector loads. Any k (wider k is split into column tiles over gridDim.y).
 ``subwarp``
-    kernels/spmm_subwarp.cu. Short rows at k > 16: a group of lanes spanning
-    k takes one row, 32/group rows per warp, no shuffles. Any k.
+    kernels/spmm_subwarp.cu. Short rows: a group of lanes spanning k takes
+    one row, 32/group rows per warp, no shuffles. Any k.
 ``adaptive``
     The SpMV row plan's bins, each cut into length classes run by the kernel
     shape that suits them at this k (rows up to 64 nonzeros: ``regk`` for
