@@ -23,6 +23,7 @@ from fake_cupy import FakeArray
 from spla import csr_passes
 from spla.backends.cuda.runtime import template
 from spla.csr import CSRMatrix
+from spla.io import generators
 from spla.ops import spmv as ops_spmv
 from spla.planning import blocked, segmented
 
@@ -231,7 +232,6 @@ def test_structured_kernel_gives_the_exact_product(emulated, rng, monkeypatch, k
     """dia (over its values and over a palette's codes), band and rle, their structure found on the
     host: a 2-D stencil with rows cut at the grid's edges, a band whose rows change width, and rows
     of runs (:func:`_rows_of_runs`)."""
-    from spla.io import generators
     from spla.planning import band, rle
 
     family, palette = kernel.split(":")[0].removesuffix("-palette"), "-palette" in kernel
@@ -314,7 +314,6 @@ def test_dia_palette_gives_the_bits_of_the_values(emulated, rng, monkeypatch, dt
     """dia's palette entry reads a code a slot and its value from the block's table: the bits of the
     entry that reads the values, on real values of a 3-D stencil (three coefficients and a fourth
     on some rows, which a sample misses), with alpha and beta, at every rows a thread."""
-    from spla.io import generators
     from spla.planning import dia
 
     host = generators.poisson3d(11).astype(dtype)
@@ -475,18 +474,24 @@ def test_spmm_warp_kernels_give_the_exact_product(emulated, rng, dtype, kernel, 
         assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y), f"ld {ld}"
 
 
+# dia's SpMM loads its diagonals in batches of SPLA_SPMM_DIA_BATCH (5): 7 diagonals are a batch and a
+# remainder, 3 a remainder alone, 11 two batches and a remainder
+DIA_SPMM_MATRICES = {"poisson3d-7": lambda: generators.poisson3d(9), "band-3": lambda: generators.banded(300, 1),
+                     "band-11": lambda: generators.banded(300, 5)}
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("palette", [False, True], ids=["values", "palette"])
 @pytest.mark.parametrize("k", [1, 2, 3, 4, 6, 8, 13, 32])
-def test_spmm_dia_gives_the_exact_product_and_subwarps_bits(emulated, rng, monkeypatch, dtype, palette, k):
-    """dia's SpMM over a 3-D stencil's diagonals (rows cut at the grid's edges), read from their
-    values or a palette's codes, with the widest vectors (16 bytes, float32's float2s, a value) that
-    k and the leading dimension allow: exact with alpha, beta and Y on whole numbers, and the bits of
-    subwarp (the same fma order) on real values."""
+@pytest.mark.parametrize("matrix", list(DIA_SPMM_MATRICES))
+def test_spmm_dia_gives_the_exact_product_and_subwarps_bits(emulated, rng, monkeypatch, dtype, palette, k, matrix):
+    """dia's SpMM over a 3-D stencil's and two bands' diagonals (rows cut at the edges: columns
+    outside X), read from their values or a palette's codes, with the widest vectors (16 bytes,
+    float32's float2s, a value) that k and the leading dimension allow: exact with alpha, beta and Y
+    on whole numbers, and the bits of subwarp (the same fma order) on real values."""
     from spla.backends.cuda import spmm_launch
-    from spla.io import generators
 
-    host = generators.poisson3d(9).astype(dtype)
+    host = DIA_SPMM_MATRICES[matrix]().astype(dtype)
     host.data[:] = rng.choice(_whole(rng, dtype, 5), host.nnz)  # a few values: a palette of them
     A, _ = _device(host.indptr, host.indices, host.data, host.shape)
     _dia_on_device(A, host, palette, monkeypatch)
@@ -612,7 +617,6 @@ def test_gemm_steps_give_the_exact_product(emulated, rng, kernel, shape):
 
 def _detection_cases(rng):
     """Matrices on a few diagonals (one with entries off them and a stored zero) and in bands."""
-    from spla.io import generators
 
     stencil = generators.poisson2d(40).to_scipy().tocsr()
     off = stencil.tolil()
@@ -712,7 +716,6 @@ def solver_kernels(emulated, monkeypatch):
 
 def _stencil(dtype, side=24, index_dtype=np.int32):
     """The SPD 2-D Poisson matrix of side^2 rows (whole numbers) on the stand-in device, and SciPy's."""
-    from spla.io import generators
 
     S = generators.poisson2d(side).to_scipy().tocsr().astype(dtype)
     A, _ = _device(S.indptr, S.indices, S.data, S.shape, index_dtype)
