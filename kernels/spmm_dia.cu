@@ -95,7 +95,8 @@ spla_spmm_dia(long long n_rows, long long n_cols, long long stride, int n_diagon
     const long long n_items = n_rows * per_row;
     for (long long item = spla::global_thread_id(); item < n_items; item += spla::grid_threads()) {
         const long long row = item / per_row;
-        const T* x_row0 = x + (item - row * per_row) * VEC;  // this thread's columns of X's row 0
+        const long long c = (item - row * per_row) * VEC;  // this thread's first column
+        const T* x_row0 = x + c;                                 // its columns of X's row 0
         auto slot_value = [&](int d) {
             const long long slot = d * stride + row;
             return PALETTE ? table[__ldg(codes + slot)] : __ldg(values + slot);
@@ -116,7 +117,6 @@ spla_spmm_dia(long long n_rows, long long n_cols, long long stride, int n_diagon
             term.load(slot_value(d), row + offset[d], n_cols, x_row0, ldx);
             term.add_to(acc);
         }
-        const long long c = x_row0 - x;
         spla::spmm::store_scaled<T, VEC>(out + row * ldo + c, y_in + row * ldy + c, acc, alpha, beta, use_y_in);
     }
 }
