@@ -21,6 +21,11 @@ call (wall time of ``--calls`` calls between two synchronisations, median of
 
 The issue's target: the hot path at most 6 us a call (a bare RawKernel call was 5 us).
 
+With ``--k K`` (K > 1) the same is done for ``spla.spmm(A, X, out=Y)`` with X of K columns: a bare
+launch of the ``subwarp`` kernel, each SpMM kernel through ``spla.spmm``, the lean cuSPARSE SpMM
+(descriptors and buffer built once, called directly) and ``cupyx``'s ``A @ X``, each result checked
+against SciPy's first.
+
     PYTHONPATH=. python scripts/hot_path.py                  # ~10 s on an H200
     PYTHONPATH=. python scripts/hot_path.py --json $OUT/hot_path.json
 """
@@ -37,6 +42,7 @@ from collections.abc import Callable
 import numpy as np
 
 KERNELS = ("auto", "scalar", "warp", "vector", "adaptive2", "segmented", "staged", "blocked", "cusparse")
+SPMM_KERNELS = ("auto", "dia", "subwarp", "regk", "warp", "fused", "adaptive", "cusparse")
 
 
 def per_call_us(cupy, runs: dict, calls: int, repeat: int) -> dict:
@@ -61,8 +67,11 @@ def main(argv=None) -> int:
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=11, help="rounds, every call timed once a round")
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    parser.add_argument("--k", type=int, default=0, help="also time SpMM with X of K columns (default: SpMV only)")
     parser.add_argument("--json", default=None, help="also write the figures here")
     args = parser.parse_args(argv)
+    if args.k == 1:
+        parser.error("--k 1 is an SpMV; give K > 1 (or leave it out)")
 
     import cupy
 
@@ -98,12 +107,11 @@ def main(argv=None) -> int:
 
     for name in KERNELS:
         runs[f"spla.spmv(A, x, out=y, kernel={name!r})"] = hot(name)
-    want = A.to_host().to_scipy() @ x.get()
-    results = {}
-    for label, fn in runs.items():  # each result checked before anything is timed
-        y.fill(np.nan)
-        fn()
-        results[label] = {"max_rel_error": float(np.abs(y.get() - want).max() / max(np.abs(want).max(), 1e-30))}
+    results = checked(runs, y, A.to_host().to_scipy() @ x.get())
+    if args.k > 1:
+        spmm_runs, spmm_results = spmm_calls(cupy, spla, A, args.k)
+        runs.update(spmm_runs)
+        results.update(spmm_results)
     wrong = [label for label, r in results.items() if not r["max_rel_error"] <= 1e-5]
     if wrong:
         print(f"wrong results, nothing timed: {wrong}", file=sys.stderr)
@@ -114,6 +122,10 @@ def main(argv=None) -> int:
     bare = results["bare RawKernel launch"]["per_call_us"]
     print(f"{A.n_rows} x {A.n_cols}, {A.nnz} nnz, {args.dtype}; scalar kernel device time {device_us:.2f} us; "
           f"median of {args.repeat} rounds of {args.calls} calls")
+    spmm_device_us = None
+    if args.k > 1:
+        spmm_device_us = device_seconds(cupy, runs[SPMM_BARE], 1000) * 1e6
+        print(f"SpMM, X of {args.k} columns: subwarp kernel device time {spmm_device_us:.2f} us")
     print(f"{'call':<48} {'us/call':>8} {'over bare':>10}")
     for label, r in results.items():
         r["over_bare_us"] = r["per_call_us"] - bare
@@ -121,9 +133,53 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"environment": environment(), "matrix": {"rows": A.n_rows, "nnz": A.nnz, "dtype": args.dtype},
-                       "device_us": device_us, "calls": args.calls, "repeat": args.repeat, "results": results},
+                       "device_us": device_us, "k": args.k, "spmm_device_us": spmm_device_us, "calls": args.calls, "repeat": args.repeat, "results": results},
                       f, indent=1)
     return 0
+
+
+def checked(runs: dict, out, want) -> dict:
+    """Each run's largest error against ``want`` (writing ``out``), before anything is timed."""
+    results = {}
+    for label, fn in runs.items():
+        out.fill(np.nan)
+        fn()
+        got = out.get()
+        results[label] = {"max_rel_error": float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))}
+    return results
+
+
+SPMM_BARE = "bare RawKernel launch (SpMM subwarp)"
+
+
+def spmm_calls(cupy, spla, A, k: int) -> tuple[dict, dict]:
+    """The SpMM runs (labels to calls writing one (rows, k) block) and their checked errors."""
+    from spla.backends.cuda import cusparse, spmm_launch
+    from spla.planning import spmm as planning
+
+    X = cupy.asarray(np.random.default_rng(1).uniform(-1, 1, (A.n_cols, k)).astype(A.dtype))
+    Y = cupy.empty((A.n_rows, k), dtype=A.dtype)
+    one, zero = A.dtype.type(1), A.dtype.type(0)
+    x = spmm_launch.as_operand(X, allow_colmajor=False)
+    vec = spmm_launch.warp_vector(A, x, k, Y, None)
+    cl, j, tiles = planning.warp_shape(k, vec)
+    value, index = spmm_launch.types(A)
+    kernel = spmm_launch.SUBWARP_SOURCES[(value, index)].function(spmm_launch.subwarp_name(value, index, vec, cl, j))
+    grid = (spmm_launch.grid_1d(A.n_rows * cl, planning.BLOCK), tiles)
+    bare_args = (A.indptr, A.indices, A.data, X, np.int64(k), np.int64(k), A.indptr, np.int32(0), np.int64(A.n_rows),
+                 one, zero, Y, np.int64(0), np.int32(0), Y, np.int64(k))
+    anchor = cusparse.CusparseSpmm(A, X, Y)
+    cupyx_A = A.to_cupyx()
+
+    def cupyx_call():
+        Y[...] = cupyx_A @ X
+
+    runs: dict[str, Callable[[], object]] = {SPMM_BARE: lambda: kernel(grid, (planning.BLOCK,), bare_args),
+                                             "cusparse SpMM (lean call, direct)": lambda: anchor(X, Y, one, zero),
+                                             "cupyx A @ X (into Y)": cupyx_call}
+    for name in SPMM_KERNELS:
+        runs[f"spla.spmm(A, X, out=Y, kernel={name!r})"] = (lambda name=name: spla.spmm(A, X, out=Y, kernel=name))
+    return runs, checked(runs, Y, A.to_host().to_scipy() @ X.get())
 
 
 if __name__ == "__main__":
