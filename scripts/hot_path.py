@@ -22,7 +22,7 @@ call (wall time of ``--calls`` calls between two synchronisations, median of
 The issue's target: the hot path at most 6 us a call (a bare RawKernel call was 5 us).
 
 With ``--k K`` (K > 1) the same is done for ``spla.spmm(A, X, out=Y)`` with X of K columns: a bare
-launch of the ``subwarp`` kernel, each SpMM kernel through ``spla.spmm``, the lean cuSPARSE SpMM
+launch of the ``subwarp`` kernel (a RawKernel call, and packed), each SpMM kernel through ``spla.spmm``, the lean cuSPARSE SpMM
 (descriptors and buffer built once, called directly) and ``cupyx``'s ``A @ X``, each result checked
 against SciPy's first.
 
@@ -154,7 +154,7 @@ SPMM_BARE = "bare RawKernel launch (SpMM subwarp)"
 
 def spmm_calls(cupy, spla, A, k: int) -> tuple[dict, dict]:
     """The SpMM runs (labels to calls writing one (rows, k) block) and their checked errors."""
-    from spla.backends.cuda import cusparse, spmm_launch
+    from spla.backends.cuda import cusparse, runtime, spmm_launch
     from spla.planning import spmm as planning
 
     X = cupy.asarray(np.random.default_rng(1).uniform(-1, 1, (A.n_cols, k)).astype(A.dtype))
@@ -168,6 +168,8 @@ def spmm_calls(cupy, spla, A, k: int) -> tuple[dict, dict]:
     grid = (spmm_launch.grid_1d(A.n_rows * cl, planning.BLOCK), tiles)
     bare_args = (A.indptr, A.indices, A.data, X, np.int64(k), np.int64(k), A.indptr, np.int32(0), np.int64(A.n_rows),
                  one, zero, Y, np.int64(0), np.int32(0), Y, np.int64(k))
+    # one grid dimension where there is one column tile (a packed launch took only x before session 58)
+    packed = runtime.PackedLaunch(cupy, kernel, grid[0] if tiles == 1 else grid, planning.BLOCK, bare_args)
     anchor = cusparse.CusparseSpmm(A, X, Y)
     cupyx_A = A.to_cupyx()
 
@@ -175,6 +177,7 @@ def spmm_calls(cupy, spla, A, k: int) -> tuple[dict, dict]:
         Y[...] = cupyx_A @ X
 
     runs: dict[str, Callable[[], object]] = {SPMM_BARE: lambda: kernel(grid, (planning.BLOCK,), bare_args),
+                                             "bare packed launch (SpMM subwarp)": packed.launch,
                                              "cusparse SpMM (lean call, direct)": lambda: anchor(X, Y, one, zero),
                                              "cupyx A @ X (into Y)": cupyx_call}
     for name in SPMM_KERNELS:

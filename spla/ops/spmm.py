@@ -14,10 +14,11 @@ import numbers
 import numpy as np
 
 from ..backends import cpu
-from ..csr import as_csr
-from ..device import array_module, device_memory_errors
+from ..csr import CSRMatrix, as_csr
+from ..device import array_module, device_memory_errors, require_cupy
 from ..errors import InputError, KernelError
 from ..planning import spmm as planning
+from ..planning.spmv import SPMM_BOUND_KEY
 
 
 def _check_block(A, X, Y):
@@ -47,6 +48,9 @@ def _check_scalar(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InputError(f"{name} must be a real number, got {value!r}")
     return float(value)
+
+
+_NOTHING_BOUND: dict = {}  # read-only stand-in, so the hot path allocates no dict
 
 
 def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
@@ -83,10 +87,29 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
         Unknown kernel, or one that cannot run this shape (``regk`` past k=16,
         ``dia`` on a matrix whose entries are not on a few diagonals).
 
+    Notes
+    -----
+    After the first GPU call for (A, kernel, X's shape), a call with a
+    C-contiguous CuPy X of A's dtype, no Y and ``beta == 0`` takes the launcher
+    cached on A: no planning and no checks again, and where the kernel is one
+    launch (``dia``, ``subwarp``, ``warp``, ``regk``) its arguments are packed
+    once. As for ``spla.spmv``, call ``A.refresh()`` after writing into A's arrays.
+
     See Also
     --------
     scipy.sparse.csr_matrix.dot, cupyx.scipy.sparse.csr_matrix.dot, cupyx.cusparse.spmm
     """
+    if type(A) is CSRMatrix and Y is None:  # the hot path: a launcher bound by an earlier call
+        launcher = A._cache.get(SPMM_BOUND_KEY, _NOTHING_BOUND).get((kernel, getattr(X, "shape", None)))
+        if launcher is not None:
+            result = launcher.fast(X, alpha, beta, out)
+            if result is not None:
+                return result
+    return _spmm_checked(A, X, Y, alpha, beta, kernel, out)
+
+
+def _spmm_checked(A, X, Y, alpha, beta, kernel, out):
+    """Every check and conversion; on the GPU, binds a launcher and caches it for the hot path."""
     A = as_csr(A)
     _check_block(A, X, Y)
     alpha = _check_scalar("alpha", alpha)
@@ -115,12 +138,19 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
 def _spmm_gpu(A, X, Y, alpha, beta, kernel, out):
     from ..backends.cuda import spmm as cuda_spmm
 
+    caller, shape = A, X.shape
     A = A.to_device()
     X = X.astype(A.dtype, copy=False)
     Y = None if Y is None else Y.astype(A.dtype, copy=False)
-    if out is not None and out.flags.c_contiguous and not _overlaps(out, X, Y):
+    if A.n_rows == 0 or shape[1] == 0:
         return cuda_spmm.spmm(A, X, Y, alpha=alpha, beta=beta, kernel=kernel, out=out)
-    result = cuda_spmm.spmm(A, X, Y, alpha=alpha, beta=beta, kernel=kernel)
+    launcher = cuda_spmm.bind(A, cuda_spmm.plan(A, shape[1], kernel))
+    # cached for the hot path on the matrix the caller holds and on the device copy
+    for holder in {id(m): m for m in (caller, A)}.values():
+        holder._cache.setdefault(SPMM_BOUND_KEY, {})[(kernel, shape)] = launcher
+    if out is not None and out.flags.c_contiguous and not _overlaps(out, X, Y):
+        return launcher(X, out, Y, alpha, beta)
+    result = launcher(X, require_cupy().empty((A.n_rows, shape[1]), dtype=A.dtype), Y, alpha, beta)
     if out is None:
         return result
     out[...] = result
@@ -129,6 +159,5 @@ def _spmm_gpu(A, X, Y, alpha, beta, kernel, out):
 
 def _overlaps(out, *inputs) -> bool:
     """Whether out may share memory with an input: then the result goes through a fresh buffer."""
-    import cupy
-
+    cupy = require_cupy()
     return any(a is not None and bool(cupy.may_share_memory(out, a)) for a in inputs)

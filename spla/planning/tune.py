@@ -39,6 +39,7 @@ from .spmv import (
     AUTO_SOURCE_KEY,
     BOUND_KEY,
     LANE_WIDTHS,
+    SPMM_BOUND_KEY,
     STRUCTURES,
     bound_param,
     parse_kernel,
@@ -268,6 +269,7 @@ def set_choice(A, kernel: str, source: str) -> None:
         if bound:  # a launcher bound for the old choice must not keep running
             bound.pop("auto", None)
             bound.pop("tune", None)
+        m._cache.pop(SPMM_BOUND_KEY, None)  # SpMM's auto follows the SpMV's choice
 
 
 def is_tuned(A) -> bool:

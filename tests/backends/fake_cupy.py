@@ -178,6 +178,7 @@ def _fake_cupy(launches, emulate):
         ascontiguousarray=lambda a, dtype=None: FakeArray(np.asarray(a.a, dtype)),
         concatenate=lambda arrays: FakeArray(np.concatenate(arrays)),  # of host pieces (FakeArray[...] is one)
         multiply=_multiply,
+        may_share_memory=lambda a, b: np.may_share_memory(a.a, b.a),
         uint16=np.uint16, uint32=np.uint32, float64=np.float64,
         cuda=types.SimpleNamespace(
             runtime=types.SimpleNamespace(getDevice=lambda: 0, CUDARuntimeError=_DriverError),

@@ -516,6 +516,86 @@ def test_spmm_dia_gives_the_exact_product_and_subwarps_bits(emulated, rng, monke
     assert np.array_equal(results[0].view(np.uint8), results[1].view(np.uint8))
 
 
+def _hot_path_case(rng, monkeypatch):
+    """A 3-D Poisson stand-in device matrix of a few whole values (dia reads it through a palette)
+    and its float64 SciPy twin."""
+    host = generators.poisson3d(6).astype(np.float32)
+    host.data[:] = rng.choice(_whole(rng, np.float32, 5), host.nnz)
+    A, _ = _device(host.indptr, host.indices, host.data, host.shape)
+    _dia_on_device(A, host, True, monkeypatch)
+    return A, host.to_scipy().astype(np.float64)
+
+
+@pytest.mark.parametrize("kernel", ["auto", "dia", "subwarp", "warp", "regk", "fused"])
+def test_spmm_hot_path_gives_the_checked_paths_product(emulated, rng, monkeypatch, kernel):
+    """spla.spmm's hot path: the first call checks, plans and binds a launcher on A; the second runs
+    it with no checks and packs a single kernel's launch; the later ones re-launch the packed
+    arguments with another X, out and alpha. Every call exact, with out given and without."""
+    import spla
+    from spla.ops import spmm as ops_spmm
+    from spla.planning.spmv import SPMM_BOUND_KEY
+
+    A, S = _hot_path_case(rng, monkeypatch)
+    n, k = S.shape[0], 8
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a bound call should not reach the checked path")
+
+    for call, alpha in enumerate((1.0, 3.0, 2, np.float32(0.5), 1.0)):
+        x, X = _block(rng, np.float32, n, k)
+        out = None if call == 4 else FakeArray(np.full((n, k), np.nan, np.float32))
+        result = spla.spmm(A, x.array, out=out, alpha=alpha, kernel=kernel)
+        assert out is None or result is out
+        assert np.array_equal(result.get(), float(alpha) * (S @ X)), f"call {call}"
+        if call == 0:
+            monkeypatch.setattr(ops_spmm, "_spmm_checked", refuse)
+    launcher = A._cache[SPMM_BOUND_KEY][(kernel, (n, k))]
+    single = launcher.plan.kernel in ("dia", "subwarp", "warp", "regk")
+    assert (launcher.packed is not None) == single
+    if single:  # the packed launches (the last three) pass the first call's arguments but X's, Y's, out's, alpha's
+        first, last = emulated.launches[0], emulated.launches[-1]
+        kept = [i for i in range(len(first[3])) if i not in (launcher.x_slot, launcher.y_in_slot, launcher.out_slot,
+                                                              len(first[3]) - 7)]
+        assert first[:3] == last[:3] and [first[3][i] for i in kept] == [last[3][i] for i in kept]
+
+
+def test_spmm_hot_path_declines_what_it_does_not_check(emulated, rng, monkeypatch):
+    """What the bound launcher's fast call refuses goes through spla.spmm's checks (and their errors);
+    pointers aligned less than those it packed run unpacked, with the vectors they allow."""
+    import spla
+    from spla.errors import InputError
+    from spla.planning import tune
+    from spla.planning.spmv import SPMM_BOUND_KEY
+
+    A, S = _hot_path_case(rng, monkeypatch)
+    n, k = S.shape[0], 4
+    x, X = _block(rng, np.float32, n, k)
+    for _ in range(2):
+        spla.spmm(A, x.array, kernel="subwarp")
+    launcher = A._cache[SPMM_BOUND_KEY][("subwarp", (n, k))]
+    assert launcher.packed is not None and launcher.alignment == 16
+    assert launcher.fast(x.array, 1.0, 0.0, None) is not None
+    assert launcher.fast(x.array, 1.0, 0.5, None) is None                               # beta
+    assert launcher.fast(x.array, True, 0.0, None) is None                              # a bool alpha
+    assert launcher.fast(FakeArray(X.astype(np.float64)), 1.0, 0.0, None) is None      # another dtype
+    assert launcher.fast(X, 1.0, 0.0, None) is None                                     # NumPy X
+    assert launcher.fast(FakeArray(np.ones((n, 2 * k), np.float32)), 1.0, 0.0, None) is None
+    assert launcher.fast(x.array, 1.0, 0.0, FakeArray(np.ones((n, k), np.float64))) is None
+    assert launcher.fast(x.array, 1.0, 0.0, x.array) is None                            # out over X
+    with pytest.raises(InputError, match="alpha must be a real number"):
+        spla.spmm(A, x.array, alpha=True, kernel="subwarp")
+    # X 4 bytes off a 16-byte boundary: no 16-byte vectors, the product still exact
+    buffer = np.zeros(n * k + 1, np.float32)
+    buffer[1:] = X.ravel()
+    shifted = FakeArray(buffer[1:].reshape(n, k))
+    assert shifted.data.ptr % 16 == (buffer.ctypes.data + 4) % 16 != 0
+    result = spla.spmm(A, shifted, kernel="subwarp")
+    assert emulated.launches[-1][0] == template("spla_spmm_subwarp", np.float32, np.int32, 1, 4, 1)
+    assert np.array_equal(result.get(), S @ X)
+    tune.set_choice(A, "scalar", "measured")  # auto's SpMM follows auto's SpMV: a new choice unbinds
+    assert SPMM_BOUND_KEY not in A._cache
+
+
 def test_spmm_dia_refuses_a_matrix_off_a_few_diagonals(emulated, rng):
     from spla.backends.cuda import spmm_launch
     from spla.errors import KernelError

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import functools
 import importlib
+import operator
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -116,6 +118,16 @@ def grid_1d(n_threads: int, block: int) -> int:
     return blocks
 
 
+def _contiguous_by_flags(a) -> bool:
+    return a.flags.c_contiguous
+
+
+def c_contiguity(cupy) -> Callable[[Any], bool]:
+    """The cheapest test of a cupy array's C contiguity: CuPy keeps it as a plain attribute, where
+    ``flags`` builds an object per call (what the hot paths pay for every array they take)."""
+    return operator.attrgetter("_c_contiguous") if hasattr(cupy.ndarray, "_c_contiguous") else _contiguous_by_flags
+
+
 class PackedLaunch:
     """One kernel's launch through the CUDA driver (``cuLaunchKernel``), its arguments packed once.
 
@@ -127,13 +139,14 @@ class PackedLaunch:
     be rewritten as soon as ``launch()`` returns; callers that rewrite slots from several
     threads must hold :attr:`lock` around the writes and the launch.
 
-    ``kernel``: a ``cupy.RawKernel``. ``args``: device arrays (their pointer), NumPy scalars (their bytes, of the kernel
-    parameter's own type) or None (a slot the caller fills before the first launch).
+    ``kernel``: a ``cupy.RawKernel``. ``grid``: blocks in x, or a tuple of up to three dimensions. ``args``: device
+    arrays (their pointer), NumPy scalars (their bytes, of the kernel parameter's own type) or None (a slot the caller
+    fills before the first launch).
     """
 
     SLOT = 8  # bytes: every argument spla passes (a pointer, a 64-bit integer or a double) fits
 
-    def __init__(self, cupy, kernel, grid: int, block: int, args: Sequence, shared_mem: int = 0):
+    def __init__(self, cupy, kernel, grid: int | tuple[int, ...], block: int, args: Sequence, shared_mem: int = 0):
         self.slots = np.zeros(len(args), dtype=np.uint64)
         # the driver's void** kernelParams: the address of each slot
         self._addresses = self.slots.ctypes.data + self.SLOT * np.arange(len(args), dtype=np.uint64)
@@ -145,7 +158,9 @@ class PackedLaunch:
                 self.set_pointer(i, arg)
         # a RawKernel's ``kernel`` is its compiled function on the current device
         self.function = kernel.kernel.ptr
-        self.grid, self.block, self.shared_mem = int(grid), int(block), int(shared_mem)
+        dims = (grid,) if isinstance(grid, (int, np.integer)) else tuple(grid)
+        self.grid = tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
+        self.block, self.shared_mem = int(block), int(shared_mem)
         self.driver_launch = cupy.cuda.driver.launchKernel
         self.current_stream = cupy.cuda.get_current_stream
         self.lock = threading.Lock()
@@ -161,7 +176,7 @@ class PackedLaunch:
         return i * self.SLOT // np.dtype(dtype).itemsize  # little-endian: a value starts its slot
 
     def launch(self) -> None:
-        self.driver_launch(self.function, self.grid, 1, 1, self.block, 1, 1, self.shared_mem,
+        self.driver_launch(self.function, *self.grid, self.block, 1, 1, self.shared_mem,
                            self.current_stream().ptr, self.params, 0)
 
 

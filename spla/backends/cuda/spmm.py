@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ...device import require_cupy
 from ...errors import KernelError
 from ...planning import spmm as planning
 from . import spmm_fused, spmm_hybrid, spmm_launch  # noqa: F401  (declares every SpMM kernel)
 from .cusparse import CusparseSpmm, cupyx_matrix
 from .gemm import multiprocessor_count
-from .spmm_launch import Operand, as_operand, launch_dia, launch_regk, launch_subwarp, launch_warp, scalar
+from .runtime import PackedLaunch, c_contiguity
+from .spmm_launch import Launch, Operand, as_operand, launch_dia, launch_regk, launch_subwarp, launch_warp, scalar
 
 
 def plan(A, k: int, kernel: str = "auto", **options) -> planning.SpmmPlan:
@@ -40,7 +43,8 @@ class _Run:
     def __init__(self, A, plan: planning.SpmmPlan):
         self.A, self.plan = A, plan
 
-    def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) -> None:
+    def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) -> Launch | None:
+        """Run; the :class:`~.spmm_launch.Launch` made where the run is one launch (the hot path packs it)."""
         raise NotImplementedError
 
 
@@ -53,13 +57,12 @@ class _Single(_Run):
 
     def __call__(self, x: Operand, k, out, y_in, alpha, beta):
         if self.plan.kernel == "regk":
-            launch_regk(self.A, x, k, out, y_in, alpha, beta, sub=self.plan.regk_sub)
-        elif self.plan.kernel == "warp":
-            launch_warp(self.A, x, k, out, y_in, alpha, beta)
-        elif self.plan.kernel == "dia":
-            launch_dia(self.A, x, k, out, y_in, alpha, beta)
-        else:
-            launch_subwarp(self.A, x, k, out, y_in, alpha, beta)
+            return launch_regk(self.A, x, k, out, y_in, alpha, beta, sub=self.plan.regk_sub)
+        if self.plan.kernel == "warp":
+            return launch_warp(self.A, x, k, out, y_in, alpha, beta)
+        if self.plan.kernel == "dia":
+            return launch_dia(self.A, x, k, out, y_in, alpha, beta)
+        return launch_subwarp(self.A, x, k, out, y_in, alpha, beta)
 
 
 class _SpmvLoop(_Run):
@@ -130,11 +133,17 @@ _LAUNCHERS: dict[str, Any] = {
 }
 
 
+# scalars the hot path takes as they are; any other type goes through spla.spmm's checks
+_PLAIN_SCALARS = frozenset((int, float, np.float32, np.float64))
+
+
 class SpmmLauncher:
     """A plan bound to a device matrix: ``launcher(X, out, Y=None, alpha=1.0, beta=0.0)`` writes and returns out.
 
     ``out`` is a C-contiguous (n_rows, k) cupy array of A's dtype; X (n_cols,
     k) of A's dtype in any layout; Y (n_rows, k) or None (not read).
+
+    :meth:`fast` is ``spla.spmm``'s hot path, as ``spla.spmv``'s launchers have one.
     """
 
     def __init__(self, A, plan: planning.SpmmPlan):
@@ -144,6 +153,69 @@ class SpmmLauncher:
         self.A = A
         self.plan = plan
         self.run = _LAUNCHERS[plan.kernel](A, plan)
+        cupy = require_cupy()
+        self.ndarray, self.empty = cupy.ndarray, cupy.empty
+        self.get_device = cupy.cuda.runtime.getDevice
+        self.device = self.get_device()
+        self.dtype, self.scalar = A.dtype, A.dtype.type
+        self.one, self.zero = self.scalar(1), self.scalar(0)
+        self.x_shape, self.out_shape = (A.n_cols, plan.k), (A.n_rows, plan.k)
+        self.contiguous = c_contiguity(cupy)
+        self.packed: PackedLaunch | None = None  # a single kernel's launch, packed by the first fast call
+        self.alignment = 0  # bytes the pointers of X and out were aligned to when it was packed
+
+    def fast(self, X, alpha, beta, out):
+        """``alpha * A @ X`` into out (or a new array) for the common call, else None (the caller then takes
+        the checked path): X a C-contiguous cupy array of the bound shape and A's dtype, out absent or the
+        same of the output's shape, apart from X, beta zero, plain scalars, the bound device.
+
+        Dtypes are compared by identity, as ``spla.spmv``'s hot path does (an equal dtype that is not
+        NumPy's singleton goes the checked way). A single kernel's launch is packed once
+        (:class:`~.runtime.PackedLaunch`) and re-launched with X's and out's pointers where they are
+        aligned as those it was packed with (the vector widths follow the alignment); the other kernels
+        run their launcher without planning or checks again."""
+        if (type(alpha) not in _PLAIN_SCALARS or type(beta) not in _PLAIN_SCALARS or beta != 0
+                or type(X) is not self.ndarray or X.shape != self.x_shape or X.dtype is not self.dtype
+                or not self.contiguous(X) or self.get_device() != self.device):
+            return None
+        if out is None:
+            out = self.empty(self.out_shape, self.dtype)
+        elif (type(out) is not self.ndarray or out.shape != self.out_shape or out.dtype is not self.dtype
+              or not self.contiguous(out)):
+            return None
+        x_ptr, out_ptr = X.data.ptr, out.data.ptr
+        if x_ptr < out_ptr + out.nbytes and out_ptr < x_ptr + X.nbytes:
+            return None  # out overlaps X: the checked path writes through a fresh buffer
+        alpha = self.one if alpha == 1 else self.scalar(alpha)
+        packed = self.packed
+        if packed is None or (x_ptr | out_ptr) % self.alignment:
+            k = self.plan.k
+            launch = self.run(Operand(X, k, False), k, out, None, alpha, self.zero)
+            if packed is None and launch is not None:
+                self._pack(launch, x_ptr | out_ptr)
+            return out
+        with packed.lock:
+            slots = packed.slots
+            slots[self.x_slot] = x_ptr
+            slots[self.y_in_slot] = slots[self.out_slot] = out_ptr
+            self.values[self.alpha_item] = alpha
+            packed.launch()
+        return out
+
+    def _pack(self, launch: Launch, pointers: int) -> None:
+        """Pack ``launch`` (a single kernel's, just made) for pointers aligned as ``pointers`` are."""
+        n_args = len(launch.args)
+        self.x_slot = launch.x_slot
+        self.y_in_slot, self.out_slot = n_args + Launch.Y_IN_SLOT, n_args + Launch.OUT_SLOT
+        # the caller's arrays are not kept (their slots are rewritten each call); A's are, while their pointers are
+        self.args = tuple(None if i in (self.x_slot, self.y_in_slot, self.out_slot) else a
+                          for i, a in enumerate(launch.args))
+        # the largest power of two, up to 16 bytes (the widest vector), that divides both pointers
+        self.alignment = min(16, (pointers & -pointers) or 16)
+        packed = PackedLaunch(require_cupy(), launch.kernel, launch.grid, planning.BLOCK, self.args)
+        self.values = packed.values(self.dtype)
+        self.alpha_item = packed.value_index(n_args + Launch.ALPHA_SLOT, self.dtype)
+        self.packed = packed
 
     def __call__(self, X, out, Y=None, alpha=1.0, beta=0.0):
         k = int(X.shape[1])

@@ -1,7 +1,9 @@
 """SpMM kernel declarations and single launches: regk, warp, subwarp, dia (kernels/spmm_*.cu).
 
 Every function here launches exactly what it is told; the shapes (lanes per
-row, column tiles, vector widths) come from :mod:`spla.planning.spmm`.
+row, column tiles, vector widths) come from :mod:`spla.planning.spmm`. Each
+returns the :class:`Launch` it made (None where there was nothing to do), which
+``spla.spmm``'s hot path packs once and re-launches with new X and output pointers.
 """
 
 from __future__ import annotations
@@ -70,6 +72,29 @@ DIA_SOURCE = KernelSource("spmm_dia.cu", [template("spla_spmm_dia", value, vec, 
 
 
 @dataclass(frozen=True)
+class Launch:
+    """One launch as it was made: the kernel, its grid and arguments, and where X sits among them.
+
+    Every SpMM kernel's arguments end ``(alpha, beta, y_in, ldy, use_y_in, out, ldo)``; the slots
+    below count from that end."""
+
+    kernel: Any
+    grid: tuple
+    args: tuple
+    x_slot: int
+
+    ALPHA_SLOT = -7
+    BETA_SLOT = -6
+    Y_IN_SLOT = -5
+    OUT_SLOT = -2
+
+
+def _launch(kernel, grid: tuple, args: tuple, x_slot: int) -> Launch:
+    kernel(grid, (BLOCK,), args)
+    return Launch(kernel, grid, args, x_slot)
+
+
+@dataclass(frozen=True)
 class Operand:
     """A dense block as the kernels see it: base array, leading dimension, layout."""
 
@@ -129,7 +154,8 @@ def regk_vec_ok(A, x: Operand, k: int, out, y_in: Operand | None) -> bool:
     return not x.colmajor and k == k_reg and vector_fits(A, width, x, k, out, y_in)
 
 
-def launch_regk(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None, sub: int = 1):
+def launch_regk(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None,
+                sub: int = 1) -> Launch | None:
     """One spla_spmm_regk launch over all rows or the device row ids ``rows``."""
     if k > REGK_MAX_K:
         raise KernelError(f"regk keeps k columns in registers, at most {REGK_MAX_K}; k={k} (use warp)")
@@ -138,17 +164,16 @@ def launch_regk(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *
     value, index = types(A)
     n_work = A.n_rows if rows is None else int(rows.size)
     if n_work == 0:
-        return
+        return None
     k_reg = planning.next_pow2(k)
     vec_ok = regk_vec_ok(A, x, k, out, y_in)
     kernel = REGK_SOURCES[(value, index, x.colmajor)].function(regk_name(value, index, k_reg, sub, x.colmajor))
-    grid = grid_1d(n_work * sub, BLOCK)
-    kernel((grid,), (BLOCK,), (
+    return _launch(kernel, (grid_1d(n_work * sub, BLOCK),), (
         A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
         A.indptr if rows is None else rows, np.int32(rows is not None), np.int64(n_work), np.int32(vec_ok),
         scalar(A, alpha), scalar(A, beta),
         out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
-        out, np.int64(out.shape[1])))
+        out, np.int64(out.shape[1])), x_slot=3)
 
 
 def warp_vector(A, x: Operand, k: int, out, y_in: Operand | None) -> int:
@@ -157,7 +182,8 @@ def warp_vector(A, x: Operand, k: int, out, y_in: Operand | None) -> int:
     return vec if vector_fits(A, vec, x, k, out, y_in) else 1
 
 
-def launch_warp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None, segments=None):
+def launch_warp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None,
+                segments=None) -> Launch | None:
     """One spla_spmm_warp launch: whole rows (all, or device ``rows``) or ``segments``.
 
     ``segments`` = (row ids, begin, end) device arrays; the caller must have
@@ -173,43 +199,41 @@ def launch_warp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *
         row_ids, seg_begin, seg_end = rows, None, None
         n_work = A.n_rows if rows is None else int(rows.size)
     if n_work == 0:
-        return
+        return None
     vec = warp_vector(A, x, k, out, None if segments is not None else y_in)
     cl, j, tiles = planning.warp_shape(k, vec)
     kernel = WARP_SOURCES[(value, index)].function(warp_name(value, index, vec, cl, j, segments is not None))
-    grid = (grid_1d(n_work * 32, BLOCK), tiles)
     y_use = y_in if segments is None else None
     use_y = y_use is not None
-    kernel(grid, (BLOCK,), (
+    return _launch(kernel, (grid_1d(n_work * 32, BLOCK), tiles), (
         A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
         A.indptr if row_ids is None else row_ids, np.int32(row_ids is not None),
         A.indptr if seg_begin is None else seg_begin, A.indptr if seg_end is None else seg_end,
         np.int64(n_work), scalar(A, alpha), scalar(A, beta),
         out if y_use is None else y_use.array, np.int64(0 if y_use is None else y_use.ld), np.int32(use_y),
-        out, np.int64(out.shape[1])))
+        out, np.int64(out.shape[1])), x_slot=3)
 
 
-def launch_subwarp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None):
+def launch_subwarp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None) -> Launch | None:
     """One spla_spmm_subwarp launch: a group of CL lanes per row (all rows, or device ``rows``)."""
     if x.colmajor:
         raise KernelError("the subwarp kernel reads row-major X; pass a C-ordered X (spmm does this for you)")
     value, index = types(A)
     n_work = A.n_rows if rows is None else int(rows.size)
     if n_work == 0:
-        return
+        return None
     vec = warp_vector(A, x, k, out, y_in)
     cl, j, tiles = planning.warp_shape(k, vec)
     kernel = SUBWARP_SOURCES[(value, index)].function(subwarp_name(value, index, vec, cl, j))
-    grid = (grid_1d(n_work * cl, BLOCK), tiles)
-    kernel(grid, (BLOCK,), (
+    return _launch(kernel, (grid_1d(n_work * cl, BLOCK), tiles), (
         A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
         A.indptr if rows is None else rows, np.int32(rows is not None), np.int64(n_work),
         scalar(A, alpha), scalar(A, beta),
         out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
-        out, np.int64(out.shape[1])))
+        out, np.int64(out.shape[1])), x_slot=3)
 
 
-def launch_dia(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta):
+def launch_dia(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) -> Launch:
     """One spla_spmm_dia launch over A's diagonals (found once and cached on A, as for dia's SpMV),
     through their palette where dia's SpMV reads one; a thread a row and vector of X's columns."""
     if x.colmajor:
@@ -221,8 +245,9 @@ def launch_dia(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta):
     coded = dia.palette(A, found)
     vec = next(w for w in dia_widths(value) if vector_fits(A, w, x, k, out, y_in))  # 1 always fits
     kernel = DIA_SOURCE.function(template("spla_spmm_dia", value, vec, coded is not None))
-    kernel((grid_1d(A.n_rows * (k // vec), BLOCK),), (BLOCK,), (
-        np.int64(A.n_rows), np.int64(A.n_cols), np.int64(found.stride), np.int32(found.n_diagonals), found.offsets,
-        *dia.kernel_slots(found, coded), x.array, np.int64(x.ld), np.int64(k), scalar(A, alpha), scalar(A, beta),
+    head = (np.int64(A.n_rows), np.int64(A.n_cols), np.int64(found.stride), np.int32(found.n_diagonals), found.offsets,
+            *dia.kernel_slots(found, coded))
+    return _launch(kernel, (grid_1d(A.n_rows * (k // vec), BLOCK),), (
+        *head, x.array, np.int64(x.ld), np.int64(k), scalar(A, alpha), scalar(A, beta),
         out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
-        out, np.int64(out.shape[1])))
+        out, np.int64(out.shape[1])), x_slot=len(head))

@@ -14,7 +14,6 @@ captured in a CUDA graph.
 
 from __future__ import annotations
 
-import operator
 import weakref
 
 import numpy as np
@@ -24,7 +23,7 @@ from ...planning import adaptive, band, banks, dia, palette, rle, segmented
 from ...planning.spmv import LANE_WIDTHS, SpmvPlan
 from . import cusparse, dense_panels
 from .gemm import gemv
-from .runtime import INDEX_TYPES, MAX_GRID_X, VALUE_TYPES, KernelSource, PackedLaunch, ceil_div, template
+from .runtime import INDEX_TYPES, MAX_GRID_X, VALUE_TYPES, KernelSource, PackedLaunch, c_contiguity, ceil_div, template
 
 # Threads per block of the row kernels: whole warps (the warp/vector kernels
 # shuffle with a full mask) and 8 blocks of 256 fill an SM's 2048 threads.
@@ -132,13 +131,6 @@ def abs_product(cupy, A, x):
     return out
 
 
-_CONTIGUOUS = operator.attrgetter("_c_contiguous")
-
-
-def _contiguous_by_flags(a) -> bool:
-    return a.flags.c_contiguous
-
-
 class Launcher:
     """One (matrix, plan) bound: ``launch(x, out, alpha, beta)`` runs it.
 
@@ -170,8 +162,7 @@ class Launcher:
         self.one, self.zero = self.scalar(1), self.scalar(0)
         self.n_rows, self.n_cols = A.shape
         self.x_shape, self.y_shape = (A.shape[1],), (A.shape[0],)
-        # CuPy keeps contiguity as a plain attribute; ``flags`` builds an object per call
-        self.contiguous = _CONTIGUOUS if hasattr(cupy.ndarray, "_c_contiguous") else _contiguous_by_flags
+        self.contiguous = c_contiguity(cupy)
 
     def fast(self, x, alpha, beta, out):
         if (beta != 0 or type(x) is not self.ndarray or x.shape != self.x_shape or x.dtype is not self.dtype
