@@ -1,12 +1,13 @@
-"""Session 58: dia's SpMM kernels by device time alone, in turns: session 56's (unbatched), the committed
-batched kernel (session 57) and the try in this folder, whose remainder of diagonals is a batch of its own
-size (spmm_dia_tail.cu) instead of one diagonal at a time.
+"""Session 58: dia's SpMM kernels by device time alone, in turns: session 56's (unbatched, ``s56``), the
+committed batched kernel (session 57, ``s57``) and two tries in this folder for the remainder of diagonals
+past the last full batch: a batch of its own size (``tail``, spmm_dia_tail.cu) and a full batch whose terms
+past the last diagonal reload it with a zero value (``masked``, spmm_dia_masked.cu).
 
-All three are compiled from their files and launched the same way (a bare RawKernel call with the library's
+Each is compiled from its file and launched the same way (a bare RawKernel call with the library's
 arguments), timed by ``queued_device_seconds`` (calls queued behind a held stream: no host time), after
-their bits are compared with ``spla.spmm(kernel="dia")``'s.
+its bits are compared with ``spla.spmm(kernel="dia")``'s. Ratios are over s57.
 
-    PYTHONPATH=. python3 docs/lab/gpu-2026-12-06-session58/dia_ab.py OUT_FOLDER
+    PYTHONPATH=. python3 docs/lab/gpu-2026-12-06-session58/dia_ab.py OUT_FOLDER [LABEL ...]   # call 1: s56 s57 tail
 """
 
 from __future__ import annotations
@@ -31,9 +32,12 @@ from spla.planning import dia
 from spla.planning import palette as palettes
 
 HERE = Path(__file__).parent
-FILES = {"s56": HERE.parent / "gpu-2026-12-06-session57" / "spmm_dia_s56.cu",
-         "s57": kernel_dir() / "spmm_dia.cu",
-         "tail": HERE / "spmm_dia_tail.cu"}
+KERNEL_FILES = {"s56": HERE.parent / "gpu-2026-12-06-session57" / "spmm_dia_s56.cu",
+                "s57": kernel_dir() / "spmm_dia.cu",
+                "tail": HERE / "spmm_dia_tail.cu",
+                "masked": HERE / "spmm_dia_masked.cu"}
+FILES = {label: KERNEL_FILES[label] for label in (sys.argv[2:] or ["s56", "s57", "tail"])}
+assert "s57" in FILES, "ratios are over the committed kernel"
 KS = (2, 4, 8, 16)
 # diagonals: 5 (one batch, no remainder), 7 (5 + 2), 9 (5 + 4), 27 (5 x 5 + 2), 41 (8 x 5 + 1)
 MATRICES = [
@@ -90,13 +94,12 @@ def main(out_folder: Path) -> None:
                         ms[label].append(queued_device_seconds(
                             lambda label=label, A=A, X=X, outs=outs: launch(label, A, X, outs[label]), 20) * 1e3)
                 median = {label: float(np.median(v)) for label, v in ms.items()}
+                over = {label: median["s57"] / median[label] for label in FILES if label != "s57"}
                 records.append({"matrix": name, "diagonals": diagonals, "dtype": dtype, "k": k, "same_bits": same,
-                                "device_ms": ms, "s57_over_s56": median["s56"] / median["s57"],
-                                "tail_over_s57": median["s57"] / median["tail"]})
+                                "device_ms": ms, "speed_over_s57": over})
                 print(f"{name} ({diagonals} diagonals) {dtype} k={k}: "
-                      + ", ".join(f"{label} {median[label]:.4f} ms" for label in FILES)
-                      + f" | s57/s56 {median['s56'] / median['s57']:.3f}x"
-                      + f", tail/s57 {median['s57'] / median['tail']:.3f}x"
+                      + ", ".join(f"{label} {median[label]:.4f} ms" for label in FILES) + " | "
+                      + ", ".join(f"{label} {x:.3f}x" for label, x in over.items())
                       + ("" if all(same.values()) else f" | DIFFERENT BITS {same}"), flush=True)
                 (out_folder / "dia_ab.json").write_text(json.dumps({"environment": bench.environment(),
                                                                     "records": records}, indent=1))

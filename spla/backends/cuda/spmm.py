@@ -163,6 +163,7 @@ class SpmmLauncher:
         self.contiguous = c_contiguity(cupy)
         self.packed: PackedLaunch | None = None  # a single kernel's launch, packed by the first fast call
         self.alignment = 0  # bytes the pointers of X and out were aligned to when it was packed
+        self.alpha_in_slot: Any = None  # the scalar object whose value the packed alpha slot holds
 
     def fast(self, X, alpha, beta, out):
         """``alpha * A @ X`` into out (or a new array) for the common call, else None (the caller then takes
@@ -198,7 +199,8 @@ class SpmmLauncher:
             slots = packed.slots
             slots[self.x_slot] = x_ptr
             slots[self.y_in_slot] = slots[self.out_slot] = out_ptr
-            self.values[self.alpha_item] = alpha
+            if alpha is not self.alpha_in_slot:  # (alpha 1 is always the same object)
+                self.values[self.alpha_item] = self.alpha_in_slot = alpha
             packed.launch()
         return out
 
@@ -215,6 +217,7 @@ class SpmmLauncher:
         packed = PackedLaunch(require_cupy(), launch.kernel, launch.grid, planning.BLOCK, self.args)
         self.values = packed.values(self.dtype)
         self.alpha_item = packed.value_index(n_args + Launch.ALPHA_SLOT, self.dtype)
+        self.alpha_in_slot = launch.args[n_args + Launch.ALPHA_SLOT]
         self.packed = packed
 
     def __call__(self, X, out, Y=None, alpha=1.0, beta=0.0):
