@@ -26,6 +26,7 @@ timeout 60 python3 scripts/hot_path.py --k 8 --calls 3000 --repeat 7 --json $R/h
 echo "hot_path: exit $?"; cat $R/hot_path_k8.log; pack
 # last, since it is the longest (a call cut short still brings back the rest)
 if grep -q H200 $R/device.txt && [ "${SET67:-1}" = 1 ]; then
-  OUT=$R LIMIT=200 bash docs/lab/cpu-2026-12-06-session55/call5.sh >$R/set67-call.log 2>&1; echo "set67: exit $?"
-  grep -E "exit|x the lean|geomean" $R/set67-call.log; pack
+  # straight to $OUT: call5.sh packs its own next.tgz after each step
+  LIMIT=200 bash docs/lab/cpu-2026-12-06-session55/call5.sh >$OUT/set67-call.log 2>&1; echo "set67: exit $?"
+  grep -E "exit|x the lean|geomean" $OUT/set67-call.log
 fi
