@@ -475,9 +475,9 @@ def test_spmm_warp_kernels_give_the_exact_product(emulated, rng, dtype, kernel, 
 
 
 # dia's SpMM loads its diagonals in batches of SPLA_SPMM_DIA_BATCH (5): 7 diagonals are a batch and a
-# remainder, 3 a remainder alone, 11 two batches and a remainder
+# remainder of 2, 3 a remainder alone, 9 a batch and a remainder of 4, 11 two batches and a remainder of 1
 DIA_SPMM_MATRICES = {"poisson3d-7": lambda: generators.poisson3d(9), "band-3": lambda: generators.banded(300, 1),
-                     "band-11": lambda: generators.banded(300, 5)}
+                     "band-9": lambda: generators.banded(300, 4), "band-11": lambda: generators.banded(300, 5)}
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
