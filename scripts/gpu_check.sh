@@ -92,7 +92,7 @@ for s in "${steps[@]}"; do
     spmm)    run_step bench_spmm 180 python3 scripts/bench_spmm.py --out "$RES" $quick ;;
     solvers) run_step bench_solvers 150 python3 scripts/bench_solvers.py --out "$RES" $quick ;;
     load)    run_step bench_load 200 python3 scripts/bench_load.py --out "$RES" ;;
-    hotpath) run_step hot_path 90 python3 scripts/hot_path.py --json "$RES/hot_path.json" ;;
+    hotpath) run_step hot_path 90 python3 scripts/hot_path.py --k 8 --json "$RES/hot_path.json" ;;
     corpus)  run_step bench_corpus 420 python3 scripts/bench_corpus.py --out "$RES/corpus" ${CORPUS_ARGS:-} ;;
     # one rank: the distributed layer's overhead over spla.spmv / spla.linalg.cg (issue 18), at the
     # library's check_every (both CGs replay graphs) and at a host read every iteration (no graphs)
