@@ -532,6 +532,7 @@ def test_spmm_hot_path_gives_the_checked_paths_product(emulated, rng, monkeypatc
     it with no checks and packs a single kernel's launch; the later ones re-launch the packed
     arguments with another X, out and alpha. Every call exact, with out given and without."""
     import spla
+    from spla.backends.cuda.spmm_launch import Launch
     from spla.ops import spmm as ops_spmm
     from spla.planning.spmv import SPMM_BOUND_KEY
 
@@ -554,8 +555,9 @@ def test_spmm_hot_path_gives_the_checked_paths_product(emulated, rng, monkeypatc
     assert (launcher.packed is not None) == single
     if single:  # the packed launches (the last three) pass the first call's arguments but X's, Y's, out's, alpha's
         first, last = emulated.launches[0], emulated.launches[-1]
-        kept = [i for i in range(len(first[3])) if i not in (launcher.x_slot, launcher.y_in_slot, launcher.out_slot,
-                                                              len(first[3]) - 7)]
+        alpha_slot = len(first[3]) + Launch.ALPHA_SLOT
+        kept = [i for i in range(len(first[3]))
+                if i not in (launcher.x_slot, launcher.y_in_slot, launcher.out_slot, alpha_slot)]
         assert first[:3] == last[:3] and [first[3][i] for i in kept] == [last[3][i] for i in kept]
 
 
