@@ -76,7 +76,7 @@ class Launch:
     """One launch as it was made: the kernel, its grid and arguments, and where X sits among them.
 
     Every SpMM kernel's arguments end ``(alpha, beta, y_in, ldy, use_y_in, out, ldo)``; the slots
-    below count from that end."""
+    below, those a packed re-launch rewrites, count from that end (beta stays as it was made)."""
 
     kernel: Any
     grid: tuple
@@ -84,7 +84,6 @@ class Launch:
     x_slot: int
 
     ALPHA_SLOT = -7
-    BETA_SLOT = -6
     Y_IN_SLOT = -5
     OUT_SLOT = -2
 
