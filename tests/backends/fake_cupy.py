@@ -29,6 +29,10 @@ class HostView(np.ndarray):
     def get(self):
         return np.array(self)
 
+    @property
+    def data(self):  # a CuPy view's pointer (a packed launch takes it)
+        return types.SimpleNamespace(ptr=self.ctypes.data)
+
 
 class FakeArray:
     """Just enough of cupy.ndarray for spla's host path (host memory inside)."""

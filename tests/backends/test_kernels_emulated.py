@@ -526,39 +526,62 @@ def _hot_path_case(rng, monkeypatch):
     return A, host.to_scipy().astype(np.float64)
 
 
-@pytest.mark.parametrize("kernel", ["auto", "dia", "subwarp", "warp", "regk", "fused"])
-def test_spmm_hot_path_gives_the_checked_paths_product(emulated, rng, monkeypatch, kernel):
-    """spla.spmm's hot path: the first call checks, plans and binds a launcher on A; the second runs
-    it with no checks and packs a single kernel's launch; the later ones re-launch the packed
-    arguments with another X, out and alpha. Every call exact, with out given and without."""
-    import spla
+def _assert_packed_launches_repeat(launcher, first: list, last: list) -> None:
+    """The packed launches (``last``) pass the first call's launches' arguments but X's, Y's, out's
+    and alpha's."""
     from spla.backends.cuda.spmm_launch import Launch
+
+    assert len(first) == len(last) == len(launcher.packed)
+    for p, made, again in zip(launcher.packed, first, last):
+        alpha_slot = None if p.alpha_item is None else len(made[3]) + Launch.ALPHA_SLOT
+        kept = [i for i in range(len(made[3])) if i not in (p.x_slot, p.y_in_slot, p.out_slot, alpha_slot)]
+        assert made[:3] == again[:3] and [made[3][i] for i in kept] == [again[3][i] for i in kept]
+
+
+def _hot_path_calls(emulated, rng, monkeypatch, A, S, kernel, k):
+    """Five spla.spmm calls (out given but for the last; alpha 1, 3, int 2, float32 0.5, 1), each exact;
+    after the first, the checked path refuses. The bound launcher and each call's launches."""
+    import spla
     from spla.ops import spmm as ops_spmm
     from spla.planning.spmv import SPMM_BOUND_KEY
-
-    A, S = _hot_path_case(rng, monkeypatch)
-    n, k = S.shape[0], 8
 
     def refuse(*args, **kwargs):
         raise AssertionError("a bound call should not reach the checked path")
 
+    launches = []
     for call, alpha in enumerate((1.0, 3.0, 2, np.float32(0.5), 1.0)):
-        x, X = _block(rng, np.float32, n, k)
-        out = None if call == 4 else FakeArray(np.full((n, k), np.nan, np.float32))
+        before = len(emulated.launches)
+        x, X = _block(rng, np.float32, S.shape[1], k)
+        out = None if call == 4 else FakeArray(np.full((S.shape[0], k), np.nan, np.float32))
         result = spla.spmm(A, x.array, out=out, alpha=alpha, kernel=kernel)
         assert out is None or result is out
         assert np.array_equal(result.get(), float(alpha) * (S @ X)), f"call {call}"
+        launches.append(emulated.launches[before:])
         if call == 0:
             monkeypatch.setattr(ops_spmm, "_spmm_checked", refuse)
-    launcher = A._cache[SPMM_BOUND_KEY][(kernel, (n, k))]
-    single = launcher.plan.kernel in ("dia", "subwarp", "warp", "regk")
-    assert (launcher.packed is not None) == single
-    if single:  # the packed launches (the last three) pass the first call's arguments but X's, Y's, out's, alpha's
-        first, last = emulated.launches[0], emulated.launches[-1]
-        alpha_slot = len(first[3]) + Launch.ALPHA_SLOT
-        kept = [i for i in range(len(first[3]))
-                if i not in (launcher.x_slot, launcher.y_in_slot, launcher.out_slot, alpha_slot)]
-        assert first[:3] == last[:3] and [first[3][i] for i in kept] == [last[3][i] for i in kept]
+    return A._cache[SPMM_BOUND_KEY][(kernel, (S.shape[1], k))], launches
+
+
+@pytest.mark.parametrize("kernel", ["auto", "dia", "subwarp", "warp", "regk", "fused"])
+def test_spmm_hot_path_gives_the_checked_paths_product(emulated, rng, monkeypatch, kernel):
+    """spla.spmm's hot path: the first call checks, plans and binds a launcher on A; the second runs
+    it with no checks and packs its launches; the later ones re-launch the packed arguments with
+    another X, out and alpha. Every call exact, with out given and without."""
+    A, S = _hot_path_case(rng, monkeypatch)
+    launcher, launches = _hot_path_calls(emulated, rng, monkeypatch, A, S, kernel, 8)
+    assert launcher.packed is not None and launcher.plan.kernel in ("dia", "subwarp", "warp", "regk", "fused")
+    _assert_packed_launches_repeat(launcher, launches[0], launches[-1])
+
+
+def test_spmm_hot_path_packs_fused_with_its_segmented_rows(emulated, rng, monkeypatch):
+    """fused over rows long enough to be cut in segments is two launches (the segmented rows set to
+    zero, then the fused grid), both packed. (With dense panels, a GEMV too, nothing is packed: the
+    GPU suite's test_hot_path_gives_the_checked_calls_bits, as the stand-in has no cupyx.)"""
+    A, S = _spmm_case(rng, np.float32, "mixed")
+    launcher, launches = _hot_path_calls(emulated, rng, monkeypatch, A, S, "fused", 4)
+    assert launcher.plan.schedule.n_long_rows and not launcher.plan.schedule.panels
+    assert [name.split("<")[0] for name, *_ in launches[-1]] == ["spla_spmm_init_rows", "spla_spmm_fused"]
+    _assert_packed_launches_repeat(launcher, launches[0], launches[-1])
 
 
 def test_spmm_hot_path_declines_what_it_does_not_check(emulated, rng, monkeypatch):

@@ -357,6 +357,37 @@ def test_hot_path_gives_the_checked_calls_bits(rng, kernel, dtype):
     check(spla.spmm(A, shifted, alpha=1.5, kernel=kernel), A.to_scipy(), X, alpha=1.5)
 
 
+@pytest.mark.parametrize("case", ["segments", "panels"])
+def test_fused_hot_path_packs_only_a_run_of_launches(rng, case):
+    """fused on the hot path: with long rows in segments its two launches (the rows' init, the fused
+    grid) are packed and re-launched, the same bits as the checked call on the rows no atomics sum;
+    with dense panels (GEMVs after the grid) nothing is packed and each call runs the launcher."""
+    from spla.planning.spmv import SPMM_BOUND_KEY
+
+    if case == "segments":
+        lengths = rng.integers(0, 9, 3000)
+        lengths[[7, 1500]] = [5000, 1025]
+        S = rows_of_lengths(rng, lengths, 150_000, np.float32)
+        A = spla.CSRMatrix.from_scipy(S).to_device()
+    else:
+        A = generators.from_spec("gen:blockdense:20000:30:8192:0.6", dtype=np.float32).to_device()
+        S, lengths = A.to_scipy(), np.diff(A.to_scipy().indptr)
+    X = cupy.asarray(rng.standard_normal((A.n_cols, 8)).astype(np.float32))
+    first = spla.spmm(A, X, alpha=0.5, kernel="fused")
+    check(first, S, X, alpha=0.5)
+    short = cupy.asarray(lengths <= P.SEGMENT_NNZ)
+    for _ in range(3):
+        out = cupy.full_like(first, np.nan)
+        assert spla.spmm(A, X.copy(), out=out, alpha=0.5, kernel="fused") is out
+        check(out, S, X, alpha=0.5)
+        assert cupy.array_equal(out[short].view(np.uint8), first[short].view(np.uint8))
+    launcher = A._cache[SPMM_BOUND_KEY][("fused", X.shape)]
+    if case == "segments":
+        assert launcher.plan.schedule.n_long_rows == 2 and len(launcher.packed) == 2
+    else:
+        assert launcher.plan.schedule.panels and launcher.packed is None
+
+
 def test_dia_refuses_a_matrix_off_a_few_diagonals(rng):
     A = spla.CSRMatrix.from_scipy(mixed_matrix(rng, 400, 1500))
     with pytest.raises(KernelError, match="kernel='dia' needs a matrix whose entries lie on a few diagonals"):

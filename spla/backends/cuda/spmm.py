@@ -16,6 +16,7 @@ when ``beta == 0``), in any layout.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -43,8 +44,9 @@ class _Run:
     def __init__(self, A, plan: planning.SpmmPlan):
         self.A, self.plan = A, plan
 
-    def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) -> Launch | None:
-        """Run; the :class:`~.spmm_launch.Launch` made where the run is one launch (the hot path packs it)."""
+    def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) -> tuple[Launch, ...] | None:
+        """Run; the launches made (:class:`~.spmm_launch.Launch`), in order, where the run is just those
+        launches (the hot path packs them), else None."""
         raise NotImplementedError
 
 
@@ -57,12 +59,14 @@ class _Single(_Run):
 
     def __call__(self, x: Operand, k, out, y_in, alpha, beta):
         if self.plan.kernel == "regk":
-            return launch_regk(self.A, x, k, out, y_in, alpha, beta, sub=self.plan.regk_sub)
-        if self.plan.kernel == "warp":
-            return launch_warp(self.A, x, k, out, y_in, alpha, beta)
-        if self.plan.kernel == "dia":
-            return launch_dia(self.A, x, k, out, y_in, alpha, beta)
-        return launch_subwarp(self.A, x, k, out, y_in, alpha, beta)
+            made = launch_regk(self.A, x, k, out, y_in, alpha, beta, sub=self.plan.regk_sub)
+        elif self.plan.kernel == "warp":
+            made = launch_warp(self.A, x, k, out, y_in, alpha, beta)
+        elif self.plan.kernel == "dia":
+            made = launch_dia(self.A, x, k, out, y_in, alpha, beta)
+        else:
+            made = launch_subwarp(self.A, x, k, out, y_in, alpha, beta)
+        return None if made is None else (made,)
 
 
 class _SpmvLoop(_Run):
@@ -137,6 +141,24 @@ _LAUNCHERS: dict[str, Any] = {
 _PLAIN_SCALARS = frozenset((int, float, np.float32, np.float64))
 
 
+class _Packed:
+    """One launch of a run, packed (:class:`~.runtime.PackedLaunch`), and the slots a call rewrites:
+    X's (None where it reads no X), Y's and out's (both get out's pointer: the hot path has no Y), and
+    alpha's value item (None where it takes no alpha). The caller's arrays are not kept."""
+
+    def __init__(self, cupy, made: Launch, dtype):
+        n_args = len(made.args)
+        self.x_slot = made.x_slot
+        self.y_in_slot, self.out_slot = n_args + Launch.Y_IN_SLOT, n_args + Launch.OUT_SLOT
+        # A's arrays are kept (the launch needs their pointers to stay valid); the caller's slots are left empty
+        args = tuple(None if i in (self.x_slot, self.y_in_slot, self.out_slot) else a
+                     for i, a in enumerate(made.args))
+        self.launch = PackedLaunch(cupy, made.kernel, made.grid, planning.BLOCK, args)
+        self.slots = self.launch.slots
+        self.values = self.launch.values(dtype)
+        self.alpha_item = None if made.x_slot is None else self.launch.value_index(n_args + Launch.ALPHA_SLOT, dtype)
+
+
 class SpmmLauncher:
     """A plan bound to a device matrix: ``launcher(X, out, Y=None, alpha=1.0, beta=0.0)`` writes and returns out.
 
@@ -161,9 +183,10 @@ class SpmmLauncher:
         self.one, self.zero = self.scalar(1), self.scalar(0)
         self.x_shape, self.out_shape = (A.n_cols, plan.k), (A.n_rows, plan.k)
         self.contiguous = c_contiguity(cupy)
-        self.packed: PackedLaunch | None = None  # a single kernel's launch, packed by the first fast call
-        self.alignment = 0  # bytes the pointers of X and out were aligned to when it was packed
-        self.alpha_in_slot: Any = None  # the scalar object whose value the packed alpha slot holds
+        self.packed: tuple[_Packed, ...] | None = None  # the run's launches, packed by the first fast call
+        self.alignment = 0  # bytes the pointers of X and out were aligned to when they were packed
+        self.alpha_in_slot: Any = None  # the scalar object whose value the packed alpha slots hold
+        self.lock = threading.Lock()  # around the slots' writes and the launches (see PackedLaunch)
 
     def fast(self, X, alpha, beta, out):
         """``alpha * A @ X`` into out (or a new array) for the common call, else None (the caller then takes
@@ -171,10 +194,11 @@ class SpmmLauncher:
         same of the output's shape, apart from X, beta zero, plain scalars, the bound device.
 
         Dtypes are compared by identity, as ``spla.spmv``'s hot path does (an equal dtype that is not
-        NumPy's singleton goes the checked way). A single kernel's launch is packed once
-        (:class:`~.runtime.PackedLaunch`) and re-launched with X's and out's pointers where they are
-        aligned as those it was packed with (the vector widths follow the alignment); the other kernels
-        run their launcher without planning or checks again."""
+        NumPy's singleton goes the checked way). A run that is only launches (a single kernel's one,
+        fused's one or two where it has no dense panels) is packed once (:class:`~.runtime.PackedLaunch`)
+        and re-launched with X's and out's pointers where they are aligned as those it was packed with
+        (the vector widths follow the alignment); other runs go through their launcher without planning
+        or checks again."""
         if (type(alpha) not in _PLAIN_SCALARS or type(beta) not in _PLAIN_SCALARS or beta != 0
                 or type(X) is not self.ndarray or X.shape != self.x_shape or X.dtype is not self.dtype
                 or not self.contiguous(X) or self.get_device() != self.device):
@@ -191,34 +215,31 @@ class SpmmLauncher:
         packed = self.packed
         if packed is None or (x_ptr | out_ptr) % self.alignment:
             k = self.plan.k
-            launch = self.run(Operand(X, k, False), k, out, None, alpha, self.zero)
-            if packed is None and launch is not None:
-                self._pack(launch, x_ptr | out_ptr)
+            launches = self.run(Operand(X, k, False), k, out, None, alpha, self.zero)
+            if packed is None and launches:
+                self._pack(launches, x_ptr | out_ptr, alpha)
             return out
-        with packed.lock:
-            slots = packed.slots
-            slots[self.x_slot] = x_ptr
-            slots[self.y_in_slot] = slots[self.out_slot] = out_ptr
+        with self.lock:
             if alpha is not self.alpha_in_slot:  # (alpha 1 is always the same object)
-                self.values[self.alpha_item] = self.alpha_in_slot = alpha
-            packed.launch()
+                for p in packed:
+                    if p.alpha_item is not None:
+                        p.values[p.alpha_item] = alpha
+                self.alpha_in_slot = alpha
+            for p in packed:
+                slots = p.slots
+                if p.x_slot is not None:
+                    slots[p.x_slot] = x_ptr
+                slots[p.y_in_slot] = slots[p.out_slot] = out_ptr
+                p.launch.launch()
         return out
 
-    def _pack(self, launch: Launch, pointers: int) -> None:
-        """Pack ``launch`` (a single kernel's, just made) for pointers aligned as ``pointers`` are."""
-        n_args = len(launch.args)
-        self.x_slot = launch.x_slot
-        self.y_in_slot, self.out_slot = n_args + Launch.Y_IN_SLOT, n_args + Launch.OUT_SLOT
-        # the caller's arrays are not kept (their slots are rewritten each call); A's are, while their pointers are
-        self.args = tuple(None if i in (self.x_slot, self.y_in_slot, self.out_slot) else a
-                          for i, a in enumerate(launch.args))
+    def _pack(self, launches: tuple[Launch, ...], pointers: int, alpha) -> None:
+        """Pack ``launches`` (a run's, just made with ``alpha``) for pointers aligned as ``pointers`` are."""
+        cupy = require_cupy()
         # the largest power of two, up to 16 bytes (the widest vector), that divides both pointers
         self.alignment = min(16, (pointers & -pointers) or 16)
-        packed = PackedLaunch(require_cupy(), launch.kernel, launch.grid, planning.BLOCK, self.args)
-        self.values = packed.values(self.dtype)
-        self.alpha_item = packed.value_index(n_args + Launch.ALPHA_SLOT, self.dtype)
-        self.alpha_in_slot = launch.args[n_args + Launch.ALPHA_SLOT]
-        self.packed = packed
+        self.alpha_in_slot = alpha
+        self.packed = tuple(_Packed(cupy, made, self.dtype) for made in launches)
 
     def __call__(self, X, out, Y=None, alpha=1.0, beta=0.0):
         k = int(X.shape[1])

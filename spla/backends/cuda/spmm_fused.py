@@ -3,6 +3,8 @@
 The schedule's class table, row list and segments are uploaded once and
 cached on the matrix; a call inits the segmented rows (``beta * Y`` or 0,
 spla_spmm_init_rows), launches the fused grid, then runs the dense panels.
+Without panels a call is those two launches, which ``spla.spmm``'s hot path
+packs (:class:`~.spmm.SpmmLauncher`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ...planning import spmm as planning
 from ...planning.spmm import BLOCK, REGK_K
 from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, grid_1d, template
 from .spmm_hybrid import device_panels, run_panels
-from .spmm_launch import Operand, regk_vec_ok, scalar, types
+from .spmm_launch import Launch, Operand, launch, regk_vec_ok, scalar, types
 
 
 def fused_name(value, index, k_reg, colmajor) -> str:
@@ -86,7 +88,8 @@ class FusedLauncher:
                                         source.function(init_rows_name(value, index)))
         return self.functions[colmajor]
 
-    def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta):
+    def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) -> tuple[Launch, ...] | None:
+        """Run; the launches made where there are no dense panels (else None: the run is more)."""
         A, fs, state = self.A, self.schedule, self.state
         fused, init_rows = self._functions(x.colmajor)
         vec_ok = regk_vec_ok(A, x, k, out, y_in)
@@ -95,13 +98,17 @@ class FusedLauncher:
         y_array = out if y_in is None else y_in.array
         ldy = np.int64(0 if y_in is None else y_in.ld)
         use_y = np.int32(y_in is not None)
+        launches = []
         if fs.n_long_rows:
-            init_rows((grid_1d(fs.n_long_rows * k, BLOCK),), (BLOCK,), (
-                state.long_rows, np.int64(fs.n_long_rows), np.int64(k), beta_t, y_array, ldy, use_y, out, ldo))
+            launches.append(launch(init_rows, (grid_1d(fs.n_long_rows * k, BLOCK),), (
+                state.long_rows, np.int64(fs.n_long_rows), np.int64(k), beta_t, y_array, ldy, use_y, out, ldo),
+                x_slot=None))
         if fs.n_blocks:
-            fused((fs.n_blocks,), (BLOCK,), (
+            launches.append(launch(fused, (fs.n_blocks,), (
                 A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
                 state.table, np.int32(fs.table.shape[0]), state.row_list, state.seg_row, state.seg_begin,
-                state.seg_end, np.int32(vec_ok), alpha_t, beta_t, y_array, ldy, use_y, out, ldo))
+                state.seg_end, np.int32(vec_ok), alpha_t, beta_t, y_array, ldy, use_y, out, ldo), x_slot=3))
         if state.panels:
             run_panels(A, state.panels, self.plan.panels, x, k, out, y_in, alpha, beta)
+            return None
+        return tuple(launches)

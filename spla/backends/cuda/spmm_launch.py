@@ -3,7 +3,8 @@
 Every function here launches exactly what it is told; the shapes (lanes per
 row, column tiles, vector widths) come from :mod:`spla.planning.spmm`. Each
 returns the :class:`Launch` it made (None where there was nothing to do), which
-``spla.spmm``'s hot path packs once and re-launches with new X and output pointers.
+``spla.spmm``'s hot path packs once and re-launches with new X and output pointers
+(fused's two launches too: :mod:`.spmm_fused`).
 """
 
 from __future__ import annotations
@@ -76,19 +77,21 @@ class Launch:
     """One launch as it was made: the kernel, its grid and arguments, and where X sits among them.
 
     Every SpMM kernel's arguments end ``(alpha, beta, y_in, ldy, use_y_in, out, ldo)``; the slots
-    below, those a packed re-launch rewrites, count from that end (beta stays as it was made)."""
+    below, those a packed re-launch rewrites, count from that end (beta stays as it was made).
+    ``x_slot`` None: a launch that reads no X and takes no alpha (fused's init of its segmented
+    rows, whose arguments end ``(beta, y_in, ldy, use_y_in, out, ldo)``)."""
 
     kernel: Any
     grid: tuple
     args: tuple
-    x_slot: int
+    x_slot: int | None
 
     ALPHA_SLOT = -7
     Y_IN_SLOT = -5
     OUT_SLOT = -2
 
 
-def _launch(kernel, grid: tuple, args: tuple, x_slot: int) -> Launch:
+def launch(kernel, grid: tuple, args: tuple, x_slot: int | None) -> Launch:
     kernel(grid, (BLOCK,), args)
     return Launch(kernel, grid, args, x_slot)
 
@@ -167,7 +170,7 @@ def launch_regk(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *
     k_reg = planning.next_pow2(k)
     vec_ok = regk_vec_ok(A, x, k, out, y_in)
     kernel = REGK_SOURCES[(value, index, x.colmajor)].function(regk_name(value, index, k_reg, sub, x.colmajor))
-    return _launch(kernel, (grid_1d(n_work * sub, BLOCK),), (
+    return launch(kernel, (grid_1d(n_work * sub, BLOCK),), (
         A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
         A.indptr if rows is None else rows, np.int32(rows is not None), np.int64(n_work), np.int32(vec_ok),
         scalar(A, alpha), scalar(A, beta),
@@ -204,7 +207,7 @@ def launch_warp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *
     kernel = WARP_SOURCES[(value, index)].function(warp_name(value, index, vec, cl, j, segments is not None))
     y_use = y_in if segments is None else None
     use_y = y_use is not None
-    return _launch(kernel, (grid_1d(n_work * 32, BLOCK), tiles), (
+    return launch(kernel, (grid_1d(n_work * 32, BLOCK), tiles), (
         A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
         A.indptr if row_ids is None else row_ids, np.int32(row_ids is not None),
         A.indptr if seg_begin is None else seg_begin, A.indptr if seg_end is None else seg_end,
@@ -224,7 +227,7 @@ def launch_subwarp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta
     vec = warp_vector(A, x, k, out, y_in)
     cl, j, tiles = planning.warp_shape(k, vec)
     kernel = SUBWARP_SOURCES[(value, index)].function(subwarp_name(value, index, vec, cl, j))
-    return _launch(kernel, (grid_1d(n_work * cl, BLOCK), tiles), (
+    return launch(kernel, (grid_1d(n_work * cl, BLOCK), tiles), (
         A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
         A.indptr if rows is None else rows, np.int32(rows is not None), np.int64(n_work),
         scalar(A, alpha), scalar(A, beta),
@@ -246,7 +249,7 @@ def launch_dia(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) ->
     kernel = DIA_SOURCE.function(template("spla_spmm_dia", value, vec, coded is not None))
     head = (np.int64(A.n_rows), np.int64(A.n_cols), np.int64(found.stride), np.int32(found.n_diagonals), found.offsets,
             *dia.kernel_slots(found, coded))
-    return _launch(kernel, (grid_1d(A.n_rows * (k // vec), BLOCK),), (
+    return launch(kernel, (grid_1d(A.n_rows * (k // vec), BLOCK),), (
         *head, x.array, np.int64(x.ld), np.int64(k), scalar(A, alpha), scalar(A, beta),
         out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
         out, np.int64(out.shape[1])), x_slot=len(head))
