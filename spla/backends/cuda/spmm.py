@@ -150,10 +150,10 @@ class _Packed:
         n_args = len(made.args)
         self.x_slot = made.x_slot
         self.y_in_slot, self.out_slot = n_args + Launch.Y_IN_SLOT, n_args + Launch.OUT_SLOT
-        # A's arrays are kept (the launch needs their pointers to stay valid); the caller's slots are left empty
-        args = tuple(None if i in (self.x_slot, self.y_in_slot, self.out_slot) else a
-                     for i, a in enumerate(made.args))
-        self.launch = PackedLaunch(cupy, made.kernel, made.grid, planning.BLOCK, args)
+        # A's arrays are kept, so their pointers stay valid; the caller's slots are left empty
+        self.args = tuple(None if i in (self.x_slot, self.y_in_slot, self.out_slot) else a
+                          for i, a in enumerate(made.args))
+        self.launch = PackedLaunch(cupy, made.kernel, made.grid, planning.BLOCK, self.args)
         self.slots = self.launch.slots
         self.values = self.launch.values(dtype)
         self.alpha_item = None if made.x_slot is None else self.launch.value_index(n_args + Launch.ALPHA_SLOT, dtype)
