@@ -58,8 +58,8 @@ class FakeArray:
         part = self.a[key.a if isinstance(key, FakeArray) else key]
         return part.view(HostView) if isinstance(part, np.ndarray) else part
 
-    def __setitem__(self, key, value):  # gemm's zero padding: padded[:, :K] = A
-        self.a[key] = value.a if isinstance(value, FakeArray) else value
+    def __setitem__(self, key, value):  # gemm's zero padding (padded[:, :K] = A), SpMM's out[rows] = 0
+        self.a[key.a if isinstance(key, FakeArray) else key] = value.a if isinstance(value, FakeArray) else value
 
     def fill(self, value):  # split-K's C = 0 before its slices add in
         self.a.fill(value)

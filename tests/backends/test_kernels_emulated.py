@@ -562,25 +562,34 @@ def _hot_path_calls(emulated, rng, monkeypatch, A, S, kernel, k):
     return A._cache[SPMM_BOUND_KEY][(kernel, (S.shape[1], k))], launches
 
 
-@pytest.mark.parametrize("kernel", ["auto", "dia", "subwarp", "warp", "regk", "fused"])
+@pytest.mark.parametrize("kernel", ["auto", "dia", "subwarp", "warp", "regk", "fused", "adaptive"])
 def test_spmm_hot_path_gives_the_checked_paths_product(emulated, rng, monkeypatch, kernel):
     """spla.spmm's hot path: the first call checks, plans and binds a launcher on A; the second runs
     it with no checks and packs its launches; the later ones re-launch the packed arguments with
     another X, out and alpha. Every call exact, with out given and without."""
     A, S = _hot_path_case(rng, monkeypatch)
     launcher, launches = _hot_path_calls(emulated, rng, monkeypatch, A, S, kernel, 8)
-    assert launcher.packed is not None and launcher.plan.kernel in ("dia", "subwarp", "warp", "regk", "fused")
+    assert launcher.packed is not None
     _assert_packed_launches_repeat(launcher, launches[0], launches[-1])
 
 
-def test_spmm_hot_path_packs_fused_with_its_segmented_rows(emulated, rng, monkeypatch):
-    """fused over rows long enough to be cut in segments is two launches (the segmented rows set to
-    zero, then the fused grid), both packed. (With dense panels, a GEMV too, nothing is packed: the
-    GPU suite's test_hot_path_gives_the_checked_calls_bits, as the stand-in has no cupyx.)"""
-    A, S = _spmm_case(rng, np.float32, "mixed")
-    launcher, launches = _hot_path_calls(emulated, rng, monkeypatch, A, S, "fused", 4)
-    assert launcher.plan.schedule.n_long_rows and not launcher.plan.schedule.panels
-    assert [name.split("<")[0] for name, *_ in launches[-1]] == ["spla_spmm_init_rows", "spla_spmm_fused"]
+@pytest.mark.parametrize("kernel, matrix, packed", [
+    ("fused", "mixed", ["spla_spmm_init_rows", "spla_spmm_fused"]),
+    ("adaptive", "rows-cut-by-tiles", ["spla_spmm_regk", "spla_spmm_regk", "spla_spmm_warp"]),
+    ("adaptive", "mixed", None)])
+def test_spmm_hot_path_packs_a_run_of_launches(emulated, rng, monkeypatch, kernel, matrix, packed):
+    """A run of several launches is packed whole: fused's over rows long enough to be cut in segments
+    (the segmented rows set to zero, then the fused grid), adaptive's row groups. adaptive with
+    segments (whose rows a CuPy scatter zeroes first) is not packed: each call runs its launcher. (With
+    dense panels neither is: the GPU suite's test_fused_hot_path_packs_only_a_run_of_launches, as
+    the stand-in has no cupyx.)"""
+    A, S = _spmm_case(rng, np.float32, matrix)
+    launcher, launches = _hot_path_calls(emulated, rng, monkeypatch, A, S, kernel, 4)
+    assert not launcher.plan.schedule.panels
+    if packed is None:
+        assert launcher.packed is None
+        return
+    assert [name.split("<")[0] for name, *_ in launches[-1]] == packed
     _assert_packed_launches_repeat(launcher, launches[0], launches[-1])
 
 

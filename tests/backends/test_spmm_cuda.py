@@ -336,10 +336,10 @@ def test_dia_on_a_stencil_and_auto_follows_the_spmv(monkeypatch, rng, dtype, k, 
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("kernel", ["auto", "dia", "subwarp", "warp", "regk", "fused"])
+@pytest.mark.parametrize("kernel", ["auto", "dia", "subwarp", "warp", "regk", "fused", "adaptive"])
 def test_hot_path_gives_the_checked_calls_bits(rng, kernel, dtype):
-    """After the first (checked) call binds a launcher on A, later calls take the hot path (a single
-    kernel's launch packed once): the same bits into fresh outputs, and X off a 16-byte boundary
+    """After the first (checked) call binds a launcher on A, later calls take the hot path (the
+    kernel's launches packed once): the same bits into fresh outputs, and X off a 16-byte boundary
     runs unpacked with narrower vectors, still right."""
     A = generators.poisson2d(48).astype(dtype)  # dia applies
     k = 8

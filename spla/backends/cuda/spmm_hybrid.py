@@ -4,7 +4,8 @@ Runs a :class:`~spla.planning.spmm.HybridSchedule`: the long rows' segments
 (after writing ``beta * Y`` or 0 into those rows), one launch per row group
 in the shape planning chose, then each dense panel through the GEMM plan
 planning made for it. Device copies of the schedule are uploaded once and
-cached on the matrix.
+cached on the matrix. Without segments or panels a run is its groups'
+launches, which ``spla.spmm``'s hot path packs.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ...device import require_cupy
 from ...planning import spmm as planning
 from . import gemm as cuda_gemm
 from .dense_panels import gather_panels
-from .spmm_launch import Operand, launch_regk, launch_subwarp, launch_warp, scalar
+from .spmm_launch import Launch, Operand, launch_regk, launch_subwarp, launch_warp, scalar
 
 
 def device_panels(A, panels) -> list:
@@ -79,7 +80,9 @@ class HybridLauncher:
         assert isinstance(plan.schedule, planning.HybridSchedule)
         self.state = _upload(A, plan.schedule)
 
-    def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta):
+    def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) -> tuple[Launch, ...] | None:
+        """Run; the groups' launches where there are neither segments (their rows are set by a CuPy
+        scatter first) nor dense panels, else None."""
         A, state = self.A, self.state
         if state.segments is not None:
             rows = state.long_rows
@@ -88,13 +91,16 @@ class HybridLauncher:
             else:
                 out[rows] = y_in.array[rows] * scalar(A, beta)
             launch_warp(A, x, k, out, y_in, alpha, beta, segments=state.segments)
+        launches = []
         for g, rows in state.groups:
             shape = g.shape(k)
             if shape == "regk":
-                launch_regk(A, x, k, out, y_in, alpha, beta, rows=rows, sub=planning.regk_sub(g.max_length))
+                made = launch_regk(A, x, k, out, y_in, alpha, beta, rows=rows, sub=planning.regk_sub(g.max_length))
             elif shape == "subwarp":
-                launch_subwarp(A, x, k, out, y_in, alpha, beta, rows=rows)
+                made = launch_subwarp(A, x, k, out, y_in, alpha, beta, rows=rows)
             else:
-                launch_warp(A, x, k, out, y_in, alpha, beta, rows=rows)
+                made = launch_warp(A, x, k, out, y_in, alpha, beta, rows=rows)
+            if made is not None:
+                launches.append(made)
         run_panels(A, state.panels, self.plan.panels, x, k, out, y_in, alpha, beta)
-
+        return None if state.segments is not None or state.panels else tuple(launches)
