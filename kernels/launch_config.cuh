@@ -2,7 +2,7 @@
 //
 // spla.backends.cuda compiles each kernel with these as -D defines taken from its
 // planning modules (spla/planning/adaptive.py, segmented.py, dia.py, banks.py,
-// spla/backends/cuda/solvers.py, spmv.py), so the host's values always win. The defaults
+// spla/backends/cuda/solvers.py, spmv.py, spmm_launch.py), so the host's values always win. The defaults
 // below only serve a plain `nvcc -arch=sm_90 file.cu` build;
 // tests/backends/test_kernels_compile.py checks that they equal the host's values.
 #pragma once
@@ -39,6 +39,9 @@
 #endif
 #ifndef SPLA_PALETTE_VALUES
 #define SPLA_PALETTE_VALUES 255
+#endif
+#ifndef SPLA_SPMM_DIA_BATCH
+#define SPLA_SPMM_DIA_BATCH 5
 #endif
 
 // A palette's table (spla/planning/palette.py): code 0's zero, then up to SPLA_PALETTE_VALUES values.

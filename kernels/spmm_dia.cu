@@ -22,7 +22,7 @@
 // VEC > 1 needs k % VEC == 0, ldx, ldo, ldy multiples of VEC and x, out, y_in aligned to
 // VEC * sizeof(T) bytes; offsets sorted, at most SPLA_MAX_DIAGONALS of them (planning/dia.py); a
 // grid-stride loop covers any n_rows * k / VEC. y_in is read only when use_y_in.
-#include "launch_config.cuh"  // SPLA_MAX_DIAGONALS and SPLA_PALETTE_VALUES, as the host passes them
+#include "launch_config.cuh"  // SPLA_MAX_DIAGONALS, SPLA_PALETTE_VALUES, SPLA_SPMM_DIA_BATCH as the host passes them
 #include "spmm_common.cuh"
 
 // Diagonals whose X vectors a thread has in flight at once, and the blocks an SM must hold. Left to
@@ -33,9 +33,7 @@
 // docs/lab/gpu-2026-12-06-session57, call 3 against call 1): 0.93-1.19x the unbatched kernel, geomean
 // 1.055x over 48 runs of six stencils and bands at k = 2-16 (2-D Poisson 1.15x, the 7-point 3-D
 // Poisson 0.98x); BATCH 5 against 4 and 8 was chosen by a try whose timing also held host time.
-#ifndef SPLA_SPMM_DIA_BATCH
-#define SPLA_SPMM_DIA_BATCH 5
-#endif
+// SPLA_SPMM_DIA_BATCH is the host's DIA_BATCH (spla/backends/cuda/spmm_launch.py, launch_config.cuh).
 #ifndef SPLA_SPMM_DIA_MIN_BLOCKS
 #define SPLA_SPMM_DIA_MIN_BLOCKS 4
 #endif
@@ -72,9 +70,27 @@ struct DiaTerm {
     }
 };
 
+// Diagonals d .. d + N - 1 added to a row's sums: their N loads first, then their FMAs in order.
+template <int N, typename T, int VEC, typename SlotValue>
+__device__ __forceinline__ void add_diagonals(T (&acc)[VEC], const SlotValue& slot_value, const long long* offset, int d,
+                                              long long row, long long n_cols, const T* __restrict__ x_row0,
+                                              long long ldx) {
+    DiaTerm<T, VEC> terms[N];
+#pragma unroll
+    for (int b = 0; b < N; ++b) terms[b].load(slot_value(d + b), row + offset[d + b], n_cols, x_row0, ldx);
+#pragma unroll
+    for (int b = 0; b < N; ++b) terms[b].add_to(acc);
+}
+
 }  // namespace
 
-template <typename T, int VEC, bool PALETTE>
+// TAIL: the diagonals past the last full batch as one batch of their own size (a switch over 1-4),
+// else one at a time. The host takes TAIL where at least two remain (n_diagonals % BATCH >= 2):
+// there the remainder's loads in flight together gained 1.01-1.09x (7-point 3-D Poisson 1.06-1.09x,
+// the 9- and 27-point stencils and a 33-diagonal band 1.01-1.06x), where none or one remains the
+// switch alone cost 0.95-0.98x (2-D Poisson) or nothing (device time, sessions 58-59 on an H200 and
+// an H100, docs/lab/gpu-2026-12-06-session59).
+template <typename T, int VEC, bool PALETTE, bool TAIL>
 __global__ void __launch_bounds__(256, SPLA_SPMM_DIA_MIN_BLOCKS)
 spla_spmm_dia(long long n_rows, long long n_cols, long long stride, int n_diagonals,
               const long long* __restrict__ offsets, const T* __restrict__ values, const T* __restrict__ palette,
@@ -83,6 +99,7 @@ spla_spmm_dia(long long n_rows, long long n_cols, long long stride, int n_diagon
               T* __restrict__ out, long long ldo) {
     static_assert(VEC * sizeof(T) <= 16, "one vector is at most 16 bytes");
     constexpr int BATCH = SPLA_SPMM_DIA_BATCH;
+    static_assert(BATCH <= 5, "the remainder's switch covers up to 4 diagonals");
     __shared__ T table[PALETTE ? SPLA_PALETTE_TABLE : 1];
     __shared__ long long offset[SPLA_MAX_DIAGONALS];
     for (int i = threadIdx.x; i < n_diagonals; i += blockDim.x) offset[i] = offsets[i];
@@ -105,17 +122,17 @@ spla_spmm_dia(long long n_rows, long long n_cols, long long stride, int n_diagon
 #pragma unroll
         for (int v = 0; v < VEC; ++v) acc[v] = T(0);
         int d = 0;
-        for (; d + BATCH <= n_diagonals; d += BATCH) {
-            DiaTerm<T, VEC> terms[BATCH];
-#pragma unroll
-            for (int b = 0; b < BATCH; ++b) terms[b].load(slot_value(d + b), row + offset[d + b], n_cols, x_row0, ldx);
-#pragma unroll
-            for (int b = 0; b < BATCH; ++b) terms[b].add_to(acc);
-        }
-        for (; d < n_diagonals; ++d) {
-            DiaTerm<T, VEC> term;
-            term.load(slot_value(d), row + offset[d], n_cols, x_row0, ldx);
-            term.add_to(acc);
+        for (; d + BATCH <= n_diagonals; d += BATCH) add_diagonals<BATCH>(acc, slot_value, offset, d, row, n_cols, x_row0, ldx);
+        if constexpr (TAIL) {
+            switch (n_diagonals - d) {  // (session 58's measured try, spmm_dia_tail.cu, as it ran)
+                case 1: add_diagonals<1>(acc, slot_value, offset, d, row, n_cols, x_row0, ldx); break;
+                case 2: add_diagonals<2>(acc, slot_value, offset, d, row, n_cols, x_row0, ldx); break;
+                case 3: add_diagonals<3>(acc, slot_value, offset, d, row, n_cols, x_row0, ldx); break;
+                case 4: add_diagonals<4>(acc, slot_value, offset, d, row, n_cols, x_row0, ldx); break;
+                default: break;
+            }
+        } else {
+            for (; d < n_diagonals; ++d) add_diagonals<1>(acc, slot_value, offset, d, row, n_cols, x_row0, ldx);
         }
         spla::spmm::store_scaled<T, VEC>(out + row * ldo + c, y_in + row * ldy + c, acc, alpha, beta, use_y_in);
     }

@@ -474,10 +474,12 @@ def test_spmm_warp_kernels_give_the_exact_product(emulated, rng, dtype, kernel, 
         assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y), f"ld {ld}"
 
 
-# dia's SpMM loads its diagonals in batches of SPLA_SPMM_DIA_BATCH (5): 7 diagonals are a batch and a
-# remainder of 2, 3 a remainder alone, 9 a batch and a remainder of 4, 11 two batches and a remainder of 1
-DIA_SPMM_MATRICES = {"poisson3d-7": lambda: generators.poisson3d(9), "band-3": lambda: generators.banded(300, 1),
-                     "band-9": lambda: generators.banded(300, 4), "band-11": lambda: generators.banded(300, 5)}
+# dia's SpMM loads its diagonals in batches of DIA_BATCH (5), a remainder of 2-4 as a batch of its own (its
+# TAIL instances): 5 diagonals are one batch, 7 a batch and a remainder of 2, 3 a remainder alone, 9 a batch and
+# a remainder of 4, 11 two batches and a remainder of 1 (one at a time)
+DIA_SPMM_MATRICES = {"poisson2d-5": lambda: generators.poisson2d(20), "poisson3d-7": lambda: generators.poisson3d(9),
+                     "band-3": lambda: generators.banded(300, 1), "band-9": lambda: generators.banded(300, 4),
+                     "band-11": lambda: generators.banded(300, 5)}
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -505,7 +507,8 @@ def test_spmm_dia_gives_the_exact_product_and_subwarps_bits(emulated, rng, monke
         out = FakeArray(np.full((n, k), np.nan, dtype))
         spmm_launch.launch_dia(A, x, k, out, y, 3.0, 0.5)
         vec = next(w for w in spmm_launch.dia_widths(dtype) if k % w == 0 and ld % w == 0)  # the widest that fits
-        assert emulated.launches[-1][0] == template("spla_spmm_dia", dtype, vec, palette)
+        tail = A._cache["dia"].n_diagonals % spmm_launch.DIA_BATCH >= 2  # the remainder as one batch
+        assert emulated.launches[-1][0] == template("spla_spmm_dia", dtype, vec, palette, tail)
         assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y), f"ld {ld}"
     real = spmm_launch.Operand(FakeArray(rng.standard_normal((n, k)).astype(dtype)), k, False)
     results = []

@@ -66,10 +66,22 @@ def dia_widths(value) -> tuple[int, ...]:
     return tuple(widths)
 
 
-# dia stores no indices: one instance per value type, vector width and entry (values, or a palette's codes)
-DIA_SOURCE = KernelSource("spmm_dia.cu", [template("spla_spmm_dia", value, vec, coded) for value in VALUE_TYPES
-                                          for vec in dia_widths(value) for coded in (False, True)],
-                          (f"-DSPLA_PALETTE_VALUES={palettes.VALUES}", f"-DSPLA_MAX_DIAGONALS={dia.MAX_DIAGONALS}"))
+# Diagonals dia's SpMM has in flight at once (kernels/spmm_dia.cu); where at least two remain past the last
+# full batch, they run as one batch of their own (its TAIL instances)
+DIA_BATCH = 5
+
+
+def dia_tail(n_diagonals: int) -> bool:
+    return n_diagonals % DIA_BATCH >= 2
+
+
+# dia stores no indices: one instance per value type, vector width, entry (values, or a palette's codes) and
+# remainder (one at a time, or a batch)
+DIA_SOURCE = KernelSource("spmm_dia.cu", [template("spla_spmm_dia", value, vec, coded, tail) for value in VALUE_TYPES
+                                          for vec in dia_widths(value) for coded in (False, True)
+                                          for tail in (False, True)],
+                          (f"-DSPLA_PALETTE_VALUES={palettes.VALUES}", f"-DSPLA_MAX_DIAGONALS={dia.MAX_DIAGONALS}",
+                           f"-DSPLA_SPMM_DIA_BATCH={DIA_BATCH}"))
 
 
 @dataclass(frozen=True)
@@ -246,7 +258,8 @@ def launch_dia(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) ->
         raise KernelError(f"kernel='dia' needs {dia.NEEDS}; this one: {found.reason}")
     coded = dia.palette(A, found)
     vec = next(w for w in dia_widths(value) if vector_fits(A, w, x, k, out, y_in))  # 1 always fits
-    kernel = DIA_SOURCE.function(template("spla_spmm_dia", value, vec, coded is not None))
+    kernel = DIA_SOURCE.function(template("spla_spmm_dia", value, vec, coded is not None,
+                                          dia_tail(found.n_diagonals)))
     head = (np.int64(A.n_rows), np.int64(A.n_cols), np.int64(found.stride), np.int32(found.n_diagonals), found.offsets,
             *dia.kernel_slots(found, coded))
     return launch(kernel, (grid_1d(A.n_rows * (k // vec), BLOCK),), (
