@@ -9,11 +9,11 @@ export PYTHONPATH=$PWD
 here=docs/lab/gpu-2026-12-06-session59
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$card"
 # set 67 has run on an H100 (session 56): only an H200 adds to it
-case "$card" in
-  *H200*)
+case "${SET67:-1}:$card" in
+  1:*H200*)
     RMAT=${RMAT:-0} LIMIT=${LIMIT:-170} bash docs/lab/cpu-2026-12-06-session55/call5.sh >$OUT/set67-call.log 2>&1
     echo "set67: exit $?"; grep -E "exit|x cuSPARSE|geomean" $OUT/set67-call.log ;;
-  *) echo "not an H200: set 67 not run" ;;
+  *) echo "set 67 not run (not an H200, or SET67=0)" ;;
 esac
 mkdir -p $OUT/tests && OUT=$OUT/tests TESTS_K="${TESTS_K:-dia}" bash scripts/gpu_check.sh tests
 mkdir -p /tmp/rule
