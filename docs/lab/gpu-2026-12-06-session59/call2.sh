@@ -17,5 +17,5 @@ case "${SET67:-1}:$card" in
 esac
 mkdir -p $OUT/tests && OUT=$OUT/tests TESTS_K="${TESTS_K:-dia}" bash scripts/gpu_check.sh tests
 mkdir -p /tmp/rule
-timeout 150 python3 $here/dia_rule.py /tmp/rule >/tmp/rule/dia_rule.log 2>&1; echo "dia_rule: exit $?"
+timeout ${RULE_LIMIT:-150} python3 $here/dia_rule.py /tmp/rule >/tmp/rule/dia_rule.log 2>&1; echo "dia_rule: exit $?"
 cat /tmp/rule/dia_rule.log; tar -C /tmp -czf $OUT/rule.tgz rule
