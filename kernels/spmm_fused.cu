@@ -15,7 +15,7 @@
 //          row_list[item_offset + i], SUB lanes per row;
 //   kind = -32: items are row segments (seg_row, seg_begin, seg_end)
 //          [item_offset + i], 32 lanes each, added into out with atomicAdd
-//          (spla_spmm_init_rows must have written beta * y_in or 0 there).
+//          (spla_spmm_init_rows, spmm_init_rows.cu, must have written beta * y_in or 0 there).
 // Each block belongs to exactly one class (found by a scan of <= 8 entries,
 // uniform per block). The host lists the segments and the longest rows first,
 // so their blocks are dispatched first and the short rows fill in behind.
@@ -112,17 +112,4 @@ spla_spmm_fused(const I* __restrict__ indptr, const I* __restrict__ indices, con
         default: break;  // the host builds only the kinds above
     }
 #undef SPLA_FUSED_CASE
-}
-
-// out[rows[i], c] = beta * y_in[rows[i], c] (use_y_in) or 0, for c < k: the
-// starting value of the rows the segments then add into. One thread per entry.
-template <typename T, typename I>
-__global__ void __launch_bounds__(256)
-spla_spmm_init_rows(const I* __restrict__ rows, long long n_rows, long long k, T beta,
-                    const T* __restrict__ y_in, long long ldy, int use_y_in, T* __restrict__ out, long long ldo) {
-    const long long i = spla::global_thread_id();
-    if (i >= n_rows * k) return;
-    const long long r = static_cast<long long>(rows[i / k]);
-    const long long c = i % k;
-    out[r * ldo + c] = use_y_in ? beta * y_in[r * ldy + c] : T(0);
 }

@@ -579,19 +579,16 @@ def test_spmm_hot_path_gives_the_checked_paths_product(emulated, rng, monkeypatc
 @pytest.mark.parametrize("kernel, matrix, packed", [
     ("fused", "mixed", ["spla_spmm_init_rows", "spla_spmm_fused"]),
     ("adaptive", "rows-cut-by-tiles", ["spla_spmm_regk", "spla_spmm_regk", "spla_spmm_warp"]),
-    ("adaptive", "mixed", None)])
+    ("adaptive", "mixed", ["spla_spmm_init_rows", "spla_spmm_warp"] + ["spla_spmm_regk"] * 3 + ["spla_spmm_warp"])])
 def test_spmm_hot_path_packs_a_run_of_launches(emulated, rng, monkeypatch, kernel, matrix, packed):
     """A run of several launches is packed whole: fused's over rows long enough to be cut in segments
-    (the segmented rows set to zero, then the fused grid), adaptive's row groups. adaptive with
-    segments (whose rows a CuPy scatter zeroes first) is not packed: each call runs its launcher. (With
-    dense panels neither is: the GPU suite's test_fused_hot_path_packs_only_a_run_of_launches, as
-    the stand-in has no cupyx.)"""
+    (the segmented rows set to zero, then the fused grid), adaptive's row groups, and adaptive's
+    over long rows (their rows set to zero, their segments, then the row groups). (With dense
+    panels neither is: the GPU suite's test_fused_hot_path_packs_only_a_run_of_launches, as the
+    stand-in has no cupyx.)"""
     A, S = _spmm_case(rng, np.float32, matrix)
     launcher, launches = _hot_path_calls(emulated, rng, monkeypatch, A, S, kernel, 4)
     assert not launcher.plan.schedule.panels
-    if packed is None:
-        assert launcher.packed is None
-        return
     assert [name.split("<")[0] for name, *_ in launches[-1]] == packed
     _assert_packed_launches_repeat(launcher, launches[0], launches[-1])
 

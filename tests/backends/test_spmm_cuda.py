@@ -357,11 +357,13 @@ def test_hot_path_gives_the_checked_calls_bits(rng, kernel, dtype):
     check(spla.spmm(A, shifted, alpha=1.5, kernel=kernel), A.to_scipy(), X, alpha=1.5)
 
 
+@pytest.mark.parametrize("kernel", ["fused", "adaptive"])
 @pytest.mark.parametrize("case", ["segments", "panels"])
-def test_fused_hot_path_packs_only_a_run_of_launches(rng, case):
-    """fused on the hot path: with long rows in segments its two launches (the rows' init, the fused
-    grid) are packed and re-launched, the same bits as the checked call on the rows no atomics sum;
-    with dense panels (GEMVs after the grid) nothing is packed and each call runs the launcher."""
+def test_hot_path_packs_only_a_run_of_launches(rng, kernel, case):
+    """fused and adaptive on the hot path: with long rows in segments their launches (the rows' init,
+    the segments or the fused grid, adaptive's row groups) are packed and re-launched, the same bits
+    as the checked call on the rows no atomics sum; with dense panels (GEMVs after the launches)
+    nothing is packed and each call runs the launcher."""
     from spla.planning.spmv import SPMM_BOUND_KEY
 
     if case == "segments":
@@ -373,17 +375,20 @@ def test_fused_hot_path_packs_only_a_run_of_launches(rng, case):
         A = generators.from_spec("gen:blockdense:20000:30:8192:0.6", dtype=np.float32).to_device()
         S, lengths = A.to_scipy(), np.diff(A.to_scipy().indptr)
     X = cupy.asarray(rng.standard_normal((A.n_cols, 8)).astype(np.float32))
-    first = spla.spmm(A, X, alpha=0.5, kernel="fused")
+    first = spla.spmm(A, X, alpha=0.5, kernel=kernel)
     check(first, S, X, alpha=0.5)
     short = cupy.asarray(lengths <= P.SEGMENT_NNZ)
     for _ in range(3):
         out = cupy.full_like(first, np.nan)
-        assert spla.spmm(A, X.copy(), out=out, alpha=0.5, kernel="fused") is out
+        assert spla.spmm(A, X.copy(), out=out, alpha=0.5, kernel=kernel) is out
         check(out, S, X, alpha=0.5)
         assert cupy.array_equal(out[short].view(np.uint8), first[short].view(np.uint8))
-    launcher = A._cache[SPMM_BOUND_KEY][("fused", X.shape)]
+    launcher = A._cache[SPMM_BOUND_KEY][(kernel, X.shape)]
     if case == "segments":
-        assert launcher.plan.schedule.n_long_rows == 2 and len(launcher.packed) == 2
+        schedule = launcher.plan.schedule
+        assert schedule.long_rows.size == 2 and launcher.packed[0].x_slot is None  # the init reads no X
+        # fused: the init and its grid; adaptive: the init, the segments and a launch per row group
+        assert len(launcher.packed) == (2 if kernel == "fused" else 2 + len(schedule.groups))
     else:
         assert launcher.plan.schedule.panels and launcher.packed is None
 

@@ -30,8 +30,10 @@ def test_kernel_names_are_declared_and_prefixed():
     names += [n for src in L.REGK_SOURCES.values() for n in src.names]
     assert len(names) == len(set(names)) == 4 * 32 + 4 * 16 + 8 * 20
     fused = [n for src in F.FUSED_SOURCES.values() for n in src.names]
-    assert len(set(fused)) == 8 * 5 + 4  # 5 register widths per (value, index, layout) + init per (value, index)
-    names += fused
+    assert len(set(fused)) == 8 * 5  # 5 register widths per (value, index, layout)
+    init = [n for src in L.INIT_ROWS_SOURCES.values() for n in src.names]
+    assert len(set(init)) == 4  # one per (value, index)
+    names += fused + init
     assert all(n.startswith("spla_spmm_") for n in names)
 
 
@@ -41,12 +43,13 @@ def test_spmm_kernels_compile_for_sm90(tmp_path):
     sources = [L.WARP_SOURCES[(F32, I32)], L.WARP_SOURCES[(F64, I64)],
                L.SUBWARP_SOURCES[(F32, I32)], L.SUBWARP_SOURCES[(F64, I64)],
                L.REGK_SOURCES[(F32, I32, False)], L.REGK_SOURCES[(F64, I64, True)],
-               F.FUSED_SOURCES[(F32, I32, False)], F.FUSED_SOURCES[(F64, I64, True)]]
+               F.FUSED_SOURCES[(F32, I32, False)], F.FUSED_SOURCES[(F64, I64, True)],
+               *L.INIT_ROWS_SOURCES.values()]
     body = ['#include "spmm_warp.cu"', '#include "spmm_subwarp.cu"', '#include "spmm_regk.cu"',
-            '#include "spmm_fused.cu"']
+            '#include "spmm_fused.cu"', '#include "spmm_init_rows.cu"']
     for src in sources:
         for i, name in enumerate(src.names):
-            if i % 5 == 0 or "true" in name and "warp" in name and i % 3 == 0 or "fused" in name:
+            if i % 5 == 0 or "true" in name and "warp" in name and i % 3 == 0 or "fused" in name or "init" in name:
                 body.append(f"static const void* p{len(body)} = (const void*)&{name};")
     unit = tmp_path / "spmm_all.cu"
     unit.write_text("\n".join(body) + "\n")

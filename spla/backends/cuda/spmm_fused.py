@@ -2,7 +2,7 @@
 
 The schedule's class table, row list and segments are uploaded once and
 cached on the matrix; a call inits the segmented rows (``beta * Y`` or 0,
-spla_spmm_init_rows), launches the fused grid, then runs the dense panels.
+kernels/spmm_init_rows.cu), launches the fused grid, then runs the dense panels.
 Without panels a call is those two launches, which ``spla.spmm``'s hot path
 packs (:class:`~.spmm.SpmmLauncher`).
 """
@@ -16,23 +16,19 @@ import numpy as np
 
 from ...device import require_cupy
 from ...planning import spmm as planning
-from ...planning.spmm import BLOCK, REGK_K
-from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, grid_1d, template
+from ...planning.spmm import REGK_K
+from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, template
 from .spmm_hybrid import device_panels, run_panels
-from .spmm_launch import Launch, Operand, launch, regk_vec_ok, scalar, types
+from .spmm_launch import Launch, Operand, launch, launch_init_rows, regk_vec_ok, scalar, types
 
 
 def fused_name(value, index, k_reg, colmajor) -> str:
     return template("spla_spmm_fused", value, index, k_reg, bool(colmajor))
 
 
-def init_rows_name(value, index) -> str:
-    return template("spla_spmm_init_rows", value, index)
-
-
 FUSED_SOURCES = {
     (value, index, colmajor): KernelSource("spmm_fused.cu", [
-        fused_name(value, index, k_reg, colmajor) for k_reg in REGK_K] + [init_rows_name(value, index)])
+        fused_name(value, index, k_reg, colmajor) for k_reg in REGK_K])
     for value in VALUE_TYPES for index in INDEX_TYPES for colmajor in (False, True)
 }
 
@@ -77,37 +73,30 @@ class FusedLauncher:
         assert isinstance(plan.schedule, planning.FusedSchedule)
         self.schedule = plan.schedule
         self.state = _upload(A, plan.schedule)
-        self.functions: dict = {}  # colmajor -> (fused, init_rows), compiled on first use of that layout
+        self.functions: dict = {}  # colmajor -> the fused kernel, compiled on first use of that layout
 
-    def _functions(self, colmajor: bool):
+    def _function(self, colmajor: bool):
         if colmajor not in self.functions:
             value, index = types(self.A)
-            source = FUSED_SOURCES[(value, index, colmajor)]
             k_reg = planning.next_pow2(self.plan.k)
-            self.functions[colmajor] = (source.function(fused_name(value, index, k_reg, colmajor)),
-                                        source.function(init_rows_name(value, index)))
+            self.functions[colmajor] = FUSED_SOURCES[(value, index, colmajor)].function(
+                fused_name(value, index, k_reg, colmajor))
         return self.functions[colmajor]
 
     def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) -> tuple[Launch, ...] | None:
         """Run; the launches made where there are no dense panels (else None: the run is more)."""
         A, fs, state = self.A, self.schedule, self.state
-        fused, init_rows = self._functions(x.colmajor)
-        vec_ok = regk_vec_ok(A, x, k, out, y_in)
-        alpha_t, beta_t = scalar(A, alpha), scalar(A, beta)
-        ldo = np.int64(out.shape[1])
-        y_array = out if y_in is None else y_in.array
-        ldy = np.int64(0 if y_in is None else y_in.ld)
-        use_y = np.int32(y_in is not None)
+        fused = self._function(x.colmajor)
         launches = []
-        if fs.n_long_rows:
-            launches.append(launch(init_rows, (grid_1d(fs.n_long_rows * k, BLOCK),), (
-                state.long_rows, np.int64(fs.n_long_rows), np.int64(k), beta_t, y_array, ldy, use_y, out, ldo),
-                x_slot=None))
+        if state.long_rows is not None:
+            launches.append(launch_init_rows(A, state.long_rows, k, out, y_in, beta))
         if fs.n_blocks:
             launches.append(launch(fused, (fs.n_blocks,), (
                 A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
                 state.table, np.int32(fs.table.shape[0]), state.row_list, state.seg_row, state.seg_begin,
-                state.seg_end, np.int32(vec_ok), alpha_t, beta_t, y_array, ldy, use_y, out, ldo), x_slot=3))
+                state.seg_end, np.int32(regk_vec_ok(A, x, k, out, y_in)), scalar(A, alpha), scalar(A, beta),
+                out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld),
+                np.int32(y_in is not None), out, np.int64(out.shape[1])), x_slot=3))
         if state.panels:
             run_panels(A, state.panels, self.plan.panels, x, k, out, y_in, alpha, beta)
             return None

@@ -1,11 +1,11 @@
 """SpMM ``adaptive``: the multi-launch hybrid schedule and the dense panels' GEMM.
 
 Runs a :class:`~spla.planning.spmm.HybridSchedule`: the long rows' segments
-(after writing ``beta * Y`` or 0 into those rows), one launch per row group
-in the shape planning chose, then each dense panel through the GEMM plan
+(after a launch writes ``beta * Y`` or 0 into those rows), one launch per row
+group in the shape planning chose, then each dense panel through the GEMM plan
 planning made for it. Device copies of the schedule are uploaded once and
-cached on the matrix. Without segments or panels a run is its groups'
-launches, which ``spla.spmm``'s hot path packs.
+cached on the matrix. Without panels a run is only launches, which
+``spla.spmm``'s hot path packs.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ...device import require_cupy
 from ...planning import spmm as planning
 from . import gemm as cuda_gemm
 from .dense_panels import gather_panels
-from .spmm_launch import Launch, Operand, launch_regk, launch_subwarp, launch_warp, scalar
+from .spmm_launch import Launch, Operand, launch_init_rows, launch_regk, launch_subwarp, launch_warp, scalar
 
 
 def device_panels(A, panels) -> list:
@@ -64,7 +64,7 @@ def _upload(A, schedule: planning.HybridSchedule) -> _DeviceHybrid:
         if schedule.segments is not None:
             seg_row, seg_begin, seg_end = schedule.segments
             segments = (cupy.asarray(seg_row.astype(A.index_dtype)), cupy.asarray(seg_begin), cupy.asarray(seg_end))
-            long_rows = cupy.asarray(schedule.long_rows)
+            long_rows = cupy.asarray(schedule.long_rows.astype(A.index_dtype))
         A._cache[key] = _DeviceHybrid(groups, long_rows, segments, device_panels(A, schedule.panels))
     return A._cache[key]
 
@@ -81,17 +81,12 @@ class HybridLauncher:
         self.state = _upload(A, plan.schedule)
 
     def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) -> tuple[Launch, ...] | None:
-        """Run; the groups' launches where there are neither segments (their rows are set by a CuPy
-        scatter first) nor dense panels, else None."""
+        """Run; the launches made where there are no dense panels (else None: the run is more)."""
         A, state = self.A, self.state
-        if state.segments is not None:
-            rows = state.long_rows
-            if y_in is None:
-                out[rows] = 0
-            else:
-                out[rows] = y_in.array[rows] * scalar(A, beta)
-            launch_warp(A, x, k, out, y_in, alpha, beta, segments=state.segments)
         launches = []
+        if state.segments is not None:
+            launches.append(launch_init_rows(A, state.long_rows, k, out, y_in, beta))
+            launches.append(launch_warp(A, x, k, out, y_in, alpha, beta, segments=state.segments))
         for g, rows in state.groups:
             shape = g.shape(k)
             if shape == "regk":
@@ -100,7 +95,8 @@ class HybridLauncher:
                 made = launch_subwarp(A, x, k, out, y_in, alpha, beta, rows=rows)
             else:
                 made = launch_warp(A, x, k, out, y_in, alpha, beta, rows=rows)
-            if made is not None:
-                launches.append(made)
-        run_panels(A, state.panels, self.plan.panels, x, k, out, y_in, alpha, beta)
-        return None if state.segments is not None or state.panels else tuple(launches)
+            launches.append(made)
+        if state.panels:
+            run_panels(A, state.panels, self.plan.panels, x, k, out, y_in, alpha, beta)
+            return None
+        return tuple(made for made in launches if made is not None)

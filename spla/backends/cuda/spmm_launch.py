@@ -4,7 +4,7 @@ Every function here launches exactly what it is told; the shapes (lanes per
 row, column tiles, vector widths) come from :mod:`spla.planning.spmm`. Each
 returns the :class:`Launch` it made (None where there was nothing to do), which
 ``spla.spmm``'s hot path packs once and re-launches with new X and output pointers
-(fused's two launches too: :mod:`.spmm_fused`).
+(the runs of fused's and adaptive's launches too: :mod:`.spmm_fused`, :mod:`.spmm_hybrid`).
 """
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ def regk_name(value, index, k_reg, sub, colmajor) -> str:
     return template("spla_spmm_regk", value, index, k_reg, sub, bool(colmajor))
 
 
+def init_rows_name(value, index) -> str:
+    return template("spla_spmm_init_rows", value, index)
+
+
 # One KernelSource per (value, index[, layout]) dtype pair so that a
 # float32/int32 run compiles only its own instantiations.
 _PAIRS = [(value, index) for value in VALUE_TYPES for index in INDEX_TYPES]
@@ -54,6 +58,8 @@ REGK_SOURCES = {
         regk_name(value, index, k_reg, sub, colmajor) for k_reg in REGK_K for sub in REGK_SUB])
     for value, index in _PAIRS for colmajor in (False, True)
 }
+INIT_ROWS_SOURCES = {(value, index): KernelSource("spmm_init_rows.cu", [init_rows_name(value, index)])
+                     for value, index in _PAIRS}
 
 
 def dia_widths(value) -> tuple[int, ...]:
@@ -90,8 +96,8 @@ class Launch:
 
     Every SpMM kernel's arguments end ``(alpha, beta, y_in, ldy, use_y_in, out, ldo)``; the slots
     below, those a packed re-launch rewrites, count from that end (beta stays as it was made).
-    ``x_slot`` None: a launch that reads no X and takes no alpha (fused's init of its segmented
-    rows, whose arguments end ``(beta, y_in, ldy, use_y_in, out, ldo)``)."""
+    ``x_slot`` None: a launch that reads no X and takes no alpha (the init of segmented rows,
+    whose arguments end ``(beta, y_in, ldy, use_y_in, out, ldo)``)."""
 
     kernel: Any
     grid: tuple
@@ -190,6 +196,20 @@ def launch_regk(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *
         out, np.int64(out.shape[1])), x_slot=3)
 
 
+def launch_init_rows(A, rows, k: int, out, y_in: Operand | None, beta) -> Launch | None:
+    """out[rows] = beta * Y[rows], or 0 without Y: the start of the device ``rows`` whose segments
+    then add into them (fused's segment class, the warp kernel's ``segments``)."""
+    value, index = types(A)
+    n_rows = int(rows.size)
+    if n_rows == 0:
+        return None
+    kernel = INIT_ROWS_SOURCES[(value, index)].function(init_rows_name(value, index))
+    return launch(kernel, (grid_1d(n_rows * k, BLOCK),), (
+        rows, np.int64(n_rows), np.int64(k), scalar(A, beta),
+        out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
+        out, np.int64(out.shape[1])), x_slot=None)
+
+
 def warp_vector(A, x: Operand, k: int, out, y_in: Operand | None) -> int:
     """16-byte vectors for the warp/subwarp kernels when k, the leading dimensions and pointers allow, else 1."""
     vec = WARP_VECTOR[A.dtype]
@@ -201,7 +221,7 @@ def launch_warp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *
     """One spla_spmm_warp launch: whole rows (all, or device ``rows``) or ``segments``.
 
     ``segments`` = (row ids, begin, end) device arrays; the caller must have
-    written ``beta * y_in`` (or zeros) into those rows of ``out``.
+    written ``beta * y_in`` (or zeros) into those rows of ``out`` (:func:`launch_init_rows`).
     """
     if x.colmajor:
         raise KernelError("the warp kernel reads row-major X; pass a C-ordered X (spmm does this for you)")
