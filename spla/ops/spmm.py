@@ -92,9 +92,8 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
     After the first GPU call for (A, kernel, X's shape), a call with a
     C-contiguous CuPy X of A's dtype, no Y and ``beta == 0`` takes the launcher
     cached on A: no planning and no checks again, and where the run is only
-    kernel launches (``dia``, ``subwarp``, ``warp``, ``regk``; ``fused`` without
-    dense panels; ``adaptive`` without long-row segments or panels) their
-    arguments are packed once. As for ``spla.spmv``, call ``A.refresh()`` after
+    kernel launches (``dia``, ``subwarp``, ``warp``, ``regk``; ``fused`` and
+    ``adaptive`` without dense panels) their arguments are packed once. As for ``spla.spmv``, call ``A.refresh()`` after
     writing into A's arrays.
 
     See Also

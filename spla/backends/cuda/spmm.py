@@ -195,8 +195,8 @@ class SpmmLauncher:
 
         Dtypes are compared by identity, as ``spla.spmv``'s hot path does (an equal dtype that is not
         NumPy's singleton goes the checked way). A run that is only launches (a single kernel's one;
-        fused's one or two where it has no dense panels; adaptive's row groups where it has neither
-        segments nor panels) is packed once (:class:`~.runtime.PackedLaunch`) and re-launched with X's
+        fused's and adaptive's where they have no dense panels: the long rows' init, their segments or
+        fused's grid, adaptive's row groups) is packed once (:class:`~.runtime.PackedLaunch`) and re-launched with X's
         and out's pointers where they are aligned as those it was packed with (the vector widths follow
         the alignment); other runs go through their launcher without planning or checks again."""
         if (type(alpha) not in _PLAIN_SCALARS or type(beta) not in _PLAIN_SCALARS or beta != 0
