@@ -196,9 +196,10 @@ class SpmmLauncher:
         Dtypes are compared by identity, as ``spla.spmv``'s hot path does (an equal dtype that is not
         NumPy's singleton goes the checked way). A run that is only launches (a single kernel's one;
         fused's and adaptive's where they have no dense panels: the long rows' init, their segments or
-        fused's grid, adaptive's row groups) is packed once (:class:`~.runtime.PackedLaunch`) and re-launched with X's
-        and out's pointers where they are aligned as those it was packed with (the vector widths follow
-        the alignment); other runs go through their launcher without planning or checks again."""
+        fused's grid, adaptive's row groups) is packed once (:class:`~.runtime.PackedLaunch`) and
+        re-launched with X's and out's pointers where they are aligned as those it was packed with (the
+        vector widths follow the alignment); other runs go through their launcher without planning or
+        checks again."""
         if (type(alpha) not in _PLAIN_SCALARS or type(beta) not in _PLAIN_SCALARS or beta != 0
                 or type(X) is not self.ndarray or X.shape != self.x_shape or X.dtype is not self.dtype
                 or not self.contiguous(X) or self.get_device() != self.device):

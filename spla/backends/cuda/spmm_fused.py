@@ -100,4 +100,4 @@ class FusedLauncher:
         if state.panels:
             run_panels(A, state.panels, self.plan.panels, x, k, out, y_in, alpha, beta)
             return None
-        return tuple(launches)
+        return tuple(made for made in launches if made is not None)
