@@ -9,7 +9,7 @@ export PYTHONPATH=$PWD
 R=/tmp/lab
 mkdir -p $R
 TESTS_K="dia or spmm" TESTS_LIMIT=200 RULE_LIMIT=${RULE_LIMIT:-120} bash docs/lab/gpu-2026-12-06-session59/call2.sh
-for turn in 1 2; do
+for turn in $(seq "${TURNS:-2}"); do  # TURNS=1 where device time is short
   for tree in before after; do
     path=$PWD; [ $tree = before ] && path=$PWD/build/before
     PYTHONPATH=$path timeout 60 python3 scripts/hot_path.py --k 8 --calls 2000 --repeat 5 \
