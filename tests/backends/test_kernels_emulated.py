@@ -584,7 +584,7 @@ def test_spmm_hot_path_packs_a_run_of_launches(emulated, rng, monkeypatch, kerne
     """A run of several launches is packed whole: fused's over rows long enough to be cut in segments
     (the segmented rows set to zero, then the fused grid), adaptive's row groups, and adaptive's
     over long rows (their rows set to zero, their segments, then the row groups). (With dense
-    panels neither is: the GPU suite's test_fused_hot_path_packs_only_a_run_of_launches, as the
+    panels neither is: the GPU suite's test_hot_path_packs_only_a_run_of_launches, as the
     stand-in has no cupyx.)"""
     A, S = _spmm_case(rng, np.float32, matrix)
     launcher, launches = _hot_path_calls(emulated, rng, monkeypatch, A, S, kernel, 4)
