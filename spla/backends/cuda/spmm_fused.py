@@ -19,7 +19,7 @@ from ...planning import spmm as planning
 from ...planning.spmm import REGK_K
 from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, template
 from .spmm_hybrid import device_panels, run_panels
-from .spmm_launch import Launch, Operand, launch, launch_init_rows, regk_vec_ok, scalar, types
+from .spmm_launch import Launch, Operand, launch, launch_init_rows, output_args, regk_vec_ok, scalar, types
 
 
 def fused_name(value, index, k_reg, colmajor) -> str:
@@ -95,8 +95,7 @@ class FusedLauncher:
                 A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
                 state.table, np.int32(fs.table.shape[0]), state.row_list, state.seg_row, state.seg_begin,
                 state.seg_end, np.int32(regk_vec_ok(A, x, k, out, y_in)), scalar(A, alpha), scalar(A, beta),
-                out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld),
-                np.int32(y_in is not None), out, np.int64(out.shape[1])), x_slot=3))
+                *output_args(out, y_in)), x_slot=3))
         if state.panels:
             run_panels(A, state.panels, self.plan.panels, x, k, out, y_in, alpha, beta)
             return None

@@ -109,6 +109,13 @@ class Launch:
     OUT_SLOT = -2
 
 
+def output_args(out, y_in: Operand | None) -> tuple:
+    """The last five arguments of every SpMM kernel: ``(y_in, ldy, use_y_in, out, ldo)``; without Y,
+    out's pointer stands in for y_in's (the kernel reads it only where use_y_in)."""
+    return (out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
+            out, np.int64(out.shape[1]))
+
+
 def launch(kernel, grid: tuple, args: tuple, x_slot: int | None) -> Launch:
     kernel(grid, (BLOCK,), args)
     return Launch(kernel, grid, args, x_slot)
@@ -192,8 +199,7 @@ def launch_regk(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *
         A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
         A.indptr if rows is None else rows, np.int32(rows is not None), np.int64(n_work), np.int32(vec_ok),
         scalar(A, alpha), scalar(A, beta),
-        out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
-        out, np.int64(out.shape[1])), x_slot=3)
+        *output_args(out, y_in)), x_slot=3)
 
 
 def launch_init_rows(A, rows, k: int, out, y_in: Operand | None, beta) -> Launch | None:
@@ -206,8 +212,7 @@ def launch_init_rows(A, rows, k: int, out, y_in: Operand | None, beta) -> Launch
     kernel = INIT_ROWS_SOURCES[(value, index)].function(init_rows_name(value, index))
     return launch(kernel, (grid_1d(n_rows * k, BLOCK),), (
         rows, np.int64(n_rows), np.int64(k), scalar(A, beta),
-        out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
-        out, np.int64(out.shape[1])), x_slot=None)
+        *output_args(out, y_in)), x_slot=None)
 
 
 def warp_vector(A, x: Operand, k: int, out, y_in: Operand | None) -> int:
@@ -234,18 +239,16 @@ def launch_warp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *
         n_work = A.n_rows if rows is None else int(rows.size)
     if n_work == 0:
         return None
-    vec = warp_vector(A, x, k, out, None if segments is not None else y_in)
+    y_use = y_in if segments is None else None  # segments add into out, which their init has set
+    vec = warp_vector(A, x, k, out, y_use)
     cl, j, tiles = planning.warp_shape(k, vec)
     kernel = WARP_SOURCES[(value, index)].function(warp_name(value, index, vec, cl, j, segments is not None))
-    y_use = y_in if segments is None else None
-    use_y = y_use is not None
     return launch(kernel, (grid_1d(n_work * 32, BLOCK), tiles), (
         A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
         A.indptr if row_ids is None else row_ids, np.int32(row_ids is not None),
         A.indptr if seg_begin is None else seg_begin, A.indptr if seg_end is None else seg_end,
         np.int64(n_work), scalar(A, alpha), scalar(A, beta),
-        out if y_use is None else y_use.array, np.int64(0 if y_use is None else y_use.ld), np.int32(use_y),
-        out, np.int64(out.shape[1])), x_slot=3)
+        *output_args(out, y_use)), x_slot=3)
 
 
 def launch_subwarp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None) -> Launch | None:
@@ -263,8 +266,7 @@ def launch_subwarp(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta
         A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
         A.indptr if rows is None else rows, np.int32(rows is not None), np.int64(n_work),
         scalar(A, alpha), scalar(A, beta),
-        out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
-        out, np.int64(out.shape[1])), x_slot=3)
+        *output_args(out, y_in)), x_slot=3)
 
 
 def launch_dia(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) -> Launch:
@@ -284,5 +286,4 @@ def launch_dia(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) ->
             *dia.kernel_slots(found, coded))
     return launch(kernel, (grid_1d(A.n_rows * (k // vec), BLOCK),), (
         *head, x.array, np.int64(x.ld), np.int64(k), scalar(A, alpha), scalar(A, beta),
-        out if y_in is None else y_in.array, np.int64(0 if y_in is None else y_in.ld), np.int32(y_in is not None),
-        out, np.int64(out.shape[1])), x_slot=len(head))
+        *output_args(out, y_in)), x_slot=len(head))
