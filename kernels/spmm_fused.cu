@@ -1,4 +1,4 @@
-// spmm_fused: the whole adaptive SpMM schedule in ONE launch, K <= 16 columns of X a block.
+// spmm_fused: the whole adaptive SpMM schedule for k <= 16 in ONE launch.
 //
 // Why: the multi-launch schedule (backends/cuda/spmm_hybrid.py) issues one launch
 // per plan bin and length class (6-8 on a power-law graph, plus the zeroing
@@ -26,12 +26,6 @@
 // X is row-major (x[j * ldx + c]; 16-/8-byte vector loads when vec_ok, the
 // same rule as spmm_regk) or column-major (COLMAJOR: x[c * ldx + j]). The
 // output is row-major (ldo); y_in row-major (ldy), read only when use_y_in.
-//
-// Wider k (> 16) runs in column tiles of K: grid block b works on the
-// schedule's block b / n_tiles over columns [K * t, K * t + K), t = b % n_tiles.
-// The tiles of one schedule block are neighbours in the grid, so the longest
-// work of every tile is still dispatched first, and the second tile's read of
-// the same rows of A finds them in L2.
 #include "spmm_common.cuh"
 
 namespace {
@@ -86,20 +80,14 @@ template <typename T, typename I, int K, bool COLMAJOR>
 __global__ void __launch_bounds__(256)
 spla_spmm_fused(const I* __restrict__ indptr, const I* __restrict__ indices, const T* __restrict__ data,
                 const T* __restrict__ x, long long ldx, long long k,
-                const long long* __restrict__ classes, int n_classes, int n_tiles,
+                const long long* __restrict__ classes, int n_classes,
                 const I* __restrict__ row_list, const I* __restrict__ seg_row,
                 const long long* __restrict__ seg_begin, const long long* __restrict__ seg_end,
                 int vec_ok, T alpha, T beta, const T* __restrict__ y_in, long long ldy, int use_y_in,
                 T* __restrict__ out, long long ldo) {
     static_assert(K >= 1 && K <= 16 && (K & (K - 1)) == 0, "K (columns in registers) is a power of two <= 16");
     // blockDim.x == 256 (asserted on the host): ITEMS_PER_BLOCK above assumes it.
-    const long long block = static_cast<long long>(blockIdx.x) / n_tiles;
-    const long long c0 = static_cast<long long>(blockIdx.x % n_tiles) * K;  // this block's first column
-    x += COLMAJOR ? c0 * ldx : c0;
-    y_in += c0;
-    out += c0;
-    k = min(k - c0, static_cast<long long>(K));
-    vec_ok = vec_ok && k == K;  // a part tile (the last, or k < K) reads X value by value
+    const long long block = static_cast<long long>(blockIdx.x);
     int cls = 0;
     for (int c = 1; c < n_classes; ++c) {
         if (block >= __ldg(classes + 4 * c)) cls = c;

@@ -50,7 +50,7 @@ QUICK_HYBRID = ("blockdense-200k", "gen:blockdense:200000:400:20000:0.5", "400 r
 POISSON = "poisson2d-4096"
 KS = (8, 32)
 KERNELS = ["auto", "regk", "subwarp", "warp", "adaptive", "fused", "fused16", "dia", "cusparse", "cusparse-cupy"]
-SMALL_K_ONLY = {"regk"}  # regk holds k <= 16 columns in registers
+SMALL_K_ONLY = {"regk", "fused", "fused16"}  # past k = 16 fused runs the adaptive schedule: not re-measured
 # (label, kernel, panel engine, family): "vs no dense path" compares within a family
 # (the same sparse schedule with and without the panel). Split-K GEMM-core
 # kernels get rows of their own (spla.bench.spmm.split_k_engines).
@@ -141,7 +141,8 @@ def run_matrix(cupy, name, spec, what, A64, gen_s, log, ks=KS, kernels=KERNELS):
         nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize, k=k)
         record[f"auto_k{k}"] = spmm_bench.auto_choice(A, k)
         record[f"schedule_k{k}"] = spmm_bench.plan_for(A, k, "adaptive").summary()
-        record[f"fused_schedule_k{k}"] = spmm_bench.plan_for(A, k, "fused").summary()
+        if k <= spmm_bench.SMALL_K_MAX:
+            record[f"fused_schedule_k{k}"] = spmm_bench.plan_for(A, k, "fused").summary()
         for kernel in kernels:
             if (kernel in SMALL_K_ONLY and k > spmm_bench.SMALL_K_MAX) or (kernel == "dia" and not has_diagonals):
                 continue
@@ -192,7 +193,8 @@ def run_hybrid(cupy, name, spec, what, A64, gen_s, log, ks=KS):
         record[f"sparse_schedule_k{k}"] = spmm_bench.plan_for(A, k, "adaptive-sparse").summary()
         engines = spmm_bench.split_k_engines()
         runs = HYBRID_RUNS + [(f"hybrid (GEMM core {e})", "adaptive", e, "adaptive") for e in engines]
-        runs += FUSED_HYBRID_RUNS + [(f"fused hybrid (GEMM core {e})", "fused", e, "fused") for e in engines]
+        if k <= spmm_bench.SMALL_K_MAX:
+            runs += FUSED_HYBRID_RUNS + [(f"fused hybrid (GEMM core {e})", "fused", e, "fused") for e in engines]
         runs += [("cuSPARSE (cached)", "cusparse", None, None), ("cuSPARSE (cupyx @)", "cusparse-cupy", None, None)]
         for label, kernel, engine, family in runs:
             run = (lambda: spmm_bench.run_kernel(A, X, kernel, dense_gemm=engine)) if engine else \
@@ -303,8 +305,9 @@ def markdown(records, hybrid, summary, meta):
         lines.append(f"  what-if (same rows): best spla kernel per matrix "
                      f"{summary.get(f'whatif_oracle_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x; skewed "
                      f"matrices on adaptive {summary.get(f'whatif_skewed_adaptive_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
-                     f", on fused {summary.get(f'whatif_skewed_fused_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
-                     f", on fused16 {summary.get(f'whatif_skewed_fused16_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x")
+                     + (f", on fused {summary.get(f'whatif_skewed_fused_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
+                        f", on fused16 {summary.get(f'whatif_skewed_fused16_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
+                        if k <= 16 else ""))
     if "poisson_k8_over_spmv" in summary:
         lines.append(f"- {POISSON}, k=8: auto SpMM costs {summary['poisson_k8_over_spmv']:.2f}x one auto SpMV "
                      f"(target <= 3x)")
@@ -328,7 +331,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small matrices (a smoke run)")
     parser.add_argument("--only", nargs="*", help="names of suite matrices to run (the hybrid one: 'hybrid')")
     parser.add_argument("--ks", type=int, nargs="+", default=list(KS),
-                        help=f"columns of X to run (default {' '.join(map(str, KS))}; regk up to 16)")
+                        help=f"columns of X to run (default {' '.join(map(str, KS))}; regk and fused up to 16)")
     args = parser.parse_args(argv)
 
     import cupy

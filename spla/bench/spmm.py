@@ -70,8 +70,11 @@ def plan_for(A_dev, k: int, name: str = "auto", **options) -> planning.SpmmPlan:
 
 
 def adaptive_summary(A_dev, k: int) -> list:
-    """What ``adaptive`` and ``fused`` do with this matrix at this k."""
-    return plan_for(A_dev, k, "adaptive").summary() + plan_for(A_dev, k, "fused").summary()
+    """What ``adaptive`` (and, for k <= 16, ``fused``) does with this matrix at this k."""
+    lines = plan_for(A_dev, k, "adaptive").summary()
+    if k <= planning.REGK_MAX_K:
+        lines += plan_for(A_dev, k, "fused").summary()
+    return lines
 
 
 def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dtype="float32",
@@ -181,7 +184,7 @@ def format_spmm_report(r: dict) -> str:
 
 
 # ---------------------------------------------------------------- hooks for scripts/bench_spmm.py
-SMALL_K_MAX = planning.REGK_MAX_K  # regk holds k columns in registers up to this k
+SMALL_K_MAX = planning.REGK_MAX_K  # fused and regk hold k columns in registers up to this k
 to_json = report.to_json
 
 

@@ -27,12 +27,11 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     each (atomicAdd into Y); the plan's dense panels are gathered once into
     dense blocks and multiplied through the GEMM core (:func:`dense_gemm_kernel`).
 ``fused``
-    kernels/spmm_fused.cu: the whole adaptive schedule as ONE launch: each
-    length class (lanes per row 1..32, about 8 nonzeros per lane) and the
-    segments of long rows are block ranges of one grid, longest work first,
-    so their tails overlap instead of adding up (plus a tiny init of the
-    segmented rows, and the dense panels). A block holds up to 16 columns in
-    registers; wider k runs in column tiles of 16 (:func:`fused_tiles`).
+    kernels/spmm_fused.cu, k <= 16 (wider k runs ``adaptive``): the whole
+    adaptive schedule as ONE launch: each length class (lanes per row 1..32,
+    about 8 nonzeros per lane) and the segments of long rows are block ranges
+    of one grid, longest work first, so their tails overlap instead of adding
+    up (plus a tiny init of the segmented rows, and the dense panels).
 ``dia``
     kernels/spmm_dia.cu. A's diagonals (:mod:`spla.planning.dia`, found once
     and cached on A, as for the SpMV): no indices, a byte a slot through a
@@ -146,17 +145,6 @@ def _row_stats(A) -> tuple:
 # ---------------------------------------------------------------- kernel shapes
 def next_pow2(n: int) -> int:
     return 1 << max(0, int(n) - 1).bit_length()
-
-
-def columns_held(k: int) -> int:
-    """K, the columns of X a regk or fused thread holds in registers: k rounded up to a power of
-    two, at most :data:`REGK_MAX_K` (fused runs wider k in column tiles of K)."""
-    return min(next_pow2(k), REGK_MAX_K)
-
-
-def fused_tiles(k: int) -> int:
-    """Column tiles of :func:`columns_held` columns the fused grid runs at k."""
-    return ceil_div(k, columns_held(k))
 
 
 def regk_sub(mean_row_length: float) -> int:
@@ -447,9 +435,7 @@ class FusedSchedule:
             what = (f"{items:,} segments of <= {SEGMENT_NNZ} nnz, 32 lanes each (atomicAdd)"
                     if kind == FUSED_KIND_SEGMENT else f"{items:,} rows, {kind} lanes/row")
             lines.append(f"fused class from block {first:,}: {what}")
-        tiles = fused_tiles(k)
-        lines.append(f"one launch of {self.n_blocks * tiles:,} blocks (K={columns_held(k)}"
-                     + (f", {tiles} column tiles)" if tiles > 1 else ")")
+        lines.append(f"one launch of {self.n_blocks:,} blocks (K={next_pow2(k)})"
                      + (f" after init of {self.n_long_rows:,} long rows" if self.n_long_rows else ""))
         return lines + _panel_lines(self.panels, engines)
 
@@ -504,7 +490,8 @@ def panel_plans(panels, k: int, dtype, *, dense_gemm: str | None = None, multipr
 class SpmmPlan:
     """How one SpMM runs: the kernel family, its parameters and schedule.
 
-    ``kernel`` is what runs (``auto`` resolved); ``requested`` what was asked for. ``schedule`` is a
+    ``kernel`` is what runs (``auto`` resolved; ``fused`` past k = 16 becomes
+    ``adaptive``); ``requested`` what was asked for. ``schedule`` is a
     :class:`HybridSchedule` (``adaptive``) or :class:`FusedSchedule`
     (``fused``); ``panels`` the GEMM plan of each of its dense panels.
     """
@@ -552,15 +539,14 @@ def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_la
     name = choose_kernel(A, k) if kernel == "auto" else kernel
     if name == "regk" and k > REGK_MAX_K:
         raise KernelError(f"regk keeps k columns in registers, at most {REGK_MAX_K}; k={k} (use warp)")
+    if name == "fused" and k > REGK_MAX_K:  # the fused kernel holds k columns in registers
+        name = "adaptive"
     dtype = np.dtype(A.dtype)
     if name == "regk":
         return SpmmPlan(name, kernel, k, dtype, regk_sub=regk_sub(_row_stats(A)[0]))
     if name in ("adaptive", "fused"):
         schedule = (hybrid_schedule(A, dense=dense) if name == "adaptive"
                     else fused_schedule(A, dense=dense, nnz_per_lane=nnz_per_lane))
-        if isinstance(schedule, FusedSchedule) and schedule.n_blocks * fused_tiles(k) > MAX_GRID_X:
-            raise KernelError(f"fused at k={k} needs {schedule.n_blocks:,} blocks x {fused_tiles(k)} column tiles, "
-                              "over CUDA's grid limit (use adaptive)")
         return SpmmPlan(name, kernel, k, dtype, schedule=schedule,
                         panels=panel_plans(schedule.panels, k, dtype, dense_gemm=dense_gemm,
                                            multiprocessors=multiprocessors))

@@ -665,33 +665,25 @@ def test_spmm_warp_segments_add_into_their_rows(emulated, rng, dtype, k):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("layout", ["rows", "padded-rows", "columns"])
-@pytest.mark.parametrize("k", [1, 4, 13, 16, 32, 40])
+@pytest.mark.parametrize("colmajor", [False, True], ids=["rows", "columns"])
+@pytest.mark.parametrize("k", [1, 4, 13, 16])
 @pytest.mark.parametrize("name", ["mixed", "empty-edges"])
-def test_spmm_fused_gives_the_exact_product(emulated, rng, dtype, k, layout, name):
+def test_spmm_fused_gives_the_exact_product(emulated, rng, dtype, k, colmajor, name):
     """fused (spla.planning.spmm's schedule: row classes a block each, long rows in segments whose
-    rows spla_spmm_init_rows sets to beta * Y first) over X of either layout, with alpha, beta and Y;
-    past k = 16 in column tiles of 16, each a block of the grid (k = 40: the last tile half full, read
-    value by value). The host allows vector loads exactly where X is row-major with aligned rows."""
+    rows spla_spmm_init_rows sets to beta * Y first) over X of either layout, with alpha, beta and Y."""
     from spla.backends.cuda.spmm_fused import FusedLauncher
     from spla.planning import spmm as planning
 
     A, S = _spmm_case(rng, dtype, name)
     plan = planning.plan_spmm(A, k, "fused", dense=False, multiprocessors=1)
-    colmajor = layout == "columns"
-    ld = {"rows": k, "padded-rows": k + 1, "columns": S.shape[1] + 3}[layout]  # k + 1: no vector fits but one value
-    x, X = _block(rng, dtype, S.shape[1], k, ld=ld, colmajor=colmajor)
+    x, X = _block(rng, dtype, S.shape[1], k, ld=(S.shape[1] + 3 if colmajor else k + 2), colmajor=colmajor)
     y, Y = _block(rng, dtype, S.shape[0], k)
     Y *= 2  # even, so beta's half of it is exact
     y.array.a[...] = Y
     out = FakeArray(np.full((S.shape[0], k), np.nan, dtype))
     FusedLauncher(A, plan)(x, k, out, y, 3.0, 0.5)
-    launched = {launch[0].split("<")[0]: launch for launch in emulated.launches}
-    assert ("spla_spmm_init_rows" in launched) == (name == "mixed")
-    _, grid, _, args, _ = launched["spla_spmm_fused"]
-    assert grid == (plan.schedule.n_blocks * -(-k // 16),)
-    vec_ok = args[13]  # after A, X, ldx, k, the class table, its length, the tiles and the row lists
-    assert bool(vec_ok) == ((layout == "rows" and k != 13) or (layout == "padded-rows" and k == 1))
+    launched = {launch[0].split("<")[0] for launch in emulated.launches}
+    assert "spla_spmm_fused" in launched and ("spla_spmm_init_rows" in launched) == (name == "mixed")
     assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y)
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -19,7 +19,7 @@ from ...planning import spmm as planning
 from ...planning.spmm import REGK_K
 from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, template
 from .spmm_hybrid import device_panels, run_panels
-from .spmm_launch import Launch, Operand, fused_vec_ok, launch, launch_init_rows, output_args, scalar, types
+from .spmm_launch import Launch, Operand, launch, launch_init_rows, output_args, regk_vec_ok, scalar, types
 
 
 def fused_name(value, index, k_reg, colmajor) -> str:
@@ -63,8 +63,7 @@ def _upload(A, schedule: planning.FusedSchedule) -> _DeviceFused:
 
 
 class FusedLauncher:
-    """A bound ``fused`` plan: ``launcher(x, k, out, y_in, alpha, beta)``; reads row- or column-major X.
-    k over 16 runs in column tiles of 16 (:func:`~spla.planning.spmm.fused_tiles`)."""
+    """A bound ``fused`` plan (k <= 16): ``launcher(x, k, out, y_in, alpha, beta)``; reads row- or column-major X."""
 
     allow_colmajor = True
 
@@ -79,7 +78,7 @@ class FusedLauncher:
     def _function(self, colmajor: bool):
         if colmajor not in self.functions:
             value, index = types(self.A)
-            k_reg = planning.columns_held(self.plan.k)
+            k_reg = planning.next_pow2(self.plan.k)
             self.functions[colmajor] = FUSED_SOURCES[(value, index, colmajor)].function(
                 fused_name(value, index, k_reg, colmajor))
         return self.functions[colmajor]
@@ -92,12 +91,10 @@ class FusedLauncher:
         if state.long_rows is not None:
             launches.append(launch_init_rows(A, state.long_rows, k, out, y_in, beta))
         if fs.n_blocks:
-            tiles = planning.fused_tiles(k)
-            launches.append(launch(fused, (fs.n_blocks * tiles,), (
+            launches.append(launch(fused, (fs.n_blocks,), (
                 A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
-                state.table, np.int32(fs.table.shape[0]), np.int32(tiles), state.row_list, state.seg_row,
-                state.seg_begin, state.seg_end, np.int32(fused_vec_ok(A, x, k, out, y_in)), scalar(A, alpha),
-                scalar(A, beta),
+                state.table, np.int32(fs.table.shape[0]), state.row_list, state.seg_row, state.seg_begin,
+                state.seg_end, np.int32(regk_vec_ok(A, x, k, out, y_in)), scalar(A, alpha), scalar(A, beta),
                 *output_args(out, y_in)), x_slot=3))
         if state.panels:
             run_panels(A, state.panels, self.plan.panels, x, k, out, y_in, alpha, beta)

@@ -174,17 +174,11 @@ def vector_fits(A, vec: int, x: Operand, k: int, out, y_in: Operand | None) -> b
 
 
 def regk_vec_ok(A, x: Operand, k: int, out, y_in: Operand | None) -> bool:
-    """Whether regk may use vector loads for this k and these arrays (see spmm_common.cuh):
+    """Whether regk/fused may use vector loads for this k and these arrays (see spmm_common.cuh):
     row-major X, k a power of two, and the width regk holds (which divides k) fitting the arrays."""
-    return k == planning.next_pow2(k) and fused_vec_ok(A, x, k, out, y_in)
-
-
-def fused_vec_ok(A, x: Operand, k: int, out, y_in: Operand | None) -> bool:
-    """Whether fused's full column tiles may use vector loads: row-major X and the width of the K
-    columns a thread holds fitting k and the arrays (a tile's offset, a multiple of K, keeps that
-    alignment). The kernel reads a part tile (k < K, or the last of k = 24) value by value."""
-    width = planning.regk_vector_width(A.dtype.itemsize, planning.columns_held(k))
-    return not x.colmajor and vector_fits(A, width, x, k, out, y_in)
+    k_reg = planning.next_pow2(k)
+    width = planning.regk_vector_width(A.dtype.itemsize, k_reg)
+    return not x.colmajor and k == k_reg and vector_fits(A, width, x, k, out, y_in)
 
 
 def launch_regk(A, x: Operand, k: int, out, y_in: Operand | None, alpha, beta, *, rows=None,
