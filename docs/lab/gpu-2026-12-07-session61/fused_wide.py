@@ -6,12 +6,13 @@ per call from Python, both under spla.spmm(..., out=Y)); a kernel over 4x the fa
 timing is reported and left out of the rounds. Fit half: the corpus's fit families; report half: its
 report families. Prints one line per (matrix, dtype, k) and writes fused_wide.json to the folder given.
 
-    PYTHONPATH=. python3 docs/lab/gpu-2026-12-07-session61/fused_wide.py OUT_FOLDER [NNZ]
+    [KS="8 16"] PYTHONPATH=. python3 docs/lab/gpu-2026-12-07-session61/fused_wide.py OUT_FOLDER [NNZ]
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from spla.bench import corpus
 from spla.bench.spmv import device_seconds, time_rounds
 from spla.planning import spmm as spmm_planning
 
-KS = (24, 32, 64)
+KS = tuple(int(k) for k in os.environ.get("KS", "24 32 64").split())  # KS="8 16": auto's fused side of the cut
 KERNELS = ("fused", "adaptive", "warp", "subwarp", "cusparse")
 TOLERANCE = {"float32": 1e-4, "float64": 1e-12}
 SLOW = 4.0  # left out of the rounds past this many times the fastest first timing
