@@ -2,7 +2,7 @@
 # Session 61, call 3 (predictions in this folder's README): Nsight Compute on powerlaw-heavy (8M nonzeros) at
 # k = 32, float32: fused in column tiles (fused_tiles.patch applied to the working tree for this call only),
 # adaptive's launches, and cuSPARSE SpMM. Then row_order.py (the same family's rows in order and shuffled, k = 16
-# and 64, both dtypes; needs no patch, so run it with the tree as committed where the patch is not applied).
+# and 64, both dtypes; it times fused at k = 16 only, which the patch leaves as it was).
 set -u
 cd "$(dirname "$0")/../../.."
 export PYTHONPATH=$PWD
