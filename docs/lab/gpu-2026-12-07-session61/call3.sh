@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")/../../.."
 export PYTHONPATH=$PWD
 here=docs/lab/gpu-2026-12-07-session61
-sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats"
+sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats"
 profile() {  # name, regex, count, kernel
   timeout 80 ncu --clock-control none -k "regex:$2" -c "$3" $sections \
       python3 $here/profile_wide.py powerlaw-heavy 8e6 32 float32 "$4" >$OUT/ncu-$1.txt 2>&1
