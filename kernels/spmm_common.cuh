@@ -156,6 +156,45 @@ __device__ __forceinline__ void row_sums(const I* __restrict__ indices, const T*
     }
 }
 
+// One row's (or segment's) K sums over a group of SUB lanes that spreads K over
+// its lanes (spmm_fused's wider classes): the K columns are CL = K / W slices of
+// one W-wide vector each; lane `sub` of the group holds slice sub % CL and walks
+// every G-th nonzero from begin + sub / CL (G = SUB / CL). So one load
+// instruction reads G whole rows of X (K contiguous values each) where
+// row_sums reads one W-wide piece of SUB rows, and the group's sum shuffles
+// W values a lane where row_sums shuffles K. Every lane ends with its slice's
+// sums. Row-major X, k == K and vector access (the host's vec_ok).
+template <typename T, typename I, int K, int SUB>
+__device__ __forceinline__ void slice_sums(const I* __restrict__ indices, const T* __restrict__ data,
+                                           const T* __restrict__ x, long long ldx, long long begin,
+                                           long long end, int lane, T (&acc)[RowVector<T, K>::width]) {
+    constexpr int W = RowVector<T, K>::width;
+    constexpr int CL = K / W;
+    static_assert(SUB % CL == 0, "a group holds whole copies of the K columns");
+    constexpr int G = SUB / CL;
+    const int sub = lane & (SUB - 1);
+    const T* xslice = x + (sub % CL) * W;
+#pragma unroll
+    for (int v = 0; v < W; ++v) acc[v] = T(0);
+#pragma unroll 4
+    for (long long p = begin + sub / CL; p < end; p += G) {
+        const long long col = static_cast<long long>(indices[p]);
+        const T val = data[p];
+        T xv[W];
+        load_vec<T, W>(xslice + col * ldx, xv);
+#pragma unroll
+        for (int v = 0; v < W; ++v) acc[v] = fma(val, xv[v], acc[v]);
+    }
+    if constexpr (G > 1) {
+        const unsigned mask = group_mask<SUB>(lane);
+#pragma unroll
+        for (int v = 0; v < W; ++v) {
+#pragma unroll
+            for (int offset = CL; offset < SUB; offset *= 2) acc[v] += __shfl_xor_sync(mask, acc[v], offset, SUB);
+        }
+    }
+}
+
 // orow[c] = alpha * acc[c] (+ beta * yrow[c] when use_y_in) for c < k, the
 // writes spread over the group's lanes: with vec_ok (row-major, aligned) vector
 // v = c / W goes to lane v % SUB, else column c to lane c % SUB.

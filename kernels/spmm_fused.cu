@@ -23,6 +23,12 @@
 // Per item the math is spmm_regk's: every lane of the group walks every
 // SUB-th nonzero, reads (col, val) once, multiplies it into all K columns of
 // X's row `col` held in registers, then the group sums with xor shuffles.
+// The 32-lane kinds (rows over 128 nonzeros, segments) spread K over their
+// lanes instead where the host asks (`sliced`) and vector loads are on
+// (slice_sums in spmm_common.cuh): K / W lanes share one row of X, a W-wide
+// vector each, so a load reads whole rows of X and the warp's sum shuffles W
+// values, not K. Not for fewer lanes a row: at SUB = 16 it costs float64's
+// K = 16 instance 10 registers (80 -> 90), a third of its blocks per SM.
 // X is row-major (x[j * ldx + c]; 16-/8-byte vector loads when vec_ok, the
 // same rule as spmm_regk) or column-major (COLMAJOR: x[c * ldx + j]). The
 // output is row-major (ldo); y_in row-major (ldy), read only when use_y_in.
@@ -36,7 +42,7 @@ __device__ __forceinline__ void fused_item(
     const T* __restrict__ x, long long ldx, long long k,
     const I* __restrict__ row_list, const I* __restrict__ seg_row,
     const long long* __restrict__ seg_begin, const long long* __restrict__ seg_end,
-    long long item_offset, long long n_items, long long local_block, int vec_ok,
+    long long item_offset, long long n_items, long long local_block, int vec_ok, int sliced,
     T alpha, T beta, const T* __restrict__ y_in, long long ldy, int use_y_in,
     T* __restrict__ out, long long ldo) {
     constexpr int ITEMS_PER_BLOCK = 256 / SUB;
@@ -55,12 +61,30 @@ __device__ __forceinline__ void fused_item(
         end = static_cast<long long>(indptr[row + 1]);
     }
 
+    T* orow = out + row * ldo;
+    constexpr int W = spla::spmm::RowVector<T, K>::width;
+    constexpr int CL = K / W;  // lanes that hold one copy of the K columns, a vector each
+    if constexpr (!COLMAJOR && CL > 1 && SUB == spla::WARP_SIZE) {
+        if (vec_ok && sliced) {  // uniform: the call decides it
+            T acc[W];
+            spla::spmm::slice_sums<T, I, K, SUB>(indices, data, x, ldx, begin, end, lane, acc);
+            if (sub >= CL) return;  // every copy holds the sums; the first writes them
+            if constexpr (SEGMENTED) {
+#pragma unroll
+                for (int v = 0; v < W; ++v) atomicAdd(orow + sub * W + v, alpha * acc[v]);
+            } else {
+                spla::spmm::store_scaled<T, W>(orow + sub * W, y_in + row * ldy + sub * W, acc, alpha, beta,
+                                               use_y_in);
+            }
+            return;
+        }
+    }
+
     T acc[K];
     spla::spmm::row_sums<T, I, K, SUB, COLMAJOR>(indices, data, x, ldx, k, begin, end, lane, vec_ok, acc);
 
     // Every lane of the group now holds the whole row sum; the writes are
     // spread over the group's lanes (vector v = c / W goes to lane v % SUB).
-    T* orow = out + row * ldo;
     if constexpr (SEGMENTED) {
 #pragma unroll
         for (int c = 0; c < K; ++c) {
@@ -83,8 +107,8 @@ spla_spmm_fused(const I* __restrict__ indptr, const I* __restrict__ indices, con
                 const long long* __restrict__ classes, int n_classes,
                 const I* __restrict__ row_list, const I* __restrict__ seg_row,
                 const long long* __restrict__ seg_begin, const long long* __restrict__ seg_end,
-                int vec_ok, T alpha, T beta, const T* __restrict__ y_in, long long ldy, int use_y_in,
-                T* __restrict__ out, long long ldo) {
+                int vec_ok, int sliced, T alpha, T beta, const T* __restrict__ y_in, long long ldy,
+                int use_y_in, T* __restrict__ out, long long ldo) {
     static_assert(K >= 1 && K <= 16 && (K & (K - 1)) == 0, "K (columns in registers) is a power of two <= 16");
     // blockDim.x == 256 (asserted on the host): ITEMS_PER_BLOCK above assumes it.
     const long long block = static_cast<long long>(blockIdx.x);
@@ -100,7 +124,8 @@ spla_spmm_fused(const I* __restrict__ indptr, const I* __restrict__ indices, con
 #define SPLA_FUSED_CASE(SUB_, SEG_)                                                                   \
     fused_item<T, I, K, SUB_, SEG_, COLMAJOR>(indptr, indices, data, x, ldx, k, row_list, seg_row,  \
                                               seg_begin, seg_end, offset, n_items, local_block,     \
-                                              vec_ok, alpha, beta, y_in, ldy, use_y_in, out, ldo)
+                                              vec_ok, sliced, alpha, beta, y_in, ldy, use_y_in,     \
+                                              out, ldo)
     switch (kind) {
         case 1: SPLA_FUSED_CASE(1, false); break;
         case 2: SPLA_FUSED_CASE(2, false); break;

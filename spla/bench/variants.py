@@ -27,6 +27,7 @@ SPMM_VARIANTS: dict[str, tuple[str, dict]] = {
     "adaptive-sparse": ("adaptive", {"dense": False}),   # the hybrid schedule without its dense panels
     "fused-sparse": ("fused", {"dense": False}),
     "fused16": ("fused", {"nnz_per_lane": 16}),          # about 16 nonzeros per lane: fewer lanes and shuffles
+    "fused-regs": ("fused", {"sliced": False}),          # every class holds all k columns in each lane
 }
 
 GEMM_VARIANTS: dict[str, GemmKernel] = {k.name: gemm_planning.checked(k) for k in [

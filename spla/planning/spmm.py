@@ -105,6 +105,10 @@ FUSED_SUBS = (1, 2, 4, 8, 16, 32)
 FUSED_KIND_SEGMENT = -32   # kernels/spmm_fused.cu: SPLA_FUSED_KIND_SEGMENT
 FUSED_NNZ_PER_LANE = 8
 FUSED_LAUNCH_ORDER = (FUSED_KIND_SEGMENT, 32, 16, 8, 4, 2, 1)  # longest work is dispatched first
+# The fused classes of 32 lanes a row (rows over 128 nonzeros, and segments) spread k over their
+# lanes (a vector of X's row each, several rows of X a load) rather than holding all k columns in
+# every lane (kernels/spmm_common.cuh, slice_sums). Vector loads only.
+FUSED_SLICED = True
 
 # The dense panels' GEMM: spla's GEMM core gives each 128 x 128 tile of the
 # product to one block and walks all of K in it, so a panel of R rows times
@@ -503,11 +507,12 @@ class SpmmPlan:
     regk_sub: int = 1
     schedule: HybridSchedule | FusedSchedule | None = None
     panels: tuple = field(default=())
+    sliced: bool = FUSED_SLICED  # fused: its 32-lane classes spread k over their lanes
 
     @property
     def key(self) -> tuple:
         """What a bound launcher depends on (for caching it on the matrix)."""
-        return (self.kernel, self.k, self.dtype.str, self.regk_sub,
+        return (self.kernel, self.k, self.dtype.str, self.regk_sub, self.sliced,
                 None if self.schedule is None else self.schedule.key, tuple(p.name for p in self.panels))
 
     def summary(self) -> list:
@@ -518,7 +523,8 @@ class SpmmPlan:
 
 
 def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_lane: int = FUSED_NNZ_PER_LANE,
-              dense_gemm: str | None = None, multiprocessors=None) -> SpmmPlan:
+              sliced: bool = FUSED_SLICED, dense_gemm: str | None = None,
+              multiprocessors=None) -> SpmmPlan:
     """The plan of ``A @ X`` for X of k columns with ``kernel`` (a name of :data:`KERNELS`).
 
     Parameters
@@ -526,10 +532,12 @@ def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_la
     A : CSRMatrix (host or device; only indptr and the row plan are read)
     k : int
     kernel : str
-    dense, nnz_per_lane, dense_gemm
+    dense, nnz_per_lane, sliced, dense_gemm
         Schedule options (benchmark variants): keep the dense rows on the
-        sparse path, lanes per nonzero of the fused classes, and a forced GEMM
-        engine for the dense panels (a GEMM kernel name or ``"auto"``).
+        sparse path, lanes per nonzero of the fused classes, whether fused's
+        32-lane classes spread k over their lanes (:data:`FUSED_SLICED`), and
+        a forced GEMM engine for the dense panels (a GEMM kernel name or
+        ``"auto"``).
     multiprocessors : int, optional
         SMs of the device (the GEMM rules); None assumes the default device.
     """
@@ -549,5 +557,5 @@ def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_la
                     else fused_schedule(A, dense=dense, nnz_per_lane=nnz_per_lane))
         return SpmmPlan(name, kernel, k, dtype, schedule=schedule,
                         panels=panel_plans(schedule.panels, k, dtype, dense_gemm=dense_gemm,
-                                           multiprocessors=multiprocessors))
+                                           multiprocessors=multiprocessors), sliced=bool(sliced))
     return SpmmPlan(name, kernel, k, dtype)

@@ -665,18 +665,23 @@ def test_spmm_warp_segments_add_into_their_rows(emulated, rng, dtype, k):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("colmajor", [False, True], ids=["rows", "columns"])
+@pytest.mark.parametrize("layout, sliced", [("columns", True), ("rows, ld past k", True), ("rows", True),
+                                            ("rows", False)])
 @pytest.mark.parametrize("k", [1, 4, 13, 16])
 @pytest.mark.parametrize("name", ["mixed", "empty-edges"])
-def test_spmm_fused_gives_the_exact_product(emulated, rng, dtype, k, colmajor, name):
+def test_spmm_fused_gives_the_exact_product(emulated, rng, dtype, k, layout, sliced, name):
     """fused (spla.planning.spmm's schedule: row classes a block each, long rows in segments whose
-    rows spla_spmm_init_rows sets to beta * Y first) over X of either layout, with alpha, beta and Y."""
+    rows spla_spmm_init_rows sets to beta * Y first) over X of either layout, with alpha, beta and Y;
+    on packed rows (vector loads where k is a power of two) with the 32-lane classes spreading k
+    over their lanes and without."""
     from spla.backends.cuda.spmm_fused import FusedLauncher
     from spla.planning import spmm as planning
 
     A, S = _spmm_case(rng, dtype, name)
-    plan = planning.plan_spmm(A, k, "fused", dense=False, multiprocessors=1)
-    x, X = _block(rng, dtype, S.shape[1], k, ld=(S.shape[1] + 3 if colmajor else k + 2), colmajor=colmajor)
+    plan = planning.plan_spmm(A, k, "fused", dense=False, sliced=sliced, multiprocessors=1)
+    colmajor = layout == "columns"
+    ld = {"columns": S.shape[1] + 3, "rows, ld past k": k + 2, "rows": k}[layout]
+    x, X = _block(rng, dtype, S.shape[1], k, ld=ld, colmajor=colmajor)
     y, Y = _block(rng, dtype, S.shape[0], k)
     Y *= 2  # even, so beta's half of it is exact
     y.array.a[...] = Y

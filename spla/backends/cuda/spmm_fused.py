@@ -94,7 +94,8 @@ class FusedLauncher:
             launches.append(launch(fused, (fs.n_blocks,), (
                 A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
                 state.table, np.int32(fs.table.shape[0]), state.row_list, state.seg_row, state.seg_begin,
-                state.seg_end, np.int32(regk_vec_ok(A, x, k, out, y_in)), scalar(A, alpha), scalar(A, beta),
+                state.seg_end, np.int32(regk_vec_ok(A, x, k, out, y_in)), np.int32(self.plan.sliced),
+                scalar(A, alpha), scalar(A, beta),
                 *output_args(out, y_in)), x_slot=3))
         if state.panels:
             run_panels(A, state.panels, self.plan.panels, x, k, out, y_in, alpha, beta)
