@@ -157,7 +157,7 @@ __device__ __forceinline__ void row_sums(const I* __restrict__ indices, const T*
 }
 
 // One row's (or segment's) K sums over a group of SUB lanes that spreads K over
-// its lanes (spmm_fused's wider classes): the K columns are CL = K / W slices of
+// its lanes (spmm_fused's 32-lane kinds): the K columns are CL = K / W slices of
 // one W-wide vector each; lane `sub` of the group holds slice sub % CL and walks
 // every G-th nonzero from begin + sub / CL (G = SUB / CL). So one load
 // instruction reads G whole rows of X (K contiguous values each) where
