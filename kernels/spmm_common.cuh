@@ -157,23 +157,26 @@ __device__ __forceinline__ void row_sums(const I* __restrict__ indices, const T*
 }
 
 // One row's (or segment's) K sums over a group of SUB lanes that spreads K over
-// its lanes (spmm_fused's 32-lane kinds): the K columns are CL = K / W slices of
+// its lanes (spmm_fused's wide kinds): the K columns are CL = K / W slices of
 // one W-wide vector each; lane `sub` of the group holds slice sub % CL and walks
 // every G-th nonzero from begin + sub / CL (G = SUB / CL). So one load
 // instruction reads G whole rows of X (K contiguous values each) where
 // row_sums reads one W-wide piece of SUB rows, and the group's sum shuffles
 // W values a lane where row_sums shuffles K. Every lane ends with its slice's
-// sums. Row-major X, k == K and vector access (the host's vec_ok).
+// sums. Row-major X with vector access (the host's vec_ok), k <= K a multiple
+// of W; the lanes of slices past k hold the last slice's sums.
 template <typename T, typename I, int K, int SUB>
 __device__ __forceinline__ void slice_sums(const I* __restrict__ indices, const T* __restrict__ data,
-                                           const T* __restrict__ x, long long ldx, long long begin,
+                                           const T* __restrict__ x, long long ldx, long long k, long long begin,
                                            long long end, int lane, T (&acc)[RowVector<T, K>::width]) {
     constexpr int W = RowVector<T, K>::width;
     constexpr int CL = K / W;
     static_assert(SUB % CL == 0, "a group holds whole copies of the K columns");
     constexpr int G = SUB / CL;
     const int sub = lane & (SUB - 1);
-    const T* xslice = x + (sub % CL) * W;
+    // slices past k (k < K, a multiple of W) read the last one, in the same load: no branch, no extra bytes
+    const int slice = min(sub % CL, static_cast<int>(k / W) - 1);
+    const T* xslice = x + slice * W;
 #pragma unroll
     for (int v = 0; v < W; ++v) acc[v] = T(0);
 #pragma unroll 4

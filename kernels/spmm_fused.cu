@@ -36,6 +36,45 @@
 
 namespace {
 
+// Work item `index` of a class: its row and that row's nonzeros, or a segment's part of them.
+template <typename I, bool SEGMENTED>
+__device__ __forceinline__ void item_range(const I* __restrict__ indptr, const I* __restrict__ row_list,
+                                           const I* __restrict__ seg_row, const long long* __restrict__ seg_begin,
+                                           const long long* __restrict__ seg_end, long long index,
+                                           long long& row, long long& begin, long long& end) {
+    if constexpr (SEGMENTED) {
+        row = static_cast<long long>(seg_row[index]);
+        begin = seg_begin[index];
+        end = seg_end[index];
+    } else {
+        row = static_cast<long long>(row_list[index]);
+        begin = static_cast<long long>(indptr[row]);
+        end = static_cast<long long>(indptr[row + 1]);
+    }
+}
+
+// One item with k spread over the group's lanes (slice_sums): the first copy of the
+// columns writes them, lane s of it the W values from column s * W (those under k).
+template <typename T, typename I, int K, int SUB, bool SEGMENTED>
+__device__ __forceinline__ void sliced_item(const I* __restrict__ indices, const T* __restrict__ data,
+                                            const T* __restrict__ x, long long ldx, long long k, long long row,
+                                            long long begin, long long end, int lane, T alpha, T beta,
+                                            const T* __restrict__ y_in, long long ldy, int use_y_in,
+                                            T* __restrict__ out, long long ldo) {
+    constexpr int W = spla::spmm::RowVector<T, K>::width;
+    T acc[W];
+    spla::spmm::slice_sums<T, I, K, SUB>(indices, data, x, ldx, k, begin, end, lane, acc);
+    const long long c = static_cast<long long>(lane & (SUB - 1)) * W;
+    if (c >= K || c >= k) return;  // the other copies, and slices past k
+    T* o = out + row * ldo + c;
+    if constexpr (SEGMENTED) {
+#pragma unroll
+        for (int v = 0; v < W; ++v) atomicAdd(o + v, alpha * acc[v]);
+    } else {
+        spla::spmm::store_scaled<T, W>(o, y_in + row * ldy + c, acc, alpha, beta, use_y_in);
+    }
+}
+
 template <typename T, typename I, int K, int SUB, bool SEGMENTED, bool COLMAJOR>
 __device__ __forceinline__ void fused_item(
     const I* __restrict__ indptr, const I* __restrict__ indices, const T* __restrict__ data,
@@ -51,31 +90,13 @@ __device__ __forceinline__ void fused_item(
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
     const int sub = lane & (SUB - 1);
     long long row, begin, end;
-    if constexpr (SEGMENTED) {
-        row = static_cast<long long>(seg_row[item_offset + item]);
-        begin = seg_begin[item_offset + item];
-        end = seg_end[item_offset + item];
-    } else {
-        row = static_cast<long long>(row_list[item_offset + item]);
-        begin = static_cast<long long>(indptr[row]);
-        end = static_cast<long long>(indptr[row + 1]);
-    }
+    item_range<I, SEGMENTED>(indptr, row_list, seg_row, seg_begin, seg_end, item_offset + item, row, begin, end);
 
-    T* orow = out + row * ldo;
-    constexpr int W = spla::spmm::RowVector<T, K>::width;
-    constexpr int CL = K / W;  // lanes that hold one copy of the K columns, a vector each
+    constexpr int CL = K / spla::spmm::RowVector<T, K>::width;  // lanes that hold one copy of the K columns
     if constexpr (!COLMAJOR && CL > 1 && SUB == spla::WARP_SIZE) {
         if (vec_ok && sliced) {  // uniform: the call decides it
-            T acc[W];
-            spla::spmm::slice_sums<T, I, K, SUB>(indices, data, x, ldx, begin, end, lane, acc);
-            if (sub >= CL) return;  // every copy holds the sums; the first writes them
-            if constexpr (SEGMENTED) {
-#pragma unroll
-                for (int v = 0; v < W; ++v) atomicAdd(orow + sub * W + v, alpha * acc[v]);
-            } else {
-                spla::spmm::store_scaled<T, W>(orow + sub * W, y_in + row * ldy + sub * W, acc, alpha, beta,
-                                               use_y_in);
-            }
+            sliced_item<T, I, K, SUB, SEGMENTED>(indices, data, x, ldx, k, row, begin, end, lane, alpha, beta,
+                                                 y_in, ldy, use_y_in, out, ldo);
             return;
         }
     }
@@ -85,6 +106,7 @@ __device__ __forceinline__ void fused_item(
 
     // Every lane of the group now holds the whole row sum; the writes are
     // spread over the group's lanes (vector v = c / W goes to lane v % SUB).
+    T* orow = out + row * ldo;
     if constexpr (SEGMENTED) {
 #pragma unroll
         for (int c = 0; c < K; ++c) {
@@ -94,6 +116,21 @@ __device__ __forceinline__ void fused_item(
         spla::spmm::store_row_sums<T, K, SUB, COLMAJOR>(orow, y_in + row * ldy, acc, k, alpha, beta, use_y_in, lane,
                                                         vec_ok);
     }
+}
+
+// The class of this block (a scan of <= 8 table entries, uniform per block).
+__device__ __forceinline__ void find_class(const long long* __restrict__ classes, int n_classes,
+                                           long long& local_block, int& kind, long long& offset,
+                                           long long& n_items) {
+    const long long block = static_cast<long long>(blockIdx.x);
+    int cls = 0;
+    for (int c = 1; c < n_classes; ++c) {
+        if (block >= __ldg(classes + 4 * c)) cls = c;
+    }
+    local_block = block - __ldg(classes + 4 * cls);
+    kind = static_cast<int>(__ldg(classes + 4 * cls + 1));
+    offset = __ldg(classes + 4 * cls + 2);
+    n_items = __ldg(classes + 4 * cls + 3);
 }
 
 }  // namespace
@@ -111,15 +148,9 @@ spla_spmm_fused(const I* __restrict__ indptr, const I* __restrict__ indices, con
                 int use_y_in, T* __restrict__ out, long long ldo) {
     static_assert(K >= 1 && K <= 16 && (K & (K - 1)) == 0, "K (columns in registers) is a power of two <= 16");
     // blockDim.x == 256 (asserted on the host): ITEMS_PER_BLOCK above assumes it.
-    const long long block = static_cast<long long>(blockIdx.x);
-    int cls = 0;
-    for (int c = 1; c < n_classes; ++c) {
-        if (block >= __ldg(classes + 4 * c)) cls = c;
-    }
-    const long long local_block = block - __ldg(classes + 4 * cls);
-    const int kind = static_cast<int>(__ldg(classes + 4 * cls + 1));
-    const long long offset = __ldg(classes + 4 * cls + 2);
-    const long long n_items = __ldg(classes + 4 * cls + 3);
+    long long local_block, offset, n_items;
+    int kind;
+    find_class(classes, n_classes, local_block, kind, offset, n_items);
 
 #define SPLA_FUSED_CASE(SUB_, SEG_)                                                                   \
     fused_item<T, I, K, SUB_, SEG_, COLMAJOR>(indptr, indices, data, x, ldx, k, row_list, seg_row,  \
@@ -137,4 +168,57 @@ spla_spmm_fused(const I* __restrict__ indptr, const I* __restrict__ indices, con
         default: break;  // the host builds only the kinds above
     }
 #undef SPLA_FUSED_CASE
+}
+
+// k past 16 (spla_spmm_fused_wide): the same schedule, every kind with k spread over its lanes
+// (sliced_item), so no lane holds more than one W-wide vector of a row. The host's classes start at
+// CL = K / W lanes a row (kinds CL..32 and segments), X is row-major with vector loads, and k <= K
+// is a multiple of W; anything else runs adaptive.
+template <typename T, typename I, int K, int SUB, bool SEGMENTED>
+__device__ __forceinline__ void wide_item(
+    const I* __restrict__ indptr, const I* __restrict__ indices, const T* __restrict__ data,
+    const T* __restrict__ x, long long ldx, long long k,
+    const I* __restrict__ row_list, const I* __restrict__ seg_row,
+    const long long* __restrict__ seg_begin, const long long* __restrict__ seg_end,
+    long long item_offset, long long n_items, long long local_block,
+    T alpha, T beta, const T* __restrict__ y_in, long long ldy, int use_y_in, T* __restrict__ out, long long ldo) {
+    if constexpr (SUB >= K / spla::spmm::RowVector<T, K>::width) {
+        const long long item = local_block * (256 / SUB) + threadIdx.x / SUB;
+        if (item >= n_items) return;
+        long long row, begin, end;
+        item_range<I, SEGMENTED>(indptr, row_list, seg_row, seg_begin, seg_end, item_offset + item, row, begin,
+                                 end);
+        sliced_item<T, I, K, SUB, SEGMENTED>(indices, data, x, ldx, k, row, begin, end,
+                                             threadIdx.x & (spla::WARP_SIZE - 1), alpha, beta, y_in, ldy, use_y_in,
+                                             out, ldo);
+    }
+}
+
+template <typename T, typename I, int K>
+__global__ void __launch_bounds__(256)
+spla_spmm_fused_wide(const I* __restrict__ indptr, const I* __restrict__ indices, const T* __restrict__ data,
+                     const T* __restrict__ x, long long ldx, long long k,
+                     const long long* __restrict__ classes, int n_classes,
+                     const I* __restrict__ row_list, const I* __restrict__ seg_row,
+                     const long long* __restrict__ seg_begin, const long long* __restrict__ seg_end,
+                     T alpha, T beta, const T* __restrict__ y_in, long long ldy, int use_y_in,
+                     T* __restrict__ out, long long ldo) {
+    constexpr int CL = K / spla::spmm::RowVector<T, K>::width;
+    static_assert(K > 16 && (K & (K - 1)) == 0 && CL <= spla::WARP_SIZE, "one vector a lane, one copy a warp");
+    long long local_block, offset, n_items;
+    int kind;
+    find_class(classes, n_classes, local_block, kind, offset, n_items);
+
+#define SPLA_WIDE_CASE(SUB_, SEG_)                                                                    \
+    wide_item<T, I, K, SUB_, SEG_>(indptr, indices, data, x, ldx, k, row_list, seg_row, seg_begin,  \
+                                   seg_end, offset, n_items, local_block, alpha, beta, y_in, ldy,   \
+                                   use_y_in, out, ldo)
+    switch (kind) {
+        case 8: SPLA_WIDE_CASE(8, false); break;
+        case 16: SPLA_WIDE_CASE(16, false); break;
+        case 32: SPLA_WIDE_CASE(32, false); break;
+        case SPLA_FUSED_KIND_SEGMENT: SPLA_WIDE_CASE(32, true); break;
+        default: break;  // the host builds only kinds of at least CL lanes
+    }
+#undef SPLA_WIDE_CASE
 }

@@ -50,7 +50,7 @@ QUICK_HYBRID = ("blockdense-200k", "gen:blockdense:200000:400:20000:0.5", "400 r
 POISSON = "poisson2d-4096"
 KS = (8, 32)
 KERNELS = ["auto", "regk", "subwarp", "warp", "adaptive", "fused", "fused16", "dia", "cusparse", "cusparse-cupy"]
-SMALL_K_ONLY = {"regk", "fused", "fused16"}  # past k = 16 fused runs the adaptive schedule: not re-measured
+SMALL_K_ONLY = {"regk", "fused16"}  # regk refuses k past 16; fused16 is a variant of fused's k <= 16 kernel
 # (label, kernel, panel engine, family): "vs no dense path" compares within a family
 # (the same sparse schedule with and without the panel). Split-K GEMM-core
 # kernels get rows of their own (spla.bench.spmm.split_k_engines).
@@ -141,8 +141,7 @@ def run_matrix(cupy, name, spec, what, A64, gen_s, log, ks=KS, kernels=KERNELS):
         nbytes = bench.spmv_bytes(A.n_rows, A.n_cols, A.nnz, 4, A.index_dtype.itemsize, k=k)
         record[f"auto_k{k}"] = spmm_bench.auto_choice(A, k)
         record[f"schedule_k{k}"] = spmm_bench.plan_for(A, k, "adaptive").summary()
-        if k <= spmm_bench.SMALL_K_MAX:
-            record[f"fused_schedule_k{k}"] = spmm_bench.plan_for(A, k, "fused").summary()
+        record[f"fused_schedule_k{k}"] = spmm_bench.plan_for(A, k, "fused").summary()
         for kernel in kernels:
             if (kernel in SMALL_K_ONLY and k > spmm_bench.SMALL_K_MAX) or (kernel == "dia" and not has_diagonals):
                 continue

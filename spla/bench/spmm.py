@@ -70,10 +70,11 @@ def plan_for(A_dev, k: int, name: str = "auto", **options) -> planning.SpmmPlan:
 
 
 def adaptive_summary(A_dev, k: int) -> list:
-    """What ``adaptive`` (and, for k <= 16, ``fused``) does with this matrix at this k."""
+    """What ``adaptive`` (and ``fused``, where it does not run adaptive) does with this matrix at this k."""
     lines = plan_for(A_dev, k, "adaptive").summary()
-    if k <= planning.REGK_MAX_K:
-        lines += plan_for(A_dev, k, "fused").summary()
+    fused = plan_for(A_dev, k, "fused")
+    if fused.kernel == "fused":
+        lines += fused.summary()
     return lines
 
 
@@ -184,7 +185,7 @@ def format_spmm_report(r: dict) -> str:
 
 
 # ---------------------------------------------------------------- hooks for scripts/bench_spmm.py
-SMALL_K_MAX = planning.REGK_MAX_K  # fused and regk hold k columns in registers up to this k
+SMALL_K_MAX = planning.REGK_MAX_K  # regk (and fused's k <= 16 kernel) hold k columns in registers up to this k
 to_json = report.to_json
 
 

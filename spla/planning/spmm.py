@@ -27,11 +27,15 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     each (atomicAdd into Y); the plan's dense panels are gathered once into
     dense blocks and multiplied through the GEMM core (:func:`dense_gemm_kernel`).
 ``fused``
-    kernels/spmm_fused.cu, k <= 16 (wider k runs ``adaptive``): the whole
-    adaptive schedule as ONE launch: each length class (lanes per row 1..32,
-    about 8 nonzeros per lane) and the segments of long rows are block ranges
-    of one grid, longest work first, so their tails overlap instead of adding
-    up (plus a tiny init of the segmented rows, and the dense panels).
+    kernels/spmm_fused.cu: the whole adaptive schedule as ONE launch: each
+    length class (lanes per row 1..32, about 8 nonzeros per lane) and the
+    segments of long rows are block ranges of one grid, longest work first,
+    so their tails overlap instead of adding up (plus a tiny init of the
+    segmented rows, and the dense panels). For k <= 16 each lane holds all k
+    columns (the 32-lane classes spread them, :data:`FUSED_SLICED`); past 16
+    every class spreads k over its lanes, a 16-byte vector a lane
+    (:func:`fused_wide_lanes`: k a multiple of the vector, up to 128 columns
+    in float32 and 64 in float64; else ``adaptive`` runs).
 ``dia``
     kernels/spmm_dia.cu. A's diagonals (:mod:`spla.planning.dia`, found once
     and cached on A, as for the SpMV): no indices, a byte a slot through a
@@ -109,6 +113,10 @@ FUSED_LAUNCH_ORDER = (FUSED_KIND_SEGMENT, 32, 16, 8, 4, 2, 1)  # longest work is
 # lanes (a vector of X's row each, several rows of X a load) rather than holding all k columns in
 # every lane (kernels/spmm_common.cuh, slice_sums). Vector loads only.
 FUSED_SLICED = True
+# Past k = 16 fused runs spla_spmm_fused_wide: every class spreads k over its lanes, one 16-byte vector
+# a lane, so a warp holds K = 32 vectors' worth of columns at most (128 in float32, 64 in float64); k
+# must be a multiple of the vector (else, or wider, fused runs adaptive).
+FUSED_WIDE_LANES = 32
 
 # The dense panels' GEMM: spla's GEMM core gives each 128 x 128 tile of the
 # product to one block and walks all of K in it, so a panel of R rows times
@@ -186,6 +194,16 @@ def warp_shape(k: int, vec: int):
     if tiles > MAX_GRID_Y:
         raise KernelError(f"k={k} needs {tiles} column tiles, over CUDA's grid.y limit {MAX_GRID_Y}")
     return cl, j, tiles
+
+
+def fused_wide_lanes(k: int, dtype) -> int | None:
+    """Lanes a row of X takes in spla_spmm_fused_wide at this k (``K / W``, the smallest class), or None
+    where fused runs adaptive (k <= 16 runs spla_spmm_fused; k not a multiple of a 16-byte vector; wider
+    than a warp of vectors)."""
+    vec = 16 // np.dtype(dtype).itemsize
+    if k <= REGK_MAX_K or k % vec or next_pow2(k) > FUSED_WIDE_LANES * vec:
+        return None
+    return next_pow2(k) // vec
 
 
 def fused_sub(length: int, nnz_per_lane: int = FUSED_NNZ_PER_LANE) -> int:
@@ -371,11 +389,11 @@ def hybrid_schedule(A, *, dense: bool = True) -> HybridSchedule:
 
 # ---------------------------------------------------------------- fused schedule
 def fused_partition(lengths: np.ndarray, excluded_rows=(), *, nnz_per_lane: int = FUSED_NNZ_PER_LANE,
-                    long_row: int = SEGMENT_NNZ):
+                    long_row: int = SEGMENT_NNZ, min_lanes: int = 1):
     """Split every row not in ``excluded_rows`` into fused work classes.
 
     Returns ([(kind, host row ids ascending)], long rows): kind is the lanes
-    per row (``FUSED_SUBS``), in ``FUSED_LAUNCH_ORDER``; rows longer than
+    per row (``FUSED_SUBS``, at least ``min_lanes``), in ``FUSED_LAUNCH_ORDER``; rows longer than
     ``long_row`` are returned separately for ``segment_ranges``. Every row
     (empty ones included: they still write beta * Y or 0) lands in exactly
     one place.
@@ -387,6 +405,7 @@ def fused_partition(lengths: np.ndarray, excluded_rows=(), *, nnz_per_lane: int 
     sub_of_row = np.full(lengths.size, FUSED_SUBS[-1], dtype=np.int64)
     for sub in reversed(FUSED_SUBS):  # smallest sub that fits wins: assign from the widest down
         sub_of_row[lengths <= nnz_per_lane * sub] = sub
+    sub_of_row = np.maximum(sub_of_row, min_lanes)
     short = keep & ~long_mask
     classes = []
     for kind in FUSED_LAUNCH_ORDER:
@@ -419,7 +438,8 @@ def fused_table(classes, n_segments: int):
 
 @dataclass(frozen=True)
 class FusedSchedule:
-    """Everything one fused launch needs (host arrays), built once per (matrix, dense, nnz_per_lane)."""
+    """Everything one fused launch needs (host arrays), built once per (matrix, dense, nnz_per_lane,
+    min_lanes)."""
 
     key: tuple
     table: np.ndarray          # int64 (n_classes, 4): first block, kind, item offset, items
@@ -439,21 +459,23 @@ class FusedSchedule:
             what = (f"{items:,} segments of <= {SEGMENT_NNZ} nnz, 32 lanes each (atomicAdd)"
                     if kind == FUSED_KIND_SEGMENT else f"{items:,} rows, {kind} lanes/row")
             lines.append(f"fused class from block {first:,}: {what}")
-        lines.append(f"one launch of {self.n_blocks:,} blocks (K={next_pow2(k)})"
+        layout = ", k spread over each row's lanes" if k > REGK_MAX_K else ""
+        lines.append(f"one launch of {self.n_blocks:,} blocks (K={next_pow2(k)}{layout})"
                      + (f" after init of {self.n_long_rows:,} long rows" if self.n_long_rows else ""))
         return lines + _panel_lines(self.panels, engines)
 
 
-def fused_schedule(A, *, dense: bool = True, nnz_per_lane: int = FUSED_NNZ_PER_LANE) -> FusedSchedule:
-    """The fused schedule of A (cached on A)."""
-    key = ("spmm-fused", dense, nnz_per_lane)
+def fused_schedule(A, *, dense: bool = True, nnz_per_lane: int = FUSED_NNZ_PER_LANE,
+                   min_lanes: int = 1) -> FusedSchedule:
+    """The fused schedule of A (cached on A); ``min_lanes``: the fewest lanes a row (the wide kernel's K / W)."""
+    key = ("spmm-fused", dense, nnz_per_lane, min_lanes)
     if key in A._cache:
         return A._cache[key]
     indptr = host_indptr(A)
     lengths = np.diff(indptr)
     panels = panels_for(A) if dense else ()
     excluded = np.concatenate([p.rows for p in panels]) if panels else np.zeros(0, np.int64)
-    classes, long_rows = fused_partition(lengths, excluded, nnz_per_lane=nnz_per_lane)
+    classes, long_rows = fused_partition(lengths, excluded, nnz_per_lane=nnz_per_lane, min_lanes=min_lanes)
     segments = segment_ranges(indptr, long_rows) if long_rows.size else None
     table, row_list, n_blocks = fused_table(classes, 0 if segments is None else int(segments[0].size))
     if n_blocks > MAX_GRID_X:
@@ -494,8 +516,8 @@ def panel_plans(panels, k: int, dtype, *, dense_gemm: str | None = None, multipr
 class SpmmPlan:
     """How one SpMM runs: the kernel family, its parameters and schedule.
 
-    ``kernel`` is what runs (``auto`` resolved; ``fused`` past k = 16 becomes
-    ``adaptive``); ``requested`` what was asked for. ``schedule`` is a
+    ``kernel`` is what runs (``auto`` resolved; ``fused`` becomes ``adaptive``
+    past k = 16 where :func:`fused_wide_lanes` says no); ``requested`` what was asked for. ``schedule`` is a
     :class:`HybridSchedule` (``adaptive``) or :class:`FusedSchedule`
     (``fused``); ``panels`` the GEMM plan of each of its dense panels.
     """
@@ -547,14 +569,15 @@ def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_la
     name = choose_kernel(A, k) if kernel == "auto" else kernel
     if name == "regk" and k > REGK_MAX_K:
         raise KernelError(f"regk keeps k columns in registers, at most {REGK_MAX_K}; k={k} (use warp)")
-    if name == "fused" and k > REGK_MAX_K:  # the fused kernel holds k columns in registers
+    wide_lanes = fused_wide_lanes(k, A.dtype)
+    if name == "fused" and k > REGK_MAX_K and wide_lanes is None:
         name = "adaptive"
     dtype = np.dtype(A.dtype)
     if name == "regk":
         return SpmmPlan(name, kernel, k, dtype, regk_sub=regk_sub(_row_stats(A)[0]))
     if name in ("adaptive", "fused"):
         schedule = (hybrid_schedule(A, dense=dense) if name == "adaptive"
-                    else fused_schedule(A, dense=dense, nnz_per_lane=nnz_per_lane))
+                    else fused_schedule(A, dense=dense, nnz_per_lane=nnz_per_lane, min_lanes=wide_lanes or 1))
         return SpmmPlan(name, kernel, k, dtype, schedule=schedule,
                         panels=panel_plans(schedule.panels, k, dtype, dense_gemm=dense_gemm,
                                            multiprocessors=multiprocessors), sliced=bool(sliced))

@@ -576,18 +576,19 @@ def test_spmm_hot_path_gives_the_checked_paths_product(emulated, rng, monkeypatc
     _assert_packed_launches_repeat(launcher, launches[0], launches[-1])
 
 
-@pytest.mark.parametrize("kernel, matrix, packed", [
-    ("fused", "mixed", ["spla_spmm_init_rows", "spla_spmm_fused"]),
-    ("adaptive", "rows-cut-by-tiles", ["spla_spmm_regk", "spla_spmm_regk", "spla_spmm_warp"]),
-    ("adaptive", "mixed", ["spla_spmm_init_rows", "spla_spmm_warp"] + ["spla_spmm_regk"] * 3 + ["spla_spmm_warp"])])
-def test_spmm_hot_path_packs_a_run_of_launches(emulated, rng, monkeypatch, kernel, matrix, packed):
+@pytest.mark.parametrize("kernel, matrix, k, packed", [
+    ("fused", "mixed", 4, ["spla_spmm_init_rows", "spla_spmm_fused"]),
+    ("fused", "mixed", 32, ["spla_spmm_init_rows", "spla_spmm_fused_wide"]),
+    ("adaptive", "rows-cut-by-tiles", 4, ["spla_spmm_regk", "spla_spmm_regk", "spla_spmm_warp"]),
+    ("adaptive", "mixed", 4, ["spla_spmm_init_rows", "spla_spmm_warp"] + ["spla_spmm_regk"] * 3 + ["spla_spmm_warp"])])
+def test_spmm_hot_path_packs_a_run_of_launches(emulated, rng, monkeypatch, kernel, matrix, k, packed):
     """A run of several launches is packed whole: fused's over rows long enough to be cut in segments
-    (the segmented rows set to zero, then the fused grid), adaptive's row groups, and adaptive's
-    over long rows (their rows set to zero, their segments, then the row groups). (With dense
-    panels neither is: the GPU suite's test_hot_path_packs_only_a_run_of_launches, as the
+    (the segmented rows set to zero, then the fused grid, narrow or wide), adaptive's row groups, and
+    adaptive's over long rows (their rows set to zero, their segments, then the row groups). (With
+    dense panels neither is: the GPU suite's test_hot_path_packs_only_a_run_of_launches, as the
     stand-in has no cupyx.)"""
     A, S = _spmm_case(rng, np.float32, matrix)
-    launcher, launches = _hot_path_calls(emulated, rng, monkeypatch, A, S, kernel, 4)
+    launcher, launches = _hot_path_calls(emulated, rng, monkeypatch, A, S, kernel, k)
     assert not launcher.plan.schedule.panels
     assert [name.split("<")[0] for name, *_ in launches[-1]] == packed
     _assert_packed_launches_repeat(launcher, launches[0], launches[-1])
@@ -690,6 +691,44 @@ def test_spmm_fused_gives_the_exact_product(emulated, rng, dtype, k, layout, sli
     launched = {launch[0].split("<")[0] for launch in emulated.launches}
     assert "spla_spmm_fused" in launched and ("spla_spmm_init_rows" in launched) == (name == "mixed")
     assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y)
+
+@pytest.mark.parametrize("dtype, k", [(np.float32, 20), (np.float32, 32), (np.float32, 40), (np.float32, 128),
+                                      (np.float64, 18), (np.float64, 64)])
+@pytest.mark.parametrize("name", ["mixed", "empty-edges"])
+def test_spmm_fused_wide_gives_the_exact_product(emulated, rng, dtype, k, name):
+    """fused past k = 16 (spla_spmm_fused_wide: every class from K / W lanes a row up, and the
+    segments, with k spread over the lanes; k under K leaves the last slices idle), with alpha,
+    beta and Y; an X whose rows are not 16-byte aligned runs adaptive, as exactly."""
+    from spla.backends.cuda.spmm_fused import FusedLauncher
+    from spla.planning import spmm as planning
+
+    A, S = _spmm_case(rng, dtype, name)
+    plan = planning.plan_spmm(A, k, "fused", dense=False, multiprocessors=1)
+    vec = 16 // np.dtype(dtype).itemsize
+    assert plan.kernel == "fused" and set(plan.schedule.table[:, 1]) <= {-32, 8, 16, 32}
+    assert min(kind for kind in plan.schedule.table[:, 1] if kind > 0) >= planning.next_pow2(k) // vec
+    for ld in (k, k + 1):
+        x, X = _block(rng, dtype, S.shape[1], k, ld=ld)
+        y, Y = _block(rng, dtype, S.shape[0], k)
+        Y *= 2  # even, so beta's half of it is exact
+        y.array.a[...] = Y
+        out = FakeArray(np.full((S.shape[0], k), np.nan, dtype))
+        before = len(emulated.launches)
+        FusedLauncher(A, plan)(x, k, out, y, 3.0, 0.5)
+        launched = {launch[0].split("<")[0] for launch in emulated.launches[before:]}
+        assert ("spla_spmm_fused_wide" in launched) == (ld == k), launched
+        assert np.array_equal(out.get(), 3 * (S @ X) + 0.5 * Y), f"ld {ld}"
+
+
+@pytest.mark.parametrize("dtype, k, runs", [(np.float32, 18, "adaptive"), (np.float32, 132, "adaptive"),
+                                            (np.float64, 66, "adaptive"), (np.float64, 24, "fused")])
+def test_spmm_fused_runs_adaptive_where_the_wide_kernel_cannot(emulated, rng, dtype, k, runs):
+    """Past k = 16 fused needs k a multiple of a 16-byte vector and at most a warp of vectors."""
+    from spla.planning import spmm as planning
+
+    A, _ = _spmm_case(rng, dtype)
+    assert planning.plan_spmm(A, k, "fused", dense=False, multiprocessors=1).kernel == runs
+
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(1, 1), (37, 5), (9, 131), (300, 64)])

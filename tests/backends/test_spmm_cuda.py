@@ -270,6 +270,30 @@ def test_fused_long_rows_and_every_class(rng, k, order):
     assert cupy.array_equal(first[short], spla.spmm(M, X, kernel="fused")[short])
 
 
+@pytest.mark.parametrize("dtype, k", [(np.float32, 20), (np.float32, 32), (np.float32, 64), (np.float32, 128),
+                                      (np.float64, 18), (np.float64, 64)])
+def test_fused_wide_long_rows_and_every_class(rng, dtype, k):
+    """fused past k = 16 (spla_spmm_fused_wide): every class from K / W lanes a row up and the
+    segments, with alpha, beta and Y; X views it cannot read with vectors run adaptive."""
+    lengths = np.concatenate([rng.integers(0, 9, 2000), rng.integers(9, 300, 300), rng.integers(300, 1025, 20)])
+    lengths[[7, 1500]] = [5000, 1025]
+    rng.shuffle(lengths)
+    A = rows_of_lengths(rng, lengths, 150_000, dtype)
+    M = spla.CSRMatrix.from_scipy(A).to_device()
+    plan = P.plan_spmm(M, k, "fused")
+    lanes = P.fused_wide_lanes(k, dtype)
+    assert plan.kernel == "fused" and lanes is not None
+    assert set(plan.schedule.table[:, 1].tolist()) == {P.FUSED_KIND_SEGMENT, *(s for s in P.FUSED_SUBS if s >= lanes)}
+    X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(dtype))
+    Y0 = cupy.full((A.shape[0], k), cupy.nan, dtype=dtype)
+    check(spla.spmm(M, X, Y0, beta=0.0, kernel="fused"), A, X)
+    Y0 = cupy.asarray(rng.standard_normal((A.shape[0], k)).astype(dtype))
+    check(spla.spmm(M, X, Y0, alpha=2.0, beta=-3.0, kernel="fused"), A, X, 2.0, -3.0, Y0)
+    wide = cupy.asarray(rng.standard_normal((A.shape[1], k + 1)).astype(dtype))
+    check(spla.spmm(M, wide[:, 1:], kernel="fused"), A, wide[:, 1:])  # ld k + 1, base 1 value off: adaptive
+    check(spla.spmm(M, cupy.asfortranarray(X), kernel="fused"), A, X)
+
+
 def _gemm_engines(dtype):
     engines = ["cublas"]
     split_k = [name for name in G.ALL_KERNELS if "split" in name]

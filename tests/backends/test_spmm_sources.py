@@ -31,6 +31,9 @@ def test_kernel_names_are_declared_and_prefixed():
     assert len(names) == len(set(names)) == 4 * 32 + 4 * 16 + 8 * 20
     fused = [n for src in F.FUSED_SOURCES.values() for n in src.names]
     assert len(set(fused)) == 8 * 5  # 5 register widths per (value, index, layout)
+    wide = [n for src in F.WIDE_SOURCES.values() for n in src.names]
+    assert len(set(wide)) == 2 * 3 + 2 * 2  # K = 32, 64, 128 in float32 and 32, 64 in float64, per index type
+    fused += wide
     init = [n for src in L.INIT_ROWS_SOURCES.values() for n in src.names]
     assert len(set(init)) == 4  # one per (value, index)
     names += fused + init
@@ -44,6 +47,7 @@ def test_spmm_kernels_compile_for_sm90(tmp_path):
                L.SUBWARP_SOURCES[(F32, I32)], L.SUBWARP_SOURCES[(F64, I64)],
                L.REGK_SOURCES[(F32, I32, False)], L.REGK_SOURCES[(F64, I64, True)],
                F.FUSED_SOURCES[(F32, I32, False)], F.FUSED_SOURCES[(F64, I64, True)],
+               F.WIDE_SOURCES[(F32, I32)], F.WIDE_SOURCES[(F64, I64)],
                *L.INIT_ROWS_SOURCES.values()]
     body = ['#include "spmm_warp.cu"', '#include "spmm_subwarp.cu"', '#include "spmm_regk.cu"',
             '#include "spmm_fused.cu"', '#include "spmm_init_rows.cu"']

@@ -195,7 +195,9 @@ def test_plans_are_immutable_and_resolve_auto():
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.kernel = "warp"
     assert P.plan_spmm(A, 8) .key == plan.key, "schedules are cached on the matrix"
-    assert P.plan_spmm(A, 17, "fused").kernel == "adaptive", "fused holds k <= 16 in registers"
+    assert P.plan_spmm(A, 17, "fused").kernel == "adaptive", "past 16 fused needs k a multiple of a vector"
+    assert P.plan_spmm(A, 32, "fused").kernel == "fused" and P.fused_wide_lanes(32, A.dtype) == 32 // (16 // 8)
+    assert P.plan_spmm(A, 66, "fused").kernel == "adaptive", "a warp holds 32 vectors: 64 float64 columns"
     assert P.plan_spmm(A, 8, "fused", dense=False).schedule.key != plan.schedule.key
     poisson = generators.from_spec("gen:poisson2d:32")
     assert P.plan_spmm(poisson, 4).regk_sub == P.regk_sub(poisson.nnz / poisson.n_rows)

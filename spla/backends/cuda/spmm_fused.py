@@ -2,14 +2,17 @@
 
 The schedule's class table, row list and segments are uploaded once and
 cached on the matrix; a call inits the segmented rows (``beta * Y`` or 0,
-kernels/spmm_init_rows.cu), launches the fused grid, then runs the dense panels.
+kernels/spmm_init_rows.cu), launches the fused grid (spla_spmm_fused for
+k <= 16, spla_spmm_fused_wide past it), then runs the dense panels. The wide
+kernel reads row-major X with vector loads only; a call whose arrays do not
+allow them runs ``adaptive`` instead.
 Without panels a call is those two launches, which ``spla.spmm``'s hot path
 packs (:class:`~.spmm.SpmmLauncher`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -18,8 +21,8 @@ from ...device import require_cupy
 from ...planning import spmm as planning
 from ...planning.spmm import REGK_K
 from .runtime import INDEX_TYPES, VALUE_TYPES, KernelSource, template
-from .spmm_hybrid import device_panels, run_panels
-from .spmm_launch import Launch, Operand, launch, launch_init_rows, output_args, regk_vec_ok, scalar, types
+from .spmm_hybrid import HybridLauncher, device_panels, run_panels
+from .spmm_launch import Launch, Operand, launch, launch_init_rows, output_args, regk_vec_ok, scalar, types, vector_fits
 
 
 def fused_name(value, index, k_reg, colmajor) -> str:
@@ -30,6 +33,22 @@ FUSED_SOURCES = {
     (value, index, colmajor): KernelSource("spmm_fused.cu", [
         fused_name(value, index, k_reg, colmajor) for k_reg in REGK_K])
     for value in VALUE_TYPES for index in INDEX_TYPES for colmajor in (False, True)
+}
+
+
+def wide_name(value, index, k_reg) -> str:
+    return template("spla_spmm_fused_wide", value, index, k_reg)
+
+
+def wide_k(value) -> list:
+    """The K (powers of two past 16) spla_spmm_fused_wide is instantiated for at this value type."""
+    vec = 16 // np.dtype(value).itemsize
+    return [2 ** e for e in range(5, 8) if 2 ** e <= planning.FUSED_WIDE_LANES * vec]
+
+
+WIDE_SOURCES = {
+    (value, index): KernelSource("spmm_fused.cu", [wide_name(value, index, k_reg) for k_reg in wide_k(value)])
+    for value in VALUE_TYPES for index in INDEX_TYPES
 }
 
 
@@ -63,9 +82,8 @@ def _upload(A, schedule: planning.FusedSchedule) -> _DeviceFused:
 
 
 class FusedLauncher:
-    """A bound ``fused`` plan (k <= 16): ``launcher(x, k, out, y_in, alpha, beta)``; reads row- or column-major X."""
-
-    allow_colmajor = True
+    """A bound ``fused`` plan: ``launcher(x, k, out, y_in, alpha, beta)``; reads row- or column-major X at
+    k <= 16, row-major past it."""
 
     def __init__(self, A, plan: planning.SpmmPlan):
         self.A = A
@@ -73,19 +91,35 @@ class FusedLauncher:
         assert isinstance(plan.schedule, planning.FusedSchedule)
         self.schedule = plan.schedule
         self.state = _upload(A, plan.schedule)
+        self.wide = plan.k > planning.REGK_MAX_K
+        self.allow_colmajor = not self.wide
         self.functions: dict = {}  # colmajor -> the fused kernel, compiled on first use of that layout
+        self.unaligned: HybridLauncher | None = None  # the wide kernel's stand-in for arrays it cannot read
 
     def _function(self, colmajor: bool):
         if colmajor not in self.functions:
             value, index = types(self.A)
             k_reg = planning.next_pow2(self.plan.k)
-            self.functions[colmajor] = FUSED_SOURCES[(value, index, colmajor)].function(
-                fused_name(value, index, k_reg, colmajor))
+            self.functions[colmajor] = (
+                WIDE_SOURCES[(value, index)].function(wide_name(value, index, k_reg)) if self.wide
+                else FUSED_SOURCES[(value, index, colmajor)].function(fused_name(value, index, k_reg, colmajor)))
         return self.functions[colmajor]
+
+    def _adaptive(self) -> HybridLauncher:
+        if self.unaligned is None:  # the same dense panels, through the same GEMM plans
+            plan = planning.plan_spmm(self.A, self.plan.k, "adaptive", dense=bool(self.schedule.panels))
+            self.unaligned = HybridLauncher(self.A, replace(plan, panels=self.plan.panels))
+        return self.unaligned
 
     def __call__(self, x: Operand, k: int, out, y_in: Operand | None, alpha, beta) -> tuple[Launch, ...] | None:
         """Run; the launches made where there are no dense panels (else None: the run is more)."""
         A, fs, state = self.A, self.schedule, self.state
+        if self.wide:
+            if not vector_fits(A, 16 // A.dtype.itemsize, x, k, out, y_in):
+                return self._adaptive()(x, k, out, y_in, alpha, beta)
+            switches: tuple = ()
+        else:
+            switches = (np.int32(regk_vec_ok(A, x, k, out, y_in)), np.int32(self.plan.sliced))
         fused = self._function(x.colmajor)
         launches = []
         if state.long_rows is not None:
@@ -94,8 +128,7 @@ class FusedLauncher:
             launches.append(launch(fused, (fs.n_blocks,), (
                 A.indptr, A.indices, A.data, x.array, np.int64(x.ld), np.int64(k),
                 state.table, np.int32(fs.table.shape[0]), state.row_list, state.seg_row, state.seg_begin,
-                state.seg_end, np.int32(regk_vec_ok(A, x, k, out, y_in)), np.int32(self.plan.sliced),
-                scalar(A, alpha), scalar(A, beta),
+                state.seg_end, *switches, scalar(A, alpha), scalar(A, beta),
                 *output_args(out, y_in)), x_slot=3))
         if state.panels:
             run_panels(A, state.panels, self.plan.panels, x, k, out, y_in, alpha, beta)
