@@ -27,7 +27,8 @@ SPMM_VARIANTS: dict[str, tuple[str, dict]] = {
     "adaptive-sparse": ("adaptive", {"dense": False}),   # the hybrid schedule without its dense panels
     "fused-sparse": ("fused", {"dense": False}),
     "fused16": ("fused", {"nnz_per_lane": 16}),          # about 16 nonzeros per lane: fewer lanes and shuffles
-    "fused-regs": ("fused", {"sliced": False}),          # every class holds all k columns in each lane
+    "fused-regs": ("fused", {"sliced": False}),          # k <= 16: every class holds all k columns in each lane
+    "fused-sliced": ("fused", {"sliced": True}),         # k <= 16: the 32-lane classes spread k over their lanes
 }
 
 GEMM_VARIANTS: dict[str, GemmKernel] = {k.name: gemm_planning.checked(k) for k in [

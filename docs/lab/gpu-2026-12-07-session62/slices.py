@@ -1,8 +1,8 @@
 """Session 62: fused's 32-lane classes with k spread over their lanes (slice_sums) against k in every lane.
 
-On every skewed corpus family (auto's fused branch) at k = 8 and 16, both dtypes: fused as it is now
-(rows over 128 nonzeros and the segments spread k over their lanes), fused-regs (they do not: fused
-before this session), adaptive and cuSPARSE SpMM. Each is
+On every skewed corpus family (auto's fused branch) at k = 8 and 16, both dtypes: fused-sliced (rows
+over 128 nonzeros and the segments spread k over their lanes), fused-regs (they do not: fused before
+this session), adaptive and cuSPARSE SpMM. Each is
 checked against a float64 product, then timed in turns (3 rounds, device time; variants run through the
 backend's plan hook, so their per-call figures are not the hot path's and are not reported). Prints a
 line per (matrix, dtype, k), then each variant over fused-regs per half; writes slices.json.
@@ -30,7 +30,7 @@ from spla.bench.variants import spmm_kernel
 from spla.planning import spmm as spmm_planning
 
 KS = tuple(int(k) for k in os.environ.get("KS", "8 16").split())
-KERNELS = ("fused", "fused-regs", "adaptive", "cusparse")
+KERNELS = ("fused-sliced", "fused-regs", "adaptive", "cusparse")
 TOLERANCE = {"float32": 1e-4, "float64": 1e-12}
 
 
@@ -81,15 +81,16 @@ def main(out: Path, nnz: int) -> None:
                 get = {kn: us.get(kn, float("nan")) for kn in KERNELS}
                 print(f"{half} {name} {dtype} k={k} (mean {mean:.1f}, max {int(longest)}): device us "
                       + " ".join(f"{kn} {t:.1f}" for kn, t in get.items())
-                      + f" | fused over fused-regs {get['fused-regs'] / get['fused']:.3f}x | fused x adaptive "
-                      f"{get['adaptive'] / get['fused']:.2f}, x cuSPARSE {get['cusparse'] / get['fused']:.2f}"
+                      + f" | fused-sliced over fused-regs {get['fused-regs'] / get['fused-sliced']:.3f}x | "
+                      f"fused-sliced x adaptive {get['adaptive'] / get['fused-sliced']:.2f}, x cuSPARSE "
+                      f"{get['cusparse'] / get['fused-sliced']:.2f}"
                       + ("" if max(errors.values()) <= TOLERANCE[dtype] else f" | FAILED CHECK {errors}"), flush=True)
                 (out / "slices.json").write_text(json.dumps({"environment": bench.environment(),
                                                              "records": records}, indent=1))
             A = None
         A64 = None
     for half in ("fit", "report"):
-        for variant in ("fused", "adaptive"):
+        for variant in ("fused-sliced", "adaptive"):
             rows = [r for r in records if r["half"] == half and {variant, "fused-regs"} <= r["device_us"].keys()]
             if rows:
                 gains = [r["device_us"]["fused-regs"] / r["device_us"][variant] for r in rows]
