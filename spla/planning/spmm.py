@@ -53,7 +53,8 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     runs ``dia`` (its rule or a tuned choice) and k <= ``DIA_MAX_K`` (16)
     -> ``dia``; a longest row over
     ``SEGMENT_NNZ`` nonzeros or over ``8 * mean + 64`` (skewed rows) ->
-    ``fused`` for k <= 16, else ``adaptive``; else a mean row length <= 64 ->
+    ``fused`` (past k = 16 where its wide kernel takes k, else ``adaptive``);
+    else a mean row length <= 64 ->
     ``subwarp`` (:data:`SHORT_ROWS`); else ``warp``. See BENCHMARKS.md for
     the measurements behind each threshold.
 
@@ -215,12 +216,12 @@ def fused_sub(length: int, nnz_per_lane: int = FUSED_NNZ_PER_LANE) -> int:
 
 
 # ---------------------------------------------------------------- auto rule
-def choose_from_stats(mean: float, longest: int, k: int) -> str:
+def choose_from_stats(mean: float, longest: int, k: int, dtype=np.float32) -> str:
     """The ``auto`` rule on row statistics (documented in the module docstring)."""
     if k == 1:
         return "spmv-loop"
     if longest > SEGMENT_NNZ or longest > 8 * mean + 64:
-        return "fused" if k <= REGK_MAX_K else "adaptive"
+        return "fused" if k <= REGK_MAX_K or fused_wide_lanes(k, dtype) else "adaptive"
     if mean <= LENGTH_CLASSES[-1]:
         return SHORT_ROWS
     return "warp"
@@ -233,7 +234,7 @@ def choose_kernel(A, k: int) -> str:
     if 1 < k <= DIA_MAX_K and parse_kernel(spmv_choice(A))[0] == "dia":
         return "dia"
     mean, longest = _row_stats(A)
-    return choose_from_stats(mean, longest, k)
+    return choose_from_stats(mean, longest, k, A.dtype)
 
 
 # ---------------------------------------------------------------- hybrid schedule

@@ -94,7 +94,9 @@ def test_auto_policy():
     huge = generators.from_spec("gen:hugerows:20000:3:5000")
     assert P.choose_kernel(huge, 8) == "fused"
     assert P.choose_kernel(huge, 16) == "fused"
-    assert P.choose_kernel(huge, 17) == "adaptive"
+    assert P.choose_kernel(huge, 17) == "adaptive", "past 16 fused needs k a multiple of a 16-byte vector"
+    assert [P.choose_kernel(huge, k) for k in (20, 32, 64)] == ["fused"] * 3
+    assert P.choose_kernel(huge, 128) == ("fused" if huge.dtype == np.float32 else "adaptive")
 
 
 def test_auto_runs_dia_where_the_spmvs_auto_does():
