@@ -36,12 +36,19 @@
 
 namespace {
 
-// Work item `index` of a class: its row and that row's nonzeros, or a segment's part of them.
-template <typename I, bool SEGMENTED>
-__device__ __forceinline__ void item_range(const I* __restrict__ indptr, const I* __restrict__ row_list,
+// This thread's work item in its class (block `local_block` of the class, SUB lanes an item): false past
+// the class's last item (the SUB lanes of a group share it, so groups leave whole); else the item's row
+// and that row's nonzeros, or a segment's part of them.
+template <typename I, int SUB, bool SEGMENTED>
+__device__ __forceinline__ bool item_range(const I* __restrict__ indptr, const I* __restrict__ row_list,
                                            const I* __restrict__ seg_row, const long long* __restrict__ seg_begin,
-                                           const long long* __restrict__ seg_end, long long index,
-                                           long long& row, long long& begin, long long& end) {
+                                           const long long* __restrict__ seg_end, long long item_offset,
+                                           long long n_items, long long local_block, long long& row,
+                                           long long& begin, long long& end) {
+    constexpr int ITEMS_PER_BLOCK = 256 / SUB;  // blockDim.x == 256, asserted on the host
+    const long long item = local_block * ITEMS_PER_BLOCK + threadIdx.x / SUB;
+    if (item >= n_items) return false;
+    const long long index = item_offset + item;
     if constexpr (SEGMENTED) {
         row = static_cast<long long>(seg_row[index]);
         begin = seg_begin[index];
@@ -51,6 +58,7 @@ __device__ __forceinline__ void item_range(const I* __restrict__ indptr, const I
         begin = static_cast<long long>(indptr[row]);
         end = static_cast<long long>(indptr[row + 1]);
     }
+    return true;
 }
 
 // One item with k spread over the group's lanes (slice_sums): the first copy of the
@@ -84,13 +92,13 @@ __device__ __forceinline__ void fused_item(
     long long item_offset, long long n_items, long long local_block, int vec_ok, int sliced,
     T alpha, T beta, const T* __restrict__ y_in, long long ldy, int use_y_in,
     T* __restrict__ out, long long ldo) {
-    constexpr int ITEMS_PER_BLOCK = 256 / SUB;
-    const long long item = local_block * ITEMS_PER_BLOCK + threadIdx.x / SUB;
-    if (item >= n_items) return;  // the SUB lanes of a group share `item`, so groups leave whole
+    long long row, begin, end;
+    if (!item_range<I, SUB, SEGMENTED>(indptr, row_list, seg_row, seg_begin, seg_end, item_offset, n_items,
+                                       local_block, row, begin, end)) {
+        return;
+    }
     const int lane = threadIdx.x & (spla::WARP_SIZE - 1);
     const int sub = lane & (SUB - 1);
-    long long row, begin, end;
-    item_range<I, SEGMENTED>(indptr, row_list, seg_row, seg_begin, seg_end, item_offset + item, row, begin, end);
 
     constexpr int CL = K / spla::spmm::RowVector<T, K>::width;  // lanes that hold one copy of the K columns
     if constexpr (!COLMAJOR && CL > 1 && SUB == spla::WARP_SIZE) {
@@ -147,7 +155,6 @@ spla_spmm_fused(const I* __restrict__ indptr, const I* __restrict__ indices, con
                 int vec_ok, int sliced, T alpha, T beta, const T* __restrict__ y_in, long long ldy,
                 int use_y_in, T* __restrict__ out, long long ldo) {
     static_assert(K >= 1 && K <= 16 && (K & (K - 1)) == 0, "K (columns in registers) is a power of two <= 16");
-    // blockDim.x == 256 (asserted on the host): ITEMS_PER_BLOCK above assumes it.
     long long local_block, offset, n_items;
     int kind;
     find_class(classes, n_classes, local_block, kind, offset, n_items);
@@ -183,11 +190,11 @@ __device__ __forceinline__ void wide_item(
     long long item_offset, long long n_items, long long local_block,
     T alpha, T beta, const T* __restrict__ y_in, long long ldy, int use_y_in, T* __restrict__ out, long long ldo) {
     if constexpr (SUB >= K / spla::spmm::RowVector<T, K>::width) {
-        const long long item = local_block * (256 / SUB) + threadIdx.x / SUB;
-        if (item >= n_items) return;
         long long row, begin, end;
-        item_range<I, SEGMENTED>(indptr, row_list, seg_row, seg_begin, seg_end, item_offset + item, row, begin,
-                                 end);
+        if (!item_range<I, SUB, SEGMENTED>(indptr, row_list, seg_row, seg_begin, seg_end, item_offset, n_items,
+                                           local_block, row, begin, end)) {
+            return;
+        }
         sliced_item<T, I, K, SUB, SEGMENTED>(indices, data, x, ldx, k, row, begin, end,
                                              threadIdx.x & (spla::WARP_SIZE - 1), alpha, beta, y_in, ldy, use_y_in,
                                              out, ldo);
