@@ -1,4 +1,5 @@
-// spmm_fused: the whole adaptive SpMM schedule for k <= 16 in ONE launch.
+// spmm_fused: the whole adaptive SpMM schedule in ONE launch (spla_spmm_fused for k <= 16,
+// spla_spmm_fused_wide past it, at the end of this file).
 //
 // Why: the multi-launch schedule (backends/cuda/spmm_hybrid.py) issues one launch
 // per plan bin and length class (6-8 on a power-law graph, plus the zeroing

@@ -201,7 +201,7 @@ def fused_wide_lanes(k: int, dtype) -> int | None:
     """Lanes a row of X takes in spla_spmm_fused_wide at this k (``K / W``, the smallest class), or None
     where fused runs adaptive (k <= 16 runs spla_spmm_fused; k not a multiple of a 16-byte vector; wider
     than a warp of vectors)."""
-    vec = 16 // np.dtype(dtype).itemsize
+    vec = WARP_VECTOR[np.dtype(dtype)]
     if k <= REGK_MAX_K or k % vec or next_pow2(k) > FUSED_WIDE_LANES * vec:
         return None
     return next_pow2(k) // vec
@@ -394,8 +394,8 @@ def fused_partition(lengths: np.ndarray, excluded_rows=(), *, nnz_per_lane: int 
     """Split every row not in ``excluded_rows`` into fused work classes.
 
     Returns ([(kind, host row ids ascending)], long rows): kind is the lanes
-    per row (``FUSED_SUBS``, at least ``min_lanes``), in ``FUSED_LAUNCH_ORDER``; rows longer than
-    ``long_row`` are returned separately for ``segment_ranges``. Every row
+    per row (``FUSED_SUBS``, at least ``min_lanes``), in ``FUSED_LAUNCH_ORDER``;
+    rows longer than ``long_row`` are returned separately for ``segment_ranges``. Every row
     (empty ones included: they still write beta * Y or 0) lands in exactly
     one place.
     """
@@ -518,9 +518,10 @@ class SpmmPlan:
     """How one SpMM runs: the kernel family, its parameters and schedule.
 
     ``kernel`` is what runs (``auto`` resolved; ``fused`` becomes ``adaptive``
-    past k = 16 where :func:`fused_wide_lanes` says no); ``requested`` what was asked for. ``schedule`` is a
-    :class:`HybridSchedule` (``adaptive``) or :class:`FusedSchedule`
-    (``fused``); ``panels`` the GEMM plan of each of its dense panels.
+    past k = 16 where :func:`fused_wide_lanes` says no); ``requested`` what
+    was asked for. ``schedule`` is a :class:`HybridSchedule` (``adaptive``) or
+    :class:`FusedSchedule` (``fused``); ``panels`` the GEMM plan of each of
+    its dense panels.
     """
 
     kernel: str

@@ -42,7 +42,7 @@ def wide_name(value, index, k_reg) -> str:
 
 def wide_k(value) -> list:
     """The K (powers of two past 16) spla_spmm_fused_wide is instantiated for at this value type."""
-    vec = 16 // np.dtype(value).itemsize
+    vec = planning.WARP_VECTOR[np.dtype(value)]
     return [2 ** e for e in range(5, 8) if 2 ** e <= planning.FUSED_WIDE_LANES * vec]
 
 
@@ -115,7 +115,7 @@ class FusedLauncher:
         """Run; the launches made where there are no dense panels (else None: the run is more)."""
         A, fs, state = self.A, self.schedule, self.state
         if self.wide:
-            if not vector_fits(A, 16 // A.dtype.itemsize, x, k, out, y_in):
+            if not vector_fits(A, planning.WARP_VECTOR[A.dtype], x, k, out, y_in):
                 return self._adaptive()(x, k, out, y_in, alpha, beta)
             switches: tuple = ()
         else:
