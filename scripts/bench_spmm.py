@@ -192,8 +192,7 @@ def run_hybrid(cupy, name, spec, what, A64, gen_s, log, ks=KS):
         record[f"sparse_schedule_k{k}"] = spmm_bench.plan_for(A, k, "adaptive-sparse").summary()
         engines = spmm_bench.split_k_engines()
         runs = HYBRID_RUNS + [(f"hybrid (GEMM core {e})", "adaptive", e, "adaptive") for e in engines]
-        if k <= spmm_bench.SMALL_K_MAX:
-            runs += FUSED_HYBRID_RUNS + [(f"fused hybrid (GEMM core {e})", "fused", e, "fused") for e in engines]
+        runs += FUSED_HYBRID_RUNS + [(f"fused hybrid (GEMM core {e})", "fused", e, "fused") for e in engines]
         runs += [("cuSPARSE (cached)", "cusparse", None, None), ("cuSPARSE (cupyx @)", "cusparse-cupy", None, None)]
         for label, kernel, engine, family in runs:
             run = (lambda: spmm_bench.run_kernel(A, X, kernel, dense_gemm=engine)) if engine else \
@@ -304,8 +303,8 @@ def markdown(records, hybrid, summary, meta):
         lines.append(f"  what-if (same rows): best spla kernel per matrix "
                      f"{summary.get(f'whatif_oracle_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x; skewed "
                      f"matrices on adaptive {summary.get(f'whatif_skewed_adaptive_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
-                     + (f", on fused {summary.get(f'whatif_skewed_fused_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
-                        f", on fused16 {summary.get(f'whatif_skewed_fused16_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
+                     f", on fused {summary.get(f'whatif_skewed_fused_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
+                     + (f", on fused16 {summary.get(f'whatif_skewed_fused16_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"
                         if k <= 16 else ""))
     if "poisson_k8_over_spmv" in summary:
         lines.append(f"- {POISSON}, k=8: auto SpMM costs {summary['poisson_k8_over_spmv']:.2f}x one auto SpMV "
@@ -330,7 +329,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small matrices (a smoke run)")
     parser.add_argument("--only", nargs="*", help="names of suite matrices to run (the hybrid one: 'hybrid')")
     parser.add_argument("--ks", type=int, nargs="+", default=list(KS),
-                        help=f"columns of X to run (default {' '.join(map(str, KS))}; regk and fused up to 16)")
+                        help=f"columns of X to run (default {' '.join(map(str, KS))}; regk and fused16 up to 16)")
     args = parser.parse_args(argv)
 
     import cupy

@@ -246,12 +246,18 @@ def test_long_rows_are_segmented(rng):
     check(spla.spmm(M, X, Y0, alpha=2.0, beta=3.0, kernel="adaptive"), A, X, 2.0, 3.0, Y0)
 
 
-@pytest.mark.parametrize("order", ["C", "F"])
-@pytest.mark.parametrize("k", (1, 3, 8, 16))
-def test_fused_long_rows_and_every_class(rng, k, order):
+def _every_fused_class(rng):
+    """Row lengths that fill every fused class: short, middling and long rows, and two rows cut in segments."""
     lengths = np.concatenate([rng.integers(0, 9, 2000), rng.integers(9, 300, 300), rng.integers(300, 1025, 20)])
     lengths[[7, 1500]] = [5000, 1025]
     rng.shuffle(lengths)
+    return lengths
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("k", (1, 3, 8, 16))
+def test_fused_long_rows_and_every_class(rng, k, order):
+    lengths = _every_fused_class(rng)
     A = rows_of_lengths(rng, lengths, 150_000, np.float32)  # long rows 0.7-3% dense: not for the dense panel
     M = spla.CSRMatrix.from_scipy(A).to_device()
     fs = P.fused_schedule(M)
@@ -275,9 +281,7 @@ def test_fused_long_rows_and_every_class(rng, k, order):
 def test_fused_wide_long_rows_and_every_class(rng, dtype, k):
     """fused past k = 16 (spla_spmm_fused_wide): every class from K / W lanes a row up and the
     segments, with alpha, beta and Y; X views it cannot read with vectors run adaptive."""
-    lengths = np.concatenate([rng.integers(0, 9, 2000), rng.integers(9, 300, 300), rng.integers(300, 1025, 20)])
-    lengths[[7, 1500]] = [5000, 1025]
-    rng.shuffle(lengths)
+    lengths = _every_fused_class(rng)
     A = rows_of_lengths(rng, lengths, 150_000, dtype)
     M = spla.CSRMatrix.from_scipy(A).to_device()
     plan = P.plan_spmm(M, k, "fused")
