@@ -191,7 +191,7 @@ def spmm_calls(cupy, spla, A, k: int) -> tuple[dict, dict]:
                  one, zero, Y, np.int64(0), np.int32(0), Y, np.int64(k))
     # one grid dimension where there is one column tile (a packed launch took only x before session 58)
     packed = runtime.PackedLaunch(cupy, kernel, grid[0] if tiles == 1 else grid, planning.BLOCK, bare_args)
-    anchor = cusparse.CusparseSpmm(A, X, Y)
+    anchor = cusparse.spmm_anchor(A, X, Y)
     cupyx_A = A.to_cupyx()
 
     def cupyx_call():

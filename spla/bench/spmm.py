@@ -166,6 +166,11 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
     out["rows"] = rows
     if device == "gpu":
         out["plan"] = adaptive_summary(A_side, k)
+        if GPU_ANCHOR in names:  # the CSR algorithm the anchor kept (cached by its run above)
+            from ..backends.cuda.cusparse import spmm_anchor
+
+            X_rows = cupy.ascontiguousarray(X_side)
+            out["anchor_algorithm"] = spmm_anchor(A_side, X_rows, cupy.empty((A.n_rows, k), dtype)).name
     return out
 
 
@@ -177,7 +182,9 @@ def format_spmm_report(r: dict) -> str:
     title = (f"SpMM Y = A @ X (k={r['k']}, {r['order']}-order X) on {r['device_name']}, {r['dtype']} values / "
              f"{r['index_dtype']} indices, median of {r['repeat']} runs; bytes model {r['bytes'] / 1e6:.1f} MB, "
              f"{m['nnz']:,} nnz; one auto SpMV {r['spmv_ms']:.4f} ms; checked against SciPy float64 by "
-             f"{r['error_model']} (tolerance {r['tolerance']:g})")
+             f"{r['error_model']} (tolerance {r['tolerance']:g})"
+             + (f"; cusparse is SpMM's {r['anchor_algorithm']}, the fastest of its CSR algorithms here"
+                if r.get("anchor_algorithm") else ""))
     text = title + "\n" + "\n".join(lines)
     if r.get("plan"):
         text += "\nadaptive schedule:\n" + "\n".join("  " + line for line in r["plan"])

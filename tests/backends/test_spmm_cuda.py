@@ -173,6 +173,34 @@ def test_structured(rng, case, kernel, k):
     check(run(A, X, kernel=kernel), A, X)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("k", (4, 33))
+def test_cusparse_anchor_is_the_fastest_csr_algorithm_and_exact(rng, dtype, k):
+    """The SpMM anchor times each CSR algorithm cuSPARSE takes here and keeps the fastest; every one of
+    them gives the product, the kept one is cached per k."""
+    from spla.backends.cuda import cusparse
+
+    A = mixed_matrix(rng, dtype=dtype)
+    M = spla.CSRMatrix.from_scipy(A).to_device()
+    X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(dtype))
+    Y = cupy.empty((A.shape[0], k), dtype)
+    ran = []
+    for alg in cusparse.SPMM_ANCHOR_ALGORITHMS:
+        try:
+            one = cusparse.CusparseSpmm(M, X, Y, alg)
+        except KernelError:
+            continue
+        Y.fill(np.nan)
+        check(one(X, Y, dtype(1), dtype(0)), A, X)
+        ran.append(alg)
+    assert "csr_alg2" in ran or "csr_alg3" in ran, ran  # row-major X: at least one of them
+    anchor = cusparse.spmm_anchor(M, X, Y)
+    assert anchor.name in ran and cusparse.spmm_anchor(M, X, Y) is anchor
+    assert cusparse.spmm_anchor(M, X[:, :2].copy(), Y[:, :2].copy()) is not anchor  # another k, its own pick
+    with pytest.raises(KernelError, match="unknown cuSPARSE SpMM algorithm"):
+        cusparse.CusparseSpmm(M, X, Y, "csr_alg9")
+
+
 # ------------------------------------------------------------------ alpha/beta
 @pytest.mark.parametrize("k", (1, 4, 8, 33))
 @pytest.mark.parametrize("kernel", ALL_KERNELS)

@@ -2,10 +2,10 @@
 
 On every skewed corpus family (auto's fused branch) at each k of KS, both dtypes: fused with one window and
 segments of 1,024 nonzeros (the schedule before this session), with windows of 64K, 256K and 1M nonzeros,
-and with segments of 256 and 128 nonzeros (rows past that cut), beside cuSPARSE SpMM. Each is checked
-against a float64 product, then timed in turns (3 rounds, device time; variants run through the backend's
-plan hook, so no per-call figures). Prints a line per (matrix, dtype, k), then each variant over fused
-per half and k; writes schedules.json.
+and with segments of 256 and 128 nonzeros (rows past that cut), beside cuSPARSE SpMM (the fastest of its
+CSR algorithms, named on each line). Each is checked against a float64 product, then timed in turns
+(3 rounds, device time; variants run through the backend's plan hook, so no per-call figures). Prints a
+line per (matrix, dtype, k), then each variant over fused per half and k; writes schedules.json.
 
     [KS="32 64"] PYTHONPATH=. python3 docs/lab/gpu-2026-12-07-session63/schedules.py OUT_FOLDER [NNZ]
 """
@@ -22,6 +22,7 @@ import cupyx.scipy.sparse as cusp
 import numpy as np
 
 from spla import bench
+from spla.backends.cuda.cusparse import spmm_anchor
 from spla.bench import corpus
 from spla.bench.spmv import time_rounds
 from spla.bench.variants import register_spmm_variant
@@ -62,13 +63,14 @@ def main(out: Path, nnz: int) -> None:
                 del want
                 _, device = time_rounds(cupy, runs, rounds=3, budget_s=0.02)
                 us = {kn: float(np.median(v)) for kn, v in device.items()}
+                anchor = spmm_anchor(A, X, Y).name  # the CSR algorithm cusparse kept
                 records.append({"half": half, "matrix": name, "nnz": host.nnz, "shape": list(host.shape),
-                                "dtype": dtype, "k": k, "errors": errors, "device_us": us})
+                                "dtype": dtype, "k": k, "errors": errors, "device_us": us, "anchor": anchor})
                 get = {kn: us.get(kn, float("nan")) for kn in KERNELS}
                 best = min(VARIANTS, key=lambda kn: get[kn])
                 print(f"{half} {name} {dtype} k={k}: device us " + " ".join(f"{kn} {t:.1f}" for kn, t in get.items())
                       + f" | best variant {best} {get['fused'] / get[best]:.3f}x fused, x cuSPARSE "
-                      f"{get['cusparse'] / get[best]:.2f} (fused {get['cusparse'] / get['fused']:.2f})"
+                      f"{get['cusparse'] / get[best]:.2f} (fused {get['cusparse'] / get['fused']:.2f}; {anchor})"
                       + ("" if max(errors.values()) <= TOLERANCE[dtype] else f" | FAILED CHECK {errors}"), flush=True)
                 (out / "schedules.json").write_text(json.dumps({"environment": bench.environment(),
                                                               "records": records}, indent=1))

@@ -16,6 +16,11 @@ from ...errors import KernelError
 
 # cusparseSpMVAlg_t values from cusparse.h (CuPy's bindings do not name all of them).
 SPMV_ALGORITHMS = {"default": 0, "csr_alg1": 2, "csr_alg2": 3}
+# cusparseSpMMAlg_t values from cusparse.h. The SpMM anchor is the fastest of the CSR ones on each
+# (matrix, k) (spmm_anchor): the default picks one by a rule of its own, as spla's auto does.
+SPMM_ALGORITHMS = {"default": 0, "csr_alg1": 4, "csr_alg2": 6, "csr_alg3": 12}
+SPMM_ANCHOR_ALGORITHMS = ("csr_alg1", "csr_alg2", "csr_alg3")
+SPMM_ANCHOR_CALLS = 5  # device-timed calls of each algorithm when the anchor picks one
 # cusparseOrder_t: CUSPARSE_ORDER_ROW is 2 in cusparse.h, for bindings that do not export the name
 ORDER_ROW = 2
 
@@ -123,12 +128,18 @@ class CusparseSpmm:
     """``out = alpha * A @ X + beta * out`` through ``cusparseSpMM`` with descriptors and buffer built once per (A, k).
 
     Row-major X and out (``CUSPARSE_ORDER_ROW``), the layout spla's kernels
-    use; the dense descriptors are re-pointed at each call's arrays.
+    use; the dense descriptors are re-pointed at each call's arrays. ``alg``
+    names one of :data:`SPMM_ALGORITHMS`; CSR_ALG1 and ALG3 are preprocessed
+    once where the bindings offer ``spMM_preprocess``. KernelError where
+    cuSPARSE refuses the algorithm for this matrix and layout.
     """
 
-    def __init__(self, A, x, out):
+    def __init__(self, A, x, out, alg: str = "default"):
         _dtype, device, cusparse, cxs = _libraries()
+        if alg not in SPMM_ALGORITHMS:
+            raise KernelError(f"unknown cuSPARSE SpMM algorithm {alg!r}; expected one of {', '.join(SPMM_ALGORITHMS)}")
         self.lib = cusparse
+        self.name = alg
         self.matrix = A.to_cupyx()  # keeps the arrays the descriptor points to alive
         self.handle = device.get_cusparse_handle()
         self.mat = cxs.SpMatDescriptor.create(self.matrix)
@@ -138,13 +149,19 @@ class CusparseSpmm:
         self.alpha = np.ones(1, dtype=A.dtype)
         self.beta = np.zeros(1, dtype=A.dtype)
         self.op = cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
-        self.alg = getattr(cusparse, "CUSPARSE_SPMM_ALG_DEFAULT", None)
-        if self.alg is None:
-            self.alg = cusparse.CUSPARSE_MM_ALG_DEFAULT
-        size = cusparse.spMM_bufferSize(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc,
-                                        self.dense_x, self.beta.ctypes.data, self.dense_out,
-                                        self.value_type, self.alg)
-        self.buffer = require_cupy().empty(max(1, size), dtype=np.int8)
+        self.alg = SPMM_ALGORITHMS[alg]
+        refused = getattr(cusparse, "CuSparseError", RuntimeError)
+        try:
+            size = cusparse.spMM_bufferSize(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc,
+                                            self.dense_x, self.beta.ctypes.data, self.dense_out,
+                                            self.value_type, self.alg)
+            self.buffer = require_cupy().empty(max(1, size), dtype=np.int8)
+            preprocess = getattr(cusparse, "spMM_preprocess", None)
+            if preprocess is not None and alg in ("csr_alg1", "csr_alg3"):
+                preprocess(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc, self.dense_x,
+                           self.beta.ctypes.data, self.dense_out, self.value_type, self.alg, self.buffer.data.ptr)
+        except refused as error:
+            raise KernelError(f"cuSPARSE SpMM {alg} refuses this matrix or layout: {error}") from error
 
     def _dense(self, M):
         rows, cols = M.shape
@@ -172,3 +189,30 @@ class CusparseSpmm:
         for desc in (getattr(self, "dense_x", None), getattr(self, "dense_out", None)):
             if desc:
                 self.lib.destroyDnMat(desc)
+
+
+def spmm_anchor(A, x, out) -> CusparseSpmm:
+    """The lean cuSPARSE SpMM of device matrix A at x's k, cached on A: the fastest of
+    :data:`SPMM_ANCHOR_ALGORITHMS` on this matrix (device time of :data:`SPMM_ANCHOR_CALLS` calls
+    each, into a scratch output, once), its name in ``.name``; algorithms cuSPARSE refuses here
+    are left out."""
+    from .timing import queued_device_seconds
+
+    key = ("cusparse-spmm", int(x.shape[1]))
+    anchor = A._cache.get(key)
+    if anchor is None:
+        scratch = require_cupy().empty_like(out)
+        one, zero = A.dtype.type(1), A.dtype.type(0)
+        timed = {}
+        for alg in SPMM_ANCHOR_ALGORITHMS:
+            try:
+                candidate = CusparseSpmm(A, x, scratch, alg)
+                candidate(x, scratch, one, zero)  # the first call pays for any lazy set-up
+            except KernelError:
+                continue
+            timed[alg] = (queued_device_seconds(lambda c=candidate: c(x, scratch, one, zero), SPMM_ANCHOR_CALLS),
+                          candidate)
+        if not timed:
+            raise KernelError("cuSPARSE SpMM refuses every CSR algorithm for this matrix and layout")
+        anchor = A._cache[key] = min(timed.values(), key=lambda pair: pair[0])[1]
+    return anchor
