@@ -34,6 +34,13 @@ def _libraries():
     return _dtype, device, cusparse, cxs
 
 
+def _refusal():
+    """The exception CuPy's cuSPARSE bindings raise for a status other than success."""
+    from cupy_backends.cuda.libs import cusparse
+
+    return getattr(cusparse, "CuSparseError", RuntimeError)
+
+
 def cupyx_matrix(A):
     """The cupyx csr_matrix of device matrix A, built once (a CuPy user holds one)."""
     matrix = A._cache.get("cupyx")
@@ -150,7 +157,6 @@ class CusparseSpmm:
         self.beta = np.zeros(1, dtype=A.dtype)
         self.op = cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
         self.alg = SPMM_ALGORITHMS[alg]
-        refused = getattr(cusparse, "CuSparseError", RuntimeError)
         try:
             size = cusparse.spMM_bufferSize(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc,
                                             self.dense_x, self.beta.ctypes.data, self.dense_out,
@@ -160,7 +166,7 @@ class CusparseSpmm:
             if preprocess is not None and alg in ("csr_alg1", "csr_alg3"):
                 preprocess(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc, self.dense_x,
                            self.beta.ctypes.data, self.dense_out, self.value_type, self.alg, self.buffer.data.ptr)
-        except refused as error:
+        except _refusal() as error:
             raise KernelError(f"cuSPARSE SpMM {alg} refuses this matrix or layout: {error}") from error
 
     def _dense(self, M):
@@ -193,26 +199,31 @@ class CusparseSpmm:
 
 def spmm_anchor(A, x, out) -> CusparseSpmm:
     """The lean cuSPARSE SpMM of device matrix A at x's k, cached on A: the fastest of
-    :data:`SPMM_ANCHOR_ALGORITHMS` on this matrix (device time of :data:`SPMM_ANCHOR_CALLS` calls
-    each, into a scratch output, once), its name in ``.name``; algorithms cuSPARSE refuses here
-    are left out."""
-    from .timing import queued_device_seconds
-
+    :data:`SPMM_ANCHOR_ALGORITHMS` on this matrix (:data:`SPMM_ANCHOR_CALLS` calls each between two
+    events, into a scratch output, once), its name in ``.name``; algorithms cuSPARSE refuses here
+    are left out. Events, not held-stream device time (``timing.queued_device_seconds``): some of
+    the algorithms synchronise with the host inside a call."""
     key = ("cusparse-spmm", int(x.shape[1]))
     anchor = A._cache.get(key)
     if anchor is None:
-        scratch = require_cupy().empty_like(out)
+        cupy = require_cupy()
+        scratch = cupy.empty_like(out)
         one, zero = A.dtype.type(1), A.dtype.type(0)
-        timed = {}
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        timed = []
         for alg in SPMM_ANCHOR_ALGORITHMS:
             try:
                 candidate = CusparseSpmm(A, x, scratch, alg)
                 candidate(x, scratch, one, zero)  # the first call pays for any lazy set-up
-            except KernelError:
+            except (KernelError, _refusal()):
                 continue
-            timed[alg] = (queued_device_seconds(lambda c=candidate: c(x, scratch, one, zero), SPMM_ANCHOR_CALLS),
-                          candidate)
+            start.record()
+            for _ in range(SPMM_ANCHOR_CALLS):
+                candidate(x, scratch, one, zero)
+            stop.record()
+            stop.synchronize()
+            timed.append((cupy.cuda.get_elapsed_time(start, stop), candidate))
         if not timed:
             raise KernelError("cuSPARSE SpMM refuses every CSR algorithm for this matrix and layout")
-        anchor = A._cache[key] = min(timed.values(), key=lambda pair: pair[0])[1]
+        anchor = A._cache[key] = min(timed, key=lambda pair: pair[0])[1]
     return anchor
