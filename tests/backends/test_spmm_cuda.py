@@ -176,8 +176,9 @@ def test_structured(rng, case, kernel, k):
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
 @pytest.mark.parametrize("k", (4, 33))
 def test_cusparse_anchor_is_the_fastest_csr_algorithm_and_exact(rng, dtype, k):
-    """The SpMM anchor times each CSR algorithm cuSPARSE takes here and keeps the fastest; every one of
-    them gives the product, the kept one is cached per k."""
+    """The SpMM anchor times each CSR algorithm cuSPARSE takes here and keeps the fastest by device
+    time (naming the ones it left out); every one of them gives the product; the kept one is cached
+    per k."""
     from spla.backends.cuda import cusparse
 
     A = mixed_matrix(rng, dtype=dtype)
@@ -196,6 +197,8 @@ def test_cusparse_anchor_is_the_fastest_csr_algorithm_and_exact(rng, dtype, k):
     assert "csr_alg2" in ran or "csr_alg3" in ran, ran  # row-major X: at least one of them
     anchor = cusparse.spmm_anchor(M, X, Y)
     assert anchor.name in ran and cusparse.spmm_anchor(M, X, Y) is anchor
+    assert set(anchor.timings) | set(anchor.left_out) == set(cusparse.SPMM_ANCHOR_ALGORITHMS)
+    assert anchor.timings[anchor.name] == min(anchor.timings.values()) > 0
     assert cusparse.spmm_anchor(M, X[:, :2].copy(), Y[:, :2].copy()) is not anchor  # another k, its own pick
     with pytest.raises(KernelError, match="unknown cuSPARSE SpMM algorithm"):
         cusparse.CusparseSpmm(M, X, Y, "csr_alg9")

@@ -35,11 +35,12 @@ from slices import TOLERANCE, runner, skewed_families  # noqa: E402  (session 62
 
 KS = tuple(int(k) for k in os.environ.get("KS", "32 64").split())
 OPTIONS = {"fused-w64k": {"window_nnz": 2**16}, "fused-w256k": {"window_nnz": 2**18},
-           "fused-s256": {"segment_nnz": 256}}
+           **{f"fused-s{n}": {"segment_nnz": n} for n in (128, 256, 512)}}
 for variant, options in OPTIONS.items():
     register_spmm_variant(variant, "fused", **options)
 TILES = {"fused-tiles128B": 128, "fused-tiles256B": 256}  # column tiles of X of this many bytes a row
-VARIANTS = (*OPTIONS, *TILES)
+CALL2 = "fused-w64k fused-w256k fused-s256 fused-tiles128B fused-tiles256B"  # call 2's set; VARIANTS="..." picks
+VARIANTS = tuple(os.environ.get("VARIANTS", CALL2).split())
 KERNELS = ("fused", *VARIANTS, "cusparse")
 
 
@@ -96,9 +97,13 @@ def main(out: Path, nnz: int) -> None:
                 del want
                 _, device = time_rounds(cupy, runs, rounds=3, budget_s=0.02)
                 us = {kn: float(np.median(v)) for kn, v in device.items()}
-                anchor = spmm_anchor(A, X, Y).name  # the CSR algorithm cusparse kept
+                kept = spmm_anchor(A, X, Y)  # the CSR algorithm cusparse kept, and the others' times
+                anchor = kept.name + "".join(f" {alg} {t * 1e6:.0f}" for alg, t in kept.timings.items()) + "".join(
+                    f" {alg} left out" for alg in kept.left_out)
                 records.append({"half": half, "matrix": name, "nnz": host.nnz, "shape": list(host.shape),
-                                "dtype": dtype, "k": k, "errors": errors, "device_us": us, "anchor": anchor})
+                                "dtype": dtype, "k": k, "errors": errors, "device_us": us, "anchor": kept.name,
+                                "anchor_us": {alg: t * 1e6 for alg, t in kept.timings.items()},
+                                "anchor_left_out": kept.left_out})
                 get = {kn: us.get(kn, float("nan")) for kn in KERNELS}
                 best = min(VARIANTS, key=lambda kn: get[kn] if get[kn] == get[kn] else float("inf"))
                 print(f"{half} {name} {dtype} k={k}: device us " + " ".join(f"{kn} {t:.1f}" for kn, t in get.items())

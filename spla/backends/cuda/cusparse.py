@@ -21,6 +21,7 @@ SPMV_ALGORITHMS = {"default": 0, "csr_alg1": 2, "csr_alg2": 3}
 SPMM_ALGORITHMS = {"default": 0, "csr_alg1": 4, "csr_alg2": 6, "csr_alg3": 12}
 SPMM_ANCHOR_ALGORITHMS = ("csr_alg1", "csr_alg2", "csr_alg3")
 SPMM_ANCHOR_CALLS = 5  # device-timed calls of each algorithm when the anchor picks one
+SPMM_SYNC_PROBE_S = 0.5  # how long the held stream waits for an algorithm whose calls synchronise inside
 # cusparseOrder_t: CUSPARSE_ORDER_ROW is 2 in cusparse.h, for bindings that do not export the name
 ORDER_ROW = 2
 
@@ -147,6 +148,9 @@ class CusparseSpmm:
             raise KernelError(f"unknown cuSPARSE SpMM algorithm {alg!r}; expected one of {', '.join(SPMM_ALGORITHMS)}")
         self.lib = cusparse
         self.name = alg
+        self.timings: dict = {}   # spmm_anchor: every candidate's device seconds a call
+        self.left_out: dict = {}  # spmm_anchor: the algorithms it could not time, and why
+        self.current_stream, self.stream_ptr = require_cupy().cuda.get_current_stream, -1
         self.matrix = A.to_cupyx()  # keeps the arrays the descriptor points to alive
         self.handle = device.get_cusparse_handle()
         self.mat = cxs.SpMatDescriptor.create(self.matrix)
@@ -157,6 +161,8 @@ class CusparseSpmm:
         self.beta = np.zeros(1, dtype=A.dtype)
         self.op = cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
         self.alg = SPMM_ALGORITHMS[alg]
+        self.stream_ptr = self.current_stream().ptr
+        cusparse.setStream(self.handle, self.stream_ptr)  # the preprocessing below launches too
         try:
             size = cusparse.spMM_bufferSize(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc,
                                             self.dense_x, self.beta.ctypes.data, self.dense_out,
@@ -184,6 +190,10 @@ class CusparseSpmm:
 
     def __call__(self, x, out, alpha, beta):
         lib = self.lib
+        stream = self.current_stream().ptr
+        if stream != self.stream_ptr:  # launch on CuPy's current stream, as every spla kernel does
+            lib.setStream(self.handle, stream)
+            self.stream_ptr = stream
         self.dense_x = self._point(self.dense_x, x)
         self.dense_out = self._point(self.dense_out, out)
         self.alpha[0], self.beta[0] = alpha, beta
@@ -199,31 +209,34 @@ class CusparseSpmm:
 
 def spmm_anchor(A, x, out) -> CusparseSpmm:
     """The lean cuSPARSE SpMM of device matrix A at x's k, cached on A: the fastest of
-    :data:`SPMM_ANCHOR_ALGORITHMS` on this matrix (:data:`SPMM_ANCHOR_CALLS` calls each between two
-    events, into a scratch output, once), its name in ``.name``; algorithms cuSPARSE refuses here
-    are left out. Events, not held-stream device time (``timing.queued_device_seconds``): some of
-    the algorithms synchronise with the host inside a call."""
+    :data:`SPMM_ANCHOR_ALGORITHMS` on this matrix by device time (:data:`SPMM_ANCHOR_CALLS` calls each
+    queued behind a held stream, into a scratch output, once), its name in ``.name``, every
+    candidate's seconds in ``.timings`` and why any was left out in ``.left_out``. Left out: those
+    cuSPARSE refuses here, and those whose calls synchronise with the host inside (their device time
+    cannot be told from the host's, which is how the benchmarks time every kernel)."""
+    from ...errors import SplaError
+    from .timing import queued_device_seconds
+
     key = ("cusparse-spmm", int(x.shape[1]))
     anchor = A._cache.get(key)
     if anchor is None:
-        cupy = require_cupy()
-        scratch = cupy.empty_like(out)
+        scratch = require_cupy().empty_like(out)
         one, zero = A.dtype.type(1), A.dtype.type(0)
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        timed = []
+        timed, left_out = {}, {}
         for alg in SPMM_ANCHOR_ALGORITHMS:
             try:
                 candidate = CusparseSpmm(A, x, scratch, alg)
                 candidate(x, scratch, one, zero)  # the first call pays for any lazy set-up
-            except (KernelError, _refusal()):
+                seconds = queued_device_seconds(lambda c=candidate: c(x, scratch, one, zero), SPMM_ANCHOR_CALLS,
+                                                timeout_s=SPMM_SYNC_PROBE_S)
+            except (KernelError, _refusal(), SplaError) as error:
+                left_out[alg] = str(error)
                 continue
-            start.record()
-            for _ in range(SPMM_ANCHOR_CALLS):
-                candidate(x, scratch, one, zero)
-            stop.record()
-            stop.synchronize()
-            timed.append((cupy.cuda.get_elapsed_time(start, stop), candidate))
+            timed[alg] = (seconds, candidate)
         if not timed:
-            raise KernelError("cuSPARSE SpMM refuses every CSR algorithm for this matrix and layout")
-        anchor = A._cache[key] = min(timed, key=lambda pair: pair[0])[1]
+            raise KernelError(f"no cuSPARSE SpMM CSR algorithm can be the anchor here: {left_out}")
+        anchor = min(timed.values(), key=lambda pair: pair[0])[1]
+        anchor.timings = {alg: seconds for alg, (seconds, _) in timed.items()}
+        anchor.left_out = left_out
+        A._cache[key] = anchor
     return anchor
