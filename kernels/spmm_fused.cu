@@ -10,17 +10,16 @@
 // contiguous range of thread blocks of one grid, so the classes overlap and
 // the GPU drains once.
 //
-// Work classes (table `classes`, int64 x 4 each, sorted by first block; the host may list
-// them window by window, each window a run of consecutive rows with all its classes):
+// Work classes (table `classes`, int64 x 4 each, sorted by first block):
 //   [first_block, kind, item_offset, n_items]
 //   kind = SUB in {1, 2, 4, 8, 16, 32}: items are whole rows
 //          row_list[item_offset + i], SUB lanes per row;
 //   kind = -32: items are row segments (seg_row, seg_begin, seg_end)
 //          [item_offset + i], 32 lanes each, added into out with atomicAdd
 //          (spla_spmm_init_rows, spmm_init_rows.cu, must have written beta * y_in or 0 there).
-// Each block belongs to exactly one class (find_class, uniform per block). The host
-// lists the segments and the longest rows first (in each window), so their blocks are
-// dispatched first and the short rows fill in behind.
+// Each block belongs to exactly one class (found by a scan of <= 8 entries,
+// uniform per block). The host lists the segments and the longest rows first,
+// so their blocks are dispatched first and the short rows fill in behind.
 //
 // Per item the math is spmm_regk's: every lane of the group walks every
 // SUB-th nonzero, reads (col, val) once, multiplies it into all K columns of
@@ -128,17 +127,14 @@ __device__ __forceinline__ void fused_item(
     }
 }
 
-// The class of this block: the last table entry whose first block is at most this one (a binary
-// search, uniform per block; the table has a few entries per row window).
+// The class of this block (a scan of <= 8 table entries, uniform per block).
 __device__ __forceinline__ void find_class(const long long* __restrict__ classes, int n_classes,
                                            long long& local_block, int& kind, long long& offset,
                                            long long& n_items) {
     const long long block = static_cast<long long>(blockIdx.x);
-    int cls = 0, last = n_classes - 1;
-    while (cls < last) {
-        const int mid = (cls + last + 1) / 2;
-        if (block >= __ldg(classes + 4 * mid)) cls = mid;
-        else last = mid - 1;
+    int cls = 0;
+    for (int c = 1; c < n_classes; ++c) {
+        if (block >= __ldg(classes + 4 * c)) cls = c;
     }
     local_block = block - __ldg(classes + 4 * cls);
     kind = static_cast<int>(__ldg(classes + 4 * cls + 1));

@@ -118,11 +118,6 @@ FUSED_SLICED = True
 # a lane, so a warp holds K = 32 vectors' worth of columns at most (128 in float32, 64 in float64); k
 # must be a multiple of the vector (else, or wider, fused runs adaptive).
 FUSED_WIDE_LANES = 32
-# fused walks the rows in windows of consecutive rows holding about this many nonzeros: every class
-# of a window is dispatched before the next window's, so the rows in flight at any moment are
-# neighbours and a graph whose neighbouring rows share columns finds them in L2 (cuSPARSE's lead at
-# wide k, BENCHMARKS.md). 0: one window, each class spanning the whole matrix.
-FUSED_WINDOW_NNZ = 0
 
 # The dense panels' GEMM: spla's GEMM core gives each 128 x 128 tile of the
 # product to one block and walks all of K in it, so a panel of R rows times
@@ -423,40 +418,20 @@ def fused_partition(lengths: np.ndarray, excluded_rows=(), *, nnz_per_lane: int 
     return classes, np.flatnonzero(long_mask)
 
 
-def fused_windows(indptr: np.ndarray, window_nnz: int) -> np.ndarray:
-    """Row boundaries [0, ..., n_rows] of windows of consecutive rows holding about window_nnz nonzeros
-    each (one window where window_nnz is 0 or the matrix is smaller)."""
-    n_rows, nnz = indptr.size - 1, int(indptr[-1])
-    cuts = (np.searchsorted(indptr, np.arange(window_nnz, nnz, window_nnz), side="right") - 1
-            if window_nnz > 0 else np.zeros(0, np.int64))
-    return np.unique(np.concatenate(([0], cuts, [n_rows]))).astype(np.int64)
+def fused_table(classes, n_segments: int):
+    """(int64 table, row list, blocks) for ``fused_partition``'s classes plus n_segments segments.
 
-
-def fused_table(classes, seg_row=None, windows=None):
-    """(int64 table, row list, blocks) for ``fused_partition``'s classes plus the segments of the long
-    rows (``seg_row``: the row of each, ascending), window by window (``fused_windows``; None: one).
-
-    Table rows are [first block, kind, item offset, items]; within a window the segments come first,
-    then the classes in launch order."""
-    seg_row = np.zeros(0, np.int64) if seg_row is None else np.asarray(seg_row)
-    if windows is None:
-        windows = np.array([0, np.iinfo(np.int64).max])
-    seg_bounds = np.searchsorted(seg_row, windows)
-    class_bounds = [np.searchsorted(rows, windows) for _, rows in classes]
+    Table rows are [first block, kind, item offset, items]."""
     entries, row_chunks = [], []
     first_block, offset = 0, 0
-    for w in range(windows.size - 1):
-        lo, hi = int(seg_bounds[w]), int(seg_bounds[w + 1])
-        if hi > lo:
-            entries.append((first_block, FUSED_KIND_SEGMENT, lo, hi - lo))
-            first_block += ceil_div(hi - lo, BLOCK // 32)
-        for (kind, rows), bounds in zip(classes, class_bounds):
-            lo, hi = int(bounds[w]), int(bounds[w + 1])
-            if hi > lo:
-                entries.append((first_block, kind, offset, hi - lo))
-                first_block += ceil_div(hi - lo, BLOCK // kind)
-                offset += hi - lo
-                row_chunks.append(rows[lo:hi])
+    if n_segments:
+        entries.append((first_block, FUSED_KIND_SEGMENT, 0, n_segments))
+        first_block += ceil_div(n_segments, BLOCK // 32)
+    for kind, rows in classes:
+        entries.append((first_block, kind, offset, rows.size))
+        first_block += ceil_div(rows.size, BLOCK // kind)
+        offset += rows.size
+        row_chunks.append(rows)
     table = np.asarray(entries, dtype=np.int64).reshape(-1, 4)
     row_list = np.concatenate(row_chunks) if row_chunks else np.zeros(0, dtype=np.int64)
     return table, row_list, first_block
@@ -465,7 +440,7 @@ def fused_table(classes, seg_row=None, windows=None):
 @dataclass(frozen=True)
 class FusedSchedule:
     """Everything one fused launch needs (host arrays), built once per (matrix, dense, nnz_per_lane,
-    min_lanes, segment_nnz, window_nnz)."""
+    min_lanes, segment_nnz)."""
 
     key: tuple
     table: np.ndarray          # int64 (n_classes, 4): first block, kind, item offset, items
@@ -475,8 +450,6 @@ class FusedSchedule:
     n_blocks: int
     panels: tuple              # DensePanel
     segment_nnz: int = SEGMENT_NNZ  # rows longer than this run as segments of this many nonzeros
-    window_nnz: int = FUSED_WINDOW_NNZ
-    n_windows: int = 1         # runs of consecutive rows, one after another (FUSED_WINDOW_NNZ)
 
     @property
     def n_long_rows(self) -> int:
@@ -484,28 +457,21 @@ class FusedSchedule:
 
     def summary(self, k: int, engines=()) -> list:
         lines = []
-        kinds, items = self.table[:, 1], self.table[:, 3]
-        for kind in FUSED_LAUNCH_ORDER:
-            count = int(items[kinds == kind].sum())
-            if count:
-                lines.append("fused class: " + (f"{count:,} segments of <= {self.segment_nnz} nnz, 32 lanes each "
-                                                "(atomicAdd)" if kind == FUSED_KIND_SEGMENT
-                                                else f"{count:,} rows, {kind} lanes/row"))
+        for first, kind, _offset, items in self.table.tolist():
+            what = (f"{items:,} segments of <= {self.segment_nnz} nnz, 32 lanes each (atomicAdd)"
+                    if kind == FUSED_KIND_SEGMENT else f"{items:,} rows, {kind} lanes/row")
+            lines.append(f"fused class from block {first:,}: {what}")
         layout = ", k spread over each row's lanes" if k > REGK_MAX_K else ""
-        windows = (f", rows in {self.n_windows:,} windows of about {self.window_nnz:,} nnz"
-                   if self.n_windows > 1 else "")
-        lines.append(f"one launch of {self.n_blocks:,} blocks (K={next_pow2(k)}{layout}{windows})"
+        lines.append(f"one launch of {self.n_blocks:,} blocks (K={next_pow2(k)}{layout})"
                      + (f" after init of {self.n_long_rows:,} long rows" if self.n_long_rows else ""))
         return lines + _panel_lines(self.panels, engines)
 
 
 def fused_schedule(A, *, dense: bool = True, nnz_per_lane: int = FUSED_NNZ_PER_LANE,
-                   min_lanes: int = 1, segment_nnz: int = SEGMENT_NNZ,
-                   window_nnz: int = FUSED_WINDOW_NNZ) -> FusedSchedule:
+                   min_lanes: int = 1, segment_nnz: int = SEGMENT_NNZ) -> FusedSchedule:
     """The fused schedule of A (cached on A); ``min_lanes``: the fewest lanes a row (the wide kernel's K / W);
-    rows over ``segment_nnz`` nonzeros run as segments of that many; ``window_nnz``: the rows run in
-    windows of about this many nonzeros (:data:`FUSED_WINDOW_NNZ`)."""
-    key = ("spmm-fused", dense, nnz_per_lane, min_lanes, segment_nnz, window_nnz)
+    rows over ``segment_nnz`` nonzeros run as segments of that many."""
+    key = ("spmm-fused", dense, nnz_per_lane, min_lanes, segment_nnz)
     if key in A._cache:
         return A._cache[key]
     indptr = host_indptr(A)
@@ -515,12 +481,10 @@ def fused_schedule(A, *, dense: bool = True, nnz_per_lane: int = FUSED_NNZ_PER_L
     classes, long_rows = fused_partition(lengths, excluded, nnz_per_lane=nnz_per_lane, long_row=segment_nnz,
                                          min_lanes=min_lanes)
     segments = segment_ranges(indptr, long_rows, segment_nnz) if long_rows.size else None
-    windows = fused_windows(indptr, window_nnz)
-    table, row_list, n_blocks = fused_table(classes, None if segments is None else segments[0], windows)
+    table, row_list, n_blocks = fused_table(classes, 0 if segments is None else int(segments[0].size))
     if n_blocks > MAX_GRID_X:
         raise KernelError(f"the fused schedule needs {n_blocks} blocks, over CUDA's grid limit")
-    schedule = FusedSchedule(key, table, row_list, segments, long_rows, n_blocks, panels, segment_nnz, window_nnz,
-                             windows.size - 1)
+    schedule = FusedSchedule(key, table, row_list, segments, long_rows, n_blocks, panels, segment_nnz)
     A._cache[key] = schedule
     return schedule
 
@@ -586,8 +550,8 @@ class SpmmPlan:
 
 
 def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_lane: int = FUSED_NNZ_PER_LANE,
-              sliced: bool = FUSED_SLICED, segment_nnz: int = SEGMENT_NNZ, window_nnz: int = FUSED_WINDOW_NNZ,
-              dense_gemm: str | None = None, multiprocessors=None) -> SpmmPlan:
+              sliced: bool = FUSED_SLICED, segment_nnz: int = SEGMENT_NNZ, dense_gemm: str | None = None,
+              multiprocessors=None) -> SpmmPlan:
     """The plan of ``A @ X`` for X of k columns with ``kernel`` (a name of :data:`KERNELS`).
 
     Parameters
@@ -595,14 +559,13 @@ def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_la
     A : CSRMatrix (host or device; only indptr and the row plan are read)
     k : int
     kernel : str
-    dense, nnz_per_lane, sliced, segment_nnz, window_nnz, dense_gemm
+    dense, nnz_per_lane, sliced, segment_nnz, dense_gemm
         Schedule options (benchmark variants): keep the dense rows on the
         sparse path, lanes per nonzero of the fused classes, whether fused's
         32-lane classes spread k over their lanes (:data:`FUSED_SLICED`), the
         nonzeros of fused's segments (and the length past which a row is cut
-        into them), the nonzeros of fused's row windows
-        (:data:`FUSED_WINDOW_NNZ`), and a forced GEMM engine for the dense
-        panels (a GEMM kernel name or ``"auto"``).
+        into them), and a forced GEMM engine for the dense panels (a GEMM
+        kernel name or ``"auto"``).
     multiprocessors : int, optional
         SMs of the device (the GEMM rules); None assumes the default device.
     """
@@ -621,7 +584,7 @@ def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_la
     if name in ("adaptive", "fused"):
         schedule = (hybrid_schedule(A, dense=dense) if name == "adaptive"
                     else fused_schedule(A, dense=dense, nnz_per_lane=nnz_per_lane, min_lanes=wide_lanes or 1,
-                                        segment_nnz=segment_nnz, window_nnz=window_nnz))
+                                        segment_nnz=segment_nnz))
         return SpmmPlan(name, kernel, k, dtype, schedule=schedule,
                         panels=panel_plans(schedule.panels, k, dtype, dense_gemm=dense_gemm,
                                            multiprocessors=multiprocessors), sliced=bool(sliced))

@@ -666,21 +666,20 @@ def test_spmm_warp_segments_add_into_their_rows(emulated, rng, dtype, k):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("layout, sliced, window_nnz", [("columns", True, 0), ("rows, ld past k", True, 0),
-                                                        ("rows", True, 0), ("rows", False, 0), ("rows", True, 2000)])
+@pytest.mark.parametrize("layout, sliced", [("columns", True), ("rows, ld past k", True), ("rows", True),
+                                            ("rows", False)])
 @pytest.mark.parametrize("k", [1, 4, 13, 16])
 @pytest.mark.parametrize("name", ["mixed", "empty-edges"])
-def test_spmm_fused_gives_the_exact_product(emulated, rng, dtype, k, layout, sliced, window_nnz, name):
+def test_spmm_fused_gives_the_exact_product(emulated, rng, dtype, k, layout, sliced, name):
     """fused (spla.planning.spmm's schedule: row classes a block each, long rows in segments whose
     rows spla_spmm_init_rows sets to beta * Y first) over X of either layout, with alpha, beta and Y;
     on packed rows (vector loads where k is a power of two) with the 32-lane classes spreading k
-    over their lanes and without, and with the rows in windows."""
+    over their lanes and without."""
     from spla.backends.cuda.spmm_fused import FusedLauncher
     from spla.planning import spmm as planning
 
     A, S = _spmm_case(rng, dtype, name)
-    plan = planning.plan_spmm(A, k, "fused", dense=False, sliced=sliced, window_nnz=window_nnz, multiprocessors=1)
-    assert (plan.schedule.n_windows > 2) == (window_nnz > 0)
+    plan = planning.plan_spmm(A, k, "fused", dense=False, sliced=sliced, multiprocessors=1)
     colmajor = layout == "columns"
     ld = {"columns": S.shape[1] + 3, "rows, ld past k": k + 2, "rows": k}[layout]
     x, X = _block(rng, dtype, S.shape[1], k, ld=ld, colmajor=colmajor)
@@ -696,18 +695,17 @@ def test_spmm_fused_gives_the_exact_product(emulated, rng, dtype, k, layout, sli
 @pytest.mark.parametrize("dtype, k", [(np.float32, 20), (np.float32, 32), (np.float32, 40), (np.float32, 128),
                                       (np.float64, 18), (np.float64, 64)])
 @pytest.mark.parametrize("name", ["mixed", "empty-edges"])
-@pytest.mark.parametrize("window_nnz, segment_nnz", [(0, 1024), (2000, 1024), (0, 12)])
-def test_spmm_fused_wide_gives_the_exact_product(emulated, rng, dtype, k, name, window_nnz, segment_nnz):
+@pytest.mark.parametrize("segment_nnz", [1024, 12])
+def test_spmm_fused_wide_gives_the_exact_product(emulated, rng, dtype, k, name, segment_nnz):
     """fused past k = 16 (spla_spmm_fused_wide: every class from K / W lanes a row up, and the
     segments, with k spread over the lanes; k under K leaves the last slices idle), with alpha,
-    beta and Y, one window or several, segments of 1,024 nonzeros or 12; an X whose rows are not
-    16-byte aligned runs adaptive, as exactly."""
+    beta and Y, segments of 1,024 nonzeros or 12; an X whose rows are not 16-byte aligned runs
+    adaptive, as exactly."""
     from spla.backends.cuda.spmm_fused import FusedLauncher
     from spla.planning import spmm as planning
 
     A, S = _spmm_case(rng, dtype, name)
-    plan = planning.plan_spmm(A, k, "fused", dense=False, segment_nnz=segment_nnz, window_nnz=window_nnz,
-                              multiprocessors=1)
+    plan = planning.plan_spmm(A, k, "fused", dense=False, segment_nnz=segment_nnz, multiprocessors=1)
     assert (plan.schedule.n_long_rows > 50) == (segment_nnz < 100)
     vec = 16 // np.dtype(dtype).itemsize
     assert plan.kernel == "fused" and set(plan.schedule.table[:, 1]) <= {-32, 8, 16, 32}

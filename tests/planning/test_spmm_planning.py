@@ -140,7 +140,7 @@ def test_fused_partition_places_every_row_once(rng, nnz_per_lane):
 
 def test_fused_table_block_ranges():
     classes = [(32, np.arange(9)), (4, np.arange(100, 200)), (1, np.arange(1000, 1300))]
-    table, row_list, n_blocks = P.fused_table(classes, seg_row=np.repeat([3, 7], 10))
+    table, row_list, n_blocks = P.fused_table(classes, n_segments=20)
     per_block = {P.FUSED_KIND_SEGMENT: 8, 32: 8, 4: 64, 1: 256}
     assert table[:, 1].tolist() == [P.FUSED_KIND_SEGMENT, 32, 4, 1]
     assert table[:, 3].tolist() == [20, 9, 100, 300]
@@ -151,54 +151,8 @@ def test_fused_table_block_ranges():
     assert np.array_equal(row_list, np.concatenate([rows for _, rows in classes]))
     # the kernel finds a block's class as the last entry whose first block <= it
     for block in range(n_blocks):
-        cls = _class_of(table, block)
+        cls = max(c for c in range(len(table)) if block >= table[c, 0])
         assert 0 <= block - table[cls, 0] < blocks[cls]
-
-
-def _class_of(table, block):
-    """What the kernel's find_class finds: the last entry whose first block is at most block."""
-    return max(c for c in range(len(table)) if block >= table[c, 0])
-
-
-@pytest.mark.parametrize("window_nnz", [0, 1, 500, 4000, 10**9])
-def test_fused_windows_walk_the_rows_in_order(rng, window_nnz):
-    """Row windows of about window_nnz nonzeros: every window's segments and classes before the next
-    window's, every row and segment in exactly one entry, the rows of an entry inside its window."""
-    lengths = np.concatenate([rng.integers(0, 40, 3000), rng.integers(40, 3000, 50), [5000, 2100, 0]])
-    rng.shuffle(lengths)
-    indptr = np.concatenate(([0], np.cumsum(lengths)))
-    windows = P.fused_windows(indptr, window_nnz)
-    assert windows[0] == 0 and windows[-1] == lengths.size and np.all(np.diff(windows) > 0)
-    if 0 < window_nnz < indptr[-1]:
-        # a window starts at the row holding nonzero j * window_nnz, for every j
-        starts = np.searchsorted(indptr, np.arange(0, indptr[-1], window_nnz), side="right") - 1
-        assert windows[:-1].tolist() == np.unique(starts).tolist()
-    else:
-        assert windows.tolist() == [0, lengths.size]
-    classes, long_rows = P.fused_partition(lengths)
-    seg_row = P.segment_ranges(indptr, long_rows)[0]
-    table, row_list, n_blocks = P.fused_table(classes, seg_row, windows)
-    window_of = np.searchsorted(windows, np.arange(lengths.size), side="right") - 1
-    seen_rows, seen_segments, last_window, next_block = [], [], 0, 0
-    for first, kind, offset, items in table.tolist():
-        assert first == next_block, "entries cover the grid's blocks one after another"
-        next_block += -(-items // (P.BLOCK // abs(kind)))
-        items_rows = (seg_row[offset:offset + items] if kind == P.FUSED_KIND_SEGMENT
-                      else row_list[offset:offset + items])
-        assert np.unique(window_of[items_rows]).size == 1, "an entry inside one window"
-        assert window_of[items_rows[0]] >= last_window, "windows in order"
-        last_window = window_of[items_rows[0]]
-        if kind == P.FUSED_KIND_SEGMENT:
-            seen_segments.append(np.arange(offset, offset + items))
-        else:
-            assert np.all(np.diff(items_rows) > 0) and np.all(P.fused_sub(int(n)) == kind for n in lengths[items_rows])
-            seen_rows.append(items_rows)
-    assert np.array_equal(np.sort(np.concatenate(seen_rows + [long_rows])), np.arange(lengths.size))
-    assert np.array_equal(np.concatenate(seen_segments), np.arange(seg_row.size))
-    assert next_block == n_blocks
-    for block in range(0, n_blocks, 7):
-        cls = _class_of(table, block)
-        assert 0 <= block - table[cls, 0] < -(-table[cls, 3] // (P.BLOCK // abs(table[cls, 1])))
 
 
 @pytest.mark.parametrize("sms", [132, 78])

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu-2026-12-07-ses
 from slices import TOLERANCE, runner, skewed_families  # noqa: E402  (session 62's lab helpers)
 
 KS = tuple(int(k) for k in os.environ.get("KS", "32 64").split())
+# the windows need windows.patch (this folder) applied: the library dropped them after call 2
 OPTIONS = {"fused-w64k": {"window_nnz": 2**16}, "fused-w256k": {"window_nnz": 2**18},
            **{f"fused-s{n}": {"segment_nnz": n} for n in (128, 256, 512)}}
 for variant, options in OPTIONS.items():
