@@ -166,11 +166,11 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
     out["rows"] = rows
     if device == "gpu":
         out["plan"] = adaptive_summary(A_side, k)
-        if GPU_ANCHOR in names:  # the CSR algorithm the anchor kept (cached by its run above)
-            from ..backends.cuda.cusparse import spmm_anchor
+        from ..backends.cuda.cusparse import kept_spmm_anchor
 
-            X_rows = cupy.ascontiguousarray(X_side)
-            out["anchor_algorithm"] = spmm_anchor(A_side, X_rows, cupy.empty((A.n_rows, k), dtype)).name
+        anchor = kept_spmm_anchor(A_side, k)  # the CSR algorithm the anchor kept in its run above
+        if anchor is not None:
+            out["anchor_algorithm"] = anchor.name
     return out
 
 

@@ -150,7 +150,7 @@ class CusparseSpmm:
         self.name = alg
         self.timings: dict = {}   # spmm_anchor: every candidate's device seconds a call
         self.left_out: dict = {}  # spmm_anchor: the algorithms it could not time, and why
-        self.current_stream, self.stream_ptr = require_cupy().cuda.get_current_stream, -1
+        self.current_stream = require_cupy().cuda.get_current_stream
         self.matrix = A.to_cupyx()  # keeps the arrays the descriptor points to alive
         self.handle = device.get_cusparse_handle()
         self.mat = cxs.SpMatDescriptor.create(self.matrix)
@@ -217,8 +217,7 @@ def spmm_anchor(A, x, out) -> CusparseSpmm:
     from ...errors import SplaError
     from .timing import queued_device_seconds
 
-    key = ("cusparse-spmm", int(x.shape[1]))
-    anchor = A._cache.get(key)
+    anchor = kept_spmm_anchor(A, x.shape[1])
     if anchor is None:
         scratch = require_cupy().empty_like(out)
         one, zero = A.dtype.type(1), A.dtype.type(0)
@@ -229,7 +228,7 @@ def spmm_anchor(A, x, out) -> CusparseSpmm:
                 candidate(x, scratch, one, zero)  # the first call pays for any lazy set-up
                 seconds = queued_device_seconds(lambda c=candidate: c(x, scratch, one, zero), SPMM_ANCHOR_CALLS,
                                                 timeout_s=SPMM_SYNC_PROBE_S)
-            except (KernelError, _refusal(), SplaError) as error:
+            except (SplaError, _refusal()) as error:  # refused (KernelError), or synchronises (the hold ran out)
                 left_out[alg] = str(error)
                 continue
             timed[alg] = (seconds, candidate)
@@ -238,5 +237,10 @@ def spmm_anchor(A, x, out) -> CusparseSpmm:
         anchor = min(timed.values(), key=lambda pair: pair[0])[1]
         anchor.timings = {alg: seconds for alg, (seconds, _) in timed.items()}
         anchor.left_out = left_out
-        A._cache[key] = anchor
+        A._cache[("cusparse-spmm", int(x.shape[1]))] = anchor
     return anchor
+
+
+def kept_spmm_anchor(A, k: int) -> CusparseSpmm | None:
+    """The anchor :func:`spmm_anchor` kept for device matrix A at k, or None before its first call."""
+    return A._cache.get(("cusparse-spmm", int(k)))
