@@ -151,6 +151,7 @@ def run_matrix(cupy, name, spec, what, A64, gen_s, log, ks=KS, kernels=KERNELS):
             if row["status"] != "ok":
                 log(f"  {name} k={k} {kernel}: {row['status'].upper()} {row.get('message', row.get('rel_error'))}")
         del reference
+        record[f"cusparse_algorithm_k{k}"] = spmm_bench.anchor_algorithm(A, k)
         _speedups(record, k)
     del m
     cupy.get_default_memory_pool().free_all_blocks()
@@ -231,6 +232,8 @@ def summarize(records, hybrid, ks=KS):
             values = [r.get(f"speedup_vs_{anchor}") for rec in records for r in rec["results"]
                       if r["k"] == k and r["kernel"] == "auto" and r["status"] == "ok"]
             summary[f"geomean_vs_{anchor}_k{k}"] = bench.geomean(values)
+        kept = [rec.get(f"cusparse_algorithm_k{k}") for rec in records]
+        summary[f"cusparse_algorithms_k{k}"] = {alg: kept.count(alg) for alg in sorted(set(kept) - {None})}
         # What-ifs for the policy decision, from the same rows: the best spla kernel per
         # matrix (an oracle), and auto with each skewed-row choice swapped for the other.
         spla_kernels = [kn for kn in KERNELS if kn not in ("auto", "cusparse", "cusparse-cupy")]
@@ -299,7 +302,9 @@ def markdown(records, hybrid, summary, meta):
     for k in meta["ks"]:
         lines.append(f"- k={k}: geomean speed-up of auto over cusparse-cupy "
                      f"{summary.get(f'geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x, over cached cuSPARSE "
-                     f"{summary.get(f'geomean_vs_cusparse_k{k}', float('nan')):.2f}x")
+                     f"{summary.get(f'geomean_vs_cusparse_k{k}', float('nan')):.2f}x"
+                     + "".join(f"; cached cuSPARSE ran {alg} on {n}" for alg, n in
+                               summary.get(f"cusparse_algorithms_k{k}", {}).items()))
         lines.append(f"  what-if (same rows): best spla kernel per matrix "
                      f"{summary.get(f'whatif_oracle_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x; skewed "
                      f"matrices on adaptive {summary.get(f'whatif_skewed_adaptive_geomean_vs_cusparse-cupy_k{k}', float('nan')):.2f}x"

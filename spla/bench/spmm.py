@@ -166,11 +166,7 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
     out["rows"] = rows
     if device == "gpu":
         out["plan"] = adaptive_summary(A_side, k)
-        from ..backends.cuda.cusparse import kept_spmm_anchor
-
-        anchor = kept_spmm_anchor(A_side, k)  # the CSR algorithm the anchor kept in its run above
-        if anchor is not None:
-            out["anchor_algorithm"] = anchor.name
+        out["anchor_algorithm"] = anchor_algorithm(A_side, k)
     return out
 
 
@@ -194,6 +190,14 @@ def format_spmm_report(r: dict) -> str:
 # ---------------------------------------------------------------- hooks for scripts/bench_spmm.py
 SMALL_K_MAX = planning.REGK_MAX_K  # regk (and fused's k <= 16 kernel) hold k columns in registers up to this k
 to_json = report.to_json
+
+
+def anchor_algorithm(A_dev, k: int) -> str | None:
+    """The cuSPARSE CSR algorithm the ``cusparse`` anchor kept for A at k (None before its first run)."""
+    from ..backends.cuda.cusparse import kept_spmm_anchor
+
+    anchor = kept_spmm_anchor(A_dev, k)
+    return None if anchor is None else anchor.name
 
 
 def auto_choice(A_dev, k: int) -> str:

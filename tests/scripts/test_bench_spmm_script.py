@@ -18,7 +18,8 @@ def _record(name, k, ms):
     for row in results:
         row["speedup_vs_cusparse-cupy"] = ms["cusparse-cupy"] / row["ms"]
         row["speedup_vs_cusparse"] = ms["cusparse"] / row["ms"]
-    return {"name": name, "results": results, f"auto_k{k}": "dia", "spmv_auto": {"status": "ok", "ms": 0.1}}
+    return {"name": name, "results": results, f"auto_k{k}": "dia", "spmv_auto": {"status": "ok", "ms": 0.1},
+            f"cusparse_algorithm_k{k}": "csr_alg2"}
 
 
 def test_a_run_at_other_ks_is_summarized_and_tabled_at_those_ks():
@@ -32,4 +33,5 @@ def test_a_run_at_other_ks_is_summarized_and_tabled_at_those_ks():
     assert head.count("|") == rule.count("|") == row.count("|")
     cells = dict(zip((c.strip() for c in head.split("|")), (c.strip() for c in row.split("|"))))
     assert cells["k"] == "16" and cells["auto picks"] == "dia" and cells["dia ms"] == "1.000"
-    assert any(line.startswith("- k=16: geomean speed-up of auto over cusparse-cupy 4.00x") for line in table)
+    assert any(line.startswith("- k=16: geomean speed-up of auto over cusparse-cupy 4.00x")
+               and line.endswith("; cached cuSPARSE ran csr_alg2 on 1") for line in table)
