@@ -151,7 +151,7 @@ def run_matrix(cupy, name, spec, what, A64, gen_s, log, ks=KS, kernels=KERNELS):
             if row["status"] != "ok":
                 log(f"  {name} k={k} {kernel}: {row['status'].upper()} {row.get('message', row.get('rel_error'))}")
         del reference
-        record[f"cusparse_algorithm_k{k}"] = spmm_bench.anchor_algorithm(A, k)
+        record[f"cusparse_algorithm_k{k}"], record[f"cusparse_timings_us_k{k}"] = spmm_bench.anchor_algorithm(A, k)
         _speedups(record, k)
     del m
     cupy.get_default_memory_pool().free_all_blocks()

@@ -166,7 +166,7 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
     out["rows"] = rows
     if device == "gpu":
         out["plan"] = adaptive_summary(A_side, k)
-        out["anchor_algorithm"] = anchor_algorithm(A_side, k)
+        out["anchor_algorithm"], out["anchor_timings_us"] = anchor_algorithm(A_side, k)
     return out
 
 
@@ -192,12 +192,15 @@ SMALL_K_MAX = planning.REGK_MAX_K  # regk (and fused's k <= 16 kernel) hold k co
 to_json = report.to_json
 
 
-def anchor_algorithm(A_dev, k: int) -> str | None:
-    """The cuSPARSE CSR algorithm the ``cusparse`` anchor kept for A at k (None before its first run)."""
+def anchor_algorithm(A_dev, k: int) -> tuple[str | None, dict]:
+    """The cuSPARSE CSR algorithm the ``cusparse`` anchor kept for A at k, and every candidate's device
+    microseconds a call as it timed them ((None, {}) before its first run)."""
     from ..backends.cuda.cusparse import kept_spmm_anchor
 
     anchor = kept_spmm_anchor(A_dev, k)
-    return None if anchor is None else anchor.name
+    if anchor is None:
+        return None, {}
+    return anchor.name, {alg: seconds * 1e6 for alg, seconds in anchor.timings.items()}
 
 
 def auto_choice(A_dev, k: int) -> str:
