@@ -61,7 +61,23 @@ def spmv_algorithm(alg) -> int:
     return int(alg)
 
 
-class CusparseSpmv:
+class _FollowsStream:
+    """A cuSPARSE call set up once that launches on CuPy's current stream, as every spla kernel does:
+    the handle is pointed at that stream when it differs from this object's last call's."""
+
+    def __init__(self, lib, handle):
+        self.lib, self.handle = lib, handle
+        self.current_stream = require_cupy().cuda.get_current_stream  # looked up once: calls are a hot path
+        self.stream_ptr = -1
+
+    def _follow_stream(self) -> None:
+        stream = self.current_stream().ptr
+        if stream != self.stream_ptr:
+            self.lib.setStream(self.handle, stream)
+            self.stream_ptr = stream
+
+
+class CusparseSpmv(_FollowsStream):
     """``out = alpha * A @ x + beta * out`` through ``cusparseSpMV``, set up once for device matrix A.
 
     The matrix descriptor, both vector descriptors, the work buffer and a
@@ -76,17 +92,15 @@ class CusparseSpmv:
     def __init__(self, A, alg="default"):
         _dtype, device, cusparse, cxs = _libraries()
         cupy = require_cupy()
-        self.lib = cusparse
+        super().__init__(cusparse, device.get_cusparse_handle())
         self.nnz = A.nnz
         self.matrix = A.to_cupyx()  # keeps the arrays the descriptor points to alive
-        self.handle = device.get_cusparse_handle()
         self.mat = cxs.SpMatDescriptor.create(self.matrix)
         self.out = cupy.zeros(A.n_rows, dtype=A.dtype)
         self._x = cupy.zeros(A.n_cols, dtype=A.dtype)
         self.vec_x = cxs.DnVecDescriptor.create(self._x)
         self.vec_y = cxs.DnVecDescriptor.create(self.out)
         self.x_ptr, self.y_ptr = self._x.data.ptr, self.out.data.ptr
-        self.current_stream, self.stream_ptr = cupy.cuda.get_current_stream, -1
         self.alpha = np.ones(1, dtype=A.dtype)
         self.beta = np.zeros(1, dtype=A.dtype)
         self.compute_type = _dtype.to_cuda_dtype(A.dtype)
@@ -106,10 +120,7 @@ class CusparseSpmv:
                 out *= out.dtype.type(beta)
             return out
         lib = self.lib
-        stream = self.current_stream().ptr
-        if stream != self.stream_ptr:
-            lib.setStream(self.handle, stream)
-            self.stream_ptr = stream
+        self._follow_stream()
         if x.data.ptr != self.x_ptr:
             lib.dnVecSetValues(self.vec_x.desc, x.data.ptr)
             self.x_ptr = x.data.ptr
@@ -132,7 +143,7 @@ def spmv_anchor(A, alg: int | None = None) -> CusparseSpmv:
     return anchor
 
 
-class CusparseSpmm:
+class CusparseSpmm(_FollowsStream):
     """``out = alpha * A @ X + beta * out`` through ``cusparseSpMM`` with descriptors and buffer built once per (A, k).
 
     Row-major X and out (``CUSPARSE_ORDER_ROW``), the layout spla's kernels
@@ -146,13 +157,11 @@ class CusparseSpmm:
         _dtype, device, cusparse, cxs = _libraries()
         if alg not in SPMM_ALGORITHMS:
             raise KernelError(f"unknown cuSPARSE SpMM algorithm {alg!r}; expected one of {', '.join(SPMM_ALGORITHMS)}")
-        self.lib = cusparse
+        super().__init__(cusparse, device.get_cusparse_handle())
         self.name = alg
         self.timings: dict = {}   # spmm_anchor: every candidate's device seconds a call
         self.left_out: dict = {}  # spmm_anchor: the algorithms it could not time, and why
-        self.current_stream = require_cupy().cuda.get_current_stream
         self.matrix = A.to_cupyx()  # keeps the arrays the descriptor points to alive
-        self.handle = device.get_cusparse_handle()
         self.mat = cxs.SpMatDescriptor.create(self.matrix)
         self.value_type = _dtype.to_cuda_dtype(A.dtype)
         self.dense_x = self._dense(x)
@@ -161,8 +170,7 @@ class CusparseSpmm:
         self.beta = np.zeros(1, dtype=A.dtype)
         self.op = cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
         self.alg = SPMM_ALGORITHMS[alg]
-        self.stream_ptr = self.current_stream().ptr
-        cusparse.setStream(self.handle, self.stream_ptr)  # the preprocessing below launches too
+        self._follow_stream()  # the preprocessing below launches too
         try:
             size = cusparse.spMM_bufferSize(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc,
                                             self.dense_x, self.beta.ctypes.data, self.dense_out,
@@ -190,10 +198,7 @@ class CusparseSpmm:
 
     def __call__(self, x, out, alpha, beta):
         lib = self.lib
-        stream = self.current_stream().ptr
-        if stream != self.stream_ptr:  # launch on CuPy's current stream, as every spla kernel does
-            lib.setStream(self.handle, stream)
-            self.stream_ptr = stream
+        self._follow_stream()
         self.dense_x = self._point(self.dense_x, x)
         self.dense_out = self._point(self.dense_out, out)
         self.alpha[0], self.beta[0] = alpha, beta
@@ -237,10 +242,14 @@ def spmm_anchor(A, x, out) -> CusparseSpmm:
         anchor = min(timed.values(), key=lambda pair: pair[0])[1]
         anchor.timings = {alg: seconds for alg, (seconds, _) in timed.items()}
         anchor.left_out = left_out
-        A._cache[("cusparse-spmm", int(x.shape[1]))] = anchor
+        A._cache[_spmm_anchor_key(x.shape[1])] = anchor
     return anchor
+
+
+def _spmm_anchor_key(k) -> tuple:
+    return ("cusparse-spmm", int(k))
 
 
 def kept_spmm_anchor(A, k: int) -> CusparseSpmm | None:
     """The anchor :func:`spmm_anchor` kept for device matrix A at k, or None before its first call."""
-    return A._cache.get(("cusparse-spmm", int(k)))
+    return A._cache.get(_spmm_anchor_key(k))
