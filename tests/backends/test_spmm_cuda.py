@@ -204,6 +204,32 @@ def test_cusparse_anchor_is_the_fastest_csr_algorithm_and_exact(rng, dtype, k):
         cusparse.CusparseSpmm(M, X, Y, "csr_alg9")
 
 
+def test_cusparse_anchors_launch_on_the_current_stream_whoever_moved_the_handle(rng):
+    """The anchors keep no record of the shared cuSPARSE handle's stream: CuPy's bindings point it at
+    CuPy's current stream on every call, even after other code pointed it elsewhere."""
+    from cupy_backends.cuda.libs import cusparse as lib
+
+    from spla.backends.cuda import cusparse
+
+    A = mixed_matrix(rng, dtype=np.float32)
+    M = spla.CSRMatrix.from_scipy(A).to_device()
+    X = cupy.asarray(rng.standard_normal((A.shape[1], 33)).astype(np.float32))
+    Y = cupy.empty((A.shape[0], 33), np.float32)
+    x, y = X[:, 0].copy(), Y[:, 0].copy()
+    stream = cupy.cuda.Stream(non_blocking=True)
+    spmv, spmm = cusparse.CusparseSpmv(M, "csr_alg1"), cusparse.CusparseSpmm(M, X, Y, "csr_alg2")
+    for call in (lambda: spmv(x, y), lambda: spmm(X, Y, 1.0, 0.0)):
+        for _ in range(2):  # the second call comes on the same stream after the handle moved
+            lib.setStream(spmv.handle, 0)
+            with stream:
+                call()
+            assert lib.getStream(spmv.handle) == stream.ptr
+        stream.synchronize()
+    check(Y, A, X)
+    xh = x.get().astype(np.float64)
+    assert np.linalg.norm(y.get() - A @ xh) <= 1e-5 * np.linalg.norm(abs(A) @ abs(xh))
+
+
 # ------------------------------------------------------------------ alpha/beta
 @pytest.mark.parametrize("k", (1, 4, 8, 33))
 @pytest.mark.parametrize("kernel", ALL_KERNELS)

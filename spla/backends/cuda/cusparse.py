@@ -61,23 +61,7 @@ def spmv_algorithm(alg) -> int:
     return int(alg)
 
 
-class _FollowsStream:
-    """A cuSPARSE call set up once that launches on CuPy's current stream, as every spla kernel does:
-    the handle is pointed at that stream when it differs from this object's last call's."""
-
-    def __init__(self, lib, handle):
-        self.lib, self.handle = lib, handle
-        self.current_stream = require_cupy().cuda.get_current_stream  # looked up once: calls are a hot path
-        self.stream_ptr = -1
-
-    def _follow_stream(self) -> None:
-        stream = self.current_stream().ptr
-        if stream != self.stream_ptr:
-            self.lib.setStream(self.handle, stream)
-            self.stream_ptr = stream
-
-
-class CusparseSpmv(_FollowsStream):
+class CusparseSpmv:
     """``out = alpha * A @ x + beta * out`` through ``cusparseSpMV``, set up once for device matrix A.
 
     The matrix descriptor, both vector descriptors, the work buffer and a
@@ -85,14 +69,14 @@ class CusparseSpmv(_FollowsStream):
     when its array's pointer changed since the last call, so a timing loop
     over the same x and out is exactly one ``cusparseSpMV``. ``alg`` is
     ``"default"``, ``"csr_alg1"`` or ``"csr_alg2"`` (the deterministic one), or
-    the cusparseSpMVAlg_t value. Launches follow CuPy's current stream, so a
-    call can be captured in a CUDA graph.
+    the cusparseSpMVAlg_t value. Launches go to CuPy's current stream: CuPy's
+    binding points the shared handle at it on every call (measured in session 64).
     """
 
     def __init__(self, A, alg="default"):
         _dtype, device, cusparse, cxs = _libraries()
         cupy = require_cupy()
-        super().__init__(cusparse, device.get_cusparse_handle())
+        self.lib, self.handle = cusparse, device.get_cusparse_handle()
         self.nnz = A.nnz
         self.matrix = A.to_cupyx()  # keeps the arrays the descriptor points to alive
         self.mat = cxs.SpMatDescriptor.create(self.matrix)
@@ -120,7 +104,6 @@ class CusparseSpmv(_FollowsStream):
                 out *= out.dtype.type(beta)
             return out
         lib = self.lib
-        self._follow_stream()
         if x.data.ptr != self.x_ptr:
             lib.dnVecSetValues(self.vec_x.desc, x.data.ptr)
             self.x_ptr = x.data.ptr
@@ -143,21 +126,22 @@ def spmv_anchor(A, alg: int | None = None) -> CusparseSpmv:
     return anchor
 
 
-class CusparseSpmm(_FollowsStream):
+class CusparseSpmm:
     """``out = alpha * A @ X + beta * out`` through ``cusparseSpMM`` with descriptors and buffer built once per (A, k).
 
     Row-major X and out (``CUSPARSE_ORDER_ROW``), the layout spla's kernels
     use; the dense descriptors are re-pointed at each call's arrays. ``alg``
     names one of :data:`SPMM_ALGORITHMS`; CSR_ALG1 and ALG3 are preprocessed
     once where the bindings offer ``spMM_preprocess``. KernelError where
-    cuSPARSE refuses the algorithm for this matrix and layout.
+    cuSPARSE refuses the algorithm for this matrix and layout. Launches go to
+    CuPy's current stream, as :class:`CusparseSpmv`'s do.
     """
 
     def __init__(self, A, x, out, alg: str = "default"):
         _dtype, device, cusparse, cxs = _libraries()
         if alg not in SPMM_ALGORITHMS:
             raise KernelError(f"unknown cuSPARSE SpMM algorithm {alg!r}; expected one of {', '.join(SPMM_ALGORITHMS)}")
-        super().__init__(cusparse, device.get_cusparse_handle())
+        self.lib, self.handle = cusparse, device.get_cusparse_handle()
         self.name = alg
         self.timings: dict = {}   # spmm_anchor: every candidate's device seconds a call
         self.left_out: dict = {}  # spmm_anchor: the algorithms it could not time, and why
@@ -170,7 +154,6 @@ class CusparseSpmm(_FollowsStream):
         self.beta = np.zeros(1, dtype=A.dtype)
         self.op = cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
         self.alg = SPMM_ALGORITHMS[alg]
-        self._follow_stream()  # the preprocessing below launches too
         try:
             size = cusparse.spMM_bufferSize(self.handle, self.op, self.op, self.alpha.ctypes.data, self.mat.desc,
                                             self.dense_x, self.beta.ctypes.data, self.dense_out,
@@ -198,7 +181,6 @@ class CusparseSpmm(_FollowsStream):
 
     def __call__(self, x, out, alpha, beta):
         lib = self.lib
-        self._follow_stream()
         self.dense_x = self._point(self.dense_x, x)
         self.dense_out = self._point(self.dense_out, out)
         self.alpha[0], self.beta[0] = alpha, beta
