@@ -21,7 +21,7 @@ from ..planning import spmm as planning
 from . import report
 from .check import TOLERANCE as SCALED_TOLERANCE
 from .check import scaled_error
-from .variants import spmm_kernel, spmm_names
+from .variants import SPMM_VARIANTS, spmm_kernel, spmm_names
 
 CPU_KERNEL = report.CPU_KERNEL  # the CPU anchor, SciPy's kernel
 GPU_ANCHOR = "cusparse"
@@ -40,10 +40,15 @@ def kernel_names(device: str, kernel: str) -> list:
         return report.cpu_kernel_names(kernel)
     if kernel == "all":
         chosen = list(planning.KERNELS)
-    elif kernel in gpu_kernels():
+    elif kernel == "tune":
         chosen = [kernel]
     else:
-        raise KernelError(f"unknown SpMM kernel {kernel!r}; choose one of {', '.join(gpu_kernels())} or all")
+        try:
+            spmm_kernel(kernel)
+        except KernelError:
+            raise KernelError(f"unknown SpMM kernel {kernel!r}; choose one of {', '.join(gpu_kernels())}, "
+                              "fused:N, tune or all") from None
+        chosen = [kernel]
     return [GPU_ANCHOR] + [name for name in chosen if name != GPU_ANCHOR]
 
 
@@ -150,9 +155,9 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
     def run(name):
         if device == "cpu":
             return S @ X_side if name == CPU_KERNEL else spmm(A_side, X_side, kernel=name)
-        if name in planning.KERNELS:
-            return spmm(A_side, X_side, kernel=name)
-        return run_kernel(A_side, X_side, name)
+        if name in SPMM_VARIANTS:
+            return run_kernel(A_side, X_side, name)
+        return spmm(A_side, X_side, kernel=name)  # a public kernel, fused:N or tune
 
     rows = report.measure_kernels(names, run, reference, device=device, repeat=repeat, flops=flops, nbytes=nbytes,
                                   tolerance=tolerance, error=lambda Y: scaled_error(A64, X, reference, Y))
@@ -167,6 +172,7 @@ def spmm_report(A, *, k: int = 8, device: str = "cpu", kernel: str = "auto", dty
     if device == "gpu":
         out["plan"] = adaptive_summary(A_side, k)
         out["anchor_algorithm"], out["anchor_timings_us"] = anchor_algorithm(A_side, k)
+        out["auto"] = planning.describe_choice(A_side, k)
     return out
 
 

@@ -70,7 +70,12 @@ def spmm_kernel(name: str) -> tuple[str, dict]:
         return kernel, dict(options)
     if name in spmm_planning.KERNELS:
         return name, {}
-    raise KernelError(f"unknown SpMM kernel {name!r}; expected one of {', '.join(spmm_names())}")
+    try:
+        spmm_planning.parse_spmm_kernel(name)  # fused:N
+    except KernelError:
+        raise KernelError(f"unknown SpMM kernel {name!r}; expected one of {', '.join(spmm_names())}, "
+                          "or fused:N") from None
+    return name, {}
 
 
 def gemm_kernel(name: str):

@@ -17,6 +17,7 @@ from .spmv import (
     _echo_device,
     _fail_if_wrong,
     _json_load_info,
+    auto_line,
     device_option,
     dtype_option,
     no_cache_option,
@@ -30,9 +31,10 @@ from .spmv import (
               help="Columns of the dense block X.")
 @device_option()
 @click.option("--kernel", default="auto", show_default=True,
-              help=f"GPU: {', '.join(gpu_kernels())}, or all (the public kernels; cuSPARSE SpMM is always measured "
-                   "as the anchor). CPU: auto or all (spla's CPU SpMM, on threads from 1M nnz x k, beside "
-                   "SciPy's kernel as the anchor) or scipy alone.")
+              help=f"GPU: {', '.join(gpu_kernels())}, fused:N (segments of N nonzeros), tune (time the "
+                   "candidates on this matrix and k first, then run the winner) or all (the public kernels; "
+                   "cuSPARSE SpMM is always measured as the anchor). CPU: auto or all (spla's CPU SpMM, on "
+                   "threads from 1M nnz x k, beside SciPy's kernel as the anchor) or scipy alone.")
 @dtype_option("A and X")
 @click.option("--order", type=click.Choice(["C", "F"]), default="C", show_default=True,
               help="Memory order of X (F: column-major, as Fortran/cuSPARSE's default).")
@@ -69,4 +71,6 @@ def spmm_command(source, k, device, kernel, dtype, order, repeat, as_json, no_ca
                                    "spmm": measured}))
     else:
         click.echo(format_spmm_report(measured))
+        if "auto" in measured:
+            click.echo(auto_line(measured["auto"]))
     _fail_if_wrong(measured)

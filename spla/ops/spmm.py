@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backends import cpu
 from ..csr import CSRMatrix, as_csr
-from ..device import array_module, device_memory_errors, require_cupy
+from ..device import array_module, device_memory_errors, device_name, require_cupy
 from ..errors import InputError, KernelError
 from ..planning import spmm as planning
 from ..planning.spmv import SPMM_BOUND_KEY
@@ -70,7 +70,12 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None):
     kernel : str
         GPU kernel from ``spla.planning.spmm.KERNELS`` (``auto``, ``regk``,
         ``warp``, ``subwarp``, ``adaptive``, ``fused``, ``dia``, ``spmv-loop``,
-        ``cusparse``, ``cusparse-cupy``); on the CPU only ``auto``/``scipy``.
+        ``cusparse``, ``cusparse-cupy``), ``fused:N`` (segments of N nonzeros),
+        or ``tune``: on the first call for (A, k) time the candidates
+        (``spla.tune(A, k=k)``), then run the winner, as ``auto`` does from
+        then on. ``auto`` runs a winner the tuning cache holds for A at this k
+        on this GPU, else its rule; it never measures. On the CPU only
+        ``auto``/``scipy``.
     out : 2-D array of shape (n_rows, k) and A's value dtype, optional
         Written in place and returned (it may be Y itself). Without it a new
         C-contiguous array is returned.
@@ -130,8 +135,8 @@ def _spmm_checked(A, X, Y, alpha, beta, kernel, out):
             return np.ascontiguousarray(result)
         out[...] = result
         return out
-    if kernel not in planning.KERNELS:
-        raise KernelError(f"unknown SpMM kernel {kernel!r}; expected one of {', '.join(planning.KERNELS)}")
+    if kernel != "tune":
+        planning.parse_spmm_kernel(kernel)  # KernelError on an unknown name
     with device_memory_errors("SpMM"):
         return _spmm_gpu(A, X, Y, alpha, beta, kernel, out)
 
@@ -145,7 +150,9 @@ def _spmm_gpu(A, X, Y, alpha, beta, kernel, out):
     Y = None if Y is None else Y.astype(A.dtype, copy=False)
     if A.n_rows == 0 or shape[1] == 0:
         return cuda_spmm.spmm(A, X, Y, alpha=alpha, beta=beta, kernel=kernel, out=out)
-    launcher = cuda_spmm.bind(A, cuda_spmm.plan(A, shape[1], kernel))
+    if kernel in ("auto", "tune"):
+        resolve_tuned(A, shape[1], measure=kernel == "tune")
+    launcher = cuda_spmm.bind(A, cuda_spmm.plan(A, shape[1], "auto" if kernel == "tune" else kernel))
     # cached for the hot path on the matrix the caller holds and on the device copy
     for holder in {id(m): m for m in (caller, A)}.values():
         holder._cache.setdefault(SPMM_BOUND_KEY, {})[(kernel, shape)] = launcher
@@ -156,6 +163,27 @@ def _spmm_gpu(A, X, Y, alpha, beta, kernel, out):
         return result
     out[...] = result
     return out
+
+
+def resolve_tuned(A, k: int, measure: bool) -> None:
+    """Before planning ``auto`` or ``tune`` at k columns on the device matrix A: take a winner from
+    the tuning cache when it holds one for A at k on this GPU, else (``measure``) tune now. At
+    k = 1 auto runs the SpMV, so the SpMV's tuning is what applies."""
+    from ..planning import tune as plan_tune
+    from .spmv import resolve_tuned as resolve_spmv
+
+    if k == 1:
+        resolve_spmv(A, measure)
+        return
+    if planning.tuned_choice(A, k):
+        return
+    cache = plan_tune.TuneCache()
+    if cache.path is not None and cache.path.exists():  # else no device query: untuned users pay nothing
+        plan_tune.apply_cached_spmm(A, k, device_name(), cache)
+    if measure and not planning.tuned_choice(A, k):
+        from ..bench.tune import tune
+
+        tune(A, k=k)
 
 
 def _overlaps(out, *inputs) -> bool:

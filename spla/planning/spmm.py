@@ -49,7 +49,9 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
 ``cusparse-cupy``
     ``cupyx.scipy.sparse.csr_matrix @ X``: cuSPARSE as a CuPy user calls it.
 ``auto``
-    :func:`choose_kernel`: k == 1 -> ``spmv-loop``; where ``auto``'s SpMV
+    :func:`choose_kernel`: the kernel ``spla.tune(A, k=k)`` measured fastest
+    on A at this k where A has been tuned (or the tuning cache holds it),
+    else the rule (:func:`rule_kernel`): k == 1 -> ``spmv-loop``; where ``auto``'s SpMV
     runs ``dia`` (its rule or a tuned choice) and k <= ``DIA_MAX_K`` (16)
     -> ``dia``; a longest row over
     ``SEGMENT_NNZ`` nonzeros or over ``8 * mean + 64`` (skewed rows) ->
@@ -58,7 +60,8 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     ``subwarp`` (:data:`SHORT_ROWS`); else ``warp``. See BENCHMARKS.md for
     the measurements behind each threshold.
 
-Baseline variants (the hybrid schedules without their dense panels, fused
+``fused:N`` is fused with segments of N nonzeros (:data:`SEGMENT_CHOICES`),
+a tuning candidate. Baseline variants (the hybrid schedules without their dense panels, fused
 with 16 nonzeros per lane) are options of :func:`plan_spmm`, named in
 :mod:`spla.bench.variants`.
 """
@@ -92,6 +95,10 @@ MAX_GRID_X = 2**31 - 1
 # each: a warp walks a row chunk by chunk (32 entries, one dependent load each),
 # so one very long row on one warp would finish long after the rest of the matrix.
 SEGMENT_NNZ = 1024
+# ``fused:N`` runs fused with segments of N nonzeros (rows longer than N cut into them). The
+# length that wins is per matrix (session 63: 256 gains up to 1.69x on float64 k = 64 power laws
+# and loses 0.51x on short-wide rows), so only a measurement picks one (spla.tune(A, k=...)).
+SEGMENT_CHOICES = (128, 256, 512, 1024, 2048)
 
 WARP_VECTOR = {np.dtype(np.float32): 4, np.dtype(np.float64): 2}  # 16-byte loads
 
@@ -128,6 +135,9 @@ GEMM_CORE_TILE = 128
 PANEL_ALIGN = 4  # panel column spans are widened to this many columns (float4 loads, no per-call pad)
 
 KERNELS = ("regk", "warp", "subwarp", "adaptive", "fused", "dia", "spmv-loop", "cusparse", "cusparse-cupy", "auto")
+# What a measurement chose for auto on a matrix, per k: {k: (kernel, source)}, source "measured"
+# (spla.tune(A, k=...) in this process) or "cached" (the tuning cache). choose_kernel reads it.
+TUNED_KEY = "spmm-tuned"
 CPU_KERNELS = ("auto", "scipy")
 SMALL_K_ONLY = ("regk",)  # refuse k > REGK_MAX_K
 OWN_MATRICES_ONLY = ("dia",)  # refuse matrices without their structure
@@ -227,14 +237,49 @@ def choose_from_stats(mean: float, longest: int, k: int, dtype=np.float32) -> st
     return "warp"
 
 
-def choose_kernel(A, k: int) -> str:
-    """The kernel ``auto`` runs for matrix A at k columns: ``dia`` for 2 <= k <= :data:`DIA_MAX_K`
+def parse_spmm_kernel(kernel: str) -> tuple[str, int | None]:
+    """``"fused:256"`` -> ("fused", 256) (segments of 256 nonzeros); ``"warp"`` -> ("warp", None).
+    Unknown names raise KernelError."""
+    family, colon, param = str(kernel).partition(":")
+    if family not in KERNELS or (colon and family != "fused"):
+        raise KernelError(f"unknown SpMM kernel {kernel!r}; expected one of {', '.join(KERNELS)}, "
+                          f"or fused:N (segments of N nonzeros, N one of {', '.join(map(str, SEGMENT_CHOICES))})")
+    if not colon:
+        return family, None
+    if not param.isdigit() or int(param) not in SEGMENT_CHOICES:
+        raise KernelError(f"{kernel!r}: fused:N takes N, the nonzeros of a long row's segments, one of "
+                          f"{', '.join(map(str, SEGMENT_CHOICES))}")
+    return family, int(param)
+
+
+def rule_kernel(A, k: int) -> str:
+    """The kernel ``auto``'s rule picks for A at k columns: ``dia`` for 2 <= k <= :data:`DIA_MAX_K`
     where ``auto``'s SpMV runs dia (the SpMV's choice: its rule, or a tuned one), else
     :func:`choose_from_stats`."""
     if 1 < k <= DIA_MAX_K and parse_kernel(spmv_choice(A))[0] == "dia":
         return "dia"
     mean, longest = _row_stats(A)
     return choose_from_stats(mean, longest, k, A.dtype)
+
+
+def tuned_choice(A, k: int) -> tuple[str, str] | None:
+    """(kernel, source) a measurement chose for ``auto`` on A at k columns, or None."""
+    return A._cache.get(TUNED_KEY, {}).get(int(k))
+
+
+def choose_kernel(A, k: int) -> str:
+    """The kernel ``auto`` runs for A at k columns: the tuned choice at this k where A has one
+    (``spla.tune(A, k=k)``, or a hit in the tuning cache), else :func:`rule_kernel`."""
+    tuned = tuned_choice(A, k)
+    return tuned[0] if tuned else rule_kernel(A, k)
+
+
+def describe_choice(A, k: int) -> dict:
+    """What ``auto`` runs for A at k columns (``kernel``), why (``source``: "rule", "measured" by
+    ``spla.tune`` in this process, or "cached" from an earlier tuning) and the rule's own pick."""
+    rule = rule_kernel(A, k)
+    kernel, source = tuned_choice(A, k) or (rule, "rule")
+    return {"kernel": kernel, "source": source, "rule": rule}
 
 
 # ---------------------------------------------------------------- hybrid schedule
@@ -559,6 +604,7 @@ def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_la
     A : CSRMatrix (host or device; only indptr and the row plan are read)
     k : int
     kernel : str
+        A name of :data:`KERNELS`, or ``fused:N`` (:func:`parse_spmm_kernel`).
     dense, nnz_per_lane, sliced, segment_nnz, dense_gemm
         Schedule options (benchmark variants): keep the dense rows on the
         sparse path, lanes per nonzero of the fused classes, whether fused's
@@ -569,10 +615,9 @@ def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_la
     multiprocessors : int, optional
         SMs of the device (the GEMM rules); None assumes the default device.
     """
-    if kernel not in KERNELS:
-        raise KernelError(f"unknown SpMM kernel {kernel!r}; expected one of {', '.join(KERNELS)}")
     k = int(k)
-    name = choose_kernel(A, k) if kernel == "auto" else kernel
+    name, segments = parse_spmm_kernel(choose_kernel(A, k) if kernel == "auto" else kernel)
+    segment_nnz = segments or segment_nnz
     if name == "regk" and k > REGK_MAX_K:
         raise KernelError(f"regk keeps k columns in registers, at most {REGK_MAX_K}; k={k} (use warp)")
     wide_lanes = fused_wide_lanes(k, A.dtype)

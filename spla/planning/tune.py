@@ -1,10 +1,14 @@
-"""The host side of SpMV tuning: which kernels to try, and the persistent cache.
+"""The host side of tuning: which kernels to try, and the persistent cache.
 
 ``spla.tune(A)`` (measuring: :mod:`spla.bench.tune`) times a short list of
 kernels on the actual matrix and keeps the fastest. This module decides the
 list (:func:`candidates`: the rule's choice first, then the plausible
 alternatives) and remembers winners across processes in a small JSON file
 (:class:`TuneCache`), keyed by a :func:`fingerprint` of the matrix and the GPU.
+
+``spla.tune(A, k=k)`` does the same for SpMM at k columns
+(:func:`spmm_candidates`); its winner is what ``spla.spmm``'s ``auto`` runs on A
+at that k, stored per k beside the SpMV's (its own cache key, :func:`spmm_key`).
 
 Tuning is off by default: ``kernel="auto"`` never measures, it takes the rule
 of :func:`spla.planning.spmv.choose_kernel`, or a winner found in the tuning
@@ -33,6 +37,7 @@ import numpy as np
 
 from ..errors import KernelError
 from . import blocked, dia, rle, segmented
+from . import spmm as spmm_planning
 from .spmv import (
     AUTO,
     AUTO_CHOICE_KEY,
@@ -52,8 +57,8 @@ CACHE_ENV = "SPLA_TUNE_CACHE"
 CACHE_FORMAT = 1
 # Entries kept in the file: the oldest go first (a winner is a few hundred bytes).
 CACHE_ENTRIES = 2000
-# The tuner's default cost: at most this many timed SpMVs, and this much device time.
-MAX_SPMVS = 50
+# The tuner's default cost: at most this many timed products (SpMVs, or SpMMs), and this much device time.
+MAX_CALLS = 50
 BUDGET_MS = 30.0
 # Row-length histogram bins of the fingerprint: 0, 1, 2-3, 4-7, ... (powers of two).
 HISTOGRAM_BINS = 24
@@ -304,4 +309,77 @@ def apply_cached(A, device_name: str, cache: TuneCache | None = None) -> str | N
     if family in STRUCTURES and not tuner_times(A, family):
         return None
     set_choice(A, kernel, "cached")
+    return kernel
+
+
+# ------------------------------------------------------------------ SpMM
+# fused:N beside fused's default segments, where some row is longer than N (session 63: 256 won
+# 1.07x on both halves of the skewed families at float64 k = 64, up to 1.69x, and lost elsewhere).
+SPMM_SEGMENTS_TRIED = (256,)
+SPMM_LOOKED_UP_KEY = "spmm-tune-cache-looked-up"  # {(device name, k)} already looked up on A
+
+
+def spmm_candidates(A, k: int) -> list[str]:
+    """The SpMM kernels ``spla.tune(A, k=k)`` times on A, the rule's choice first.
+
+    Alternatives: ``regk`` (k <= 16), ``subwarp``, ``warp``, ``adaptive``,
+    ``fused`` where it runs its own kernel at this k, and ``fused:N`` for N in
+    :data:`SPMM_SEGMENTS_TRIED` where a row is longer than N, ``dia`` where A's
+    rows lie on a few diagonals, and from :data:`VENDOR_MIN_NNZ` nonzeros
+    ``cusparse`` (the fastest of cuSPARSE's CSR algorithms, as the benchmarks'
+    anchor). An empty matrix has one candidate.
+    """
+    k = int(k)
+    s = row_stats(A)
+    rule = spmm_planning.rule_kernel(A, k)
+    if s.nnz == 0 or s.n_rows == 0:
+        return [rule]
+    names = [rule]
+    if k <= spmm_planning.REGK_MAX_K:
+        names.append("regk")
+    names += ["subwarp", "warp", "adaptive"]
+    if k <= spmm_planning.REGK_MAX_K or spmm_planning.fused_wide_lanes(k, A.dtype):
+        names.append("fused")
+        names += [f"fused:{n}" for n in SPMM_SEGMENTS_TRIED if s.max > n]
+    if tuner_times(A, "dia", s):
+        names.append("dia")
+    if s.nnz >= VENDOR_MIN_NNZ:
+        names.append("cusparse")
+    return list(dict.fromkeys(names))
+
+
+def spmm_key(A, k: int, device_name: str) -> str:
+    """The tuning cache's key for SpMM on A at k columns on one GPU."""
+    return f"{fingerprint(A, device_name)}:spmm:{int(k)}"
+
+
+def set_spmm_choice(A, k: int, kernel: str, source: str) -> None:
+    """Record ``kernel`` as what SpMM's ``auto`` runs on A (and its host/device copies) at k columns."""
+    for m in holders(A):
+        m._cache.setdefault(spmm_planning.TUNED_KEY, {})[int(k)] = (kernel, source)
+        m._cache.pop(SPMM_BOUND_KEY, None)  # a launcher bound for the old choice must not keep running
+
+
+def apply_cached_spmm(A, k: int, device_name: str, cache: TuneCache | None = None) -> str | None:
+    """Set A's SpMM ``auto`` choice at k from the tuning cache; the kernel, or None on a miss.
+    Looks once per (matrix, k, GPU) and only when the cache file exists."""
+    k = int(k)
+    looked_up = A._cache.setdefault(SPMM_LOOKED_UP_KEY, set())
+    if spmm_planning.tuned_choice(A, k) or (device_name, k) in looked_up:
+        return None
+    looked_up.add((device_name, k))
+    cache = TuneCache() if cache is None else cache
+    if cache.path is None or not cache.path.exists():
+        return None
+    entry = cache.lookup(spmm_key(A, k, device_name))
+    if entry is None:
+        return None
+    kernel = entry["kernel"]
+    try:
+        family = spmm_planning.parse_spmm_kernel(kernel)[0]
+    except KernelError:  # a name from another spla version: ignore the entry
+        return None
+    if family == "dia" and not tuner_times(A, "dia"):  # the fingerprint does not read the column indices
+        return None
+    set_spmm_choice(A, k, kernel, "cached")
     return kernel

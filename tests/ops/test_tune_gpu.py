@@ -17,6 +17,7 @@ from spla.backends.cuda import spmv as cuda_spmv
 from spla.csr import CSRMatrix
 from spla.io import generators
 from spla.planning import dia
+from spla.planning import spmm as spmm_policy
 from spla.planning import spmv as policy
 from spla.planning import tune as plan_tune
 
@@ -63,8 +64,8 @@ def test_tune_picks_a_checked_candidate_and_auto_runs_it(name, dtype, rng, cache
     for m in (A, A.to_device()):
         assert policy.choose_kernel(m) == result["kernel"]
         assert policy.describe_choice(m)["source"] == "measured"
-    # bounded: max_spmvs timed launches, or as many as fit in the budget (plus one round of slack)
-    assert result["device_ms"] <= 3 * result["budget_ms"] or result["spmvs"] <= 2 * result["max_spmvs"]
+    # bounded: max_calls timed launches, or as many as fit in the budget (plus one round of slack)
+    assert result["device_ms"] <= 3 * result["budget_ms"] or result["calls"] <= 2 * result["max_calls"]
     x = rng.uniform(-1, 1, A.n_cols).astype(dtype)
     want = A.to_scipy().astype(np.float64) @ x.astype(np.float64)
     assert_matches_scipy(spla.spmv(A, cupy.asarray(x)), want, dtype=dtype)
@@ -163,3 +164,77 @@ def test_unwritable_cache_only_warns(rng, tmp_path, monkeypatch):
     with pytest.warns(RuntimeWarning, match="could not write"):
         result = spla.tune(A)
     assert result["persisted"] is False and policy.describe_choice(A)["source"] == "measured"
+
+
+# ------------------------------------------------------------------ SpMM
+def _spmm_want(A, X):
+    return A.to_scipy().astype(np.float64) @ X.get().astype(np.float64)
+
+
+def _assert_spmm_matches(Y, want, dtype):
+    for c in range(want.shape[1]):
+        assert_matches_scipy(Y[:, c], want[:, c], dtype=dtype)
+
+
+@pytest.mark.parametrize("k", [8, 32])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["poisson2d", "powerlaw", "hugerows", "wide"])
+def test_spmm_tune_picks_a_checked_candidate_per_k_and_auto_runs_it(name, dtype, k, rng, cache_file):
+    A = MATRICES[name](rng).astype(dtype)
+    result = spla.tune(A, k=k)
+    names = [row["kernel"] for row in result["candidates"]]
+    assert names == plan_tune.spmm_candidates(A, k) and result["rule"] == names[0] and result["k"] == k
+    winner = next(row for row in result["candidates"] if row["kernel"] == result["kernel"])
+    assert winner["status"] == "ok" and winner["error"] <= 2e-5 * (1 if dtype == np.float32 else 1e-8)
+    assert sum(row["status"] == "ok" for row in result["candidates"]) >= 3
+    assert result["speedup_vs_rule"] >= 1.0
+    assert result["device_ms"] <= 3 * result["budget_ms"] or result["calls"] <= 2 * result["max_calls"]
+    for m in (A, A.to_device()):
+        assert spmm_policy.tuned_choice(m, k) == (result["kernel"], "measured")
+        assert spmm_policy.choose_kernel(m, k) == result["kernel"]
+        assert policy.describe_choice(m)["source"] == "rule"  # the SpMV's choice is its own
+    X = cupy.asarray(rng.uniform(-1, 1, (A.n_cols, k)).astype(dtype))
+    _assert_spmm_matches(spla.spmm(A, X), _spmm_want(A, X), dtype)
+    entries = json.loads(cache_file.read_text())["entries"]
+    assert result["persisted"] and entries[result["fingerprint"]]["kernel"] == result["kernel"]
+    assert result["fingerprint"] == plan_tune.spmm_key(A, k, result["gpu"])
+
+
+def test_spmm_kernel_tune_measures_once_per_k_then_a_new_process_starts_tuned(rng, cache_file):
+    A = generators.hugerows(100_000, 4, 50_000).astype(np.float32)
+    X = cupy.asarray(rng.uniform(-1, 1, (A.n_cols, 32)).astype(np.float32))
+    want = _spmm_want(A, X)
+    _assert_spmm_matches(spla.spmm(A, X, kernel="tune"), want, np.float32)
+    result = A.to_device()._cache["spmm-tune-result"][32]
+    out = cupy.full((A.n_rows, 32), np.nan, dtype=np.float32)
+    assert spla.spmm(A, X, kernel="tune", out=out) is out
+    assert A.to_device()._cache["spmm-tune-result"][32] is result  # not measured again
+    _assert_spmm_matches(out, want, np.float32)
+    assert spmm_policy.tuned_choice(A, 8) is None  # another k is tuned on its own
+    later = CSRMatrix(A.data.copy(), A.indices.copy(), A.indptr.copy(), A.shape)  # nothing cached on it
+    _assert_spmm_matches(spla.spmm(later, X), want, np.float32)  # auto: a cache hit, no measuring
+    assert spmm_policy.tuned_choice(later, 32) == (result["kernel"], "cached")
+    assert "spmm-tune-result" not in later.to_device()._cache
+
+
+def test_spmm_auto_bound_before_tuning_follows_the_winner(rng, cache_file):
+    A = generators.powerlaw(200_000, 8)
+    X = cupy.asarray(rng.uniform(-1, 1, (A.n_cols, 16)))
+    spla.spmm(A, X)  # binds auto to the rule's choice
+    result = spla.tune(A, k=16, persist=False)
+    assert not cache_file.exists() and result["persisted"] is False
+    _assert_spmm_matches(spla.spmm(A, X), _spmm_want(A, X), np.float64)
+    bound = A._cache[policy.SPMM_BOUND_KEY][("auto", X.shape)]
+    assert bound.plan.kernel == spmm_policy.plan_spmm(A, 16, result["kernel"]).kernel  # rebound for the winner
+
+
+@pytest.mark.parametrize("k", [8, 32])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_with_short_segments_is_exact(dtype, k, rng):
+    """fused:128 cuts every row past 128 nonzeros into segments of 128 (atomicAdd into rows set
+    to zero first), on rows of every length up to 5,000."""
+    A = generators.hugerows(20_000, 4, 5_000).astype(dtype)
+    X = cupy.asarray(rng.uniform(-1, 1, (A.n_cols, k)).astype(dtype))
+    plan = spmm_policy.plan_spmm(A, k, "fused:128")
+    assert plan.kernel == "fused" and plan.schedule.segment_nnz == 128
+    _assert_spmm_matches(spla.spmm(A, X, kernel="fused:128"), _spmm_want(A, X), dtype)

@@ -16,6 +16,7 @@ from spla import kernel_files
 from spla.csr import CSRMatrix
 from spla.io import generators
 from spla.planning import band, segmented
+from spla.planning import spmm as spmm_policy
 from spla.planning import spmv as policy
 from spla.planning import tune as plan_tune
 
@@ -237,3 +238,89 @@ def test_tune_is_a_gpu_kernel_name():
     assert "tune" in policy.KERNELS and policy.parse_kernel("tune") == ("tune", None)
     with pytest.raises(spla.KernelError, match="runs on the GPU"):
         spla.spmv(generators.poisson2d(4), np.ones(16), kernel="tune")
+
+
+# ------------------------------------------------------------------ SpMM
+@pytest.mark.parametrize("k", [2, 8, 16, 32, 33, 64])
+@pytest.mark.parametrize("name", MATRICES)
+def test_spmm_candidates_rule_first_distinct_and_plannable(name, k, rng):
+    A = MATRICES[name](rng).astype(np.float32)
+    names = plan_tune.spmm_candidates(A, k)
+    assert names[0] == spmm_policy.rule_kernel(A, k) and len(set(names)) == len(names)
+    assert ("regk" in names) == (k <= spmm_policy.REGK_MAX_K)
+    assert {"subwarp", "warp", "adaptive"} <= set(names)
+    fused_runs_itself = k <= spmm_policy.REGK_MAX_K or spmm_policy.fused_wide_lanes(k, A.dtype) is not None
+    assert ("fused" in names) == fused_runs_itself  # past 16 a k fused cannot take would run adaptive again
+    longest = int(np.diff(A.indptr).max())
+    assert ("fused:256" in names) == (fused_runs_itself and longest > 256)  # else the same schedule as fused
+    assert "cusparse" not in names  # under VENDOR_MIN_NNZ
+    for kernel in names:
+        plan = spmm_policy.plan_spmm(A, k, kernel)
+        if kernel == "fused:256":
+            assert plan.kernel == "fused" and plan.schedule.segment_nnz == 256
+            assert plan.key != spmm_policy.plan_spmm(A, k, "fused").key
+
+
+def test_spmm_candidates_add_dia_on_stencils_and_cusparse_from_vendor_min_nnz(monkeypatch):
+    A = generators.poisson2d(40)
+    assert "dia" in plan_tune.spmm_candidates(A, 32)  # past auto's dia cut too: measured, not assumed
+    assert "dia" not in plan_tune.spmm_candidates(generators.powerlaw(4000, 6), 8)
+    monkeypatch.setattr(plan_tune, "VENDOR_MIN_NNZ", A.nnz)
+    assert plan_tune.spmm_candidates(A, 8)[-1] == "cusparse"
+    empty = spla.as_csr(sp.csr_matrix((7, 5)))
+    assert plan_tune.spmm_candidates(empty, 8) == [spmm_policy.rule_kernel(empty, 8)]
+
+
+def test_fused_segments_parse_and_unknown_spmm_names_raise():
+    assert spmm_policy.parse_spmm_kernel("fused:256") == ("fused", 256)
+    assert spmm_policy.parse_spmm_kernel("warp") == ("warp", None)
+    for bad in ("fused:300", "fused:", "fused:x", "warp:8", "hyperwarp", "tune"):
+        with pytest.raises(spla.KernelError):
+            spmm_policy.parse_spmm_kernel(bad)
+    with pytest.raises(spla.KernelError, match="fused:N"):
+        spmm_policy.plan_spmm(generators.poisson2d(10), 8, "fused:100")
+
+
+def test_spmm_auto_takes_a_cached_winner_per_k(cache_file):
+    A = generators.powerlaw(3000, 6)
+    rule8, rule32 = spmm_policy.rule_kernel(A, 8), spmm_policy.rule_kernel(A, 32)
+    winner = "warp" if rule8 != "warp" else "subwarp"
+    plan_tune.TuneCache().store(plan_tune.spmm_key(A, 8, GPU), {"kernel": winner})
+    fresh = CSRMatrix(A.data, A.indices, A.indptr, A.shape)  # a later process: a new object
+    assert plan_tune.apply_cached_spmm(fresh, 8, GPU) == winner
+    assert spmm_policy.tuned_choice(fresh, 8) == (winner, "cached")
+    assert spmm_policy.choose_kernel(fresh, 8) == winner and spmm_policy.plan_spmm(fresh, 8).kernel == winner
+    # another k, another GPU and the SpMV keep their own choices
+    assert plan_tune.apply_cached_spmm(fresh, 32, GPU) is None and spmm_policy.choose_kernel(fresh, 32) == rule32
+    assert plan_tune.apply_cached(fresh, GPU) is None and policy.choose_kernel(fresh) == policy.rule_kernel(fresh)
+    other = CSRMatrix(A.data, A.indices, A.indptr, A.shape)
+    assert plan_tune.apply_cached_spmm(other, 8, "NVIDIA A100") is None
+    assert spmm_policy.choose_kernel(other, 8) == rule8
+
+
+def test_spmm_cache_is_looked_up_once_and_ignores_unknown_names(cache_file, monkeypatch):
+    A = generators.poisson2d(20)
+    plan_tune.TuneCache().store(plan_tune.spmm_key(A, 8, GPU), {"kernel": "fused:300"})
+    fresh = CSRMatrix(A.data, A.indices, A.indptr, A.shape)
+    assert plan_tune.apply_cached_spmm(fresh, 8, GPU) is None
+    assert spmm_policy.choose_kernel(fresh, 8) == spmm_policy.rule_kernel(fresh, 8)
+    lookups = []
+    monkeypatch.setattr(plan_tune.TuneCache, "lookup", lambda self, key: lookups.append(key))
+    assert plan_tune.apply_cached_spmm(fresh, 8, GPU) is None and lookups == []  # once per (matrix, k, GPU)
+
+
+def test_set_spmm_choice_reaches_both_sides_and_drops_bound_spmm_launchers():
+    A = generators.poisson2d(10)
+    twin = CSRMatrix(A.data, A.indices, A.indptr, A.shape)
+    A._cache["device"], twin._cache["host"] = twin, A  # as to_device() links them
+    A._cache[policy.SPMM_BOUND_KEY] = {("auto", (100, 8)): object()}
+    plan_tune.set_spmm_choice(twin, 8, "fused:256", "measured")
+    for m in (A, twin):
+        assert spmm_policy.choose_kernel(m, 8) == "fused:256"
+        assert spmm_policy.choose_kernel(m, 16) == spmm_policy.rule_kernel(m, 16)
+    assert policy.SPMM_BOUND_KEY not in A._cache
+
+
+def test_spmm_tune_is_a_gpu_kernel_name():
+    with pytest.raises(spla.KernelError, match="runs on the GPU"):
+        spla.spmm(generators.poisson2d(4), np.ones((16, 3)), kernel="tune")

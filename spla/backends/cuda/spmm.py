@@ -270,8 +270,7 @@ def spmm(A, X, Y=None, *, alpha=1.0, beta=0.0, kernel: str = "auto", out=None, *
     if out is None:
         out = cupy.empty((A.n_rows, k), dtype=A.dtype)
     if A.n_rows == 0 or k == 0:
-        if kernel not in planning.KERNELS:
-            raise KernelError(f"unknown SpMM kernel {kernel!r}; expected one of {', '.join(planning.KERNELS)}")
+        planning.parse_spmm_kernel(kernel)  # KernelError on an unknown name
         return out
     launcher = bind(A, plan(A, k, kernel, **options))
     return launcher(X, out, None if (Y is None or beta == 0) else Y, alpha, beta)
