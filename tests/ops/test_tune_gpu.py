@@ -186,7 +186,9 @@ def test_spmm_tune_picks_a_checked_candidate_per_k_and_auto_runs_it(name, dtype,
     assert names == plan_tune.spmm_candidates(A, k) and result["rule"] == names[0] and result["k"] == k
     winner = next(row for row in result["candidates"] if row["kernel"] == result["kernel"])
     assert winner["status"] == "ok" and winner["error"] <= 2e-5 * (1 if dtype == np.float32 else 1e-8)
-    assert sum(row["status"] == "ok" for row in result["candidates"]) >= 3
+    statuses = [row["status"] for row in result["candidates"]]
+    # every candidate passed its check; the clearly slower ones were pruned after one timed launch
+    assert set(statuses) <= {"ok", "pruned"} and statuses.count("ok") >= 2 and len(statuses) >= 5
     assert result["speedup_vs_rule"] >= 1.0
     assert result["device_ms"] <= 3 * result["budget_ms"] or result["calls"] <= 2 * result["max_calls"]
     for m in (A, A.to_device()):
