@@ -7,7 +7,8 @@ against a float64 product and re-timed in turns (3 rounds; per-call and device t
 explicit kernel): the tuner picks on its own timings, so its winner is judged on new ones. Prints a line
 per run and a summary per (half, dtype, k); writes tuned_spmm.json after every run.
 
-    [KS="8 32 64"] [FAMILIES="a b"] PYTHONPATH=. python3 docs/lab/gpu-2026-12-07-session64/tuned_spmm.py OUT [NNZ]
+    [KS="8 32 64"] [FAMILIES="a b" | REAL=DIR] PYTHONPATH=. \
+        python3 docs/lab/gpu-2026-12-07-session64/tuned_spmm.py OUT [NNZ]
 """
 
 from __future__ import annotations
@@ -35,9 +36,12 @@ TOLERANCE = {"float32": 1e-4, "float64": 1e-12}
 def main(out: Path, nnz: int) -> None:
     out.mkdir(parents=True, exist_ok=True)
     records = []
-    for name in FAMILIES:
-        half = corpus.FAMILIES[name].half
-        host = corpus.build(name, nnz)
+    for name, half, build in sources(nnz):
+        try:
+            host = build()
+        except Exception as error:  # noqa: BLE001
+            print(f"{name}: load failed: {type(error).__name__}: {error}", flush=True)
+            continue
         A64 = cusp.csr_matrix((cupy.asarray(host.data, dtype=np.float64), cupy.asarray(host.indices),
                                cupy.asarray(host.indptr)), shape=host.shape)
         for dtype in ("float32", "float64"):
@@ -91,8 +95,20 @@ def main(out: Path, nnz: int) -> None:
     summary(records)
 
 
+def sources(nnz: int):
+    """(name, half, build) for each corpus family of FAMILIES at nnz, or with REAL=DIR each Matrix Market
+    file there (half "real": matrices no rule or candidate list was fitted on)."""
+    real = os.environ.get("REAL")
+    if real:
+        for path in sorted(Path(real).glob("*.mtx*")):
+            yield path.name.split(".mtx")[0], "real", lambda path=path: spla.load(str(path)).astype("float64")
+        return
+    for name in FAMILIES:
+        yield name, corpus.FAMILIES[name].half, lambda name=name: corpus.build(name, nnz)
+
+
 def summary(records) -> None:
-    for half in ("fit", "report"):
+    for half in ("fit", "report", "real"):
         for dtype in ("float32", "float64"):
             for k in KS:
                 rows = [r for r in records if (r["half"], r["dtype"], r["k"]) == (half, dtype, k)
