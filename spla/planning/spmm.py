@@ -56,8 +56,8 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     -> ``dia``; a longest row over
     ``SEGMENT_NNZ`` nonzeros or over ``8 * mean + 64`` (skewed rows) ->
     ``fused`` (past k = 16 where its wide kernel takes k, else ``adaptive``);
-    else a mean row length <= 64 ->
-    ``subwarp`` (:data:`SHORT_ROWS`); else ``warp``. See BENCHMARKS.md for
+    else a mean row length <= 64 and at least :data:`SUBWARP_MIN_THREADS`
+    threads of subwarp -> ``subwarp`` (:data:`SHORT_ROWS`); else ``warp``. See BENCHMARKS.md for
     the measurements behind each threshold.
 
 ``fused:N`` is fused with segments of N nonzeros (:data:`SEGMENT_CHOICES`),
@@ -156,6 +156,16 @@ DIA_MAX_K = 16
 # (call 3): 16 and 17 of 18. A column-major X is copied to row-major for subwarp; that took 0.09-1.05x
 # the time of regk reading it as it is (f_order.py, call 3).
 SHORT_ROWS = "subwarp"
+# ... where it runs at least this many threads (n_rows x its lanes a row, subwarp_threads); on fewer
+# rows warp, whose 32 lanes a row shorten the walk along each row that subwarp's few groups make alone.
+# Measured (session 64, H100, docs/lab/gpu-2026-12-07-session64: the SpMM tuner's timings of every
+# candidate at k = 8 and 32, both dtypes): on the 53 real matrices of ../shared/matrices (up to 0.4M
+# nonzeros) subwarp was within 15% of the best candidate on 77 of the 168 runs it got; a cut of 2^17
+# threads, fitted on half of them (81 of 88), failed on the corpus at 300K nonzeros (42 of 64 against
+# the old rule's 50), so the cut was refitted on the real fit half and the corpus at 100K and 300K
+# together: 2^16 (181 of 220 runs within 15%, the old rule 119; the real report half 71 of 80, was 48)
+# and checked on fresh set 68 (call 6). Matrices of 4M nonzeros and up lie above it.
+SUBWARP_MIN_THREADS = 2**16
 
 
 # ---------------------------------------------------------------- row statistics
@@ -226,13 +236,20 @@ def fused_sub(length: int, nnz_per_lane: int = FUSED_NNZ_PER_LANE) -> int:
 
 
 # ---------------------------------------------------------------- auto rule
-def choose_from_stats(mean: float, longest: int, k: int, dtype=np.float32) -> str:
-    """The ``auto`` rule on row statistics (documented in the module docstring)."""
+def subwarp_threads(n_rows: int, k: int, dtype) -> int:
+    """Threads spla_spmm_subwarp runs for n_rows rows at k columns: a group of CL lanes a row, CL the
+    lanes that span k in 16-byte vectors (:func:`warp_shape`)."""
+    return int(n_rows) * warp_shape(k, WARP_VECTOR[np.dtype(dtype)])[0]
+
+
+def choose_from_stats(mean: float, longest: int, k: int, dtype=np.float32, n_rows: int | None = None) -> str:
+    """The ``auto`` rule on row statistics (documented in the module docstring); ``n_rows`` None
+    reads as a matrix large enough for subwarp."""
     if k == 1:
         return "spmv-loop"
     if longest > SEGMENT_NNZ or longest > 8 * mean + 64:
         return "fused" if k <= REGK_MAX_K or fused_wide_lanes(k, dtype) else "adaptive"
-    if mean <= LENGTH_CLASSES[-1]:
+    if mean <= LENGTH_CLASSES[-1] and (n_rows is None or subwarp_threads(n_rows, k, dtype) >= SUBWARP_MIN_THREADS):
         return SHORT_ROWS
     return "warp"
 
@@ -259,7 +276,7 @@ def rule_kernel(A, k: int) -> str:
     if 1 < k <= DIA_MAX_K and parse_kernel(spmv_choice(A))[0] == "dia":
         return "dia"
     mean, longest = _row_stats(A)
-    return choose_from_stats(mean, longest, k, A.dtype)
+    return choose_from_stats(mean, longest, k, A.dtype, A.n_rows)
 
 
 def tuned_choice(A, k: int) -> tuple[str, str] | None:

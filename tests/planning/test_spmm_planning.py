@@ -88,7 +88,9 @@ def test_regk_vector_width_matches_header_rule():
 def test_auto_policy():
     poisson = generators.from_spec("gen:poisson2d:64")
     assert P.choose_kernel(poisson, 1) == "spmv-loop"
-    assert [P.choose_kernel(poisson, k) for k in (2, 8, 12, 16, 17, 64)] == ["subwarp"] * 6  # SHORT_ROWS
+    # 4,096 float64 rows: at k <= 16 (8 lanes a row at most) too few threads for subwarp's groups to
+    # fill the GPU, so a warp a row; from k = 17 (16 lanes, 32 at k = 64) enough
+    assert [P.choose_kernel(poisson, k) for k in (2, 8, 12, 16, 17, 64)] == ["warp"] * 4 + ["subwarp"] * 2
     banded = generators.from_spec("gen:banded:3000:40")  # 81 nnz per row: a warp per row
     assert P.choose_kernel(banded, 8) == "warp"
     huge = generators.from_spec("gen:hugerows:20000:3:5000")
@@ -97,6 +99,19 @@ def test_auto_policy():
     assert P.choose_kernel(huge, 17) == "adaptive", "past 16 fused needs k a multiple of a 16-byte vector"
     assert [P.choose_kernel(huge, k) for k in (20, 32, 64)] == ["fused"] * 3
     assert P.choose_kernel(huge, 128) == ("fused" if huge.dtype == np.float32 else "adaptive")
+
+
+def test_short_rows_run_subwarp_from_enough_threads():
+    """subwarp gives a row CL lanes (k in 16-byte vectors: 2 at float32 k = 8, 8 at k = 32, 4 at float64
+    k = 8); below SUBWARP_MIN_THREADS of them auto runs warp."""
+    cut = P.SUBWARP_MIN_THREADS
+    for k, dtype, lanes in ((8, np.float32, 2), (32, np.float32, 8), (8, np.float64, 4), (3, np.float32, 1)):
+        assert P.subwarp_threads(1000, k, dtype) == 1000 * lanes
+        rows = cut // lanes
+        assert P.choose_from_stats(6.0, 12, k, dtype, rows) == "subwarp"
+        assert P.choose_from_stats(6.0, 12, k, dtype, rows - 1) == "warp"
+    assert P.choose_from_stats(6.0, 12, 8) == "subwarp"  # no row count: read as large
+    assert P.choose_from_stats(100.0, 150, 8, np.float32, 10**7) == "warp"  # long rows, any size
 
 
 def test_auto_runs_dia_where_the_spmvs_auto_does():

@@ -7,7 +7,7 @@ against a float64 product and re-timed in turns (3 rounds; per-call and device t
 explicit kernel): the tuner picks on its own timings, so its winner is judged on new ones. Prints a line
 per run and a summary per (half, dtype, k); writes tuned_spmm.json after every run.
 
-    [KS="8 32 64"] [FAMILIES="a b" | REAL=DIR] PYTHONPATH=. \
+    [KS="8 32 64"] [SEED=0] [FAMILIES="a b" | REAL=DIR] PYTHONPATH=. \
         python3 docs/lab/gpu-2026-12-07-session64/tuned_spmm.py OUT [NNZ]
 """
 
@@ -30,6 +30,7 @@ from spla.bench.spmv import time_rounds
 
 KS = tuple(int(k) for k in os.environ.get("KS", "8 32 64").split())
 FAMILIES = tuple(os.environ.get("FAMILIES", "").split()) or tuple(corpus.families())
+SEED = int(os.environ.get("SEED", "0"))  # another seed: other matrices of the same families
 TOLERANCE = {"float32": 1e-4, "float64": 1e-12}
 
 
@@ -104,7 +105,7 @@ def sources(nnz: int):
             yield path.name.split(".mtx")[0], "real", lambda path=path: spla.load(str(path)).astype("float64")
         return
     for name in FAMILIES:
-        yield name, corpus.FAMILIES[name].half, lambda name=name: corpus.build(name, nnz)
+        yield name, corpus.FAMILIES[name].half, lambda name=name: corpus.build(name, nnz, seed=SEED)
 
 
 def summary(records) -> None:
