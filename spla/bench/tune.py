@@ -19,6 +19,7 @@ large one stops after ``max_calls``), plus compiling kernels not yet compiled.
 
 from __future__ import annotations
 
+import numbers
 import statistics
 
 import numpy as np
@@ -56,15 +57,18 @@ class _SpmvProducts:
     winner goes."""
 
     def __init__(self, dev, rng):
-        from ..backends.cuda import spmv as cuda_spmv
-
         cupy = _device.require_cupy()
         self.dev = dev
         self.names = plan_tune.candidates(dev)
         self.x = cupy.asarray(rng.uniform(-1, 1, dev.n_cols).astype(np.float32).astype(dev.dtype))
         self.out = cupy.empty(dev.n_rows, dtype=dev.dtype)
-        # || |A| |x| ||, read from A's own arrays: no second copy of its values on the device
-        self.magnitude = lambda finite: float(cupy.linalg.norm(cuda_spmv.abs_product(cupy, dev, self.x)[finite]))
+
+    def magnitude(self, finite) -> float:
+        """|| |A| |x| || over the finite entries, read from A's own arrays: no second copy of its values."""
+        from ..backends.cuda import spmv as cuda_spmv
+
+        cupy = _device.require_cupy()
+        return float(cupy.linalg.norm(cuda_spmv.abs_product(cupy, self.dev, self.x)[finite]))
 
     def row(self, name: str) -> dict:
         # each candidate's parameter spelled out (a bare name means the rule's width at the time)
@@ -98,11 +102,12 @@ class _SpmmProducts:
         self.out = cupy.empty((dev.n_rows, k), dtype=dev.dtype)
 
     def magnitude(self, finite) -> float:
+        """|| |A| |X| || over the finite entries (Frobenius), a column of X at a time."""
         from ..backends.cuda import spmv as cuda_spmv
 
         cupy = _device.require_cupy()
         squares = 0.0
-        for j in range(self.k):  # a column at a time: no (rows x k) float64 block
+        for j in range(self.k):  # no (rows x k) float64 block
             column = cuda_spmv.abs_product(cupy, self.dev, cupy.ascontiguousarray(self.x[:, j]))
             squares += float(cupy.linalg.norm(column[finite[:, j]])) ** 2
         return squares ** 0.5
@@ -191,7 +196,7 @@ def tune(A, *, k: int | None = None, budget_ms: float = plan_tune.BUDGET_MS, max
     >>> spla.tune(A, k=32)["kernel"]  # doctest: +SKIP
     'fused'
     """
-    if k is not None and (int(k) != k or k < 1):
+    if k is not None and (not isinstance(k, numbers.Integral) or k < 1):
         raise InputError(f"k must be a positive integer (columns of X), got {k!r}")
     cupy = _device.require_cupy()
     caller = as_csr(A)

@@ -324,3 +324,9 @@ def test_set_spmm_choice_reaches_both_sides_and_drops_bound_spmm_launchers():
 def test_spmm_tune_is_a_gpu_kernel_name():
     with pytest.raises(spla.KernelError, match="runs on the GPU"):
         spla.spmm(generators.poisson2d(4), np.ones((16, 3)), kernel="tune")
+
+
+@pytest.mark.parametrize("k", [0, -3, 2.5, "8"])
+def test_tune_refuses_a_k_that_is_not_a_positive_integer(k):
+    with pytest.raises(spla.InputError, match="positive integer"):
+        spla.tune(generators.poisson2d(4), k=k)
