@@ -317,21 +317,20 @@ def test_fused_long_rows_and_every_class(rng, k, order):
     lengths = _every_fused_class(rng)
     A = rows_of_lengths(rng, lengths, 150_000, np.float32)  # long rows 0.7-3% dense: not for the dense panel
     M = spla.CSRMatrix.from_scipy(A).to_device()
-    fs = P.fused_schedule(M, segment_nnz=P.SEGMENT_NNZ)  # 1,024 (fused:1024): rows up to it fill every class
+    fs = P.fused_schedule(M)
     kinds = fs.table[:, 1].tolist()
     assert kinds[0] == P.FUSED_KIND_SEGMENT and fs.n_long_rows == 2 and not fs.panels
     assert set(kinds) == {P.FUSED_KIND_SEGMENT, *P.FUSED_SUBS}, "every class is exercised"
     X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(np.float32), order=order)
     Y0 = cupy.full((A.shape[0], k), cupy.nan, dtype=np.float32)
-    check(spla.spmm(M, X, Y0, beta=0.0, kernel="fused:1024"), A, X)
+    check(spla.spmm(M, X, Y0, beta=0.0, kernel="fused"), A, X)
     Y0 = cupy.asarray(rng.standard_normal((A.shape[0], k)).astype(np.float32))
-    check(spla.spmm(M, X, Y0, alpha=2.0, beta=-3.0, kernel="fused:1024"), A, X, 2.0, -3.0, Y0)
-    check(spla.spmm(M, X, Y0, alpha=2.0, beta=-3.0, kernel="fused"), A, X, 2.0, -3.0, Y0)  # segments of 256
+    check(spla.spmm(M, X, Y0, alpha=2.0, beta=-3.0, kernel="fused"), A, X, 2.0, -3.0, Y0)
     check(spmm_any(M, X, Y0, alpha=0.5, beta=1.0, kernel="fused16"), A, X, 0.5, 1.0, Y0)
     # called twice: the cached schedule and functions give the same answer again
     short = cupy.asarray(lengths <= P.SEGMENT_NNZ)  # segment sums use atomics: order may vary there
-    first = spla.spmm(M, X, kernel="fused:1024")
-    assert cupy.array_equal(first[short], spla.spmm(M, X, kernel="fused:1024")[short])
+    first = spla.spmm(M, X, kernel="fused")
+    assert cupy.array_equal(first[short], spla.spmm(M, X, kernel="fused")[short])
 
 
 @pytest.mark.parametrize("dtype, k", [(np.float32, 20), (np.float32, 32), (np.float32, 64), (np.float32, 128),
