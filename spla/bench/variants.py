@@ -68,10 +68,8 @@ def spmm_kernel(name: str) -> tuple[str, dict]:
     if name in SPMM_VARIANTS:
         kernel, options = SPMM_VARIANTS[name]
         return kernel, dict(options)
-    if name in spmm_planning.KERNELS:
-        return name, {}
     try:
-        spmm_planning.parse_spmm_kernel(name)  # fused:N
+        spmm_planning.parse_spmm_kernel(name)  # a public kernel, or fused:N
     except KernelError:
         raise KernelError(f"unknown SpMM kernel {name!r}; expected one of {', '.join(spmm_names())}, "
                           "or fused:N") from None

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backends import cpu
 from ..csr import CSRMatrix, as_csr
-from ..device import array_module, device_memory_errors, device_name, require_cupy
+from ..device import array_module, device_memory_errors, require_cupy
 from ..errors import InputError, KernelError
 from ..planning import spmm as planning
 from ..planning.spmv import SPMM_BOUND_KEY
@@ -175,11 +175,7 @@ def resolve_tuned(A, k: int, measure: bool) -> None:
     if k == 1:
         resolve_spmv(A, measure)
         return
-    if planning.tuned_choice(A, k):
-        return
-    cache = plan_tune.TuneCache()
-    if cache.path is not None and cache.path.exists():  # else no device query: untuned users pay nothing
-        plan_tune.apply_cached_spmm(A, k, device_name(), cache)
+    plan_tune.apply_cached_spmm(A, k)  # once per (matrix, k); names the GPU only where the cache file exists
     if measure and not planning.tuned_choice(A, k):
         from ..bench.tune import tune
 

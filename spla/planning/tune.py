@@ -316,7 +316,7 @@ def apply_cached(A, device_name: str, cache: TuneCache | None = None) -> str | N
 # fused:N beside fused's default segments, where some row is longer than N (session 63: 256 won
 # 1.07x on both halves of the skewed families at float64 k = 64, up to 1.69x, and lost elsewhere).
 SPMM_SEGMENTS_TRIED = (256,)
-SPMM_LOOKED_UP_KEY = "spmm-tune-cache-looked-up"  # {(device name, k)} already looked up on A
+SPMM_LOOKED_UP_KEY = "spmm-tune-cache-looked-up"  # {k} already looked up on A (a device matrix: one GPU)
 
 
 def spmm_candidates(A, k: int) -> list[str]:
@@ -360,17 +360,22 @@ def set_spmm_choice(A, k: int, kernel: str, source: str) -> None:
         m._cache.pop(SPMM_BOUND_KEY, None)  # a launcher bound for the old choice must not keep running
 
 
-def apply_cached_spmm(A, k: int, device_name: str, cache: TuneCache | None = None) -> str | None:
-    """Set A's SpMM ``auto`` choice at k from the tuning cache; the kernel, or None on a miss.
-    Looks once per (matrix, k, GPU) and only when the cache file exists."""
+def apply_cached_spmm(A, k: int, device_name: str | None = None, cache: TuneCache | None = None) -> str | None:
+    """Set the device matrix A's SpMM ``auto`` choice at k from the tuning cache; the kernel, or None on
+    a miss. Looks once per (matrix, k) and only when the cache file exists; ``device_name`` (None: the
+    current GPU's, asked only then) names the GPU."""
     k = int(k)
     looked_up = A._cache.setdefault(SPMM_LOOKED_UP_KEY, set())
-    if spmm_planning.tuned_choice(A, k) or (device_name, k) in looked_up:
+    if spmm_planning.tuned_choice(A, k) or k in looked_up:
         return None
-    looked_up.add((device_name, k))
+    looked_up.add(k)
     cache = TuneCache() if cache is None else cache
     if cache.path is None or not cache.path.exists():
         return None
+    if device_name is None:
+        from ..device import device_name as current_device
+
+        device_name = current_device()
     entry = cache.lookup(spmm_key(A, k, device_name))
     if entry is None:
         return None

@@ -306,7 +306,19 @@ def test_spmm_cache_is_looked_up_once_and_ignores_unknown_names(cache_file, monk
     assert spmm_policy.choose_kernel(fresh, 8) == spmm_policy.rule_kernel(fresh, 8)
     lookups = []
     monkeypatch.setattr(plan_tune.TuneCache, "lookup", lambda self, key: lookups.append(key))
-    assert plan_tune.apply_cached_spmm(fresh, 8, GPU) is None and lookups == []  # once per (matrix, k, GPU)
+    assert plan_tune.apply_cached_spmm(fresh, 8, GPU) is None and lookups == []  # once per (matrix, k)
+
+
+def test_spmm_cache_without_a_file_is_read_once_and_names_no_gpu(cache_file, monkeypatch):
+    """auto's binding asks the cache before every unpacked call: without a cache file it pays one
+    look, and it never asks which GPU runs."""
+    import spla.device
+
+    A = generators.poisson2d(20)
+    monkeypatch.setattr(spla.device, "device_name", lambda: pytest.fail("the GPU was named"))
+    assert plan_tune.apply_cached_spmm(A, 8) is None  # no file
+    monkeypatch.setattr(plan_tune, "TuneCache", lambda *a: pytest.fail("the cache was read again"))
+    assert plan_tune.apply_cached_spmm(A, 8) is None
 
 
 def test_set_spmm_choice_reaches_both_sides_and_drops_bound_spmm_launchers():
