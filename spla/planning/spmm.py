@@ -95,9 +95,20 @@ MAX_GRID_X = 2**31 - 1
 # each: a warp walks a row chunk by chunk (32 entries, one dependent load each),
 # so one very long row on one warp would finish long after the rest of the matrix.
 SEGMENT_NNZ = 1024
-# ``fused:N`` runs fused with segments of N nonzeros (rows longer than N cut into them). The
-# length that wins is per matrix (session 63: 256 gains up to 1.69x on float64 k = 64 power laws
-# and loses 0.51x on short-wide rows), so only a measurement picks one (spla.tune(A, k=...)).
+# On matrices of fewer than SHORT_SEGMENTS_MAX_NNZ nonzeros fused's default segments are
+# SHORT_SEGMENT_NNZ long (fused_segment_nnz): there a long row cut in 1,024s gives too few warps to fill
+# the GPU. Measured (session 64, H100: the SpMM tuner's timings of fused and fused:256 wherever auto ran
+# fused, docs/lab/gpu-2026-12-07-session64/segments.py): fitted on the real matrices' fit half, the corpus
+# at 100K and the corpus's fit half at 4M (the cut of 2^19-2^22 with most runs within 5% of the faster
+# length: 2^22, 78 of 90 against 1,024's 20), reported on the real report half (16 of 24 against 10), the
+# corpus at 300K (42 of 44 against 2), set 68 at 200K and 600K (84 of 88 against 7) and the corpus's
+# report half at 4M (30 of 36 against 20); at 8M (session 63's runs) 1,024 stays, where 256 loses on
+# short-wide rows (to 0.61x).
+SHORT_SEGMENT_NNZ = 256
+SHORT_SEGMENTS_MAX_NNZ = 2**22
+# ``fused:N`` pins fused's segments at N nonzeros (rows longer than N cut into them): the length that
+# wins is per matrix past the size rule above (session 63: at 8M nonzeros 256 gains up to 1.69x on
+# float64 k = 64 power laws and loses 0.51x on short-wide rows), which spla.tune(A, k=...) measures.
 SEGMENT_CHOICES = (128, 256, 512, 1024, 2048)
 
 WARP_VECTOR = {np.dtype(np.float32): 4, np.dtype(np.float64): 2}  # 16-byte loads
@@ -225,6 +236,11 @@ def fused_wide_lanes(k: int, dtype) -> int | None:
     if k <= REGK_MAX_K or k % vec or next_pow2(k) > FUSED_WIDE_LANES * vec:
         return None
     return next_pow2(k) // vec
+
+
+def fused_segment_nnz(nnz: int) -> int:
+    """Nonzeros of fused's long-row segments by default on a matrix of nnz nonzeros (``fused:N`` pins N)."""
+    return SHORT_SEGMENT_NNZ if nnz < SHORT_SEGMENTS_MAX_NNZ else SEGMENT_NNZ
 
 
 def fused_sub(length: int, nnz_per_lane: int = FUSED_NNZ_PER_LANE) -> int:
@@ -530,9 +546,10 @@ class FusedSchedule:
 
 
 def fused_schedule(A, *, dense: bool = True, nnz_per_lane: int = FUSED_NNZ_PER_LANE,
-                   min_lanes: int = 1, segment_nnz: int = SEGMENT_NNZ) -> FusedSchedule:
+                   min_lanes: int = 1, segment_nnz: int | None = None) -> FusedSchedule:
     """The fused schedule of A (cached on A); ``min_lanes``: the fewest lanes a row (the wide kernel's K / W);
-    rows over ``segment_nnz`` nonzeros run as segments of that many."""
+    rows over ``segment_nnz`` nonzeros (None: :func:`fused_segment_nnz`) run as segments of that many."""
+    segment_nnz = segment_nnz or fused_segment_nnz(A.nnz)
     key = ("spmm-fused", dense, nnz_per_lane, min_lanes, segment_nnz)
     if key in A._cache:
         return A._cache[key]
@@ -612,7 +629,7 @@ class SpmmPlan:
 
 
 def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_lane: int = FUSED_NNZ_PER_LANE,
-              sliced: bool = FUSED_SLICED, segment_nnz: int = SEGMENT_NNZ, dense_gemm: str | None = None,
+              sliced: bool = FUSED_SLICED, segment_nnz: int | None = None, dense_gemm: str | None = None,
               multiprocessors=None) -> SpmmPlan:
     """The plan of ``A @ X`` for X of k columns with ``kernel`` (a name of :data:`KERNELS`).
 
@@ -627,7 +644,7 @@ def plan_spmm(A, k: int, kernel: str = "auto", *, dense: bool = True, nnz_per_la
         sparse path, lanes per nonzero of the fused classes, whether fused's
         32-lane classes spread k over their lanes (:data:`FUSED_SLICED`), the
         nonzeros of fused's segments (and the length past which a row is cut
-        into them), and a forced GEMM engine for the dense panels (a GEMM
+        into them; None: :func:`fused_segment_nnz`), and a forced GEMM engine for the dense panels (a GEMM
         kernel name or ``"auto"``).
     multiprocessors : int, optional
         SMs of the device (the GEMM rules); None assumes the default device.

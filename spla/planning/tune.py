@@ -313,9 +313,10 @@ def apply_cached(A, device_name: str, cache: TuneCache | None = None) -> str | N
 
 
 # ------------------------------------------------------------------ SpMM
-# fused:N beside fused's default segments, where some row is longer than N (session 63: 256 won
-# 1.07x on both halves of the skewed families at float64 k = 64, up to 1.69x, and lost elsewhere).
-SPMM_SEGMENTS_TRIED = (256,)
+# fused's two segment lengths (spla.planning.spmm.fused_segment_nnz picks one by size): the tuner times
+# the other one too, where some row is longer than the shorter (session 63: 256 won up to 1.69x at 8M
+# nonzeros on float64 k = 64 power laws and lost elsewhere; session 64: 1,024 loses at 100K-600K).
+SPMM_SEGMENTS_TRIED = (spmm_planning.SHORT_SEGMENT_NNZ, spmm_planning.SEGMENT_NNZ)
 SPMM_LOOKED_UP_KEY = "spmm-tune-cache-looked-up"  # {k} already looked up on A (a device matrix: one GPU)
 
 
@@ -323,8 +324,9 @@ def spmm_candidates(A, k: int) -> list[str]:
     """The SpMM kernels ``spla.tune(A, k=k)`` times on A, the rule's choice first.
 
     Alternatives: ``regk`` (k <= 16), ``subwarp``, ``warp``, ``adaptive``,
-    ``fused`` where it runs its own kernel at this k, and ``fused:N`` for N in
-    :data:`SPMM_SEGMENTS_TRIED` where a row is longer than N, ``dia`` where A's
+    ``fused`` where it runs its own kernel at this k, and ``fused:N`` for the
+    length of :data:`SPMM_SEGMENTS_TRIED` that is not fused's default on A, where
+    a row is longer than the shorter of them, ``dia`` where A's
     rows lie on a few diagonals, and from :data:`VENDOR_MIN_NNZ` nonzeros
     ``cusparse`` (the fastest of cuSPARSE's CSR algorithms, as the benchmarks'
     anchor). An empty matrix has one candidate.
@@ -340,7 +342,9 @@ def spmm_candidates(A, k: int) -> list[str]:
     names += ["subwarp", "warp", "adaptive"]
     if k <= spmm_planning.REGK_MAX_K or spmm_planning.fused_wide_lanes(k, A.dtype):
         names.append("fused")
-        names += [f"fused:{n}" for n in SPMM_SEGMENTS_TRIED if s.max > n]
+        if s.max > min(SPMM_SEGMENTS_TRIED):  # else both lengths give one schedule
+            default = spmm_planning.fused_segment_nnz(s.nnz)
+            names += [f"fused:{n}" for n in SPMM_SEGMENTS_TRIED if n != default]
     if tuner_times(A, "dia", s):
         names.append("dia")
     if s.nnz >= VENDOR_MIN_NNZ:

@@ -317,20 +317,21 @@ def test_fused_long_rows_and_every_class(rng, k, order):
     lengths = _every_fused_class(rng)
     A = rows_of_lengths(rng, lengths, 150_000, np.float32)  # long rows 0.7-3% dense: not for the dense panel
     M = spla.CSRMatrix.from_scipy(A).to_device()
-    fs = P.fused_schedule(M)
+    fs = P.fused_schedule(M, segment_nnz=P.SEGMENT_NNZ)  # 1,024 (fused:1024): rows up to it fill every class
     kinds = fs.table[:, 1].tolist()
     assert kinds[0] == P.FUSED_KIND_SEGMENT and fs.n_long_rows == 2 and not fs.panels
     assert set(kinds) == {P.FUSED_KIND_SEGMENT, *P.FUSED_SUBS}, "every class is exercised"
     X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(np.float32), order=order)
     Y0 = cupy.full((A.shape[0], k), cupy.nan, dtype=np.float32)
-    check(spla.spmm(M, X, Y0, beta=0.0, kernel="fused"), A, X)
+    check(spla.spmm(M, X, Y0, beta=0.0, kernel="fused:1024"), A, X)
     Y0 = cupy.asarray(rng.standard_normal((A.shape[0], k)).astype(np.float32))
-    check(spla.spmm(M, X, Y0, alpha=2.0, beta=-3.0, kernel="fused"), A, X, 2.0, -3.0, Y0)
+    check(spla.spmm(M, X, Y0, alpha=2.0, beta=-3.0, kernel="fused:1024"), A, X, 2.0, -3.0, Y0)
+    check(spla.spmm(M, X, Y0, alpha=2.0, beta=-3.0, kernel="fused"), A, X, 2.0, -3.0, Y0)  # segments of 256
     check(spmm_any(M, X, Y0, alpha=0.5, beta=1.0, kernel="fused16"), A, X, 0.5, 1.0, Y0)
     # called twice: the cached schedule and functions give the same answer again
     short = cupy.asarray(lengths <= P.SEGMENT_NNZ)  # segment sums use atomics: order may vary there
-    first = spla.spmm(M, X, kernel="fused")
-    assert cupy.array_equal(first[short], spla.spmm(M, X, kernel="fused")[short])
+    first = spla.spmm(M, X, kernel="fused:1024")
+    assert cupy.array_equal(first[short], spla.spmm(M, X, kernel="fused:1024")[short])
 
 
 @pytest.mark.parametrize("dtype, k", [(np.float32, 20), (np.float32, 32), (np.float32, 64), (np.float32, 128),
@@ -341,14 +342,16 @@ def test_fused_wide_long_rows_and_every_class(rng, dtype, k):
     lengths = _every_fused_class(rng)
     A = rows_of_lengths(rng, lengths, 150_000, dtype)
     M = spla.CSRMatrix.from_scipy(A).to_device()
-    plan = P.plan_spmm(M, k, "fused")
+    plan = P.plan_spmm(M, k, "fused:1024")  # rows up to 1,024 fill every class (the default cuts them at 256)
     lanes = P.fused_wide_lanes(k, dtype)
     assert plan.kernel == "fused" and lanes is not None
     assert set(plan.schedule.table[:, 1].tolist()) == {P.FUSED_KIND_SEGMENT, *(s for s in P.FUSED_SUBS if s >= lanes)}
     X = cupy.asarray(rng.standard_normal((A.shape[1], k)).astype(dtype))
     Y0 = cupy.full((A.shape[0], k), cupy.nan, dtype=dtype)
-    check(spla.spmm(M, X, Y0, beta=0.0, kernel="fused"), A, X)
+    check(spla.spmm(M, X, Y0, beta=0.0, kernel="fused:1024"), A, X)
+    check(spla.spmm(M, X, Y0, beta=0.0, kernel="fused"), A, X)  # segments of 256
     Y0 = cupy.asarray(rng.standard_normal((A.shape[0], k)).astype(dtype))
+    check(spla.spmm(M, X, Y0, alpha=2.0, beta=-3.0, kernel="fused:1024"), A, X, 2.0, -3.0, Y0)
     check(spla.spmm(M, X, Y0, alpha=2.0, beta=-3.0, kernel="fused"), A, X, 2.0, -3.0, Y0)
     wide = cupy.asarray(rng.standard_normal((A.shape[1], k + 1)).astype(dtype))
     check(spla.spmm(M, wide[:, 1:], kernel="fused"), A, wide[:, 1:])  # ld k + 1, base 1 value off: adaptive
@@ -405,7 +408,7 @@ def test_hybrid_dense_panel(rng, dtype, k):
 @pytest.mark.parametrize("k", (1, 2, 3, 8, 33))
 def test_dia_on_a_stencil_and_auto_follows_the_spmv(monkeypatch, rng, dtype, k, palette):
     """dia over a 3-D stencil of a few coefficients (rows cut at the grid's edges), from its values or
-    a palette's codes, with alpha, beta and a strided Y; auto runs it where auto's SpMV runs dia."""
+    a palette's codes, with alpha, beta and a strided Y; auto runs it on the stencil up to k = 16."""
     from spla.planning import dia
 
     monkeypatch.setattr(dia, "PALETTE_MIN_BYTES", 0 if palette else 2**62)

@@ -101,6 +101,21 @@ def test_auto_policy():
     assert P.choose_kernel(huge, 128) == ("fused" if huge.dtype == np.float32 else "adaptive")
 
 
+def test_fused_segments_are_short_on_small_matrices(monkeypatch):
+    """fused cuts long rows into segments of 256 below 2^22 nonzeros and of 1,024 from there; fused:N
+    and segment_nnz= pin a length."""
+    small = generators.from_spec("gen:hugerows:20000:3:5000")
+    assert small.nnz < P.SHORT_SEGMENTS_MAX_NNZ
+    assert P.plan_spmm(small, 8, "fused").schedule.segment_nnz == 256
+    assert P.plan_spmm(small, 8).schedule.segment_nnz == 256  # auto runs fused here
+    assert P.plan_spmm(small, 8, "fused:1024").schedule.segment_nnz == 1024
+    assert P.plan_spmm(small, 8, "fused", segment_nnz=512).schedule.segment_nnz == 512
+    monkeypatch.setattr(P, "SHORT_SEGMENTS_MAX_NNZ", small.nnz)  # the same matrix read as large
+    fresh = generators.from_spec("gen:hugerows:20000:3:5000")
+    assert P.plan_spmm(fresh, 8, "fused").schedule.segment_nnz == P.SEGMENT_NNZ == 1024
+    assert [P.fused_segment_nnz(n) for n in (small.nnz - 1, small.nnz)] == [256, 1024]
+
+
 def test_short_rows_run_subwarp_from_enough_threads():
     """subwarp gives a row CL lanes (k in 16-byte vectors: 2 at float32 k = 8, 8 at k = 32, 4 at float64
     k = 8); below SUBWARP_MIN_THREADS of them auto runs warp."""

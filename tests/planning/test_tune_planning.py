@@ -252,12 +252,14 @@ def test_spmm_candidates_rule_first_distinct_and_plannable(name, k, rng):
     fused_runs_itself = k <= spmm_policy.REGK_MAX_K or spmm_policy.fused_wide_lanes(k, A.dtype) is not None
     assert ("fused" in names) == fused_runs_itself  # past 16 a k fused cannot take would run adaptive again
     longest = int(np.diff(A.indptr).max())
-    assert ("fused:256" in names) == (fused_runs_itself and longest > 256)  # else the same schedule as fused
+    # these matrices are small: fused's default segments are 256 long, and the tuner tries 1,024 beside
+    assert spmm_policy.fused_segment_nnz(A.nnz) == 256 and "fused:256" not in names
+    assert ("fused:1024" in names) == (fused_runs_itself and longest > 256)  # else the same schedule as fused
     assert "cusparse" not in names  # under VENDOR_MIN_NNZ
     for kernel in names:
         plan = spmm_policy.plan_spmm(A, k, kernel)
-        if kernel == "fused:256":
-            assert plan.kernel == "fused" and plan.schedule.segment_nnz == 256
+        if kernel == "fused:1024":
+            assert plan.kernel == "fused" and plan.schedule.segment_nnz == 1024
             assert plan.key != spmm_policy.plan_spmm(A, k, "fused").key
 
 
