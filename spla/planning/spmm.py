@@ -51,9 +51,9 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
 ``auto``
     :func:`choose_kernel`: the kernel ``spla.tune(A, k=k)`` measured fastest
     on A at this k where A has been tuned (or the tuning cache holds it),
-    else the rule (:func:`rule_kernel`): k == 1 -> ``spmv-loop``; where ``auto``'s SpMV
-    runs ``dia`` (its rule or a tuned choice) and k <= ``DIA_MAX_K`` (16)
-    -> ``dia``; a longest row over
+    else the rule (:func:`rule_kernel`): k == 1 -> ``spmv-loop``; where A's
+    entries lie on a few diagonals, A has at least :data:`DIA_MIN_ROWS` rows
+    and k <= ``DIA_MAX_K`` (16) -> ``dia``; a longest row over
     ``SEGMENT_NNZ`` nonzeros or over ``8 * mean + 64`` (skewed rows) ->
     ``fused`` (past k = 16 where its wide kernel takes k, else ``adaptive``);
     else a mean row length <= 64 and at least :data:`SUBWARP_MIN_THREADS`
@@ -73,11 +73,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import KernelError
-from . import ceil_div
+from . import ceil_div, dia
 from . import gemm as gemm_planning
 from .adaptive import DensePanel, plan_for
-from .spmv import choose_kernel as spmv_choice
-from .spmv import parse_kernel
 from .stats import host_indptr, row_stats
 
 BLOCK = 256  # threads per block for every SpMM launch: 8 warps
@@ -152,12 +150,22 @@ TUNED_KEY = "spmm-tuned"
 CPU_KERNELS = ("auto", "scipy")
 SMALL_K_ONLY = ("regk",)  # refuse k > REGK_MAX_K
 OWN_MATRICES_ONLY = ("dia",)  # refuse matrices without their structure
-# auto runs dia up to this k where auto's SpMV runs dia. Measured (session 56, H100,
+# auto runs dia up to this k where A's entries lie on a few diagonals (spla.planning.dia.applies) and A has
+# DIA_MIN_ROWS rows or more. Measured (session 56, H100,
 # docs/lab/gpu-2026-12-06-session56: spmm_k.py at k = 2..32, both dtypes): over regk, auto's pick there
 # then, dia ran 1.13-2.62x at k = 4..16 on all 36 runs of six stencils and bands (three of them fitted,
 # three reported). With its loads batched (session 57, call 3): over subwarp 1.13-7.5x at k = 2..8,
 # 0.91-1.24x at k = 16 (ahead on 7 of 12 runs), 0.77-1.12x at k = 32 (ahead on the 2-D Poisson pair only).
 DIA_MAX_K = 16
+# Until session 65 auto ran dia where auto's SpMV did, which it does not on small stencils and bands (the SpMV's
+# rule looks for dia among large regular rows only). Measured (session 65, H100, the SpMM tuner's timings of
+# session 64 with fused's segments of 256, docs/lab/gpu-2026-12-07-session65/small_rule.py): on the fit half at
+# k = 8, dia was within 15% of the best candidate wherever it applied from 6,061 rows up, and lost to warp by up
+# to 1.37x on 3,030-3,375 rows, where a thread a row does not fill the GPU (DIA_MIN_ROWS is the gap's midpoint on
+# a log scale). Fresh set 69 (150K and 450K nonzeros, k = 4-16): where the rule moved to dia, within 15% of the
+# best on 47 of 54 runs against the old pick's 31; six of the seven misses at 4,545-5,832 rows, where warp was
+# faster, so the floor is likely low (a higher one needs a fresh set of its own to check it).
+DIA_MIN_ROWS = 4500
 # auto's kernel for rows of mean length up to LENGTH_CLASSES[-1] and no long ones, at every k. It was
 # regk up to k = 16; measured (session 57, H100, docs/lab/gpu-2026-12-06-session57: regk_cut.py at
 # k = 8, 12, 16, both dtypes, on six matrices of 3-40 nonzeros a row, three fitted and three reported)
@@ -287,9 +295,9 @@ def parse_spmm_kernel(kernel: str) -> tuple[str, int | None]:
 
 def rule_kernel(A, k: int) -> str:
     """The kernel ``auto``'s rule picks for A at k columns: ``dia`` for 2 <= k <= :data:`DIA_MAX_K`
-    where ``auto``'s SpMV runs dia (the SpMV's choice: its rule, or a tuned one), else
-    :func:`choose_from_stats`."""
-    if 1 < k <= DIA_MAX_K and parse_kernel(spmv_choice(A))[0] == "dia":
+    where A's entries lie on a few diagonals and A has at least :data:`DIA_MIN_ROWS` rows (whatever
+    the SpMV runs), else :func:`choose_from_stats`."""
+    if 1 < k <= DIA_MAX_K and A.n_rows >= DIA_MIN_ROWS and dia.applies(A):
         return "dia"
     mean, longest = _row_stats(A)
     return choose_from_stats(mean, longest, k, A.dtype, A.n_rows)

@@ -644,7 +644,7 @@ def rule_kernel(A) -> str:
 # from a measurement), why (AUTO_SOURCE_KEY: "measured" or "cached"; absent: the rule's), the
 # launchers spla.spmv bound for it (BOUND_KEY: {kernel: launcher}, spla.ops.spmv) and those
 # spla.spmm bound (SPMM_BOUND_KEY: {(kernel, X's shape): launcher}, spla.ops.spmm; auto's SpMM
-# follows auto's SpMV choice, so a new choice drops them).
+# at k = 1 runs auto's SpMV choice, so a new choice drops them).
 AUTO_CHOICE_KEY = "spmv-auto"
 AUTO_SOURCE_KEY = "spmv-auto-source"
 BOUND_KEY = "spmv-bound"

@@ -274,7 +274,7 @@ def set_choice(A, kernel: str, source: str) -> None:
         if bound:  # a launcher bound for the old choice must not keep running
             bound.pop("auto", None)
             bound.pop("tune", None)
-        m._cache.pop(SPMM_BOUND_KEY, None)  # SpMM's auto follows the SpMV's choice
+        m._cache.pop(SPMM_BOUND_KEY, None)  # SpMM's auto at k = 1 runs the SpMV's choice
 
 
 def is_tuned(A) -> bool:

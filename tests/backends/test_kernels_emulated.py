@@ -627,7 +627,7 @@ def test_spmm_hot_path_declines_what_it_does_not_check(emulated, rng, monkeypatc
     result = spla.spmm(A, shifted, kernel="subwarp")
     assert emulated.launches[-1][0] == template("spla_spmm_subwarp", np.float32, np.int32, 1, 4, 1)
     assert np.array_equal(result.get(), S @ X)
-    tune.set_choice(A, "scalar", "measured")  # auto's SpMM follows auto's SpMV: a new choice unbinds
+    tune.set_choice(A, "scalar", "measured")  # auto's SpMM at k = 1 runs auto's SpMV: a new choice unbinds
     assert SPMM_BOUND_KEY not in A._cache
 
 

@@ -129,22 +129,27 @@ def test_short_rows_run_subwarp_from_enough_threads():
     assert P.choose_from_stats(100.0, 150, 8, np.float32, 10**7) == "warp"  # long rows, any size
 
 
-def test_auto_runs_dia_where_the_spmvs_auto_does():
-    """SpMM follows auto's SpMV onto dia, its rule's choice (a stencil of rows enough) or a tuned one,
-    up to DIA_MAX_K columns (past it, subwarp); a tuned choice off dia takes SpMM back to its own
-    rule; one column stays an SpMV."""
+def test_auto_runs_dia_where_the_diagonals_are_and_rows_enough():
+    """SpMM's rule runs dia on a matrix whose entries lie on a few diagonals, from DIA_MIN_ROWS rows and
+    up to DIA_MAX_K columns (past it, subwarp), whatever the SpMV runs there (its rule's choice or a tuned
+    one); fewer rows run warp; one column stays an SpMV."""
     from spla.planning import spmv, tune
 
-    large = generators.from_spec("gen:poisson2d:256")  # 65,536 rows: the SpMV rule's dia
+    large = generators.from_spec("gen:poisson2d:256")  # 65,536 rows: the SpMV rule's dia too
     assert spmv.choose_kernel(large) == "dia"
     assert [P.choose_kernel(large, k) for k in (1, 2, 8, 16, 17, 64)] == ["spmv-loop", "dia", "dia", "dia",
                                                                            "subwarp", "subwarp"]
     assert P.plan_spmm(large, 8).kernel == "dia"
     tune.set_choice(large, "scalar", "measured")
-    assert P.choose_kernel(large, 8) == "subwarp"
-    small = generators.from_spec("gen:poisson2d:64")
+    assert P.choose_kernel(large, 8) == "dia"
+    middling = generators.from_spec("gen:poisson2d:80")  # 6,400 rows: the SpMV's rule runs another kernel
+    assert spmv.choose_kernel(middling) != "dia" and middling.n_rows >= P.DIA_MIN_ROWS
+    assert P.choose_kernel(middling, 8) == "dia"
+    small = generators.from_spec("gen:poisson2d:64")  # 4,096 rows: a thread a row leaves the GPU idle
     tune.set_choice(small, "dia:1", "measured")
-    assert P.choose_kernel(small, 8) == "dia"
+    assert small.n_rows < P.DIA_MIN_ROWS and P.choose_kernel(small, 8) == "warp"
+    scattered = generators.from_spec("gen:random:20000:5")  # rows enough, no diagonals
+    assert P.choose_kernel(scattered, 8) == "subwarp"
 
 
 # ------------------------------------------------------- fused schedule (host side)
