@@ -29,7 +29,8 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
 ``fused``
     kernels/spmm_fused.cu: the whole adaptive schedule as ONE launch: each
     length class (lanes per row 1..32, about 8 nonzeros per lane) and the
-    segments of long rows are block ranges of one grid, longest work first,
+    segments of long rows (:func:`fused_segment_nnz`: 256 nonzeros under
+    2^22 nonzeros, else 1,024) are block ranges of one grid, longest work first,
     so their tails overlap instead of adding up (plus a tiny init of the
     segmented rows, and the dense panels). For k <= 16 each lane holds all k
     columns (the 32-lane classes spread them, :data:`FUSED_SLICED`); past 16

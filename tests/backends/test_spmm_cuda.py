@@ -406,7 +406,7 @@ def test_hybrid_dense_panel(rng, dtype, k):
 @pytest.mark.parametrize("palette", [False, True], ids=["values", "palette"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
 @pytest.mark.parametrize("k", (1, 2, 3, 8, 33))
-def test_dia_on_a_stencil_and_auto_follows_the_spmv(monkeypatch, rng, dtype, k, palette):
+def test_dia_on_a_stencil_and_auto_runs_it_up_to_16_columns(monkeypatch, rng, dtype, k, palette):
     """dia over a 3-D stencil of a few coefficients (rows cut at the grid's edges), from its values or
     a palette's codes, with alpha, beta and a strided Y; auto runs it on the stencil up to k = 16."""
     from spla.planning import dia
