@@ -158,8 +158,9 @@ OWN_MATRICES_ONLY = ("dia",)  # refuse matrices without their structure
 # three reported). With its loads batched (session 57, call 3): over subwarp 1.13-7.5x at k = 2..8,
 # 0.91-1.24x at k = 16 (ahead on 7 of 12 runs), 0.77-1.12x at k = 32 (ahead on the 2-D Poisson pair only).
 DIA_MAX_K = 16
-# Until session 65 auto ran dia where auto's SpMV did, which it does not on small stencils and bands (the SpMV's
-# rule looks for dia among large regular rows only). Measured (session 65, H100, the SpMM tuner's timings of
+# Until session 65 auto ran dia where auto's SpMV did, which it does not on small stencils and bands: the SpMV's
+# rule looks for diagonals from dia.AUTO_MIN_ROWS (41,000) rows, its own floor for the same reason (a thread a
+# row), lower here since an SpMM row carries k columns of work. Measured (session 65, H100, the SpMM tuner's timings of
 # session 64 with fused's segments of 256, docs/lab/gpu-2026-12-07-session65/small_rule.py): on the fit half at
 # k = 8, dia was within 15% of the best candidate wherever it applied from 6,061 rows up, and lost to warp by up
 # to 1.37x on 3,030-3,375 rows, where a thread a row does not fill the GPU (DIA_MIN_ROWS is the gap's midpoint on
