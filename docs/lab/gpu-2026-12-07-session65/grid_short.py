@@ -3,9 +3,11 @@
 Square random matrices of exactly m nonzeros a row (gen:random:n:m) over a grid of rows n and lengths m, both
 dtypes, k = 2, 4 and 8: ``spla.tune(A, k=k, persist=False)`` on each (every candidate checked against the rule's
 product, then raced by device time) and its candidates' timings written to OUT/grid_short.json after every run.
-Stops starting new runs DEADLINE seconds after it began.
+Stops starting new runs DEADLINE seconds after it began. ROWS, LENGTHS, KS and SEED (added to each matrix's
+seed) override the grid, for a second grid of other points kept apart from the fit (session 66).
 
-    DEADLINE=90 PYTHONPATH=. python3 docs/lab/gpu-2026-12-07-session65/grid_short.py OUT
+    [ROWS="4096 8192"] [LENGTHS="2 4"] [KS="2 4"] [SEED=0] DEADLINE=90 PYTHONPATH=. \
+        python3 docs/lab/gpu-2026-12-07-session65/grid_short.py OUT
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from pathlib import Path
 import spla
 from spla.io import generators
 
-ROWS = (4096, 8192, 16384, 32768, 65536, 131072)
-LENGTHS = (2, 4, 8, 16, 32, 48)
-KS = (2, 4, 8)
+ROWS = tuple(int(n) for n in os.environ.get("ROWS", "4096 8192 16384 32768 65536 131072").split())
+LENGTHS = tuple(int(m) for m in os.environ.get("LENGTHS", "2 4 8 16 32 48").split())
+KS = tuple(int(k) for k in os.environ.get("KS", "2 4 8").split())
+SEED = int(os.environ.get("SEED", "0"))
 
 
 def main(out: Path) -> None:
@@ -30,7 +33,7 @@ def main(out: Path) -> None:
     records = []
     for n in ROWS:
         for m in LENGTHS:
-            host = generators.random(n, m, seed=n + m)
+            host = generators.random(n, m, seed=SEED + n + m)
             for dtype in ("float32", "float64"):
                 A = host.astype(dtype).to_device()
                 for k in KS:

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Session 66, call 1 (predictions in this folder's README, written before the run). On an H200 only, fresh set 67
+# first (session 55's call5.sh, the last run issue 17 waits on). Then SpMM data at small k, every candidate timed by
+# the tuner: the fit grid (session 65's grid_short.py as written), a held-out grid of other rows, lengths and seeds,
+# and fresh set 70 (the 29 corpus families at 250K and 800K nonzeros, seed 17, k = 2, 4, 8, 16). The held-out grid
+# and set 70 are not read until a rule fitted on the fit grid and set 69 is committed. Every step stops by DEADLINE
+# seconds after the start, under the tool's 600 s a call.
+set -u
+cd "$(dirname "$0")/../../.."
+export PYTHONPATH=$PWD
+start=$SECONDS
+left() { local l=$(( ${DEADLINE:-565} - (SECONDS - start) )); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$card"
+echo "sources $(bash scripts/gpu_check.sh fingerprint)"
+case "$card" in
+  *H200*)
+    RMAT=0 LIMIT=170 bash docs/lab/cpu-2026-12-06-session55/call5.sh >$OUT/set67-call.log 2>&1
+    echo "set67: exit $?"; grep -E "exit|x cuSPARSE|geomean" $OUT/set67-call.log ;;
+  *) echo "set 67 not run: not an H200" ;;
+esac
+mkdir -p /tmp/c1
+DEADLINE=$(left 120) python3 docs/lab/gpu-2026-12-07-session65/grid_short.py /tmp/c1/fit >/tmp/c1/fit.log 2>&1
+echo "fit grid: exit $? $(grep -c . /tmp/c1/fit.log) lines, $(( SECONDS - start )) s"
+for nnz in 2.5e5 8e5; do
+  limit=$(left 110); [ "$limit" -lt 20 ] && { echo "set 70 $nnz: not run, no time left"; continue; }
+  mkdir -p /tmp/c1/set70/$nnz
+  SEED=17 KS="2 4 8 16" timeout "$limit" python3 docs/lab/gpu-2026-12-07-session64/tuned_spmm.py /tmp/c1/set70/$nnz \
+      $nnz >/tmp/c1/set70/$nnz/tuned_spmm.log 2>&1
+  echo "set 70 $nnz: exit $?, $(grep -c "k=" /tmp/c1/set70/$nnz/tuned_spmm.log) lines, $(( SECONDS - start )) s"
+  grep -E "FAILED|failed|Error" /tmp/c1/set70/$nnz/tuned_spmm.log | head -5
+done
+limit=$(left 100)
+[ "$limit" -ge 20 ] && ROWS="6000 12000 24000 48000 96000" LENGTHS="3 6 12 24 40" SEED=1000 DEADLINE=$limit \
+    python3 docs/lab/gpu-2026-12-07-session65/grid_short.py /tmp/c1/held >/tmp/c1/held.log 2>&1
+echo "held-out grid: $(grep -c . /tmp/c1/held.log 2>/dev/null) lines, $(( SECONDS - start )) s"
+tar -C /tmp -czf $OUT/c1.tgz c1
