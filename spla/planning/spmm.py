@@ -166,8 +166,10 @@ DIA_MAX_K = 16
 # to 1.37x on 3,030-3,375 rows, where a thread a row does not fill the GPU (DIA_MIN_ROWS is the gap's midpoint on
 # a log scale). Fresh set 69 (150K and 450K nonzeros, k = 4-16): where the rule moved to dia, within 15% of the
 # best on 47 of 54 runs against the old pick's 31; six of the seven misses at 4,545-5,832 rows, where warp was
-# faster, so the floor is likely low (a higher one needs a fresh set of its own to check it).
-DIA_MIN_ROWS = 4500
+# faster. Refitted (session 66) on sessions 64-65's timings together (k = 4-16): on the 26 runs under 6,000
+# rows warp was within 5% of the best on all and dia within 15% on 15; from 6,061 rows dia was within 15% on
+# every run. Checked on fresh set 71 (docs/lab/gpu-2026-12-07-session66).
+DIA_MIN_ROWS = 6000
 # auto's kernel for rows of mean length up to LENGTH_CLASSES[-1] and no long ones, at every k. It was
 # regk up to k = 16; measured (session 57, H100, docs/lab/gpu-2026-12-06-session57: regk_cut.py at
 # k = 8, 12, 16, both dtypes, on six matrices of 3-40 nonzeros a row, three fitted and three reported)

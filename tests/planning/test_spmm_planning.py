@@ -145,7 +145,7 @@ def test_auto_runs_dia_where_the_diagonals_are_and_rows_enough():
     middling = generators.from_spec("gen:poisson2d:80")  # 6,400 rows: the SpMV's rule runs another kernel
     assert spmv.choose_kernel(middling) != "dia" and middling.n_rows >= P.DIA_MIN_ROWS
     assert P.choose_kernel(middling, 8) == "dia"
-    small = generators.from_spec("gen:poisson2d:64")  # 4,096 rows: a thread a row leaves the GPU idle
+    small = generators.from_spec("gen:poisson2d:76")  # 5,776 rows: a thread a row leaves the GPU idle
     tune.set_choice(small, "dia:1", "measured")
     assert small.n_rows < P.DIA_MIN_ROWS and P.choose_kernel(small, 8) == "warp"
     scattered = generators.from_spec("gen:random:20000:5")  # rows enough, no diagonals
