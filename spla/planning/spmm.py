@@ -193,10 +193,11 @@ SUBWARP_MIN_THREADS = 2**16
 # ... and on fewer, regk up to this k where no row is longer than LENGTH_CLASSES[-1] (regk's lanes a row follow
 # the mean, so one long row holds up its warp). At k <= 4 a row of X is one or two 16-byte vectors: subwarp's
 # group is one or two lanes a row, too few threads here, and warp's 32 lanes walk each row with most of them idle
-# on rows this short, where regk's 1-8 lanes a row hold X's columns in registers. Measured (session 66, H100, docs/lab/gpu-2026-12-07-session66/fit_short.py over the tuner's
-# timings of set 69, k = 4): on the 35 runs under the thread cut with no row over 64, warp was within 15% of the
-# best on 14, regk on 33 (the 4 with longer rows are bimodal, where fused is fastest and regk slower than warp);
-# regk to k = 8 lost 40 of session 64's runs at k = 8. Checked on call 1's grids and fresh sets 70-71.
+# on rows this short, where regk's 1-8 lanes a row hold X's columns in registers. Measured (session 66, H100,
+# docs/lab/gpu-2026-12-07-session66/fit_short.py over the tuner's timings of set 69, k = 4): on the 35 runs
+# under the thread cut with no row over 64, warp was within 15% of the best on 14, regk on 33 (the 4 with longer
+# rows are bimodal, where fused is fastest and regk slower than warp); regk to k = 8 lost 40 of session 64's runs
+# at k = 8. Checked on call 1's grids and fresh sets 70-71.
 REGK_SMALL_K = 4
 
 
