@@ -59,7 +59,8 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     ``fused`` (past k = 16 where its wide kernel takes k, else ``adaptive``);
     else a mean row length <= 64 and at least :data:`SUBWARP_MIN_THREADS`
     threads of subwarp -> ``subwarp`` (:data:`SHORT_ROWS`); fewer threads, k <=
-    :data:`REGK_SMALL_K` (4) and no row over 64 -> ``regk``; else ``warp``. See BENCHMARKS.md
+    :data:`REGK_SMALL_K` (4), at least :data:`REGK_MIN_ROWS` rows and no row over 64 ->
+    ``regk``; else ``warp``. See BENCHMARKS.md
     for the measurements behind each threshold.
 
 ``fused:N`` is fused with segments of N nonzeros (:data:`SEGMENT_CHOICES`),
@@ -190,15 +191,21 @@ SHORT_ROWS = "subwarp"
 # together: 2^16 (181 of 220 runs within 15%, the old rule 119; the real report half 71 of 80, was 48)
 # and checked on fresh set 68 (call 6). Matrices of 4M nonzeros and up lie above it.
 SUBWARP_MIN_THREADS = 2**16
-# ... and on fewer, regk up to this k where no row is longer than LENGTH_CLASSES[-1] (regk's lanes a row follow
-# the mean, so one long row holds up its warp). At k <= 4 a row of X is one or two 16-byte vectors: subwarp's
-# group is one or two lanes a row, too few threads here, and warp's 32 lanes walk each row with most of them idle
-# on rows this short, where regk's 1-8 lanes a row hold X's columns in registers. Measured (session 66, H100,
-# docs/lab/gpu-2026-12-07-session66/fit_short.py over the tuner's timings of set 69, k = 4): on the 35 runs
-# under the thread cut with no row over 64, warp was within 15% of the best on 14, regk on 33 (the 4 with longer
-# rows are bimodal, where fused is fastest and regk slower than warp); regk to k = 8 lost 40 of session 64's runs
-# at k = 8. Checked on call 1's grids and fresh sets 70-71.
+# ... and on fewer, regk up to this k where A has at least REGK_MIN_ROWS rows and no row is longer than
+# LENGTH_CLASSES[-1] (regk's lanes a row follow the mean, so one long row holds up its warp). At k <= 4 a row of X
+# is one or two 16-byte vectors: subwarp's group is one or two lanes a row, too few threads here, and warp's 32
+# lanes walk each row with most of them idle on rows this short, where regk's 1-8 lanes a row hold X's columns
+# in registers. Measured (session 66, H100, docs/lab/gpu-2026-12-07-session66/fit_short.py over the tuner's
+# timings of every candidate): fitted on set 69 at k = 4 (35 runs under the thread cut with no row over 64: warp
+# within 15% of the best on 14, regk on 33; regk to k = 8 lost 40 of session 64's runs at k = 8 on balance, 42
+# of its misses under 6,000 rows) and checked on call 1's grids and fresh sets 70-71 at k = 2-4, none of them
+# fitted: on the 243 runs it moved, regk was within 15% of the best on 194, warp on 150.
 REGK_SMALL_K = 4
+# Call 1 also showed where regk loses: from 6,000 rows it was within 15% on 150 of those runs' 155 (warp 68), under
+# them on 44 of 88 (warp 82; stencils and bands of 1,000-5,832 rows lost most). The crossing is where dia's is
+# (DIA_MIN_ROWS), measured apart: kernels of a few lanes a row need rows to fill the GPU. This floor was fitted on
+# call 1's sets, so it has no held-out check yet.
+REGK_MIN_ROWS = 6000
 
 
 # ---------------------------------------------------------------- row statistics
@@ -291,7 +298,9 @@ def choose_from_stats(mean: float, longest: int, k: int, dtype=np.float32, n_row
         return "warp"
     if n_rows is None or subwarp_threads(n_rows, k, dtype) >= SUBWARP_MIN_THREADS:
         return SHORT_ROWS
-    return "regk" if k <= REGK_SMALL_K and longest <= LENGTH_CLASSES[-1] else "warp"
+    if k <= REGK_SMALL_K and n_rows >= REGK_MIN_ROWS and longest <= LENGTH_CLASSES[-1]:
+        return "regk"
+    return "warp"
 
 
 def parse_spmm_kernel(kernel: str) -> tuple[str, int | None]:

@@ -89,9 +89,8 @@ def test_auto_policy():
     poisson = generators.from_spec("gen:poisson2d:64")
     assert P.choose_kernel(poisson, 1) == "spmv-loop"
     # 4,096 float64 rows: at k <= 16 (8 lanes a row at most) too few threads for subwarp's groups to
-    # fill the GPU, so regk up to k = 4 and a warp a row past it; from k = 17 (16 lanes, 32 at k = 64) enough
-    assert [P.choose_kernel(poisson, k) for k in (2, 4, 5, 8, 12, 16, 17, 64)] == (["regk"] * 2 + ["warp"] * 4
-                                                                                 + ["subwarp"] * 2)
+    # fill the GPU, and too few rows for regk's, so a warp a row; from k = 17 (16 lanes, 32 at k = 64) enough
+    assert [P.choose_kernel(poisson, k) for k in (2, 8, 12, 16, 17, 64)] == ["warp"] * 4 + ["subwarp"] * 2
     banded = generators.from_spec("gen:banded:3000:40")  # 81 nnz per row: a warp per row
     assert P.choose_kernel(banded, 8) == "warp"
     huge = generators.from_spec("gen:hugerows:20000:3:5000")
@@ -119,8 +118,8 @@ def test_fused_segments_are_short_on_small_matrices(monkeypatch):
 
 def test_short_rows_run_subwarp_from_enough_threads():
     """subwarp gives a row CL lanes (k in 16-byte vectors: 2 at float32 k = 8, 8 at k = 32, 4 at float64
-    k = 8); below SUBWARP_MIN_THREADS of them auto runs warp, or regk up to REGK_SMALL_K columns where
-    no row is longer than 64."""
+    k = 8); below SUBWARP_MIN_THREADS of them auto runs warp, or regk up to REGK_SMALL_K columns from
+    REGK_MIN_ROWS rows where no row is longer than 64."""
     cut = P.SUBWARP_MIN_THREADS
     for k, dtype, lanes, fewer in ((8, np.float32, 2, "warp"), (32, np.float32, 8, "warp"),
                                    (8, np.float64, 4, "warp"), (3, np.float32, 1, "regk"),
@@ -129,8 +128,10 @@ def test_short_rows_run_subwarp_from_enough_threads():
         rows = cut // lanes
         assert P.choose_from_stats(6.0, 12, k, dtype, rows) == "subwarp"
         assert P.choose_from_stats(6.0, 12, k, dtype, rows - 1) == fewer
-    # regk's lanes a row follow the mean: a row of 65 or more (bimodal rows) runs warp
-    assert P.choose_from_stats(16.0, 64, 4, np.float32, 9000) == "regk"
+    # regk needs REGK_MIN_ROWS rows, and its lanes a row follow the mean: a row of 65 or more (bimodal
+    # rows) runs warp
+    assert P.choose_from_stats(16.0, 64, 4, np.float32, P.REGK_MIN_ROWS) == "regk"
+    assert P.choose_from_stats(16.0, 64, 4, np.float32, P.REGK_MIN_ROWS - 1) == "warp"
     assert P.choose_from_stats(16.0, 65, 4, np.float32, 9000) == "warp"
     assert P.choose_from_stats(6.0, 12, 8) == "subwarp"  # no row count: read as large
     assert P.choose_from_stats(100.0, 150, 8, np.float32, 10**7) == "warp"  # long rows, any size

@@ -1,8 +1,9 @@
 """Session 66: SpMM's short-rows rule at small k, fitted over the tuner's timings of every candidate, host only.
 
 Fit data: session 64's timings (k = 8 and 32; features from session 65's features.json) and set 69 (session 65's
-call 2, k = 4-32). Held out (call 1, run after the rule was committed), where present: the two grids of random
-rows of exactly m nonzeros (k = 2-8) and fresh sets 70 and 71.
+call 2, k = 4-32). Held out from the first fit (call 1, run after regk to k = 4 and dia from 6,000 rows were
+committed): the two grids of random rows of exactly m nonzeros (k = 2-8) and fresh sets 70 and 71. regk's row
+floor (REGK_MIN_ROWS) was then fitted on call 1's sets, so for it they are fit data too.
 
 A pick counts as "within 15%" where the fastest candidate's device time is at least 1/1.15 of the pick's; fused
 reads as the library runs it (segments of 256 under 2^22 nonzeros), as in session 65's small_rule.py.
@@ -66,18 +67,21 @@ def session64_runs() -> list[dict]:
                                      features, name)]
 
 
-def pick(r, regk_small_k: int | None = None, dia_min_rows: int = P.DIA_MIN_ROWS) -> str:
-    """The library's rule (rule_kernel) on a run's features; regk_small_k replaces REGK_SMALL_K (0: session 65's
-    rule, warp under subwarp's thread cut), dia_min_rows DIA_MIN_ROWS (session 65's: 4,500)."""
+def pick(r, regk_small_k: int | None = None, dia_min_rows: int = P.DIA_MIN_ROWS,
+         regk_min_rows: int | None = None) -> str:
+    """The library's rule (rule_kernel) on a run's features; regk_small_k and regk_min_rows replace REGK_SMALL_K
+    and REGK_MIN_ROWS (regk_small_k 0: session 65's rule, warp under subwarp's thread cut), dia_min_rows
+    DIA_MIN_ROWS (session 65's: 4,500)."""
     k, dtype, n_rows = r["k"], r["dtype"], r["n_rows"]
     if 1 < k <= P.DIA_MAX_K and r["dia_applies"] and n_rows >= dia_min_rows:
         return "dia"
-    kept = P.REGK_SMALL_K
-    P.REGK_SMALL_K = kept if regk_small_k is None else regk_small_k
+    kept = P.REGK_SMALL_K, P.REGK_MIN_ROWS
+    P.REGK_SMALL_K = kept[0] if regk_small_k is None else regk_small_k
+    P.REGK_MIN_ROWS = kept[1] if regk_min_rows is None else regk_min_rows
     try:
         return P.choose_from_stats(r["mean"], r["longest"], k, dtype, n_rows)
     finally:
-        P.REGK_SMALL_K = kept
+        P.REGK_SMALL_K, P.REGK_MIN_ROWS = kept
 
 
 def score(rs, rule) -> tuple[int, int, float]:
@@ -92,7 +96,7 @@ def show(groups: dict, rules: dict) -> None:
         for g, rs in groups.items():
             hit, n, gm = score(rs, rule)
             cells.append(f"{g} {hit}/{n} ({gm:.3f})")
-        print(f"{label:28s} " + "; ".join(cells))
+        print(f"{label:34s} " + "; ".join(cells))
 
 
 def main() -> None:
@@ -101,9 +105,12 @@ def main() -> None:
     small_k = lambda rs: [r for r in rs if r["k"] <= P.REGK_MAX_K]  # noqa: E731
     groups = {"s64 k<=16": small_k(s64), "s69 k<=16": small_k(s69)}
     rules = {"session 65": lambda r: pick(r, 0, 4500), "dia from 6,000": lambda r: pick(r, 0),
-             f"library (+ regk to k = {P.REGK_SMALL_K})": pick}
-    for kk in (2, 8, 16):
-        rules[f"regk to k = {kk}"] = lambda r, kk=kk: pick(r, kk)
+             "+ regk to k = 4 (call 1)": lambda r: pick(r, regk_min_rows=0),
+             f"+ regk from {P.REGK_MIN_ROWS} rows (library)": pick}
+    for kk in (2, 8):
+        rules[f"library, regk to k = {kk}"] = lambda r, kk=kk: pick(r, kk)
+    for rows in (3000, 4500, 8000, 12000):
+        rules[f"library, regk from {rows} rows"] = lambda r, rows=rows: pick(r, regk_min_rows=rows)
     show(groups, rules)
     if not CALL1.exists():
         return
