@@ -199,10 +199,10 @@ SUBWARP_MIN_THREADS = 2**16
 # timings of every candidate): fitted on set 69 at k = 4 (35 runs under the thread cut with no row over 64: warp
 # within 15% of the best on 14, regk on 33; regk to k = 8 lost 40 of session 64's runs at k = 8 on balance, 42
 # of its misses under 6,000 rows) and checked on call 1's grids and fresh sets 70-71 at k = 2-4, none of them
-# fitted: on the 243 runs it moved, regk was within 15% of the best on 194, warp on 150.
+# fitted: on the 243 runs it moved, regk was within 15% of the best on 192, warp on 149.
 REGK_SMALL_K = 4
-# Call 1 also showed where regk loses: from 6,000 rows it was within 15% on 150 of those runs' 155 (warp 68), under
-# them on 44 of 88 (warp 82; stencils and bands of 1,000-5,832 rows lost most). The crossing is where dia's is
+# Call 1 also showed where regk loses: from 6,000 rows it was within 15% on 150 of those runs' 155 (warp 67), under
+# them on 42 of 88 (warp 82; stencils and bands of 1,000-5,832 rows lost most). The crossing is where dia's is
 # (DIA_MIN_ROWS), measured apart: kernels of a few lanes a row need rows to fill the GPU. This floor was fitted on
 # call 1's sets, so it has no held-out check yet.
 REGK_MIN_ROWS = 6000
