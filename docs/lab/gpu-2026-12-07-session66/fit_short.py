@@ -3,7 +3,8 @@
 Fit data: session 64's timings (k = 8 and 32; features from session 65's features.json) and set 69 (session 65's
 call 2, k = 4-32). Held out from the first fit (call 1, run after regk to k = 4 and dia from 6,000 rows were
 committed): the two grids of random rows of exactly m nonzeros (k = 2-8) and fresh sets 70 and 71. regk's row
-floor (REGK_MIN_ROWS) was then fitted on call 1's sets, so for it they are fit data too.
+floor (REGK_MIN_ROWS) was then fitted on call 1's sets, so for it they are fit data too; fresh set 72 (call 3,
+k = 2 and 4) checks it.
 
 A pick counts as "within 15%" where the fastest candidate's device time is at least 1/1.15 of the pick's; fused
 reads as the library runs it (segments of 256 under 2^22 nonzeros), as in session 65's small_rule.py.
@@ -29,6 +30,7 @@ import small_rule  # noqa: E402  (session 65's reader of tuned_spmm.json)
 from features import stats  # noqa: E402
 
 CALL1 = HERE / "results" / "call1" / "c1"
+SET72 = HERE / "results" / "call3" / "c3" / "set72"  # call 3: fresh set 72, regk's row floor checked
 CACHE = Path(os.environ.get("CACHE", "/tmp/fit_short_features.json"))
 
 
@@ -120,6 +122,9 @@ def main() -> None:
             "set 71": small_k(corpus_runs(CALL1 / "set71", 19, "71"))}
     print("\nheld out (call 1):")
     show(held, rules)
+    if SET72.exists():
+        print("\nfresh set 72 (call 3, after regk's row floor was committed):")
+        show({"set 72": corpus_runs(SET72, 23, "72")}, rules)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Session 66: the counts behind call 1's outcomes in this folder's README, host only.
 
-Predictions 2, 4 and 5 (the grids, set 71's dia floor, candidates checked), and where call 1's regk rule (k <= 4
-under subwarp's thread cut, no row floor) won and lost, by rows: the data behind REGK_MIN_ROWS.
+Predictions 2, 4 and 5 (the grids, set 71's dia floor, candidates checked); where call 1's regk rule (k <= 4
+under subwarp's thread cut, no row floor) won and lost, by rows: the data behind REGK_MIN_ROWS; and predictions
+7-9 (fresh set 72, call 3: that floor checked).
 
     PYTHONPATH=. python3 docs/lab/gpu-2026-12-07-session66/outcomes.py
 """
@@ -56,6 +57,19 @@ def main() -> None:
                       ("from 6,000 rows", [r for r in regk if r["n_rows"] >= 6000])):
         print(f"call 1's regk runs {label}: {len(rs)}, regk {sum(near(r, 'regk') for r in rs)}, "
               f"warp {sum(near(r, 'warp') for r in rs)} within 15%")
+    if not F.SET72.exists():
+        return
+    s72 = F.corpus_runs(F.SET72, 23, "72")
+    call1 = [r for r in s72 if F.pick(r, regk_min_rows=0) == "regk"]
+    under = [r for r in call1 if F.pick(r) == "warp"]
+    both = [r for r in call1 if F.pick(r) == "regk"]
+    print(f"7. set 72, call 1's regk now warp (under 6,000 rows): {len(under)} runs, warp "
+          f"{sum(near(r, 'warp') for r in under)}, regk {sum(near(r, 'regk') for r in under)} within 15%")
+    print(f"8. set 72, regk from 6,000 rows: {len(both)} runs, regk {sum(near(r, 'regk') for r in both)} within 15%")
+    rules = {"library": F.pick, "call 1's rule": lambda r: F.pick(r, regk_min_rows=0),
+             "session 65's": lambda r: F.pick(r, 0, 4500)}
+    print("9. set 72, " + "; ".join(f"{label} {sum(near(r, rule(r)) for r in s72)}" for label, rule in rules.items())
+          + f" of {len(s72)} runs within 15%")
 
 
 if __name__ == "__main__":

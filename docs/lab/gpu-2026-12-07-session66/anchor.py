@@ -1,28 +1,33 @@
-"""Session 66: set 70's rule beside cuSPARSE SpMM (re-timed in the same runs by tuned_spmm.py), host only.
+"""Session 66: a set's rule beside cuSPARSE SpMM (re-timed in the same runs by tuned_spmm.py), host only.
 
 For each (size, dtype, k): geomean of cuSPARSE's device time over the rule's (the rule call 1 ran, re-timed on a
 fresh X after tuning, both checked against a float64 product), the runs under 1.0x, and the same per call from
-Python. Also counts the runs where the library's rule now (regk's row floor, fitted after call 1) picks another
-kernel than call 1's rule did.
+Python. Also counts the runs where the library's rule now picks another kernel than the rule that ran (set 70:
+call 1's, before regk's row floor).
 
-    PYTHONPATH=. python3 docs/lab/gpu-2026-12-07-session66/set70_anchor.py
+    PYTHONPATH=. python3 docs/lab/gpu-2026-12-07-session66/anchor.py [70 | 72]
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import defaultdict
 
 import fit_short as F
 
+SETS = {"70": (F.CALL1 / "set70", 17), "72": (F.SET72, 23)}
 
-def main() -> None:
-    runs = {(r["size"], r["matrix"], r["dtype"], r["k"]): r for r in F.corpus_runs(F.CALL1 / "set70", 17, "70")}
+
+def main(name: str) -> None:
+    folder, seed = SETS[name]
+    runs = {(r["size"], r["matrix"], r["dtype"], r["k"]): r for r in F.corpus_runs(folder, seed, name)}
     groups = defaultdict(list)
     moved = 0
-    for size in ("2.5e5", "8e5"):
-        for rec in json.loads((F.CALL1 / "set70" / size / "tuned_spmm.json").read_text())["records"]:
+    for path in sorted(folder.glob("*/tuned_spmm.json")):
+        size = path.parent.name
+        for rec in json.loads(path.read_text())["records"]:
             dev, call = rec["device_us"], rec["per_call_us"]
             if not {"rule", "cusparse"} <= dev.keys():
                 continue
@@ -35,8 +40,8 @@ def main() -> None:
         call = [c for _, c in groups[key]]
         gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
         print(f"{key[0]} {key[1]} k={key[2]}: {len(dev)}, {gm(dev):.2f} ({sum(d < 1 for d in dev)}), {gm(call):.2f}")
-    print(f"runs where the library's rule now picks another kernel than call 1's: {moved}")
+    print(f"runs where the library's rule now picks another kernel than the rule that ran: {moved}")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else "70")
