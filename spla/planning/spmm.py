@@ -203,8 +203,9 @@ SUBWARP_MIN_THREADS = 2**16
 REGK_SMALL_K = 4
 # Call 1 also showed where regk loses: from 6,000 rows it was within 15% on 150 of those runs' 155 (warp 67), under
 # them on 42 of 88 (warp 82; stencils and bands of 1,000-5,832 rows lost most). The crossing is where dia's is
-# (DIA_MIN_ROWS), measured apart: kernels of a few lanes a row need rows to fill the GPU. This floor was fitted on
-# call 1's sets, so it has no held-out check yet.
+# (DIA_MIN_ROWS), measured apart: kernels of a few lanes a row need rows to fill the GPU. Checked on fresh set 72
+# (call 3, k = 2 and 4): warp within 15% of the best on all 36 runs it keeps under the floor (regk 18), regk on 32
+# of 37 from it; over the set's 210 runs the rule 186, without the floor 168, session 65's rule 162.
 REGK_MIN_ROWS = 6000
 
 
