@@ -116,8 +116,9 @@ def main() -> None:
     show(groups, rules)
     if not CALL1.exists():
         return
-    held = {"grid": grid_runs(CALL1 / "grid" / "grid_short.json", "grid"),
-            "grid 2": grid_runs(CALL1 / "held" / "grid_short.json", "grid 2"),
+    grids = {"grid": grid_runs(CALL1 / "grid" / "grid_short.json", "grid"),
+             "grid 2": grid_runs(CALL1 / "held" / "grid_short.json", "grid 2")}
+    held = {**grids, "both grids": grids["grid"] + grids["grid 2"],
             "set 70": small_k(corpus_runs(CALL1 / "set70", 17, "70")),
             "set 71": small_k(corpus_runs(CALL1 / "set71", 19, "71"))}
     print("\nheld out (call 1):")
