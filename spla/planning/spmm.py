@@ -60,8 +60,7 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     else a mean row length <= 64 and at least :data:`SUBWARP_MIN_THREADS`
     threads of subwarp -> ``subwarp`` (:data:`SHORT_ROWS`); fewer threads, k <=
     :data:`REGK_SMALL_K` (4), at least :data:`REGK_MIN_ROWS` rows and no row over 64 ->
-    ``regk``; else ``warp``. See BENCHMARKS.md
-    for the measurements behind each threshold.
+    ``regk``; else ``warp``. See BENCHMARKS.md for the measurements behind each threshold.
 
 ``fused:N`` is fused with segments of N nonzeros (:data:`SEGMENT_CHOICES`),
 a tuning candidate. Baseline variants (the hybrid schedules without their dense panels, fused
@@ -170,7 +169,9 @@ DIA_MAX_K = 16
 # best on 47 of 54 runs against the old pick's 31; six of the seven misses at 4,545-5,832 rows, where warp was
 # faster. Refitted (session 66) on sessions 64-65's timings together (k = 4-16): on the 26 runs under 6,000
 # rows warp was within 5% of the best on all and dia within 15% on 15; from 6,061 rows dia was within 15% on
-# every run. Checked on fresh set 71 (docs/lab/gpu-2026-12-07-session66).
+# every run. On fresh set 71 (docs/lab/gpu-2026-12-07-session66) it was level with 4,500: under 6,000 rows warp
+# won on rows of 21-33 nonzeros and dia on stencils of 5-9 (from 2,809 rows), since a thread a row walks every
+# diagonal; a floor that reads the row length is left for a check of its own.
 DIA_MIN_ROWS = 6000
 # auto's kernel for rows of mean length up to LENGTH_CLASSES[-1] and no long ones, at every k. It was
 # regk up to k = 16; measured (session 57, H100, docs/lab/gpu-2026-12-06-session57: regk_cut.py at
