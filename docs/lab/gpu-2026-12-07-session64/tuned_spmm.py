@@ -7,7 +7,7 @@ against a float64 product and re-timed in turns (3 rounds; per-call and device t
 explicit kernel): the tuner picks on its own timings, so its winner is judged on new ones. Prints a line
 per run and a summary per (half, dtype, k); writes tuned_spmm.json after every run.
 
-    [KS="8 32 64"] [SEED=0] [FAMILIES="a b" | REAL=DIR] PYTHONPATH=. \
+    [KS="8 32 64"] [SEED=0] [FAMILIES="a b" | REAL=DIR | SPECS="gen:banded:6000:3 ..."] PYTHONPATH=. \
         python3 docs/lab/gpu-2026-12-07-session64/tuned_spmm.py OUT [NNZ]
 """
 
@@ -27,6 +27,7 @@ import spla
 from spla import bench
 from spla.bench import corpus
 from spla.bench.spmv import time_rounds
+from spla.io import generators
 
 KS = tuple(int(k) for k in os.environ.get("KS", "8 32 64").split())
 FAMILIES = tuple(os.environ.get("FAMILIES", "").split()) or tuple(corpus.families())
@@ -97,8 +98,13 @@ def main(out: Path, nnz: int) -> None:
 
 
 def sources(nnz: int):
-    """(name, half, build) for each corpus family of FAMILIES at nnz, or with REAL=DIR each Matrix Market
-    file there (half "real": matrices no rule or candidate list was fitted on)."""
+    """(name, half, build) for each corpus family of FAMILIES at nnz, with REAL=DIR each Matrix Market
+    file there (half "real": matrices no rule or candidate list was fitted on), or with SPECS each
+    generator spec (half "spec"; NNZ is then ignored; added in session 66)."""
+    if os.environ.get("SPECS"):
+        for spec in os.environ["SPECS"].split():
+            yield spec, "spec", lambda spec=spec: generators.from_spec(spec)
+        return
     real = os.environ.get("REAL")
     if real:
         for path in sorted(Path(real).glob("*.mtx*")):
@@ -109,7 +115,7 @@ def sources(nnz: int):
 
 
 def summary(records) -> None:
-    for half in ("fit", "report", "real"):
+    for half in ("fit", "report", "real", "spec"):
         for dtype in ("float32", "float64"):
             for k in KS:
                 rows = [r for r in records if (r["half"], r["dtype"], r["k"]) == (half, dtype, k)

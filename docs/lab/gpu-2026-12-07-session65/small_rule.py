@@ -36,7 +36,7 @@ def runs(records, features, set_name: str) -> list[dict]:
             times["fused"] = times.pop("fused:256")
         times.pop("fused:256", None)
         half = (("fit", "report")[names.index(r["matrix"]) % 2] if set_name == "real"
-                else corpus.FAMILIES[r["matrix"]].half)
+                else corpus.FAMILIES[r["matrix"]].half if r["matrix"] in corpus.FAMILIES else "spec")
         out.append({**f, "set": set_name, "half": half, "matrix": r["matrix"], "dtype": r["dtype"], "k": r["k"],
                     "times": times, "rule_then": r["rule"]})
     return out

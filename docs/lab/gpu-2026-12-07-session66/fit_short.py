@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from spla.bench import corpus
+from spla.io import generators
 from spla.planning import spmm as P
 
 HERE = Path(__file__).resolve().parent
@@ -43,8 +44,9 @@ def corpus_runs(folder: Path, seed: int, set_name: str) -> list[dict]:
         features = {}
         for m in sorted({r["matrix"] for r in records}):
             key = f"{set_name}/{size}/{m}"
-            if key not in cache:
-                cache[key] = stats(corpus.build(m, int(float(size)), seed=seed))
+            if key not in cache:  # a corpus family at the folder's size, or a generator spec (SPECS=)
+                cache[key] = stats(generators.from_spec(m) if m.startswith("gen:")
+                                   else corpus.build(m, int(float(size)), seed=seed))
             features[f"{set_name}/{m}"] = cache[key]
         out += [{**r, "size": size} for r in small_rule.runs(records, features, set_name)]
     CACHE.write_text(json.dumps(cache))

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Session 66's call 4, prepared for the next session (predictions in this folder's README, written before any run):
+# on an H200 only, fresh set 67 first (session 55's call5.sh); then fresh set 73 for a dia floor that reads the row
+# length (dia_floor.py: dia from 250 x mean rows, fitted on sets 64-72): the six diagonal corpus families at seven
+# sizes (6K-400K nonzeros, rows/mean 30-1,000 across them) and banded matrices of half-widths 1, 3, 6 and 12 at
+# 1,500-12,000 rows, seed 29, k = 2, 4, 8, 16, both dtypes, every candidate timed by the tuner. Stops by DEADLINE.
+set -u
+cd "$(dirname "$0")/../../.."
+export PYTHONPATH=$PWD
+start=$SECONDS
+left() { local l=$(( ${DEADLINE:-560} - (SECONDS - start) )); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$card"
+echo "sources $(bash scripts/gpu_check.sh fingerprint)"
+case "$card" in
+  *H200*)
+    RMAT=0 LIMIT=170 bash docs/lab/cpu-2026-12-06-session55/call5.sh >$OUT/set67-call.log 2>&1
+    echo "set67: exit $?"; grep -E "exit|x cuSPARSE|geomean" $OUT/set67-call.log ;;
+  *) echo "set 67 not run: not an H200" ;;
+esac
+diag="stencil5 stencil7 stencil9 stencil27 stencil25 banded-fixed"
+for nnz in 6e3 1.2e4 2.5e4 6e4 1.3e5 2.8e5 4e5; do
+  limit=$(left 45); [ "$limit" -lt 15 ] && { echo "set 73 $nnz: not run, no time left"; continue; }
+  mkdir -p /tmp/c4/set73/$nnz
+  FAMILIES="$diag" SEED=29 KS="2 4 8 16" timeout "$limit" python3 docs/lab/gpu-2026-12-07-session64/tuned_spmm.py \
+      /tmp/c4/set73/$nnz $nnz >/tmp/c4/set73/$nnz/tuned_spmm.log 2>&1
+  echo "set 73 $nnz: exit $?, $(grep -c "k=" /tmp/c4/set73/$nnz/tuned_spmm.log) lines, $(( SECONDS - start )) s"
+done
+specs=$(for w in 1 3 6 12; do for n in 1500 3000 6000 12000; do printf "gen:banded:%s:%s " $n $w; done; done)
+limit=$(left 150)
+mkdir -p /tmp/c4/set73/bands
+[ "$limit" -ge 15 ] && SPECS="$specs" KS="2 4 8 16" timeout "$limit" python3 \
+    docs/lab/gpu-2026-12-07-session64/tuned_spmm.py /tmp/c4/set73/bands >/tmp/c4/set73/bands/tuned_spmm.log 2>&1
+echo "set 73 bands: $(grep -c "k=" /tmp/c4/set73/bands/tuned_spmm.log 2>/dev/null) lines, $(( SECONDS - start )) s"
+tar -C /tmp -czf $OUT/c4.tgz c4
