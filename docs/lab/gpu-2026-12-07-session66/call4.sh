@@ -6,17 +6,8 @@
 # 1,500-12,000 rows, seed 29, k = 2, 4, 8, 16, both dtypes, every candidate timed by the tuner. Stops by DEADLINE.
 set -u
 cd "$(dirname "$0")/../../.."
-export PYTHONPATH=$PWD
-start=$SECONDS
-left() { local l=$(( ${DEADLINE:-560} - (SECONDS - start) )); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
-card=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$card"
-echo "sources $(bash scripts/gpu_check.sh fingerprint)"
-case "$card" in
-  *H200*)
-    RMAT=0 LIMIT=170 bash docs/lab/cpu-2026-12-06-session55/call5.sh >$OUT/set67-call.log 2>&1
-    echo "set67: exit $?"; grep -E "exit|x cuSPARSE|geomean" $OUT/set67-call.log ;;
-  *) echo "set 67 not run: not an H200" ;;
-esac
+# shellcheck source=docs/lab/gpu-2026-12-07-session66/h200_first.sh
+source docs/lab/gpu-2026-12-07-session66/h200_first.sh
 diag="stencil5 stencil7 stencil9 stencil27 stencil25 banded-fixed"
 for nnz in 6e3 1.2e4 2.5e4 6e4 1.3e5 2.8e5 4e5; do
   limit=$(left 45); [ "$limit" -lt 15 ] && { echo "set 73 $nnz: not run, no time left"; continue; }
