@@ -11,7 +11,6 @@ call 1's, before regk's row floor).
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections import defaultdict
 
@@ -38,8 +37,8 @@ def main(name: str) -> None:
     for key in sorted(groups, key=lambda g: (float(g[0]), g[1], g[2])):
         dev = [d for d, _ in groups[key]]
         call = [c for _, c in groups[key]]
-        gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
-        print(f"{key[0]} {key[1]} k={key[2]}: {len(dev)}, {gm(dev):.2f} ({sum(d < 1 for d in dev)}), {gm(call):.2f}")
+        print(f"{key[0]} {key[1]} k={key[2]}: {len(dev)}, {F.geomean(dev):.2f} ({sum(d < 1 for d in dev)}), "
+              f"{F.geomean(call):.2f}")
     print(f"runs where the library's rule now picks another kernel than the rule that ran: {moved}")
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import fit_short as F
 
-NEAR = 1 / 1.15
 SET73 = F.HERE / "results" / "call4" / "c4" / "set73"
 PROPOSED = 250  # dia from PROPOSED x mean rows (fitted here; not in the library)
 
@@ -30,10 +29,8 @@ def every_dia_run() -> list[dict]:
 
 
 def score(rs, floor) -> str:
-    picks = [F.pick(r, dia_min_rows=floor(r)) for r in rs]
-    ratios = [min(r["times"].values()) / r["times"][p] for r, p in zip(rs, picks)]
-    hit = sum(x >= NEAR for x in ratios)
-    return f"{hit}/{len(rs)}"
+    hit, n, _ = F.score(rs, lambda r: F.pick(r, dia_min_rows=floor(r)))
+    return f"{hit}/{n}"
 
 
 def main() -> None:

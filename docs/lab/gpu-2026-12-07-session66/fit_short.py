@@ -88,10 +88,21 @@ def pick(r, regk_small_k: int | None = None, dia_min_rows: int = P.DIA_MIN_ROWS,
         P.REGK_SMALL_K, P.REGK_MIN_ROWS = kept
 
 
+NEAR = 1 / 1.15  # "within 15% of the best": the fastest candidate's time over the pick's
+
+
+def near(r, kernel: str) -> bool:
+    return min(r["times"].values()) / r["times"][kernel] >= NEAR
+
+
+def geomean(xs) -> float:
+    return math.exp(sum(math.log(max(x, 1e-9)) for x in xs) / len(xs)) if xs else math.nan
+
+
 def score(rs, rule) -> tuple[int, int, float]:
+    """(runs whose pick by rule is within 15% of the best, runs, geomean best/pick); a pick never timed scores 0."""
     ratios = [min(r["times"].values()) / r["times"].get(rule(r), math.inf) for r in rs]
-    geomean = math.exp(sum(math.log(max(x, 1e-9)) for x in ratios) / len(ratios)) if ratios else math.nan
-    return sum(x >= 1 / 1.15 for x in ratios), len(ratios), geomean
+    return sum(x >= NEAR for x in ratios), len(ratios), geomean(ratios)
 
 
 def show(groups: dict, rules: dict) -> None:

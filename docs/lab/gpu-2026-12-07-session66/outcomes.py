@@ -12,12 +12,7 @@ from __future__ import annotations
 import json
 
 import fit_short as F
-
-NEAR = 1 / 1.15  # "within 15% of the best"
-
-
-def near(r, kernel: str) -> bool:
-    return min(r["times"].values()) / r["times"][kernel] >= NEAR
+from fit_short import near
 
 
 def main() -> None:
