@@ -53,8 +53,8 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     :func:`choose_kernel`: the kernel ``spla.tune(A, k=k)`` measured fastest
     on A at this k where A has been tuned (or the tuning cache holds it),
     else the rule (:func:`rule_kernel`): k == 1 -> ``spmv-loop``; where A's
-    entries lie on a few diagonals, A has at least :data:`DIA_MIN_ROWS` rows
-    and k <= ``DIA_MAX_K`` (16) -> ``dia``; a longest row over
+    entries lie on a few diagonals, A has at least :data:`DIA_ROWS_PER_MEAN` (250) rows for each
+    nonzero of its mean row and k <= ``DIA_MAX_K`` (16) -> ``dia``; a longest row over
     ``SEGMENT_NNZ`` nonzeros or over ``8 * mean + 64`` (skewed rows) ->
     ``fused`` (past k = 16 where its wide kernel takes k, else ``adaptive``);
     else a mean row length <= 64 and at least :data:`SUBWARP_MIN_THREADS`
@@ -153,7 +153,7 @@ CPU_KERNELS = ("auto", "scipy")
 SMALL_K_ONLY = ("regk",)  # refuse k > REGK_MAX_K
 OWN_MATRICES_ONLY = ("dia",)  # refuse matrices without their structure
 # auto runs dia up to this k where A's entries lie on a few diagonals (spla.planning.dia.applies) and A has
-# DIA_MIN_ROWS rows or more. Measured (session 56, H100,
+# at least DIA_ROWS_PER_MEAN rows a nonzero of its mean row. Measured (session 56, H100,
 # docs/lab/gpu-2026-12-06-session56: spmm_k.py at k = 2..32, both dtypes): over regk, auto's pick there
 # then, dia ran 1.13-2.62x at k = 4..16 on all 36 runs of six stencils and bands (three of them fitted,
 # three reported). With its loads batched (session 57, call 3): over subwarp 1.13-7.5x at k = 2..8,
@@ -161,18 +161,17 @@ OWN_MATRICES_ONLY = ("dia",)  # refuse matrices without their structure
 DIA_MAX_K = 16
 # Until session 65 auto ran dia where auto's SpMV did, which it does not on small stencils and bands: the SpMV's
 # rule looks for diagonals from dia.AUTO_MIN_ROWS (41,000) rows, its own floor for the same reason (a thread a
-# row), lower here since an SpMM row carries k columns of work. Measured (session 65, H100, the SpMM tuner's timings of
-# session 64 with fused's segments of 256, docs/lab/gpu-2026-12-07-session65/small_rule.py): on the fit half at
-# k = 8, dia was within 15% of the best candidate wherever it applied from 6,061 rows up, and lost to warp by up
-# to 1.37x on 3,030-3,375 rows, where a thread a row does not fill the GPU (DIA_MIN_ROWS is the gap's midpoint on
-# a log scale). Fresh set 69 (150K and 450K nonzeros, k = 4-16): where the rule moved to dia, within 15% of the
-# best on 47 of 54 runs against the old pick's 31; six of the seven misses at 4,545-5,832 rows, where warp was
-# faster. Refitted (session 66) on sessions 64-65's timings together (k = 4-16): on the 26 runs under 6,000
-# rows warp was within 5% of the best on all and dia within 15% on 15; from 6,061 rows dia was within 15% on
-# every run. On fresh set 71 (docs/lab/gpu-2026-12-07-session66) it was level with 4,500: under 6,000 rows warp
-# won on rows of 21-33 nonzeros and dia on stencils of 5-9 (from 2,809 rows), since a thread a row walks every
-# diagonal; a floor that reads the row length is left for a check of its own.
-DIA_MIN_ROWS = 6000
+# row), lower here since an SpMM row carries k columns of work. A thread a row walks every diagonal, so the rows
+# dia needs to fill the GPU grow with the row length: the fixed floors before (4,500 rows in session 65, 6,000 in
+# session 66; BENCHMARKS.md) kept short-row stencils off dia under them (dia ahead from 2,809 rows at 5-9 a row)
+# and put wide bands on it above them (warp ahead at 21-33 a row). Fitted (session 66, H100,
+# docs/lab/gpu-2026-12-07-session66/dia_floor.py over all 462 dia runs of sets 64-72, k = 2-16): from 250 rows a
+# nonzero of the mean row, 458 runs within 15% of the best (6,000 rows 443, 4,500 rows 433). Checked (session 67)
+# on fresh set 73, the six diagonal families at 6K-400K nonzeros and bands of 3-25 a row at 1,500-12,000 rows:
+# 454 of 461 (6,000 rows 431). Where the two floors differ, dia was within 15% on all 72 runs of the short-row
+# stencils and bands under 6,000 rows, warp or regk on 15 of the 16 wide-band runs kept off dia. The seven misses
+# are banded-fixed (33 a row) at k = 2-8 from 6,970 rows, where regk ran 1.20-1.27x faster than the pick.
+DIA_ROWS_PER_MEAN = 250
 # auto's kernel for rows of mean length up to LENGTH_CLASSES[-1] and no long ones, at every k. It was
 # regk up to k = 16; measured (session 57, H100, docs/lab/gpu-2026-12-06-session57: regk_cut.py at
 # k = 8, 12, 16, both dtypes, on six matrices of 3-40 nonzeros a row, three fitted and three reported)
@@ -203,8 +202,8 @@ SUBWARP_MIN_THREADS = 2**16
 # fitted: on the 243 runs it moved, regk was within 15% of the best on 192, warp on 149.
 REGK_SMALL_K = 4
 # Call 1 also showed where regk loses: from 6,000 rows it was within 15% on 150 of those runs' 155 (warp 67), under
-# them on 42 of 88 (warp 82; stencils and bands of 1,000-5,832 rows lost most). The crossing is where dia's is
-# (DIA_MIN_ROWS), measured apart: kernels of a few lanes a row need rows to fill the GPU. Checked on fresh set 72
+# them on 42 of 88 (warp 82; stencils and bands of 1,000-5,832 rows lost most). The crossing is where dia's floor
+# was then (6,000 rows), measured apart: kernels of a few lanes a row need rows to fill the GPU. Checked on fresh set 72
 # (call 3, k = 2 and 4): warp within 15% of the best on all 36 runs it keeps under the floor (regk 18), regk on 32
 # of 37 from it; over the set's 210 runs the rule 186, without the floor 168, session 65's rule 162.
 REGK_MIN_ROWS = 6000
@@ -322,11 +321,11 @@ def parse_spmm_kernel(kernel: str) -> tuple[str, int | None]:
 
 def rule_kernel(A, k: int) -> str:
     """The kernel ``auto``'s rule picks for A at k columns: ``dia`` for 2 <= k <= :data:`DIA_MAX_K`
-    where A's entries lie on a few diagonals and A has at least :data:`DIA_MIN_ROWS` rows (whatever
-    the SpMV runs), else :func:`choose_from_stats`."""
-    if 1 < k <= DIA_MAX_K and A.n_rows >= DIA_MIN_ROWS and dia.applies(A):
-        return "dia"
+    where A's entries lie on a few diagonals and A has at least :data:`DIA_ROWS_PER_MEAN` rows a nonzero
+    of its mean row (whatever the SpMV runs), else :func:`choose_from_stats`."""
     mean, longest = _row_stats(A)
+    if 1 < k <= DIA_MAX_K and A.n_rows >= DIA_ROWS_PER_MEAN * mean and dia.applies(A):
+        return "dia"
     return choose_from_stats(mean, longest, k, A.dtype, A.n_rows)
 
 

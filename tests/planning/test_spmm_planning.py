@@ -86,11 +86,12 @@ def test_regk_vector_width_matches_header_rule():
 
 
 def test_auto_policy():
-    poisson = generators.from_spec("gen:poisson2d:64")
-    assert P.choose_kernel(poisson, 1) == "spmv-loop"
-    # 4,096 float64 rows: at k <= 16 (8 lanes a row at most) too few threads for subwarp's groups to
-    # fill the GPU, and too few rows for regk's, so a warp a row; from k = 17 (16 lanes, 32 at k = 64) enough
-    assert [P.choose_kernel(poisson, k) for k in (2, 8, 12, 16, 17, 64)] == ["warp"] * 4 + ["subwarp"] * 2
+    scattered = generators.from_spec("gen:random:4096:5")
+    assert P.choose_kernel(scattered, 1) == "spmv-loop"
+    # 4,096 float64 rows of 5 scattered nonzeros: at k <= 16 (8 lanes a row at most) too few threads for
+    # subwarp's groups to fill the GPU, and too few rows for regk's, so a warp a row; from k = 17 (16 lanes,
+    # 32 at k = 64) enough
+    assert [P.choose_kernel(scattered, k) for k in (2, 8, 12, 16, 17, 64)] == ["warp"] * 4 + ["subwarp"] * 2
     banded = generators.from_spec("gen:banded:3000:40")  # 81 nnz per row: a warp per row
     assert P.choose_kernel(banded, 8) == "warp"
     huge = generators.from_spec("gen:hugerows:20000:3:5000")
@@ -138,9 +139,9 @@ def test_short_rows_run_subwarp_from_enough_threads():
 
 
 def test_auto_runs_dia_where_the_diagonals_are_and_rows_enough():
-    """SpMM's rule runs dia on a matrix whose entries lie on a few diagonals, from DIA_MIN_ROWS rows and
-    up to DIA_MAX_K columns (past it, subwarp), whatever the SpMV runs there (its rule's choice or a tuned
-    one); fewer rows run warp; one column stays an SpMV."""
+    """SpMM's rule runs dia on a matrix whose entries lie on a few diagonals, from DIA_ROWS_PER_MEAN rows a
+    nonzero of the mean row and up to DIA_MAX_K columns (past it, subwarp), whatever the SpMV runs there (its
+    rule's choice or a tuned one); fewer rows run warp or regk; one column stays an SpMV."""
     from spla.planning import spmv, tune
 
     large = generators.from_spec("gen:poisson2d:256")  # 65,536 rows: the SpMV rule's dia too
@@ -150,12 +151,16 @@ def test_auto_runs_dia_where_the_diagonals_are_and_rows_enough():
     assert P.plan_spmm(large, 8).kernel == "dia"
     tune.set_choice(large, "scalar", "measured")
     assert P.choose_kernel(large, 8) == "dia"
-    middling = generators.from_spec("gen:poisson2d:80")  # 6,400 rows: the SpMV's rule runs another kernel
-    assert spmv.choose_kernel(middling) != "dia" and middling.n_rows >= P.DIA_MIN_ROWS
+    # short rows need few: 1,600 rows of 4.9 nonzeros clear 250 x 4.9 = 1,225, 900 rows do not
+    middling = generators.from_spec("gen:poisson2d:40")
+    assert spmv.choose_kernel(middling) != "dia" and middling.n_rows >= P.DIA_ROWS_PER_MEAN * 4.9
     assert P.choose_kernel(middling, 8) == "dia"
-    small = generators.from_spec("gen:poisson2d:76")  # 5,776 rows: a thread a row leaves the GPU idle
+    small = generators.from_spec("gen:poisson2d:30")  # a thread a row leaves the GPU idle
     tune.set_choice(small, "dia:1", "measured")
-    assert small.n_rows < P.DIA_MIN_ROWS and P.choose_kernel(small, 8) == "warp"
+    assert P.choose_kernel(small, 8) == "warp"
+    # long rows need more: a band of 25 a row runs dia from 6,250 rows, not on 6,000
+    assert P.choose_kernel(generators.from_spec("gen:banded:6000:12"), 8) == "warp"
+    assert P.choose_kernel(generators.from_spec("gen:banded:6400:12"), 8) == "dia"
     scattered = generators.from_spec("gen:random:20000:5")  # rows enough, no diagonals
     assert P.choose_kernel(scattered, 8) == "subwarp"
 

@@ -19,6 +19,8 @@ from pathlib import Path
 from spla.bench import corpus
 from spla.planning import spmm as P
 
+DIA_MIN_ROWS = 4500  # the library's dia floor when this ran (session 67 replaced it by rows over the mean)
+
 HERE = Path(__file__).resolve().parent
 RUNS = HERE.parent / "gpu-2026-12-07-session64" / "results"
 SETS = {"real": "call4/c4", "1e5": "call5/c5/1e5", "3e5": "call5/c5/3e5", "2e5": "call6/c6/2e5",
@@ -42,7 +44,7 @@ def runs(records, features, set_name: str) -> list[dict]:
     return out
 
 
-def rule(r, dia_where: str = "applies", dia_min_rows: int = P.DIA_MIN_ROWS) -> str:
+def rule(r, dia_where: str = "applies", dia_min_rows: int = DIA_MIN_ROWS) -> str:
     """The rule's pick: dia "spmv" (session 64: where auto's SpMV runs dia) or "applies" (session 65)."""
     k = r["k"]
     dia_ok = r["dia_k"] if dia_where == "spmv" else r["dia_applies"] and r["n_rows"] >= dia_min_rows
@@ -62,7 +64,7 @@ def score(rs, pick) -> str:
 def replay(groups: dict) -> None:
     for label, pick in [("session 64 (dia where the SpMV runs it)", lambda r: rule(r, "spmv")),
                         ("dia where it applies, no floor", lambda r: rule(r, dia_min_rows=0)),
-                        (f"dia where it applies, from {P.DIA_MIN_ROWS} rows", rule)]:
+                        (f"dia where it applies, from {DIA_MIN_ROWS} rows", rule)]:
         print(f"{label}: " + "; ".join(f"{g} {score(rs, pick)}" for g, rs in groups.items()))
 
 

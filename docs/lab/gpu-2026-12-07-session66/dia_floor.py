@@ -2,9 +2,9 @@
 
 dia runs a thread a row, which walks every diagonal, so the rows it needs to beat warp should grow with the row
 length. Replays, over every timed run where A's entries lie on a few diagonals (2 <= k <= 16), the library's floor
-(DIA_MIN_ROWS rows) against floors of c x mean rows, and prints the runs below 12,000 rows for reading. Fitted on
-all of sets 64-72, so a floor chosen here needs a fresh set of its own: call4.sh's set 73, scored here where its
-results are (results/call4/c4/set73).
+(6,000 rows as session 66 left it) against floors of c x mean rows, and prints the runs below 12,000 rows for
+reading. Fitted on all of sets 64-72, so a floor chosen here needs a fresh set of its own: call4.sh's set 73,
+scored here where its results are (results/call4/c4/set73).
 
     PYTHONPATH=. python3 docs/lab/gpu-2026-12-07-session66/dia_floor.py
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import fit_short as F
 
 SET73 = F.HERE / "results" / "call4" / "c4" / "set73"
-PROPOSED = 250  # dia from PROPOSED x mean rows (fitted here; not in the library)
+PROPOSED = 250  # dia from PROPOSED x mean rows (fitted here; the library's DIA_ROWS_PER_MEAN from session 67)
 
 
 def dia_runs(rs) -> list[dict]:
@@ -36,7 +36,7 @@ def score(rs, floor) -> str:
 def main() -> None:
     rs = every_dia_run()
     print(f"{len(rs)} dia runs; within 15% of the best:")
-    print(f"  library floor ({F.P.DIA_MIN_ROWS} rows): {score(rs, lambda r: F.P.DIA_MIN_ROWS)}")
+    print(f"  session 66's floor ({F.DIA_MIN_ROWS} rows): {score(rs, lambda r: F.DIA_MIN_ROWS)}")
     print(f"  session 65's (4,500 rows): {score(rs, lambda r: 4500)}")
     for c in (100, 150, 200, 250, 300, 400):
         print(f"  {c} x mean rows: {score(rs, lambda r, c=c: c * r['mean'])}")
@@ -48,9 +48,25 @@ def main() -> None:
               f"warp {best / r['times']['warp']:.2f}, best {min(r['times'], key=r['times'].get)}")
     if SET73.exists():
         fresh = dia_runs(F.corpus_runs(SET73, 29, "73"))
-        print(f"fresh set 73: {len(fresh)} dia runs; library {score(fresh, lambda r: F.P.DIA_MIN_ROWS)}, "
+        print(f"fresh set 73: {len(fresh)} dia runs; 6,000 rows {score(fresh, lambda r: F.DIA_MIN_ROWS)}, "
               f"{PROPOSED} x mean rows {score(fresh, lambda r: PROPOSED * r['mean'])}, "
               f"4,500 rows {score(fresh, lambda r: 4500)}")
+        disagreements(fresh)
+
+
+def disagreements(rs) -> None:
+    """Prediction 11: where session 66's floor and PROPOSED x mean disagree, how the proposed pick does, by matrix."""
+    groups: dict[tuple, list] = {}
+    for r in rs:
+        old, new = F.pick(r), F.pick(r, dia_min_rows=PROPOSED * r["mean"])
+        if old != new:
+            groups.setdefault((r["matrix"], r["n_rows"], round(r["mean"], 1), f"{old}->{new}"), []).append(r)
+    print("set 73 where the floors disagree (matrix, rows, mean, 6,000 rows->proposed: "
+          "proposed / 6,000 rows within 15%):")
+    for key, g in sorted(groups.items(), key=lambda kv: kv[0][1] / kv[0][2]):
+        old, new = key[3].split("->")
+        print(f"  {key[0][:22]:22s} {key[1]:6d} {key[2]:5.1f} {key[3]:12s}: "
+              f"{sum(F.near(r, new) for r in g)}/{len(g)} / {sum(F.near(r, old) for r in g)}/{len(g)}")
 
 
 if __name__ == "__main__":

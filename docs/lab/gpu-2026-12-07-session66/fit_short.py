@@ -71,11 +71,14 @@ def session64_runs() -> list[dict]:
                                      features, name)]
 
 
-def pick(r, regk_small_k: int | None = None, dia_min_rows: int = P.DIA_MIN_ROWS,
+DIA_MIN_ROWS = 6000  # the library's dia floor as session 66 left it (session 67: DIA_ROWS_PER_MEAN x mean rows)
+
+
+def pick(r, regk_small_k: int | None = None, dia_min_rows: float = DIA_MIN_ROWS,
          regk_min_rows: int | None = None) -> str:
-    """The library's rule (rule_kernel) on a run's features; regk_small_k and regk_min_rows replace REGK_SMALL_K
-    and REGK_MIN_ROWS (regk_small_k 0: session 65's rule, warp under subwarp's thread cut), dia_min_rows
-    DIA_MIN_ROWS (session 65's: 4,500)."""
+    """The library's rule (rule_kernel) as session 66 left it, on a run's features; regk_small_k and regk_min_rows
+    replace REGK_SMALL_K and REGK_MIN_ROWS (regk_small_k 0: session 65's rule, warp under subwarp's thread cut),
+    dia_min_rows DIA_MIN_ROWS (session 65's: 4,500)."""
     k, dtype, n_rows = r["k"], r["dtype"], r["n_rows"]
     if 1 < k <= P.DIA_MAX_K and r["dia_applies"] and n_rows >= dia_min_rows:
         return "dia"
@@ -86,6 +89,12 @@ def pick(r, regk_small_k: int | None = None, dia_min_rows: int = P.DIA_MIN_ROWS,
         return P.choose_from_stats(r["mean"], r["longest"], k, dtype, n_rows)
     finally:
         P.REGK_SMALL_K, P.REGK_MIN_ROWS = kept
+
+
+
+def library_pick(r) -> str:
+    """The library's rule now: session 67's dia floor, DIA_ROWS_PER_MEAN rows a nonzero of the mean row."""
+    return pick(r, dia_min_rows=P.DIA_ROWS_PER_MEAN * r["mean"])
 
 
 NEAR = 1 / 1.15  # "within 15% of the best": the fastest candidate's time over the pick's

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Session 67, call 3 (predictions in this folder's README, written before the run): on an H200 only, fresh set 67
+# first (h200_first.sh); the whole GPU suite on the sources with dia's floor by the row length; then fresh set 74,
+# the floor's second held-out check with the library's rule re-timed beside cuSPARSE SpMM: the six diagonal corpus
+# families at six sizes (8K-320K nonzeros, across both floors) and bands of half-widths 2, 5, 9 and 16 at
+# 1,000-9,000 rows, seed 31, k = 2, 4, 8, 16, both dtypes, every candidate timed by the tuner. Stops by DEADLINE.
+set -u
+cd "$(dirname "$0")/../../.."
+# shellcheck source=docs/lab/gpu-2026-12-07-session66/h200_first.sh
+source docs/lab/gpu-2026-12-07-session66/h200_first.sh
+mkdir -p $OUT/t
+limit=$(left 200)
+OUT=$OUT/t TESTS_LIMIT=$(( limit - 20 )) timeout "$limit" bash scripts/gpu_check.sh tests >/tmp/tests-call.log 2>&1
+echo "tests: exit $?, $(( SECONDS - start )) s"; grep -E "passed|failed|exit" $OUT/t/summary.log /tmp/tests-call.log | tail -6
+diag="stencil5 stencil7 stencil9 stencil27 stencil25 banded-fixed"
+for nnz in 8e3 2e4 4e4 1.6e5 2e5 3.2e5; do
+  limit=$(left 45); [ "$limit" -lt 15 ] && { echo "set 74 $nnz: not run, no time left"; continue; }
+  mkdir -p /tmp/c3/set74/$nnz
+  FAMILIES="$diag" SEED=31 KS="2 4 8 16" timeout "$limit" python3 docs/lab/gpu-2026-12-07-session64/tuned_spmm.py \
+      /tmp/c3/set74/$nnz $nnz >/tmp/c3/set74/$nnz/tuned_spmm.log 2>&1
+  echo "set 74 $nnz: exit $?, $(grep -c "k=" /tmp/c3/set74/$nnz/tuned_spmm.log) lines, $(( SECONDS - start )) s"
+done
+specs=$(for w in 2 5 9 16; do for n in 1000 2500 5000 9000; do printf "gen:banded:%s:%s " $n $w; done; done)
+limit=$(left 150)
+mkdir -p /tmp/c3/set74/bands
+[ "$limit" -ge 15 ] && SPECS="$specs" KS="2 4 8 16" timeout "$limit" python3 \
+    docs/lab/gpu-2026-12-07-session64/tuned_spmm.py /tmp/c3/set74/bands >/tmp/c3/set74/bands/tuned_spmm.log 2>&1
+echo "set 74 bands: $(grep -c "k=" /tmp/c3/set74/bands/tuned_spmm.log 2>/dev/null) lines, $(( SECONDS - start )) s"
+tar -C /tmp -czf $OUT/c3.tgz c3
