@@ -8,18 +8,7 @@ set -u
 cd "$(dirname "$0")/../../.."
 # shellcheck source=docs/lab/gpu-2026-12-07-session66/h200_first.sh
 source docs/lab/gpu-2026-12-07-session66/h200_first.sh
-diag="stencil5 stencil7 stencil9 stencil27 stencil25 banded-fixed"
-for nnz in 6e3 1.2e4 2.5e4 6e4 1.3e5 2.3e5 2.8e5 4e5; do
-  limit=$(left 45); [ "$limit" -lt 15 ] && { echo "set 73 $nnz: not run, no time left"; continue; }
-  mkdir -p /tmp/c4/set73/$nnz
-  FAMILIES="$diag" SEED=29 KS="2 4 8 16" timeout "$limit" python3 docs/lab/gpu-2026-12-07-session64/tuned_spmm.py \
-      /tmp/c4/set73/$nnz $nnz >/tmp/c4/set73/$nnz/tuned_spmm.log 2>&1
-  echo "set 73 $nnz: exit $?, $(grep -c "k=" /tmp/c4/set73/$nnz/tuned_spmm.log) lines, $(( SECONDS - start )) s"
-done
-specs=$(for w in 1 3 6 12; do for n in 1500 3000 6000 12000; do printf "gen:banded:%s:%s " $n $w; done; done)
-limit=$(left 150)
-mkdir -p /tmp/c4/set73/bands
-[ "$limit" -ge 15 ] && SPECS="$specs" KS="2 4 8 16" timeout "$limit" python3 \
-    docs/lab/gpu-2026-12-07-session64/tuned_spmm.py /tmp/c4/set73/bands >/tmp/c4/set73/bands/tuned_spmm.log 2>&1
-echo "set 73 bands: $(grep -c "k=" /tmp/c4/set73/bands/tuned_spmm.log 2>/dev/null) lines, $(( SECONDS - start )) s"
+# shellcheck source=docs/lab/gpu-2026-12-07-session66/diag_set.sh
+source docs/lab/gpu-2026-12-07-session66/diag_set.sh
+diag_set "set 73" 29 /tmp/c4/set73 "6e3 1.2e4 2.5e4 6e4 1.3e5 2.3e5 2.8e5 4e5" "1 3 6 12" "1500 3000 6000 12000"
 tar -C /tmp -czf $OUT/c4.tgz c4

@@ -12,18 +12,7 @@ mkdir -p $OUT/t
 limit=$(left 200)
 OUT=$OUT/t TESTS_LIMIT=$(( limit - 20 )) timeout "$limit" bash scripts/gpu_check.sh tests >/tmp/tests-call.log 2>&1
 echo "tests: exit $?, $(( SECONDS - start )) s"; grep -E "passed|failed|exit" $OUT/t/summary.log /tmp/tests-call.log | tail -6
-diag="stencil5 stencil7 stencil9 stencil27 stencil25 banded-fixed"
-for nnz in 8e3 2e4 4e4 1.6e5 2e5 3.2e5; do
-  limit=$(left 45); [ "$limit" -lt 15 ] && { echo "set 74 $nnz: not run, no time left"; continue; }
-  mkdir -p /tmp/c3/set74/$nnz
-  FAMILIES="$diag" SEED=31 KS="2 4 8 16" timeout "$limit" python3 docs/lab/gpu-2026-12-07-session64/tuned_spmm.py \
-      /tmp/c3/set74/$nnz $nnz >/tmp/c3/set74/$nnz/tuned_spmm.log 2>&1
-  echo "set 74 $nnz: exit $?, $(grep -c "k=" /tmp/c3/set74/$nnz/tuned_spmm.log) lines, $(( SECONDS - start )) s"
-done
-specs=$(for w in 2 5 9 16; do for n in 1000 2500 5000 9000; do printf "gen:banded:%s:%s " $n $w; done; done)
-limit=$(left 150)
-mkdir -p /tmp/c3/set74/bands
-[ "$limit" -ge 15 ] && SPECS="$specs" KS="2 4 8 16" timeout "$limit" python3 \
-    docs/lab/gpu-2026-12-07-session64/tuned_spmm.py /tmp/c3/set74/bands >/tmp/c3/set74/bands/tuned_spmm.log 2>&1
-echo "set 74 bands: $(grep -c "k=" /tmp/c3/set74/bands/tuned_spmm.log 2>/dev/null) lines, $(( SECONDS - start )) s"
+# shellcheck source=docs/lab/gpu-2026-12-07-session66/diag_set.sh
+source docs/lab/gpu-2026-12-07-session66/diag_set.sh
+diag_set "set 74" 31 /tmp/c3/set74 "8e3 2e4 4e4 1.6e5 2e5 3.2e5" "2 5 9 16" "1000 2500 5000 9000"
 tar -C /tmp -czf $OUT/c3.tgz c3
