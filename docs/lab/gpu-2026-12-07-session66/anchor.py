@@ -6,7 +6,7 @@ Python. Also counts the runs where the library's rule now picks another kernel t
 call 1's, before regk's row floor; set 73: session 66's, before dia's floor read the row length), and gives the
 library's rule now beside cuSPARSE where its pick was re-timed in the run (as the rule then or the tuner's winner).
 
-    PYTHONPATH=. python3 docs/lab/gpu-2026-12-07-session66/anchor.py [70 | 72 | 73]
+    PYTHONPATH=. python3 docs/lab/gpu-2026-12-07-session66/anchor.py [70 | 72 | 73 | 74]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections import defaultdict
 import dia_floor
 import fit_short as F
 
-SETS = {"70": (F.CALL1 / "set70", 17), "72": (F.SET72, 23), "73": (dia_floor.SET73, 29)}
+SETS = {"70": (F.CALL1 / "set70", 17), "72": (F.SET72, 23), "73": (dia_floor.SET73, 29), "74": (dia_floor.SET74, 31)}
 
 
 def size_order(size: str) -> float:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import fit_short as F
 
 SET73 = F.HERE / "results" / "call4" / "c4" / "set73"
+SET74 = F.HERE.parent / "gpu-2026-12-07-session67" / "results" / "call3" / "c3" / "set74"  # session 67's check
+FRESH = [(SET73, 29, "73"), (SET74, 31, "74")]  # (folder, seed, name): the sets no fit here saw
 PROPOSED = 250  # dia from PROPOSED x mean rows (fitted here; the library's DIA_ROWS_PER_MEAN from session 67)
 
 
@@ -46,22 +48,23 @@ def main() -> None:
         print(f"  {r['set']:6s} {r['matrix'][:13]:13s} {r['dtype'][-2:]} k={r['k']:2d} {r['n_rows']:6d} "
               f"{r['mean']:5.1f} rows/mean {r['n_rows'] / r['mean']:5.0f}: dia {best / r['times']['dia']:.2f}, "
               f"warp {best / r['times']['warp']:.2f}, best {min(r['times'], key=r['times'].get)}")
-    if SET73.exists():
-        fresh = dia_runs(F.corpus_runs(SET73, 29, "73"))
-        print(f"fresh set 73: {len(fresh)} dia runs; 6,000 rows {score(fresh, lambda r: F.DIA_MIN_ROWS)}, "
-              f"{PROPOSED} x mean rows {score(fresh, lambda r: PROPOSED * r['mean'])}, "
-              f"4,500 rows {score(fresh, lambda r: 4500)}")
-        disagreements(fresh)
+    for folder, seed, name in FRESH:
+        if folder.exists():
+            fresh = dia_runs(F.corpus_runs(folder, seed, name))
+            print(f"fresh set {name}: {len(fresh)} dia runs; 6,000 rows {score(fresh, lambda r: F.DIA_MIN_ROWS)}, "
+                  f"{PROPOSED} x mean rows {score(fresh, lambda r: PROPOSED * r['mean'])}, "
+                  f"4,500 rows {score(fresh, lambda r: 4500)}")
+            disagreements(fresh, name)
 
 
-def disagreements(rs) -> None:
+def disagreements(rs, name: str) -> None:
     """Prediction 11: where session 66's floor and PROPOSED x mean disagree, how the proposed pick does, by matrix."""
     groups: dict[tuple, list] = {}
     for r in rs:
         old, new = F.pick(r), F.pick(r, dia_min_rows=PROPOSED * r["mean"])
         if old != new:
             groups.setdefault((r["matrix"], r["n_rows"], round(r["mean"], 1), f"{old}->{new}"), []).append(r)
-    print("set 73 where the floors disagree (matrix, rows, mean, 6,000 rows->proposed: "
+    print(f"set {name} where the floors disagree (matrix, rows, mean, 6,000 rows->proposed: "
           "proposed / 6,000 rows within 15%):")
     for key, g in sorted(groups.items(), key=lambda kv: kv[0][1] / kv[0][2]):
         old, new = key[3].split("->")
