@@ -9,17 +9,9 @@
 # start, under the tool's 600 s a call.
 set -u
 cd "$(dirname "$0")/../../.."
-export PYTHONPATH=$PWD
-start=$SECONDS
-left() { local l=$(( ${DEADLINE:-565} - (SECONDS - start) )); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
-card=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$card"
-echo "sources $(bash scripts/gpu_check.sh fingerprint)"
-case "$card" in
-  *H200*)
-    RMAT=0 LIMIT=170 bash docs/lab/cpu-2026-12-06-session55/call5.sh >$OUT/set67-call.log 2>&1
-    echo "set67: exit $?"; grep -E "exit|x cuSPARSE|geomean" $OUT/set67-call.log ;;
-  *) echo "set 67 not run: not an H200" ;;
-esac
+: "${DEADLINE:=565}"  # this call's default; h200_first.sh's helper reads it
+# shellcheck source=docs/lab/gpu-2026-12-07-session66/h200_first.sh
+source docs/lab/gpu-2026-12-07-session66/h200_first.sh
 mkdir -p $OUT/tests && OUT=$OUT/tests TESTS_K="spmm or tune or dia" TESTS_LIMIT=$(left 110) \
     bash scripts/gpu_check.sh tests >/dev/null 2>&1
 tar -xzOf $OUT/tests/results.tgz results/tests.log | grep -E "^FAILED|passed|failed" | tail -12
