@@ -151,6 +151,7 @@ def test_auto_runs_dia_where_the_diagonals_are_and_rows_enough():
     assert P.plan_spmm(large, 8).kernel == "dia"
     tune.set_choice(large, "scalar", "measured")
     assert P.choose_kernel(large, 8) == "dia"
+
     def floor(A):  # the rows dia needs on A
         return P.DIA_ROWS_PER_MEAN * A.nnz / A.n_rows
 
