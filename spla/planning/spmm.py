@@ -54,7 +54,8 @@ Kernels (``KERNELS``; each also works through ``spla.spmm(..., kernel=)``):
     on A at this k where A has been tuned (or the tuning cache holds it),
     else the rule (:func:`rule_kernel`): k == 1 -> ``spmv-loop``; where A's
     entries lie on a few diagonals, A has at least :data:`DIA_ROWS_PER_MEAN` (250) rows for each
-    nonzero of its mean row and k <= ``DIA_MAX_K`` (16) -> ``dia``; a longest row over
+    nonzero of its mean row and k <= ``DIA_MAX_K`` (16) -> ``dia`` (``regk`` there at k <= 4 on
+    rows of a mean of 20 or more, up to 20,000 rows); a longest row over
     ``SEGMENT_NNZ`` nonzeros or over ``8 * mean + 64`` (skewed rows) ->
     ``fused`` (past k = 16 where its wide kernel takes k, else ``adaptive``);
     else a mean row length <= 64 and at least :data:`SUBWARP_MIN_THREADS`
@@ -172,6 +173,16 @@ DIA_MAX_K = 16
 # stencils and bands under 6,000 rows, warp or regk on 15 of the 16 wide-band runs kept off dia. The seven misses
 # are banded-fixed (33 a row) at k = 2-8 from 6,970 rows, where regk ran 1.20-1.27x faster than the pick.
 DIA_ROWS_PER_MEAN = 250
+# ... except where dia's thread a row walks long rows at few columns: at k <= REGK_SMALL_K, on rows of a mean of at
+# least DIA_REGK_MIN_MEAN nonzeros and at most DIA_REGK_MAX_ROWS rows, regk's 4-8 lanes a row split each row's walk
+# where dia's rows are too few to hide it (dia's matrices have at most dia.MAX_DIAGONALS = 64 nonzeros a row, within
+# regk's longest class). Fitted (session 67, docs/lab/gpu-2026-12-07-session67/long_bands.py over all 1,315 dia runs
+# of sets 64-74): 1,298 -> 1,311 within 15% of the best. Checked (session 68, H100,
+# docs/lab/gpu-2026-12-07-session68/set75.py) on fresh set 75, bands of 21-49 a row at 6,000-30,000 rows, k = 2-16:
+# on the 32 runs it moves regk was within 15% on all 32, dia on 20; over the set's 160 runs 152 (without it 140).
+# Past DIA_REGK_MAX_ROWS dia was within 15% on 29 of 32 runs at k <= 4.
+DIA_REGK_MIN_MEAN = 20
+DIA_REGK_MAX_ROWS = 20000
 # auto's kernel for rows of mean length up to LENGTH_CLASSES[-1] and no long ones, at every k. It was
 # regk up to k = 16; measured (session 57, H100, docs/lab/gpu-2026-12-06-session57: regk_cut.py at
 # k = 8, 12, 16, both dtypes, on six matrices of 3-40 nonzeros a row, three fitted and three reported)
@@ -322,10 +333,12 @@ def parse_spmm_kernel(kernel: str) -> tuple[str, int | None]:
 def rule_kernel(A, k: int) -> str:
     """The kernel ``auto``'s rule picks for A at k columns: ``dia`` for 2 <= k <= :data:`DIA_MAX_K`
     where A's entries lie on a few diagonals and A has at least :data:`DIA_ROWS_PER_MEAN` rows a nonzero
-    of its mean row (whatever the SpMV runs), else :func:`choose_from_stats`."""
+    of its mean row (whatever the SpMV runs), save ``regk`` there on long rows at few columns and rows
+    (:data:`DIA_REGK_MIN_MEAN`, :data:`DIA_REGK_MAX_ROWS`); else :func:`choose_from_stats`."""
     mean, longest = _row_stats(A)
     if 1 < k <= DIA_MAX_K and A.n_rows >= DIA_ROWS_PER_MEAN * mean and dia.applies(A):
-        return "dia"
+        long_rows = mean >= DIA_REGK_MIN_MEAN and A.n_rows <= DIA_REGK_MAX_ROWS
+        return "regk" if k <= REGK_SMALL_K and long_rows else "dia"
     return choose_from_stats(mean, longest, k, A.dtype, A.n_rows)
 
 

@@ -169,6 +169,18 @@ def test_auto_runs_dia_where_the_diagonals_are_and_rows_enough():
     assert P.choose_kernel(scattered, 8) == "subwarp"
 
 
+def test_auto_runs_regk_on_long_diagonal_rows_at_few_columns():
+    """Where the rule would run dia, rows of a mean of DIA_REGK_MIN_MEAN or more at k <=
+    REGK_SMALL_K run regk up to DIA_REGK_MAX_ROWS rows: dia's thread a row walks each long row alone."""
+    band = generators.from_spec("gen:banded:16000:19")  # 39 a row
+    assert [P.choose_kernel(band, k) for k in (2, 3, 4, 8, 16)] == ["regk"] * 3 + ["dia"] * 2
+    assert P.choose_kernel(generators.from_spec(f"gen:banded:{P.DIA_REGK_MAX_ROWS}:19"), 2) == "regk"
+    assert P.choose_kernel(generators.from_spec(f"gen:banded:{P.DIA_REGK_MAX_ROWS + 1}:19"), 2) == "dia"
+    short = generators.from_spec("gen:banded:16000:9")  # 19 a row: under the mean
+    assert P.choose_kernel(short, 2) == "dia"
+    assert P.choose_kernel(generators.from_spec("gen:banded:16000:10"), 2) == "regk"  # 21 a row
+
+
 # ------------------------------------------------------- fused schedule (host side)
 @pytest.mark.parametrize("nnz_per_lane", [8, 16])
 def test_fused_partition_places_every_row_once(rng, nnz_per_lane):
