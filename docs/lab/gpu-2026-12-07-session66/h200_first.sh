@@ -4,6 +4,12 @@
 export PYTHONPATH=$PWD
 start=$SECONDS
 left() { local l=$(( ${DEADLINE:-560} - (SECONDS - start) )); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
+# `whole_suite N`: the whole GPU suite (scripts/gpu_check.sh tests) into $OUT/t within `left N` seconds
+whole_suite() {
+  local limit; limit=$(left "$1"); mkdir -p "$OUT/t"
+  OUT=$OUT/t TESTS_LIMIT=$(( limit - 20 )) timeout "$limit" bash scripts/gpu_check.sh tests >/tmp/tests-call.log 2>&1
+  echo "tests: exit $?, $(( SECONDS - start )) s"; grep -E "passed|failed|exit" "$OUT/t/summary.log" /tmp/tests-call.log | tail -6
+}
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$card"
 echo "sources $(bash scripts/gpu_check.sh fingerprint)"
 case "$card" in

@@ -8,10 +8,7 @@ set -u
 cd "$(dirname "$0")/../../.."
 # shellcheck source=docs/lab/gpu-2026-12-07-session66/h200_first.sh
 source docs/lab/gpu-2026-12-07-session66/h200_first.sh
-mkdir -p $OUT/t
-limit=$(left 200)
-OUT=$OUT/t TESTS_LIMIT=$(( limit - 20 )) timeout "$limit" bash scripts/gpu_check.sh tests >/tmp/tests-call.log 2>&1
-echo "tests: exit $?, $(( SECONDS - start )) s"; grep -E "passed|failed|exit" $OUT/t/summary.log /tmp/tests-call.log | tail -6
+whole_suite 200
 # shellcheck source=docs/lab/gpu-2026-12-07-session66/diag_set.sh
 source docs/lab/gpu-2026-12-07-session66/diag_set.sh
 diag_set "set 74" 31 /tmp/c3/set74 "8e3 2e4 4e4 1.6e5 2e5 3.2e5" "2 5 9 16" "1000 2500 5000 9000"

@@ -8,10 +8,7 @@ set -u
 cd "$(dirname "$0")/../../.."
 # shellcheck source=docs/lab/gpu-2026-12-07-session66/h200_first.sh
 source docs/lab/gpu-2026-12-07-session66/h200_first.sh
-mkdir -p $OUT/t
-limit=$(left 220)
-OUT=$OUT/t TESTS_LIMIT=$(( limit - 20 )) timeout "$limit" bash scripts/gpu_check.sh tests >/tmp/tests-call.log 2>&1
-echo "tests: exit $?, $(( SECONDS - start )) s"; grep -E "passed|failed|exit" $OUT/t/summary.log /tmp/tests-call.log | tail -6
+whole_suite 220
 # shellcheck source=docs/lab/gpu-2026-12-07-session66/diag_set.sh
 source docs/lab/gpu-2026-12-07-session66/diag_set.sh
 BANDS_S=200 diag_set "set 76" 41 /tmp/c3/set76 "" "11 16 21" "7000 12000 18000 22000"
