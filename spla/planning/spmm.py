@@ -178,9 +178,9 @@ DIA_ROWS_PER_MEAN = 250
 # where dia's rows are too few to hide it (dia's matrices have at most dia.MAX_DIAGONALS = 64 nonzeros a row, within
 # regk's longest class). Fitted (session 67, docs/lab/gpu-2026-12-07-session67/long_bands.py over all 1,315 dia runs
 # of sets 64-74): 1,298 -> 1,311 within 15% of the best. Checked (session 68, H100,
-# docs/lab/gpu-2026-12-07-session68/set75.py) on fresh set 75, bands of 21-49 a row at 6,000-30,000 rows, k = 2-16:
-# on the 32 runs it moves regk was within 15% on all 32, dia on 20; over the set's 160 runs 152 (without it 140).
-# Past DIA_REGK_MAX_ROWS dia was within 15% on 29 of 32 runs at k <= 4.
+# docs/lab/gpu-2026-12-07-session68/fresh_bands.py) on fresh sets 75 and 76, bands of 21-49 a row at 6,000-30,000
+# rows, k = 2-16: on the 60 runs it moves regk was within 15% on all 60, dia on 38; over the sets' 256 runs 243
+# (without it 221). Past DIA_REGK_MAX_ROWS dia was within 15% on 39 of 44 runs at k <= 4.
 DIA_REGK_MIN_MEAN = 20
 DIA_REGK_MAX_ROWS = 20000
 # auto's kernel for rows of mean length up to LENGTH_CLASSES[-1] and no long ones, at every k. It was

@@ -176,7 +176,7 @@ def test_auto_runs_regk_on_long_diagonal_rows_at_few_columns():
     assert [P.choose_kernel(band, k) for k in (2, 3, 4, 8, 16)] == ["regk"] * 3 + ["dia"] * 2
     assert P.choose_kernel(generators.from_spec(f"gen:banded:{P.DIA_REGK_MAX_ROWS}:19"), 2) == "regk"
     assert P.choose_kernel(generators.from_spec(f"gen:banded:{P.DIA_REGK_MAX_ROWS + 1}:19"), 2) == "dia"
-    short = generators.from_spec("gen:banded:16000:9")  # 19 a row: under the mean
+    short = generators.from_spec("gen:banded:16000:9")  # 19 a row: under DIA_REGK_MIN_MEAN
     assert P.choose_kernel(short, 2) == "dia"
     assert P.choose_kernel(generators.from_spec("gen:banded:16000:10"), 2) == "regk"  # 21 a row
 
