@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
+from pathlib import Path
 
 import dia_floor
 import fit_short as F
@@ -26,25 +27,34 @@ def size_order(size: str) -> float:
     return float(size) if size[0].isdigit() else float("inf")
 
 
-def main(name: str) -> None:
-    folder, seed = SETS[name]
-    runs = {(r["size"], r["matrix"], r["dtype"], r["k"]): r for r in F.corpus_runs(folder, seed, name)}
-    groups = defaultdict(list)
-    moved = unmeasured = 0
+def ratios(folder: Path, runs: dict, now_rule):
+    """For each run of a tuned_spmm.py set (one subfolder per size) that timed the rule and cuSPARSE: ((size, dtype,
+    k), whether now_rule picks another kernel than the rule that ran, (cuSPARSE over the rule that ran by device
+    time, the same per call, cuSPARSE over now_rule's pick by device time where the run re-timed it, as the rule
+    that ran or the tuner's winner, else None)). ``runs``: the set's runs by (size, matrix, dtype, k), as
+    fit_short.corpus_runs gives them. Used by session 68's fresh_bands.py too."""
     for path in sorted(folder.glob("*/tuned_spmm.json")):
         size = path.parent.name
         for rec in json.loads(path.read_text())["records"]:
             dev, call = rec["device_us"], rec["per_call_us"]
             if not {"rule", "cusparse"} <= dev.keys():
                 continue
-            # the library's pick now, re-timed in this run where it is the rule that ran or the tuner's winner
-            now = F.library_pick(runs[(size, rec["matrix"], rec["dtype"], rec["k"])])
-            moved += now != rec["rule"]
+            now = now_rule(runs[(size, rec["matrix"], rec["dtype"], rec["k"])])
             now_as = "rule" if now == rec["rule"] else "tuned" if now == rec["tuned"] else None
-            unmeasured += now_as not in dev
-            groups[(size, rec["dtype"], rec["k"])].append(
-                (dev["cusparse"] / dev["rule"], call["cusparse"] / call["rule"],
-                 dev["cusparse"] / dev[now_as] if now_as in dev else None))
+            yield ((size, rec["dtype"], rec["k"]), now != rec["rule"],
+                   (dev["cusparse"] / dev["rule"], call["cusparse"] / call["rule"],
+                    dev["cusparse"] / dev[now_as] if now_as in dev else None))
+
+
+def main(name: str) -> None:
+    folder, seed = SETS[name]
+    runs = {(r["size"], r["matrix"], r["dtype"], r["k"]): r for r in F.corpus_runs(folder, seed, name)}
+    groups = defaultdict(list)
+    moved = unmeasured = 0
+    for key, differs, row in ratios(folder, runs, F.library_pick):
+        moved += differs
+        unmeasured += row[2] is None
+        groups[key].append(row)
     print("size dtype k: runs, rule x cuSPARSE device time (runs under 1.0x), per call from Python; "
           "the library's rule now, device time (runs under 1.0x)")
     for key in sorted(groups, key=lambda g: (size_order(g[0]), g[1], g[2])):

@@ -9,7 +9,6 @@ fit_short.py: the fastest candidate's device time at least 1/1.15 of the pick's.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -20,6 +19,7 @@ from spla.planning import spmm as P
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "gpu-2026-12-07-session66"))
 sys.path.insert(0, str(HERE.parent / "gpu-2026-12-07-session67"))
+import anchor as AN  # noqa: E402
 import dia_floor as DF  # noqa: E402
 import fit_short as F  # noqa: E402
 import long_bands as LB  # noqa: E402
@@ -71,14 +71,10 @@ def anchor(folder: Path, rs) -> None:
     """Per (dtype, k): the rule that ran beside cuSPARSE SpMM (re-timed in the same run after tuning, on a fresh X,
     each checked against a float64 product), device time and per call from Python; and the library's rule now
     (the exception) where the run re-timed its pick, as the rule that ran or the tuner's winner."""
-    runs = {(r["matrix"], r["dtype"], r["k"]): r for r in rs}
+    runs = {(r["size"], r["matrix"], r["dtype"], r["k"]): r for r in rs}
     groups = defaultdict(list)
-    for rec in json.loads((folder / "bands" / "tuned_spmm.json").read_text())["records"]:
-        dev, call = rec["device_us"], rec["per_call_us"]
-        now = exception(runs[rec["matrix"], rec["dtype"], rec["k"]])
-        now_as = "rule" if now == rec["rule"] else "tuned" if now == rec["tuned"] else None
-        groups[rec["dtype"], rec["k"]].append((dev["cusparse"] / dev["rule"], call["cusparse"] / call["rule"],
-                                               dev["cusparse"] / dev[now_as] if now_as else None))
+    for (_, dtype, k), _, row in AN.ratios(folder, runs, exception):
+        groups[dtype, k].append(row)
     print("dtype k: runs, the rule that ran x cuSPARSE device time (runs under 1.0x), per call; the library now, "
           "device time (runs under 1.0x, runs not re-timed)")
     for (dtype, k), g in sorted(groups.items()):
