@@ -337,8 +337,8 @@ def rule_kernel(A, k: int) -> str:
     (:data:`DIA_REGK_MIN_MEAN`, :data:`DIA_REGK_MAX_ROWS`); else :func:`choose_from_stats`."""
     mean, longest = _row_stats(A)
     if 1 < k <= DIA_MAX_K and A.n_rows >= DIA_ROWS_PER_MEAN * mean and dia.applies(A):
-        long_rows = mean >= DIA_REGK_MIN_MEAN and A.n_rows <= DIA_REGK_MAX_ROWS
-        return "regk" if k <= REGK_SMALL_K and long_rows else "dia"
+        few_long_rows = mean >= DIA_REGK_MIN_MEAN and A.n_rows <= DIA_REGK_MAX_ROWS
+        return "regk" if k <= REGK_SMALL_K and few_long_rows else "dia"
     return choose_from_stats(mean, longest, k, A.dtype, A.n_rows)
 
 
