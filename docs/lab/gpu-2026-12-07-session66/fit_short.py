@@ -94,7 +94,7 @@ def pick(r, regk_small_k: int | None = None, dia_min_rows: float = DIA_MIN_ROWS,
 
 def library_pick(r) -> str:
     """The library's rule as session 67 left it: dia from DIA_ROWS_PER_MEAN rows a nonzero of the mean row (session
-    68's regk on long diagonal rows at k <= 4 is not here: session 68's set75.py adds it)."""
+    68's regk on long diagonal rows at k <= 4 is not here: session 68's fresh_bands.py adds it as `exception`)."""
     return pick(r, dia_min_rows=P.DIA_ROWS_PER_MEAN * r["mean"])
 
 
